@@ -1,0 +1,121 @@
+# minlsh: GNU Make build.
+#   make                 libminlsh.a and libminlsh.so.X.Y.Z (+ symlinks)
+#   make check           every test (ends with "N passed, M failed")
+#   make check-sanitize  the tests under ASan+UBSan (gcc and clang)
+#   make examples        the example programs, against the build tree
+#   make install / uninstall   PREFIX=/usr/local DESTDIR=
+#   make clean
+
+# The version lives in one place, the header; everything else reads it.
+VERSION_MAJOR := $(shell sed -n 's/^\#define MINLSH_VERSION_MAJOR \([0-9]*\).*/\1/p' include/minlsh.h)
+VERSION_MINOR := $(shell sed -n 's/^\#define MINLSH_VERSION_MINOR \([0-9]*\).*/\1/p' include/minlsh.h)
+VERSION_PATCH := $(shell sed -n 's/^\#define MINLSH_VERSION_PATCH \([0-9]*\).*/\1/p' include/minlsh.h)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+CC ?= cc
+AR ?= ar
+BUILD ?= build
+OPT ?= -O2 -g
+CFLAGS ?=
+LDFLAGS ?=
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+LIB_CFLAGS := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden \
+              -Iinclude -Ilib $(CFLAGS)
+
+SONAME := libminlsh.so.$(VERSION_MAJOR)
+SHARED := libminlsh.so.$(VERSION)
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
+LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+LIB_HDR := include/minlsh.h $(wildcard lib/*/*.h)
+
+STATIC_LIB := $(BUILD)/libminlsh.a
+SHARED_LIB := $(BUILD)/$(SHARED)
+
+.PHONY: all lib check check-sanitize examples install uninstall clean
+
+all: lib
+
+lib: $(STATIC_LIB) $(SHARED_LIB)
+
+$(BUILD)/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+$(SHARED_LIB): $(LIB_OBJ) lib/minlsh.map
+	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,$(SONAME) \
+	  -Wl,--version-script=lib/minlsh.map -Wl,--no-undefined \
+	  -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDFLAGS) -lm
+	ln -sf $(SHARED) $(BUILD)/$(SONAME)
+	ln -sf $(SHARED) $(BUILD)/libminlsh.so
+
+$(BUILD)/minlsh.pc: minlsh.pc.in include/minlsh.h
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+# ---- tests ------------------------------------------------------------------
+
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_CFLAGS := -std=c11 $(OPT) $(WARN) -Iinclude -Ilib -Itests $(CFLAGS)
+# Tests that need an extra library say so here.
+TEST_LIBS_test_siphash := -lsodium
+
+$(BUILD)/tests/%: tests/%.c tests/testlib.h $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(TEST_LIBS_$*) $(LDFLAGS) -lm
+
+check: lib $(TEST_BIN) $(BUILD)/minlsh.pc
+	@BUILD=$(BUILD) CC=$(CC) sh tests/run.sh $(TEST_BIN)
+
+# Sanitizers: a separate build tree per compiler, the whole suite in each.
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-sanitize:
+	$(MAKE) check BUILD=$(BUILD)/asan-gcc CC=gcc OPT="-O1 -g" \
+	  CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" MINLSH_SANITIZE=1
+	$(MAKE) check BUILD=$(BUILD)/asan-clang CC=clang OPT="-O1 -g" \
+	  CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" MINLSH_SANITIZE=1
+
+# ---- examples (built against the build tree; tests/install.sh builds them
+# again against an installed copy through pkg-config) -------------------------
+
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
+
+$(BUILD)/examples/%: examples/%.c $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) $(WARN) -Iinclude $(CFLAGS) $< -o $@ $(STATIC_LIB) $(LDFLAGS) -lm
+
+examples: $(EXAMPLE_BIN)
+
+# ---- install ----------------------------------------------------------------
+
+install: lib $(BUILD)/minlsh.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 include/minlsh.h $(DESTDIR)$(INCLUDEDIR)/minlsh.h
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/libminlsh.a
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/$(SHARED)
+	ln -sf $(SHARED) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SHARED) $(DESTDIR)$(LIBDIR)/libminlsh.so
+	install -m 644 $(BUILD)/minlsh.pc $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/minlsh.h $(DESTDIR)$(LIBDIR)/libminlsh.a \
+	  $(DESTDIR)$(LIBDIR)/$(SHARED) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	  $(DESTDIR)$(LIBDIR)/libminlsh.so $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+
+clean:
+	rm -rf $(BUILD)

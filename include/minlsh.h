@@ -1,0 +1,600 @@
+/*
+ * minlsh: near-duplicate detection with shingling, MinHash and LSH.
+ * Copyright (c) 2026 the minlsh authors. MIT licence, see LICENSE.
+ *
+ * The pipeline, one opaque handle per stage:
+ *
+ *   text --shingler--> set of 64-bit shingle hashes (keyed SipHash-2-4)
+ *        --family----> signature: k 32-bit MinHash values
+ *        --sigmatrix-> many signatures, one column per document, saved to disk
+ *        --index-----> b x r band index: candidate pairs, verified pairs, clusters
+ *
+ * Conventions (docs/api.md has the long form):
+ *  - Fallible functions return int: 0 (MINLSH_OK) on success, a negative
+ *    MINLSH_E_* code otherwise. minlsh_strerror() turns it into text.
+ *    There is no hidden "last error" state.
+ *  - Handles come from minlsh_<noun>_new(&out, ...) or _load(&out, ...);
+ *    on failure *out is NULL and nothing leaks. minlsh_<noun>_free(NULL) is
+ *    a no-op.
+ *  - Outputs go into caller buffers (ptr, cap, size_t *n_out). A short buffer
+ *    gives MINLSH_E_BUFSIZE with the size needed in *n_out. The library never
+ *    returns memory the caller must free().
+ *  - No pointer the caller passes is kept after the call returns.
+ *  - Every constructor takes an optional allocator (NULL: malloc/free); it is
+ *    copied into the handle and used for everything the handle allocates.
+ *  - Threads: shinglers and families are immutable and may be shared by any
+ *    number of threads. Streams, sets, matrices, indexes, pair and cluster
+ *    results may be read concurrently; any call that modifies one needs
+ *    exclusive access, which the caller provides. The library takes no locks
+ *    and creates no threads.
+ *  - For equal keys, seeds and parameters, every number this library produces
+ *    (shingle hashes, coefficients, signatures, band keys, files) is
+ *    bit-identical on every platform and compiler.
+ */
+#ifndef MINLSH_H
+#define MINLSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(MINLSH_BUILDING_DLL)
+#define MINLSH_API __declspec(dllexport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define MINLSH_API __attribute__((visibility("default")))
+#else
+#define MINLSH_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define MINLSH_VERSION_MAJOR 0
+#define MINLSH_VERSION_MINOR 1
+#define MINLSH_VERSION_PATCH 0
+#define MINLSH_VERSION_NUMBER                                                  \
+    (MINLSH_VERSION_MAJOR * 10000 + MINLSH_VERSION_MINOR * 100 +               \
+     MINLSH_VERSION_PATCH)
+#define MINLSH_VERSION_STRING "0.1.0"
+
+/* The version of the library actually linked (compare with the macros to
+ * detect a header/library mismatch). Thread-safe. */
+MINLSH_API uint32_t minlsh_version_number(void);
+MINLSH_API const char *minlsh_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Values are part of the ABI and are never renumbered. */
+#define MINLSH_OK 0
+#define MINLSH_E_NULL (-1)        /* a required pointer argument is NULL */
+#define MINLSH_E_PARAM (-2)       /* a parameter is out of range (k = 0, b*r > k...) */
+#define MINLSH_E_NOMEM (-3)       /* an allocation failed */
+#define MINLSH_E_BUFSIZE (-4)     /* output buffer too small; size needed in *n_out */
+#define MINLSH_E_IO (-5)          /* a system call on a file failed */
+#define MINLSH_E_FORMAT (-6)      /* not a minlsh file, or an unsupported format version */
+#define MINLSH_E_CORRUPT (-7)     /* truncated file, bad checksum or inconsistent content */
+#define MINLSH_E_MISMATCH (-8)    /* data made with another family, seed, k, key or shape */
+#define MINLSH_E_TOOBIG (-9)      /* input over a configured or representable limit */
+#define MINLSH_E_EXISTS (-10)     /* the id is already in the index */
+#define MINLSH_E_NOTFOUND (-11)   /* no such id or position */
+#define MINLSH_E_VERSION (-12)    /* options struct version not supported */
+#define MINLSH_E_STATE (-13)      /* call not valid in the handle's current state */
+#define MINLSH_E_UNSUPPORTED (-14) /* feature not available in this build or on this CPU */
+
+/* A static, human-readable description. Never NULL (unknown codes get a
+ * generic text). Thread-safe. */
+MINLSH_API const char *minlsh_strerror(int code);
+/* The symbolic name of a code ("MINLSH_E_PARAM"), or "MINLSH_E_UNKNOWN".
+ * Never NULL. Thread-safe. */
+MINLSH_API const char *minlsh_error_name(int code);
+
+/* ------------------------------------------------------------------------ */
+/* Allocator                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A custom allocator. This layout is frozen: it never changes.
+ * alloc(opaque, size) returns memory suitably aligned for any type, or NULL.
+ * free(opaque, ptr) releases it (never called with NULL).
+ * Both functions must be set; they are called from whatever thread uses the
+ * handle. Pass NULL wherever an allocator is accepted to use malloc/free. */
+typedef struct minlsh_allocator {
+    void *(*alloc)(void *opaque, size_t size);
+    void (*free)(void *opaque, void *ptr);
+    void *opaque;
+} minlsh_allocator;
+
+/* ------------------------------------------------------------------------ */
+/* Constants and their function twins (for FFI users)                       */
+/* ------------------------------------------------------------------------ */
+
+#define MINLSH_KEY_BYTES 16          /* SipHash key */
+#define MINLSH_FINGERPRINT_BYTES 16  /* document fingerprint */
+#define MINLSH_SHINGLE_K_MAX 64      /* units per shingle */
+#define MINLSH_FAMILY_K_MAX 1024     /* hash functions per family */
+#define MINLSH_PRIME UINT64_C(0x1FFFFFFFFFFFFFFF) /* 2^61 - 1 */
+#define MINLSH_EMPTY_VALUE UINT32_C(0xFFFFFFFF)   /* every value of an empty-set signature */
+
+MINLSH_API size_t minlsh_key_bytes(void);
+MINLSH_API size_t minlsh_fingerprint_bytes(void);
+MINLSH_API uint32_t minlsh_shingle_k_max(void);
+MINLSH_API uint32_t minlsh_family_k_max(void);
+MINLSH_API uint64_t minlsh_prime(void);
+MINLSH_API uint32_t minlsh_empty_value(void);
+
+/* ------------------------------------------------------------------------ */
+/* Hashing primitives                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* SipHash-2-4 with a 64-bit tag. *out is the tag as an integer (the published
+ * test vectors are its little-endian bytes). msg may be NULL when len is 0.
+ * Errors: MINLSH_E_NULL. Thread-safe. */
+MINLSH_API int minlsh_siphash24(uint64_t *out, const uint8_t key[16],
+                                const void *msg, size_t len);
+
+/* SipHash-2-4 with a 128-bit tag, written as 16 bytes in output order.
+ * Errors: MINLSH_E_NULL. Thread-safe. */
+MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
+                                    const void *msg, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Shingler: text to a set of 64-bit shingle hashes                         */
+/* ------------------------------------------------------------------------ */
+
+/* Units (values are ABI). */
+#define MINLSH_UNIT_BYTE 1      /* k consecutive bytes */
+#define MINLSH_UNIT_CODEPOINT 2 /* k consecutive UTF-8 code points */
+#define MINLSH_UNIT_WORD 3      /* k consecutive words */
+#define MINLSH_UNIT_STOPWORD 4  /* a stop word and the k-1 words after it */
+
+/* Normalisation flags (values are ABI), applied in this order:
+ * HTML, then case folding, punctuation removal, whitespace collapsing. */
+#define MINLSH_NORM_CASEFOLD 0x1u   /* ASCII A-Z to a-z */
+#define MINLSH_NORM_WHITESPACE 0x2u /* runs of ASCII space to one ' ', trimmed */
+#define MINLSH_NORM_PUNCT 0x4u      /* delete ASCII punctuation */
+#define MINLSH_NORM_HTML 0x8u       /* skip tags, comments, script/style; decode entities */
+#define MINLSH_NORM_ALL 0xFu
+
+#define MINLSH_SHINGLER_OPTIONS_VERSION 1
+
+/* Shingler options. Start from MINLSH_SHINGLER_OPTIONS_INIT or
+ * minlsh_shingler_options_init(); set version to the version you compiled
+ * against. Everything pointed to is copied by minlsh_shingler_new. */
+typedef struct minlsh_shingler_options {
+    uint32_t version;            /* MINLSH_SHINGLER_OPTIONS_VERSION */
+    uint32_t unit;               /* MINLSH_UNIT_*; default WORD */
+    uint32_t k;                  /* units per shingle, 1..64; default 5 */
+    uint32_t flags;              /* MINLSH_NORM_*; default 0 */
+    const uint8_t *key;          /* 16-byte SipHash key; NULL: the default key */
+    const char *stopwords;       /* STOPWORD unit: words separated by ASCII
+                                    whitespace; NULL: the built-in English list */
+    size_t stopwords_len;        /* bytes in stopwords */
+    uint64_t max_document_bytes; /* 0: no limit; else feed beyond it is MINLSH_E_TOOBIG */
+} minlsh_shingler_options;
+
+#define MINLSH_SHINGLER_OPTIONS_INIT                                           \
+    { MINLSH_SHINGLER_OPTIONS_VERSION, MINLSH_UNIT_WORD, 5, 0, NULL, NULL, 0, 0 }
+
+/* Fill opts with the defaults of the given options version.
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION. Thread-safe. */
+MINLSH_API int minlsh_shingler_options_init(minlsh_shingler_options *opts,
+                                            uint32_t version);
+
+/* The 16-byte default key: the ASCII bytes of "minlsh:shingles!". Returns a
+ * pointer to static storage. Thread-safe. */
+MINLSH_API const uint8_t *minlsh_default_key(void);
+
+typedef struct minlsh_shingler minlsh_shingler;
+
+/* Create a shingler. opts NULL means all defaults.
+ * Errors: MINLSH_E_NULL (out), MINLSH_E_VERSION, MINLSH_E_PARAM (unit, k,
+ * unknown flags, empty stop-word list), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_shingler_new(minlsh_shingler **out,
+                                   const minlsh_shingler_options *opts,
+                                   const minlsh_allocator *alloc);
+/* The key is wiped before the memory is released. NULL is a no-op. */
+MINLSH_API void minlsh_shingler_free(minlsh_shingler *shingler);
+
+/* Read back the configuration. Thread-safe. Return 0 for a NULL shingler. */
+MINLSH_API uint32_t minlsh_shingler_unit(const minlsh_shingler *shingler);
+MINLSH_API uint32_t minlsh_shingler_k(const minlsh_shingler *shingler);
+MINLSH_API uint32_t minlsh_shingler_flags(const minlsh_shingler *shingler);
+
+/* A 64-bit value that identifies the key and the whole configuration (unit,
+ * k, flags, stop words) without revealing the key. Store it beside signatures
+ * so that data shingled differently is refused instead of compared.
+ * Errors: MINLSH_E_NULL. Thread-safe. */
+MINLSH_API int minlsh_shingler_config_id(const minlsh_shingler *shingler,
+                                         uint64_t *out);
+
+/* A set of shingle hashes: sorted ascending, no duplicates. */
+typedef struct minlsh_shingleset minlsh_shingleset;
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_shingleset_new(minlsh_shingleset **out,
+                                     const minlsh_allocator *alloc);
+MINLSH_API void minlsh_shingleset_free(minlsh_shingleset *set);
+/* Number of hashes; 0 for NULL. */
+MINLSH_API size_t minlsh_shingleset_count(const minlsh_shingleset *set);
+/* Borrowed pointer to the sorted hashes, valid until the set is next
+ * modified or freed. May be NULL when the count is 0. */
+MINLSH_API const uint64_t *minlsh_shingleset_data(const minlsh_shingleset *set);
+/* Copy the hashes out. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE. */
+MINLSH_API int minlsh_shingleset_copy(const minlsh_shingleset *set,
+                                      uint64_t *out, size_t cap, size_t *n_out);
+/* Replace the content with n arbitrary hashes (sorted and deduplicated here).
+ * On error the set is unchanged. Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_shingleset_assign(minlsh_shingleset *set,
+                                        const uint64_t *hashes, size_t n);
+/* Exact Jaccard |A & B| / |A | B|; two empty sets give 0.
+ * Errors: MINLSH_E_NULL. */
+MINLSH_API int minlsh_shingleset_jaccard(double *out,
+                                         const minlsh_shingleset *a,
+                                         const minlsh_shingleset *b);
+
+/* Exact Jaccard of two strictly increasing arrays (sorted merge). Two empty
+ * arrays give 0. Errors: MINLSH_E_NULL, MINLSH_E_PARAM (not strictly
+ * increasing). Thread-safe. */
+MINLSH_API int minlsh_jaccard_sorted(double *out, const uint64_t *a, size_t na,
+                                     const uint64_t *b, size_t nb);
+
+/* One-shot: shingle a whole document into set (replacing its content) and
+ * optionally compute the document fingerprint (fp may be NULL; set may be
+ * NULL when only fp is wanted). Identical to a stream fed the same bytes.
+ * On error set is unchanged.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_TOOBIG.
+ * Thread-safe for a shared shingler (each call needs its own set). */
+MINLSH_API int minlsh_shingler_hash(const minlsh_shingler *shingler,
+                                    const void *text, size_t len,
+                                    minlsh_shingleset *set,
+                                    uint8_t fp[MINLSH_FINGERPRINT_BYTES]);
+
+/* Streaming: feed a document in chunks of any size (including 0), then
+ * finish. The result is exactly what minlsh_shingler_hash gives on the
+ * concatenation. The stream copies the shingler's configuration, so the
+ * shingler may be freed while the stream lives. */
+typedef struct minlsh_shingle_stream minlsh_shingle_stream;
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. Uses the shingler's allocator. */
+MINLSH_API int minlsh_shingle_stream_new(minlsh_shingle_stream **out,
+                                         const minlsh_shingler *shingler);
+MINLSH_API void minlsh_shingle_stream_free(minlsh_shingle_stream *stream);
+/* Errors: MINLSH_E_NULL (data NULL with len > 0), MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG (the document passed max_document_bytes: the stream keeps
+ * refusing until reset; nothing else is affected). After MINLSH_E_NOMEM the
+ * stream is unusable until reset. */
+MINLSH_API int minlsh_shingle_stream_feed(minlsh_shingle_stream *stream,
+                                          const void *data, size_t len);
+/* End the document: write its set (replacing set's content; set may be NULL)
+ * and fingerprint (fp may be NULL), then reset the stream for the next
+ * document. Errors: MINLSH_E_NULL, MINLSH_E_NOMEM (the stream keeps its
+ * state; finish may be retried), MINLSH_E_TOOBIG/MINLSH_E_STATE (the stream
+ * was refusing input; it is reset). */
+MINLSH_API int minlsh_shingle_stream_finish(minlsh_shingle_stream *stream,
+                                            minlsh_shingleset *set,
+                                            uint8_t fp[MINLSH_FINGERPRINT_BYTES]);
+/* Drop the current document. Errors: MINLSH_E_NULL. */
+MINLSH_API int minlsh_shingle_stream_reset(minlsh_shingle_stream *stream);
+/* Bytes fed since the last reset/finish (0 for NULL). */
+MINLSH_API uint64_t minlsh_shingle_stream_bytes(const minlsh_shingle_stream *stream);
+
+/* ------------------------------------------------------------------------ */
+/* MinHash family                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* k functions h_i(x) = (a_i * x + b_i) mod p, p = 2^61 - 1, with x the
+ * shingle hash reduced mod p and (a_i, b_i) derived from the seed as
+ * docs/design.md specifies. A signature is k uint32_t values: value i is
+ * (min over the set of h_i(x)) >> 29, the top 32 of the 61 bits, so that
+ * merging (element-wise minimum) is exact. The empty set's signature has
+ * every value MINLSH_EMPTY_VALUE. */
+typedef struct minlsh_family minlsh_family;
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..1024), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_family_new(minlsh_family **out, uint32_t k, uint64_t seed,
+                                 const minlsh_allocator *alloc);
+MINLSH_API void minlsh_family_free(minlsh_family *family);
+/* 0 for NULL. Thread-safe. */
+MINLSH_API uint32_t minlsh_family_k(const minlsh_family *family);
+MINLSH_API uint64_t minlsh_family_seed(const minlsh_family *family);
+
+/* Copy out the coefficients (for other implementations and tests).
+ * a and b each need k entries (either may be NULL).
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = k). Thread-safe. */
+MINLSH_API int minlsh_family_coefficients(const minlsh_family *family,
+                                          uint64_t *a, uint64_t *b, size_t cap,
+                                          size_t *n_out);
+
+/* Sign n shingle hashes (duplicates allowed; order irrelevant) into sig,
+ * which needs k entries. n = 0 gives the empty signature.
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = k; n_out may be NULL).
+ * Thread-safe for a shared family. */
+MINLSH_API int minlsh_family_sign(const minlsh_family *family,
+                                  const uint64_t *hashes, size_t n,
+                                  uint32_t *sig, size_t cap, size_t *n_out);
+
+/* Streaming update: sig (k values, e.g. from an earlier sign) becomes the
+ * signature of its set plus the n hashes. Errors: MINLSH_E_NULL,
+ * MINLSH_E_PARAM (k_sig != k). Thread-safe for a shared family. */
+MINLSH_API int minlsh_family_update(const minlsh_family *family, uint32_t *sig,
+                                    size_t k_sig, const uint64_t *hashes,
+                                    size_t n);
+
+/* Shingle a document and sign it, without building the sorted set.
+ * Errors: as minlsh_shingler_hash and minlsh_family_sign. Thread-safe. */
+MINLSH_API int minlsh_family_sign_text(const minlsh_family *family,
+                                       const minlsh_shingler *shingler,
+                                       const void *text, size_t len,
+                                       uint32_t *sig, size_t cap, size_t *n_out);
+
+/* Signatures need no handle: they are arrays of k uint32_t. */
+
+/* dst[i] = min(dst[i], src[i]): the signature of the union.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0). Thread-safe. */
+MINLSH_API int minlsh_signature_merge(uint32_t *dst, const uint32_t *src,
+                                      size_t k);
+/* Estimated Jaccard: the fraction of equal positions. Defined as 0 when
+ * either signature is the empty-set signature (empty documents are never
+ * near-duplicates). Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0).
+ * Thread-safe. */
+MINLSH_API int minlsh_signature_estimate(double *out, const uint32_t *a,
+                                         const uint32_t *b, size_t k);
+/* 1 if every value is MINLSH_EMPTY_VALUE, 0 if not, or a negative error
+ * (MINLSH_E_NULL, MINLSH_E_PARAM for k = 0). Thread-safe. */
+MINLSH_API int minlsh_signature_is_empty(const uint32_t *sig, size_t k);
+
+/* ------------------------------------------------------------------------ */
+/* Signature matrix                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* n documents by k values, one column per document, appended in order and
+ * addressed by position 0..n-1. Records the family's k and seed and a
+ * caller-chosen config id (normally minlsh_shingler_config_id; 0 if unused);
+ * saved files carry them and loading refuses a mismatch. */
+typedef struct minlsh_sigmatrix minlsh_sigmatrix;
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_sigmatrix_new(minlsh_sigmatrix **out,
+                                    const minlsh_family *family,
+                                    uint64_t config_id,
+                                    const minlsh_allocator *alloc);
+MINLSH_API void minlsh_sigmatrix_free(minlsh_sigmatrix *matrix);
+
+/* 0 for NULL. */
+MINLSH_API uint64_t minlsh_sigmatrix_count(const minlsh_sigmatrix *matrix);
+MINLSH_API uint32_t minlsh_sigmatrix_k(const minlsh_sigmatrix *matrix);
+MINLSH_API uint64_t minlsh_sigmatrix_seed(const minlsh_sigmatrix *matrix);
+MINLSH_API uint64_t minlsh_sigmatrix_config_id(const minlsh_sigmatrix *matrix);
+
+/* Append one signature (k values); its position is written to *pos_out
+ * (may be NULL). On error the matrix is unchanged.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k_sig != k), MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_sigmatrix_append(minlsh_sigmatrix *matrix,
+                                       const uint32_t *sig, size_t k_sig,
+                                       uint64_t *pos_out);
+/* Copy column pos into sig (k entries).
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE. */
+MINLSH_API int minlsh_sigmatrix_get(const minlsh_sigmatrix *matrix,
+                                    uint64_t pos, uint32_t *sig, size_t cap,
+                                    size_t *n_out);
+/* Borrowed pointer to column pos (k values), valid until the next append,
+ * load or free; NULL if matrix is NULL or pos is out of range. */
+MINLSH_API const uint32_t *minlsh_sigmatrix_column(const minlsh_sigmatrix *matrix,
+                                                   uint64_t pos);
+/* Estimated Jaccard of columns i and j.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND. */
+MINLSH_API int minlsh_sigmatrix_estimate(double *out,
+                                         const minlsh_sigmatrix *matrix,
+                                         uint64_t i, uint64_t j);
+
+/* Save atomically (temporary file in the same directory, fsync, rename,
+ * fsync of the directory); on failure an existing file is untouched.
+ * Errors: MINLSH_E_NULL, MINLSH_E_IO, MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_sigmatrix_save(const minlsh_sigmatrix *matrix,
+                                     const char *path);
+/* Serialise into a caller buffer (same bytes as the file).
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = size needed). */
+MINLSH_API int minlsh_sigmatrix_save_buffer(const minlsh_sigmatrix *matrix,
+                                            void *buf, size_t cap,
+                                            size_t *n_out);
+/* Load and validate. If family is non-NULL the file must have its k and seed
+ * and the given config_id (else MINLSH_E_MISMATCH); with family NULL any
+ * valid file is accepted and config_id is ignored.
+ * Errors: MINLSH_E_NULL, MINLSH_E_IO, MINLSH_E_FORMAT, MINLSH_E_CORRUPT,
+ * MINLSH_E_MISMATCH, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_sigmatrix_load(minlsh_sigmatrix **out, const char *path,
+                                     const minlsh_family *family,
+                                     uint64_t config_id,
+                                     const minlsh_allocator *alloc);
+MINLSH_API int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out,
+                                            const void *buf, size_t len,
+                                            const minlsh_family *family,
+                                            uint64_t config_id,
+                                            const minlsh_allocator *alloc);
+
+/* ------------------------------------------------------------------------ */
+/* LSH parameter planning                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* P(candidate | s) = 1 - (1 - s^r)^b for b bands of r rows. */
+
+#define MINLSH_PLAN_RULE 1     /* all k rows: b = floor(k/r), r minimising |(1/b)^(1/r) - t| */
+#define MINLSH_PLAN_BALANCED 2 /* minimise w_fp * FP area + w_fn * FN area over b*r <= k */
+#define MINLSH_PLAN_RECALL 3   /* least FP area with P(candidate | t) >= target_recall */
+
+#define MINLSH_PLAN_OPTIONS_VERSION 1
+
+typedef struct minlsh_plan_options {
+    uint32_t version;     /* MINLSH_PLAN_OPTIONS_VERSION */
+    uint32_t mode;        /* MINLSH_PLAN_*; default BALANCED */
+    uint32_t k;           /* signature length, 1..1024; default 128 */
+    uint32_t reserved;    /* must be 0 */
+    double threshold;     /* t in (0, 1); default 0.8 */
+    double weight_fp;     /* >= 0, default 0.5 */
+    double weight_fn;     /* >= 0, default 0.5; not both 0 */
+    double target_recall; /* RECALL mode, in (0, 1); default 0.99 */
+} minlsh_plan_options;
+
+#define MINLSH_PLAN_OPTIONS_INIT                                               \
+    { MINLSH_PLAN_OPTIONS_VERSION, MINLSH_PLAN_BALANCED, 128, 0, 0.8, 0.5, 0.5, 0.99 }
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. Thread-safe. */
+MINLSH_API int minlsh_plan_options_init(minlsh_plan_options *opts,
+                                        uint32_t version);
+/* Choose (b, r). fp_area = integral_0^t P(s) ds and fn_area =
+ * integral_t^1 (1 - P(s)) ds for the choice (either pointer may be NULL).
+ * Deterministic quadrature; same answer everywhere.
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (no (b, r)
+ * reaches the target recall, t or weights out of range). Thread-safe. */
+MINLSH_API int minlsh_plan_compute(const minlsh_plan_options *opts,
+                                   uint32_t *bands, uint32_t *rows,
+                                   double *fp_area, double *fn_area);
+/* P(candidate | s) for b bands of r rows, s in [0, 1].
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. Thread-safe. */
+MINLSH_API int minlsh_plan_probability(double *out, uint32_t bands,
+                                       uint32_t rows, double s);
+/* The FP and FN areas of (b, r) at threshold t in (0, 1).
+ * Errors: MINLSH_E_NULL (both NULL), MINLSH_E_PARAM. Thread-safe. */
+MINLSH_API int minlsh_plan_areas(double *fp_area, double *fn_area,
+                                 uint32_t bands, uint32_t rows, double t);
+/* The rule-of-thumb threshold (1/b)^(1/r).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. Thread-safe. */
+MINLSH_API int minlsh_plan_threshold(double *out, uint32_t bands,
+                                     uint32_t rows);
+
+/* ------------------------------------------------------------------------ */
+/* Band keys                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The b 64-bit band keys of a signature: key j = SipHash-2-4 with key
+ * LE64(j) || LE64(0x646e616268736c6d), i.e. the ASCII bytes "mlshband", over the
+ * r values sig[j*r .. j*r+r-1] as little-endian 32-bit words (docs/format.md).
+ * Two documents are LSH candidates iff they share (j, key j) for some j.
+ * keys needs b entries.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (b or r 0, b*r > k),
+ * MINLSH_E_BUFSIZE (*n_out = b). Thread-safe. */
+MINLSH_API int minlsh_band_keys(const uint32_t *sig, size_t k, uint32_t bands,
+                                uint32_t rows, uint64_t *keys, size_t cap,
+                                size_t *n_out);
+
+/* ------------------------------------------------------------------------ */
+/* Band index                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Documents are identified by caller-chosen 64-bit ids. The index keeps a copy
+ * of each signature (to estimate similarities). Empty-set signatures are
+ * stored but never become candidates. Every result is sorted and independent
+ * of insertion order and of hash-table layout. */
+typedef struct minlsh_index minlsh_index;
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_PARAM (bands or rows 0, b*r > k),
+ * MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_index_new(minlsh_index **out, const minlsh_family *family,
+                                uint64_t config_id, uint32_t bands,
+                                uint32_t rows, const minlsh_allocator *alloc);
+MINLSH_API void minlsh_index_free(minlsh_index *index);
+
+/* 0 for NULL. */
+MINLSH_API uint64_t minlsh_index_count(const minlsh_index *index);
+MINLSH_API uint32_t minlsh_index_bands(const minlsh_index *index);
+MINLSH_API uint32_t minlsh_index_rows(const minlsh_index *index);
+MINLSH_API uint32_t minlsh_index_k(const minlsh_index *index);
+MINLSH_API uint64_t minlsh_index_seed(const minlsh_index *index);
+MINLSH_API uint64_t minlsh_index_config_id(const minlsh_index *index);
+
+/* Insert a document. On error the index is unchanged.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k_sig != k), MINLSH_E_EXISTS,
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2 documents). */
+MINLSH_API int minlsh_index_insert(minlsh_index *index, uint64_t id,
+                                   const uint32_t *sig, size_t k_sig);
+/* Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND. */
+MINLSH_API int minlsh_index_remove(minlsh_index *index, uint64_t id);
+/* 1 if present, 0 if not, MINLSH_E_NULL. */
+MINLSH_API int minlsh_index_contains(const minlsh_index *index, uint64_t id);
+/* Copy the stored signature of id. Errors: MINLSH_E_NULL,
+ * MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE. */
+MINLSH_API int minlsh_index_get(const minlsh_index *index, uint64_t id,
+                                uint32_t *sig, size_t cap, size_t *n_out);
+
+/* Candidates for a signature: the ids sharing at least one band with it,
+ * ascending. similarity (may be NULL) receives each candidate's estimated
+ * Jaccard. A document does not exclude itself: query with a stored
+ * document's signature and its own id is among the results.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_NOMEM,
+ * MINLSH_E_BUFSIZE (*n_out = number of candidates). */
+MINLSH_API int minlsh_index_query(const minlsh_index *index, const uint32_t *sig,
+                                  size_t k_sig, uint64_t *ids,
+                                  double *similarity, size_t cap,
+                                  size_t *n_out);
+
+/* A list of id pairs (a < b) with their estimated similarity, sorted by
+ * (a, b). */
+typedef struct minlsh_pairs minlsh_pairs;
+
+/* Every pair of indexed documents sharing a band, each exactly once, whose
+ * estimated Jaccard is >= min_similarity (0: all candidates; t: the pairs
+ * verified against the signatures).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (min_similarity outside [0, 1]),
+ * MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_index_pairs(const minlsh_index *index,
+                                  double min_similarity, minlsh_pairs **out);
+MINLSH_API void minlsh_pairs_free(minlsh_pairs *pairs);
+/* 0 for NULL. */
+MINLSH_API size_t minlsh_pairs_count(const minlsh_pairs *pairs);
+/* Pair i. Any output pointer may be NULL.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND (i >= count). */
+MINLSH_API int minlsh_pairs_get(const minlsh_pairs *pairs, size_t i,
+                                uint64_t *a, uint64_t *b, double *similarity);
+
+/* Groups of near-duplicates: connected components (union-find) of a pair
+ * graph. Only groups of two or more are listed; members ascending; groups
+ * ordered by their smallest member. */
+typedef struct minlsh_clusters minlsh_clusters;
+
+/* Clusters of the pairs minlsh_index_pairs(index, min_similarity) gives.
+ * Errors: as minlsh_index_pairs. */
+MINLSH_API int minlsh_index_clusters(const minlsh_index *index,
+                                     double min_similarity,
+                                     minlsh_clusters **out);
+/* Clusters of an arbitrary list of n edges (a[i], b[i]), for pairs verified
+ * elsewhere (e.g. by exact Jaccard). Self-edges are ignored.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_clusters_from_edges(minlsh_clusters **out,
+                                          const uint64_t *a, const uint64_t *b,
+                                          size_t n,
+                                          const minlsh_allocator *alloc);
+MINLSH_API void minlsh_clusters_free(minlsh_clusters *clusters);
+/* Number of groups; 0 for NULL. */
+MINLSH_API size_t minlsh_clusters_count(const minlsh_clusters *clusters);
+/* Members of group i, ascending. Errors: MINLSH_E_NULL,
+ * MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE (*n_out = size of the group). */
+MINLSH_API int minlsh_clusters_members(const minlsh_clusters *clusters,
+                                       size_t i, uint64_t *ids, size_t cap,
+                                       size_t *n_out);
+
+/* Save and load as for the matrix (atomic save, validated load; family NULL
+ * on load accepts any parameters).
+ * Errors: as minlsh_sigmatrix_save / _load. */
+MINLSH_API int minlsh_index_save(const minlsh_index *index, const char *path);
+MINLSH_API int minlsh_index_save_buffer(const minlsh_index *index, void *buf,
+                                        size_t cap, size_t *n_out);
+MINLSH_API int minlsh_index_load(minlsh_index **out, const char *path,
+                                 const minlsh_family *family,
+                                 uint64_t config_id,
+                                 const minlsh_allocator *alloc);
+MINLSH_API int minlsh_index_load_buffer(minlsh_index **out, const void *buf,
+                                        size_t len, const minlsh_family *family,
+                                        uint64_t config_id,
+                                        const minlsh_allocator *alloc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MINLSH_H */

@@ -1,0 +1,79 @@
+/* Allocation through the per-handle allocator, with checked sizes. */
+#include "common.h"
+
+#include <stdlib.h>
+
+static void *minlsh__default_alloc(void *opaque, size_t size) {
+    (void)opaque;
+    return malloc(size);
+}
+
+static void minlsh__default_free(void *opaque, void *ptr) {
+    (void)opaque;
+    free(ptr);
+}
+
+int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src) {
+    if (src == NULL) {
+        dst->alloc = minlsh__default_alloc;
+        dst->free = minlsh__default_free;
+        dst->opaque = NULL;
+        return 0;
+    }
+    if (src->alloc == NULL || src->free == NULL) return MINLSH_E_PARAM;
+    *dst = *src;
+    return 0;
+}
+
+void *minlsh__malloc(const minlsh_allocator *a, size_t size) {
+    if (size == 0) return NULL;
+    return a->alloc(a->opaque, size);
+}
+
+void *minlsh__calloc(const minlsh_allocator *a, size_t count, size_t size) {
+    size_t bytes;
+    void *p;
+    if (minlsh__mul_size(&bytes, count, size) != 0 || bytes == 0) return NULL;
+    p = a->alloc(a->opaque, bytes);
+    if (p != NULL) memset(p, 0, bytes);
+    return p;
+}
+
+void minlsh__free(const minlsh_allocator *a, void *ptr) {
+    if (ptr != NULL) a->free(a->opaque, ptr);
+}
+
+int minlsh__reserve(const minlsh_allocator *a, void **ptr, size_t *cap,
+                    size_t used, size_t need, size_t elem) {
+    size_t new_cap, bytes, used_bytes;
+    void *p;
+    if (need <= *cap) return 0;
+    new_cap = *cap < 16 ? 16 : *cap;
+    while (new_cap < need) {
+        if (new_cap > SIZE_MAX / 2) {
+            new_cap = need;
+            break;
+        }
+        new_cap *= 2;
+    }
+    if (minlsh__mul_size(&bytes, new_cap, elem) != 0) {
+        /* Geometric growth overflowed; try exactly what is needed. */
+        new_cap = need;
+        if (minlsh__mul_size(&bytes, new_cap, elem) != 0) return MINLSH_E_TOOBIG;
+    }
+    p = minlsh__malloc(a, bytes);
+    if (p == NULL) return MINLSH_E_NOMEM;
+    used_bytes = used * elem; /* used <= *cap, so this cannot overflow */
+    if (used_bytes > 0) memcpy(p, *ptr, used_bytes);
+    minlsh__free(a, *ptr);
+    *ptr = p;
+    *cap = new_cap;
+    return 0;
+}
+
+void minlsh__secure_zero(void *p, size_t n) {
+    /* A volatile function pointer keeps the compiler from proving the
+     * memset dead just before free. */
+    static void *(*const volatile memset_v)(void *, int, size_t) = memset;
+    if (p != NULL && n > 0) memset_v(p, 0, n);
+}

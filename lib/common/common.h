@@ -1,0 +1,209 @@
+/*
+ * lib/common: the bottom layer. Errors, allocation with overflow-checked
+ * sizes, little-endian load/store, secure zeroing, the file checksum, the
+ * atomic file writer, the bounds-checked reader and the shared file header.
+ * Internal: nothing here is installed; every name is minlsh__*.
+ */
+#ifndef MINLSH_COMMON_H
+#define MINLSH_COMMON_H
+
+#include "minlsh.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define MINLSH__INLINE static inline __attribute__((always_inline))
+#define MINLSH__LIKELY(x) __builtin_expect(!!(x), 1)
+#define MINLSH__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define MINLSH__INLINE static inline
+#define MINLSH__LIKELY(x) (x)
+#define MINLSH__UNLIKELY(x) (x)
+#endif
+
+/* ---- allocation --------------------------------------------------------- */
+
+/* Copy src (or malloc/free when src is NULL) into dst.
+ * MINLSH_E_PARAM when src has a NULL function. */
+int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src);
+/* NULL for size 0 or failure. */
+void *minlsh__malloc(const minlsh_allocator *a, size_t size);
+/* Zeroed count*size bytes; NULL on overflow or failure. */
+void *minlsh__calloc(const minlsh_allocator *a, size_t count, size_t size);
+/* NULL-safe. */
+void minlsh__free(const minlsh_allocator *a, void *ptr);
+/* Grow *ptr (holding *cap elements of elem bytes, of which used are live) so
+ * it holds at least need elements; geometric growth. On failure *ptr and
+ * *cap are unchanged. Returns 0, MINLSH_E_NOMEM or MINLSH_E_TOOBIG. */
+int minlsh__reserve(const minlsh_allocator *a, void **ptr, size_t *cap,
+                    size_t used, size_t need, size_t elem);
+
+/* Overflow-checked arithmetic: 0 on success, MINLSH_E_TOOBIG on overflow. */
+MINLSH__INLINE int minlsh__mul_size(size_t *out, size_t a, size_t b) {
+    if (b != 0 && a > SIZE_MAX / b) return MINLSH_E_TOOBIG;
+    *out = a * b;
+    return 0;
+}
+MINLSH__INLINE int minlsh__add_size(size_t *out, size_t a, size_t b) {
+    if (a > SIZE_MAX - b) return MINLSH_E_TOOBIG;
+    *out = a + b;
+    return 0;
+}
+
+/* Wipe memory in a way the compiler may not elide (keys on free). */
+void minlsh__secure_zero(void *p, size_t n);
+
+/* ---- little-endian load/store ------------------------------------------ */
+
+MINLSH__INLINE uint32_t minlsh__load32le(const void *p) {
+    const uint8_t *b = (const uint8_t *)p;
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
+           ((uint32_t)b[3] << 24);
+}
+MINLSH__INLINE uint64_t minlsh__load64le(const void *p) {
+    const uint8_t *b = (const uint8_t *)p;
+    return (uint64_t)minlsh__load32le(b) | ((uint64_t)minlsh__load32le(b + 4) << 32);
+}
+MINLSH__INLINE void minlsh__store32le(void *p, uint32_t v) {
+    uint8_t *b = (uint8_t *)p;
+    b[0] = (uint8_t)v;
+    b[1] = (uint8_t)(v >> 8);
+    b[2] = (uint8_t)(v >> 16);
+    b[3] = (uint8_t)(v >> 24);
+}
+MINLSH__INLINE void minlsh__store64le(void *p, uint64_t v) {
+    minlsh__store32le(p, (uint32_t)v);
+    minlsh__store32le((uint8_t *)p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- checksum ----------------------------------------------------------- */
+
+/* "sum64" (docs/format.md): four independent lanes over 32-byte stripes,
+ * each step a bijection, so any change confined to one 8-byte word is always
+ * detected; the length is mixed in at the end. Incremental. */
+typedef struct minlsh__sum {
+    uint64_t lane[4];
+    uint64_t total;
+    uint8_t tail[32];
+    size_t tail_len;
+} minlsh__sum;
+
+void minlsh__sum_init(minlsh__sum *s);
+void minlsh__sum_update(minlsh__sum *s, const void *data, size_t len);
+uint64_t minlsh__sum_final(const minlsh__sum *s);
+uint64_t minlsh__sum64(const void *data, size_t len);
+/* The bijective 64-bit mixer used by sum64; also handy for hash tables. */
+MINLSH__INLINE uint64_t minlsh__mix64(uint64_t x) {
+    x ^= x >> 32;
+    x *= UINT64_C(0xD6E8FEB86659FD93);
+    x ^= x >> 32;
+    x *= UINT64_C(0xD6E8FEB86659FD93);
+    x ^= x >> 32;
+    return x;
+}
+
+/* ---- writer: to a caller buffer or atomically to a file ----------------- */
+
+typedef struct minlsh__writer {
+    const minlsh_allocator *alloc;
+    int to_file;
+    int err;          /* sticky: first error */
+    uint64_t total;   /* bytes written so far (also past cap in buffer mode) */
+    /* buffer mode */
+    uint8_t *dst;
+    size_t cap;
+    /* file mode */
+    int fd;
+    char *path;
+    char *tmp;
+    uint8_t *buf;
+    size_t buf_len;
+    /* running checksum of everything written since minlsh__writer_sum_begin */
+    minlsh__sum sum;
+} minlsh__writer;
+
+/* Buffer mode: bytes beyond cap are counted but not written; finish then
+ * returns MINLSH_E_BUFSIZE. dst may be NULL when cap is 0. */
+void minlsh__writer_init_buffer(minlsh__writer *w, void *dst, size_t cap);
+/* File mode: creates "<path>.tmp-XXXXXX" in the same directory.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_IO. */
+int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
+                             const char *path);
+void minlsh__writer_put(minlsh__writer *w, const void *p, size_t n);
+void minlsh__writer_put32(minlsh__writer *w, uint32_t v);
+void minlsh__writer_put64(minlsh__writer *w, uint64_t v);
+void minlsh__writer_sum_begin(minlsh__writer *w);
+uint64_t minlsh__writer_sum_end(const minlsh__writer *w);
+/* Buffer mode: 0 or MINLSH_E_BUFSIZE (size in *n_out, may be NULL).
+ * File mode: flush, fsync, rename over path, fsync the directory; on any
+ * failure the temporary is removed and the old file left as it was.
+ * Always releases the writer's resources. */
+int minlsh__writer_finish(minlsh__writer *w, size_t *n_out);
+/* Drop everything (file mode: remove the temporary). */
+void minlsh__writer_abort(minlsh__writer *w);
+
+/* ---- reader: bounds-checked over a buffer ------------------------------- */
+
+typedef struct minlsh__reader {
+    const uint8_t *p;
+    size_t len;
+    size_t pos;
+    int err; /* sticky MINLSH_E_CORRUPT on overrun */
+} minlsh__reader;
+
+MINLSH__INLINE void minlsh__reader_init(minlsh__reader *r, const void *p, size_t len) {
+    r->p = (const uint8_t *)p;
+    r->len = len;
+    r->pos = 0;
+    r->err = 0;
+}
+MINLSH__INLINE size_t minlsh__reader_left(const minlsh__reader *r) {
+    return r->len - r->pos;
+}
+/* A pointer to the next n bytes, or NULL (and err set) if fewer are left. */
+const uint8_t *minlsh__reader_take(minlsh__reader *r, size_t n);
+uint32_t minlsh__reader_get32(minlsh__reader *r);
+uint64_t minlsh__reader_get64(minlsh__reader *r);
+
+/* Read a whole file. Errors: MINLSH_E_NULL, MINLSH_E_IO, MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG. *data is owned by the caller (minlsh__free with a). */
+int minlsh__file_read(const minlsh_allocator *a, const char *path,
+                      uint8_t **data, size_t *len);
+
+/* ---- the header every minlsh file starts with (docs/format.md) ---------- */
+
+#define MINLSH__HEADER_BYTES 64
+#define MINLSH__FORMAT_VERSION 1
+#define MINLSH__MAGIC_MATRIX "MINLSHMX"
+#define MINLSH__MAGIC_INDEX "MINLSHIX"
+
+typedef struct minlsh__header {
+    char magic[8];
+    uint32_t version;
+    uint32_t k;
+    uint32_t bands;
+    uint32_t rows;
+    uint32_t flags;
+    uint64_t seed;
+    uint64_t config_id;
+    uint64_t count;
+} minlsh__header;
+
+/* Write the 64-byte header (with its own checksum) and start the payload
+ * checksum. */
+void minlsh__header_write(minlsh__writer *w, const minlsh__header *h);
+/* End the payload: append its checksum. */
+void minlsh__trailer_write(minlsh__writer *w);
+/* Parse and validate the header: magic (MINLSH_E_FORMAT), version
+ * (MINLSH_E_FORMAT), header checksum and fields (MINLSH_E_CORRUPT), and
+ * that the payload of payload_bytes_per_item * count bytes plus the 8-byte
+ * trailer exactly fills the buffer (MINLSH_E_CORRUPT), with overflow checks.
+ * Then verifies the payload checksum. On success *payload points at the
+ * payload inside buf. */
+int minlsh__header_read(const void *buf, size_t len, const char magic[8],
+                        size_t payload_bytes_per_item, minlsh__header *h,
+                        const uint8_t **payload);
+
+#endif /* MINLSH_COMMON_H */

@@ -1,0 +1,355 @@
+/* Files: the atomic writer, whole-file reads, the bounds-checked reader and
+ * the header shared by every minlsh file. POSIX. */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MINLSH__WRITE_BUF (1u << 16)
+
+/* ---- writer ------------------------------------------------------------- */
+
+void minlsh__writer_init_buffer(minlsh__writer *w, void *dst, size_t cap) {
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    w->dst = (uint8_t *)dst;
+    w->cap = dst != NULL ? cap : 0;
+    minlsh__sum_init(&w->sum);
+}
+
+static char *minlsh__strdup_cat(const minlsh_allocator *a, const char *s,
+                                const char *suffix) {
+    size_t n1 = strlen(s), n2 = strlen(suffix), total;
+    char *out;
+    if (minlsh__add_size(&total, n1, n2 + 1) != 0) return NULL;
+    out = (char *)minlsh__malloc(a, total);
+    if (out == NULL) return NULL;
+    memcpy(out, s, n1);
+    memcpy(out + n1, suffix, n2 + 1);
+    return out;
+}
+
+int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
+                             const char *path) {
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    w->to_file = 1;
+    w->alloc = a;
+    minlsh__sum_init(&w->sum);
+    if (path == NULL) return MINLSH_E_NULL;
+    if (path[0] == '\0') return MINLSH_E_PARAM;
+    w->path = minlsh__strdup_cat(a, path, "");
+    w->tmp = minlsh__strdup_cat(a, path, ".tmp-0000000000000000");
+    w->buf = (uint8_t *)minlsh__malloc(a, MINLSH__WRITE_BUF);
+    if (w->path == NULL || w->tmp == NULL || w->buf == NULL) {
+        minlsh__writer_abort(w);
+        return MINLSH_E_NOMEM;
+    }
+    /* Not mkstemp: it creates 0600 files, and fixing the mode would mean
+     * touching the process-wide umask, a race in a threaded program. With
+     * O_EXCL and mode 0666 the umask applies as for any file the user makes.
+     * The suffix only has to be unlikely to collide; O_EXCL makes it safe. */
+    {
+        size_t base = strlen(w->tmp) - 16;
+        struct timespec ts;
+        uint64_t x;
+        int attempt;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        x = (uint64_t)getpid() ^ ((uint64_t)(uintptr_t)w << 16) ^
+            ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec;
+        for (attempt = 0; attempt < 100 && w->fd < 0; attempt++) {
+            static const char hex[] = "0123456789abcdef";
+            int i;
+            x = minlsh__mix64(x + UINT64_C(0x9E3779B97F4A7C15));
+            for (i = 0; i < 16; i++) w->tmp[base + (size_t)i] = hex[(x >> (4 * i)) & 15];
+            w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (w->fd < 0 && errno != EEXIST) break;
+        }
+    }
+    if (w->fd < 0) {
+        minlsh__free(a, w->tmp);
+        w->tmp = NULL; /* nothing to unlink */
+        minlsh__writer_abort(w);
+        return MINLSH_E_IO;
+    }
+    return 0;
+}
+
+static void minlsh__writer_flush(minlsh__writer *w) {
+    size_t off = 0;
+    while (w->err == 0 && off < w->buf_len) {
+        ssize_t n = write(w->fd, w->buf + off, w->buf_len - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            w->err = MINLSH_E_IO;
+            break;
+        }
+        off += (size_t)n;
+    }
+    w->buf_len = 0;
+}
+
+void minlsh__writer_put(minlsh__writer *w, const void *p, size_t n) {
+    const uint8_t *src = (const uint8_t *)p;
+    if (w->err != 0 || n == 0) return;
+    minlsh__sum_update(&w->sum, src, n);
+    if (!w->to_file) {
+        if (w->total < w->cap) {
+            size_t room = w->cap - (size_t)w->total;
+            memcpy(w->dst + w->total, src, n < room ? n : room);
+        }
+        w->total += n;
+        return;
+    }
+    w->total += n;
+    while (n > 0 && w->err == 0) {
+        size_t room = MINLSH__WRITE_BUF - w->buf_len;
+        size_t take = n < room ? n : room;
+        memcpy(w->buf + w->buf_len, src, take);
+        w->buf_len += take;
+        src += take;
+        n -= take;
+        if (w->buf_len == MINLSH__WRITE_BUF) minlsh__writer_flush(w);
+    }
+}
+
+void minlsh__writer_put32(minlsh__writer *w, uint32_t v) {
+    uint8_t b[4];
+    minlsh__store32le(b, v);
+    minlsh__writer_put(w, b, 4);
+}
+
+void minlsh__writer_put64(minlsh__writer *w, uint64_t v) {
+    uint8_t b[8];
+    minlsh__store64le(b, v);
+    minlsh__writer_put(w, b, 8);
+}
+
+void minlsh__writer_sum_begin(minlsh__writer *w) { minlsh__sum_init(&w->sum); }
+
+uint64_t minlsh__writer_sum_end(const minlsh__writer *w) {
+    return minlsh__sum_final(&w->sum);
+}
+
+static void minlsh__writer_release(minlsh__writer *w) {
+    if (w->to_file) {
+        minlsh__free(w->alloc, w->buf);
+        minlsh__free(w->alloc, w->tmp);
+        minlsh__free(w->alloc, w->path);
+        w->buf = NULL;
+        w->tmp = NULL;
+        w->path = NULL;
+    }
+}
+
+void minlsh__writer_abort(minlsh__writer *w) {
+    if (w->to_file) {
+        if (w->fd >= 0) close(w->fd);
+        w->fd = -1;
+        if (w->tmp != NULL) (void)unlink(w->tmp);
+    }
+    minlsh__writer_release(w);
+}
+
+/* fsync the directory holding path so the rename itself is durable. */
+static int minlsh__fsync_dir(const minlsh_allocator *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    int fd, rc = 0;
+    if (slash == NULL) {
+        dir = minlsh__strdup_cat(a, ".", "");
+    } else {
+        size_t n = (size_t)(slash - path);
+        if (n == 0) n = 1; /* "/file" */
+        dir = (char *)minlsh__malloc(a, n + 1);
+        if (dir != NULL) {
+            memcpy(dir, path, n);
+            dir[n] = '\0';
+        }
+    }
+    if (dir == NULL) return MINLSH_E_NOMEM;
+    fd = open(dir, O_RDONLY);
+    if (fd < 0) {
+        rc = MINLSH_E_IO;
+    } else {
+        if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) rc = MINLSH_E_IO;
+        close(fd);
+    }
+    minlsh__free(a, dir);
+    return rc;
+}
+
+int minlsh__writer_finish(minlsh__writer *w, size_t *n_out) {
+    int rc;
+    if (!w->to_file) {
+        if (w->total > SIZE_MAX) return MINLSH_E_TOOBIG;
+        if (n_out != NULL) *n_out = (size_t)w->total;
+        if (w->err != 0) return w->err;
+        return w->total > w->cap ? MINLSH_E_BUFSIZE : 0;
+    }
+    minlsh__writer_flush(w);
+    rc = w->err;
+    if (rc == 0 && fsync(w->fd) != 0) rc = MINLSH_E_IO;
+    if (close(w->fd) != 0 && rc == 0) rc = MINLSH_E_IO;
+    w->fd = -1;
+    if (rc == 0 && rename(w->tmp, w->path) != 0) rc = MINLSH_E_IO;
+    if (rc != 0) {
+        minlsh__writer_abort(w);
+        return rc;
+    }
+    /* The data is in place; a failed directory fsync only weakens
+     * durability after a power cut, but the caller asked for durability. */
+    rc = minlsh__fsync_dir(w->alloc, w->path);
+    if (n_out != NULL) *n_out = (size_t)w->total;
+    minlsh__writer_release(w);
+    return rc;
+}
+
+/* ---- whole-file read ---------------------------------------------------- */
+
+int minlsh__file_read(const minlsh_allocator *a, const char *path,
+                      uint8_t **data, size_t *len) {
+    struct stat st;
+    uint8_t *buf;
+    size_t size, off = 0;
+    int fd;
+    *data = NULL;
+    *len = 0;
+    if (path == NULL) return MINLSH_E_NULL;
+    fd = open(path, O_RDONLY);
+    if (fd < 0) return MINLSH_E_IO;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
+        close(fd);
+        return MINLSH_E_IO;
+    }
+    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        close(fd);
+        return MINLSH_E_TOOBIG;
+    }
+    size = (size_t)st.st_size;
+    if (size == 0) {
+        close(fd);
+        return 0; /* an empty file: the parser reports it */
+    }
+    buf = (uint8_t *)minlsh__malloc(a, size);
+    if (buf == NULL) {
+        close(fd);
+        return MINLSH_E_NOMEM;
+    }
+    while (off < size) {
+        ssize_t n = read(fd, buf + off, size - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            close(fd);
+            minlsh__free(a, buf);
+            return MINLSH_E_IO;
+        }
+        if (n == 0) break; /* shrank under us: the parser sees a short file */
+        off += (size_t)n;
+    }
+    close(fd);
+    *data = buf;
+    *len = off;
+    return 0;
+}
+
+/* ---- reader ------------------------------------------------------------- */
+
+const uint8_t *minlsh__reader_take(minlsh__reader *r, size_t n) {
+    const uint8_t *p;
+    if (r->err != 0 || n > r->len - r->pos) {
+        r->err = MINLSH_E_CORRUPT;
+        return NULL;
+    }
+    p = r->p + r->pos;
+    r->pos += n;
+    return p;
+}
+
+uint32_t minlsh__reader_get32(minlsh__reader *r) {
+    const uint8_t *p = minlsh__reader_take(r, 4);
+    return p != NULL ? minlsh__load32le(p) : 0;
+}
+
+uint64_t minlsh__reader_get64(minlsh__reader *r) {
+    const uint8_t *p = minlsh__reader_take(r, 8);
+    return p != NULL ? minlsh__load64le(p) : 0;
+}
+
+/* ---- header ------------------------------------------------------------- */
+
+static void minlsh__header_encode(uint8_t out[MINLSH__HEADER_BYTES],
+                                  const minlsh__header *h) {
+    memset(out, 0, MINLSH__HEADER_BYTES);
+    memcpy(out, h->magic, 8);
+    minlsh__store32le(out + 8, h->version);
+    minlsh__store32le(out + 12, MINLSH__HEADER_BYTES);
+    minlsh__store32le(out + 16, h->k);
+    minlsh__store32le(out + 20, h->bands);
+    minlsh__store32le(out + 24, h->rows);
+    minlsh__store32le(out + 28, h->flags);
+    minlsh__store64le(out + 32, h->seed);
+    minlsh__store64le(out + 40, h->config_id);
+    minlsh__store64le(out + 48, h->count);
+    minlsh__store64le(out + 56, minlsh__sum64(out, 56));
+}
+
+void minlsh__header_write(minlsh__writer *w, const minlsh__header *h) {
+    uint8_t b[MINLSH__HEADER_BYTES];
+    minlsh__header_encode(b, h);
+    minlsh__writer_put(w, b, sizeof b);
+    minlsh__writer_sum_begin(w);
+}
+
+void minlsh__trailer_write(minlsh__writer *w) {
+    minlsh__writer_put64(w, minlsh__writer_sum_end(w));
+}
+
+int minlsh__header_read(const void *buf, size_t len, const char magic[8],
+                        size_t payload_bytes_per_item, minlsh__header *h,
+                        const uint8_t **payload) {
+    const uint8_t *b = (const uint8_t *)buf;
+    size_t payload_len, expect;
+    if (buf == NULL && len > 0) return MINLSH_E_NULL;
+    if (len < 8 || memcmp(b, magic, 8) != 0) {
+        /* A short prefix of the right magic is a truncated file, not a
+         * foreign one. */
+        if (len < 8 && len > 0 && memcmp(b, magic, len) == 0) return MINLSH_E_CORRUPT;
+        return MINLSH_E_FORMAT;
+    }
+    if (len < MINLSH__HEADER_BYTES) return MINLSH_E_CORRUPT;
+    if (minlsh__load64le(b + 56) != minlsh__sum64(b, 56)) return MINLSH_E_CORRUPT;
+    memcpy(h->magic, b, 8);
+    h->version = minlsh__load32le(b + 8);
+    if (h->version != MINLSH__FORMAT_VERSION) return MINLSH_E_FORMAT;
+    if (minlsh__load32le(b + 12) != MINLSH__HEADER_BYTES) return MINLSH_E_CORRUPT;
+    h->k = minlsh__load32le(b + 16);
+    h->bands = minlsh__load32le(b + 20);
+    h->rows = minlsh__load32le(b + 24);
+    h->flags = minlsh__load32le(b + 28);
+    h->seed = minlsh__load64le(b + 32);
+    h->config_id = minlsh__load64le(b + 40);
+    h->count = minlsh__load64le(b + 48);
+    if (h->k == 0 || h->k > MINLSH_FAMILY_K_MAX) return MINLSH_E_CORRUPT;
+    if (h->count > (uint64_t)SIZE_MAX) return MINLSH_E_TOOBIG;
+    if (minlsh__mul_size(&payload_len, (size_t)h->count, payload_bytes_per_item) != 0)
+        return MINLSH_E_CORRUPT;
+    if (minlsh__add_size(&expect, payload_len, MINLSH__HEADER_BYTES + 8) != 0)
+        return MINLSH_E_CORRUPT;
+    if (expect != len) return MINLSH_E_CORRUPT;
+    if (minlsh__load64le(b + MINLSH__HEADER_BYTES + payload_len) !=
+        minlsh__sum64(b + MINLSH__HEADER_BYTES, payload_len))
+        return MINLSH_E_CORRUPT;
+    *payload = b + MINLSH__HEADER_BYTES;
+    return 0;
+}
