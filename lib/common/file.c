@@ -340,7 +340,7 @@ int minlsh__header_read(const void *buf, size_t len, const char magic[8],
     h->seed = minlsh__load64le(b + 32);
     h->config_id = minlsh__load64le(b + 40);
     h->count = minlsh__load64le(b + 48);
-    if (h->k == 0 || h->k > MINLSH_FAMILY_K_MAX) return MINLSH_E_CORRUPT;
+    if (h->k == 0 || h->k > MINLSH_FAMILY_K_MAX || h->flags != 0) return MINLSH_E_CORRUPT;
     if (h->count > (uint64_t)SIZE_MAX) return MINLSH_E_TOOBIG;
     if (minlsh__mul_size(&payload_len, (size_t)h->count, payload_bytes_per_item) != 0)
         return MINLSH_E_CORRUPT;

@@ -1,0 +1,147 @@
+/*
+ * crawler: the dedup step of a web crawler, with a persistent index.
+ *
+ *   crawler INDEX PAGE...
+ *
+ * Each page is read in 4 KiB chunks, as it would arrive from the network,
+ * and streamed through the shingler; no page is ever held whole. Its
+ * signature is looked up in the band index: a page whose estimated
+ * similarity to an indexed one reaches the threshold is a near-duplicate
+ * ("dup"), anything else is new and is inserted ("new"). The index is
+ * loaded from INDEX at start (if it exists; a corrupt file is an error, not a
+ * reason to start over) and saved atomically at exit, so a crash never
+ * leaves a half-written index.
+ *
+ *   cc crawler.c -o crawler $(pkg-config --cflags --libs minlsh)
+ */
+#include <minlsh.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NUM_PERM 128
+#define SEED 1
+#define THRESHOLD 0.8
+#define CHUNK 4096
+
+/* Stream one page through the shingler and sign it. The page's id is the
+ * first 8 bytes of its fingerprint: the same content always gets the same
+ * id. */
+static int sign_page(const char *path, minlsh_shingle_stream *stream,
+                     minlsh_shingleset *set, const minlsh_family *family,
+                     uint32_t sig[NUM_PERM], uint64_t *id) {
+    unsigned char chunk[CHUNK], fp[MINLSH_FINGERPRINT_BYTES];
+    FILE *f = fopen(path, "rb");
+    size_t n;
+    int rc = 0, i;
+    if (f == NULL) return MINLSH_E_IO;
+    while (rc == 0 && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        rc = minlsh_shingle_stream_feed(stream, chunk, n);
+    if (rc == 0 && ferror(f)) rc = MINLSH_E_IO;
+    fclose(f);
+    if (rc != 0) {
+        minlsh_shingle_stream_reset(stream);
+        return rc;
+    }
+    if ((rc = minlsh_shingle_stream_finish(stream, set, fp)) != 0) return rc;
+    *id = 0;
+    for (i = 7; i >= 0; i--) *id = (*id << 8) | fp[i];
+    return minlsh_family_sign(family, minlsh_shingleset_data(set),
+                              minlsh_shingleset_count(set), sig, NUM_PERM, NULL);
+}
+
+int main(int argc, char **argv) {
+    minlsh_plan_options po = MINLSH_PLAN_OPTIONS_INIT;
+    minlsh_shingler *sh = NULL;
+    minlsh_shingle_stream *stream = NULL;
+    minlsh_shingleset *set = NULL;
+    minlsh_family *family = NULL;
+    minlsh_index *index = NULL;
+    uint64_t config_id = 0;
+    uint32_t bands, rows;
+    int i, rc, status = 1;
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: crawler INDEX PAGE...\n");
+        return 2;
+    }
+    po.k = NUM_PERM;
+    po.threshold = THRESHOLD;
+    if ((rc = minlsh_shingler_new(&sh, NULL, NULL)) != 0 ||
+        (rc = minlsh_shingler_config_id(sh, &config_id)) != 0 ||
+        (rc = minlsh_shingle_stream_new(&stream, sh)) != 0 ||
+        (rc = minlsh_shingleset_new(&set, NULL)) != 0 ||
+        (rc = minlsh_family_new(&family, NUM_PERM, SEED, NULL)) != 0 ||
+        (rc = minlsh_plan_compute(&po, &bands, &rows, NULL, NULL)) != 0)
+        goto done;
+
+    /* The family and config id make the load refuse an index built with
+     * other parameters or another shingling key. */
+    {
+        FILE *probe = fopen(argv[1], "rb");
+        if (probe == NULL && errno == ENOENT) {
+            rc = minlsh_index_new(&index, family, config_id, bands, rows, NULL);
+        } else {
+            if (probe != NULL) fclose(probe);
+            rc = minlsh_index_load(&index, argv[1], family, config_id, NULL);
+        }
+    }
+    if (rc == 0 && minlsh_index_count(index) > 0) {
+        fprintf(stderr, "crawler: %s: %" PRIu64 " pages known\n", argv[1],
+                minlsh_index_count(index));
+    }
+    if (rc != 0) {
+        fprintf(stderr, "crawler: %s: %s\n", argv[1], minlsh_strerror(rc));
+        rc = 0; /* reported, with the file name */
+        goto done;
+    }
+
+    for (i = 2; i < argc; i++) {
+        uint32_t sig[NUM_PERM];
+        uint64_t id, best_id = 0, *cand = NULL;
+        double *sim = NULL, best = -1.0;
+        size_t n = 0, c;
+        rc = sign_page(argv[i], stream, set, family, sig, &id);
+        if (rc != 0) {
+            fprintf(stderr, "crawler: %s: %s\n", argv[i], minlsh_strerror(rc));
+            continue; /* one bad page does not stop the crawl */
+        }
+        /* A zero-capacity query reports how many candidates there are. */
+        rc = minlsh_index_query(index, sig, NUM_PERM, NULL, NULL, 0, &n);
+        if (rc == MINLSH_E_BUFSIZE) {
+            cand = malloc(n * sizeof *cand);
+            sim = malloc(n * sizeof *sim);
+            rc = cand && sim ? minlsh_index_query(index, sig, NUM_PERM, cand, sim, n, &n)
+                             : MINLSH_E_NOMEM;
+        }
+        for (c = 0; rc == 0 && c < n; c++)
+            if (sim[c] > best) best = sim[c], best_id = cand[c];
+        free(cand);
+        free(sim);
+        if (rc != 0) goto done;
+        if (best >= THRESHOLD) {
+            printf("dup %s ~ %016" PRIx64 " (%.2f)\n", argv[i], best_id, best);
+        } else if ((rc = minlsh_index_insert(index, id, sig, NUM_PERM)) == 0 ||
+                   rc == MINLSH_E_EXISTS) {
+            rc = 0;
+            printf("new %s %016" PRIx64 "\n", argv[i], id);
+        } else {
+            goto done;
+        }
+    }
+    if ((rc = minlsh_index_save(index, argv[1])) != 0) {
+        fprintf(stderr, "crawler: saving %s: %s\n", argv[1], minlsh_strerror(rc));
+        goto done;
+    }
+    status = 0;
+done:
+    if (status != 0 && rc != 0) fprintf(stderr, "crawler: %s\n", minlsh_strerror(rc));
+    minlsh_index_free(index);
+    minlsh_family_free(family);
+    minlsh_shingleset_free(set);
+    minlsh_shingle_stream_free(stream);
+    minlsh_shingler_free(sh);
+    return status;
+}

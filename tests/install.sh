@@ -1,0 +1,82 @@
+#!/bin/sh
+# Installs into a temporary prefix, builds every example through pkg-config
+# against the installed copy (shared, then fully static), runs them on small
+# inputs, then uninstalls and checks nothing is left behind.
+set -u
+cd "$(dirname "$0")/.."
+: "${BUILD:=build}" "${CC:=cc}" "${TEST_LDFLAGS:=}"
+tmp=${MINLSH_TEST_TMP:-/tmp}/install.$$
+prefix=$tmp/prefix
+mkdir -p "$tmp"
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
+
+if make -s install BUILD="$BUILD" CC="$CC" PREFIX="$prefix" >"$tmp/install.log" 2>&1; then ok make_install
+else ko make_install "$(tail -n 5 "$tmp/install.log")"; fi
+
+for f in include/minlsh.h lib/libminlsh.a lib/libminlsh.so lib/libminlsh.so.0 lib/pkgconfig/minlsh.pc; do
+    [ -e "$prefix/$f" ] || ko "installed_$f" "missing $prefix/$f"
+done
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+if [ "$(pkg-config --modversion minlsh 2>&1)" = "$(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)" ]
+then ok pkgconfig_version; else ko pkgconfig_version "$(pkg-config --modversion minlsh 2>&1)"; fi
+
+# Test inputs: near-duplicate and distinct texts.
+mkdir -p "$tmp/docs/sub"
+text=$(awk 'BEGIN { srand(7); n = split("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu", w, " ");
+                       for (i = 0; i < 400; i++) printf "%s ", w[int(rand() * n) + 1] }')
+printf '%s\n' "$text" > "$tmp/docs/a.txt"
+printf '%s extra words at the end\n' "$text" > "$tmp/docs/sub/b.txt"
+printf 'something entirely different, about %s\n' "nothing in particular at all and more" > "$tmp/docs/c.txt"
+
+ran=0
+for src in examples/*.c; do
+    name=$(basename "$src" .c)
+    if $CC -std=c11 -Wall -Wextra -Werror "$src" -o "$tmp/$name" $(pkg-config --cflags --libs minlsh) $TEST_LDFLAGS 2>"$tmp/$name.err"
+    then ok "build_shared_$name"; else ko "build_shared_$name" "$(head -n 5 "$tmp/$name.err")"; continue; fi
+    if [ -z "${MINLSH_SANITIZE:-}" ]; then
+        if $CC -std=c11 -Wall -Wextra -Werror -static "$src" -o "$tmp/$name-static" $(pkg-config --static --cflags --libs minlsh) 2>"$tmp/$name-static.err"
+        then ok "build_static_$name"; else ko "build_static_$name" "$(head -n 5 "$tmp/$name-static.err")"; fi
+    fi
+    ran=$((ran + 1))
+done
+[ $ran -ge 3 ] && ok examples_found || ko examples_found "only $ran examples built"
+
+export LD_LIBRARY_PATH="$prefix/lib"
+# similarity: a file with itself is 1; the near-duplicate is high but below 1.
+if out=$("$tmp/similarity" "$tmp/docs/a.txt" "$tmp/docs/a.txt" 2>&1) && echo "$out" | grep -q 'exact: *1\.0000'
+then ok run_similarity_self; else ko run_similarity_self "$out"; fi
+if out=$("$tmp/similarity" "$tmp/docs/a.txt" "$tmp/docs/sub/b.txt" 2>&1) && echo "$out" | grep -q 'exact: *0\.9'
+then ok run_similarity_near; else ko run_similarity_near "$out"; fi
+if "$tmp/similarity" "$tmp/docs/a.txt" "$tmp/no-such-file" >/dev/null 2>&1; then ko run_similarity_missing "exit 0 on a missing file"
+else ok run_similarity_missing; fi
+
+# dedup_dir: a.txt and sub/b.txt are grouped, c.txt is not.
+if out=$("$tmp/dedup_dir" "$tmp/docs" 2>&1) && echo "$out" | grep -q 'a.txt' && echo "$out" | grep -q 'b.txt' && ! echo "$out" | grep -q 'c.txt'
+then ok run_dedup_dir; else ko run_dedup_dir "$out"; fi
+if [ -z "${MINLSH_SANITIZE:-}" ] && out=$("$tmp/dedup_dir-static" "$tmp/docs" 2>&1) && echo "$out" | grep -q 'b.txt'
+then ok run_dedup_dir_static; elif [ -n "${MINLSH_SANITIZE:-}" ]; then :; else ko run_dedup_dir_static "$out"; fi
+
+# crawler: first run learns the pages, a second run (new process, index
+# reloaded from disk) finds all of them already known.
+rm -f "$tmp/crawl.idx"
+if out=$("$tmp/crawler" "$tmp/crawl.idx" "$tmp/docs/a.txt" "$tmp/docs/c.txt" "$tmp/docs/sub/b.txt" 2>&1) &&
+   [ "$(echo "$out" | grep -c '^new')" -eq 2 ] && [ "$(echo "$out" | grep -c '^dup')" -eq 1 ] && [ -f "$tmp/crawl.idx" ]
+then ok run_crawler_first; else ko run_crawler_first "$out"; fi
+if out=$("$tmp/crawler" "$tmp/crawl.idx" "$tmp/docs/sub/b.txt" "$tmp/docs/c.txt" 2>&1) &&
+   [ "$(echo "$out" | grep -c '^dup')" -eq 2 ]
+then ok run_crawler_reload; else ko run_crawler_reload "$out"; fi
+printf 'garbage' > "$tmp/bad.idx"
+if "$tmp/crawler" "$tmp/bad.idx" "$tmp/docs/a.txt" >"$tmp/bad.out" 2>&1; then ko run_crawler_corrupt "exit 0 on a corrupt index"
+elif grep -qi 'not a minlsh file\|corrupt' "$tmp/bad.out"; then ok run_crawler_corrupt
+else ko run_crawler_corrupt "$(cat "$tmp/bad.out")"; fi
+
+if make -s uninstall BUILD="$BUILD" PREFIX="$prefix" >"$tmp/uninstall.log" 2>&1 &&
+   [ -z "$(find "$prefix" -type f -o -type l)" ]
+then ok make_uninstall; else ko make_uninstall "$(find "$prefix" -type f -o -type l | head -n 5)"; fi
+
+rm -rf "$tmp"
+echo "install: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

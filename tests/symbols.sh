@@ -1,0 +1,85 @@
+#!/bin/sh
+# ABI hygiene: the shared library exports exactly the header's functions, all
+# in the version script; the static archive defines no global symbol without
+# the minlsh prefix; the version agrees in the header, the map, the CHANGELOG,
+# the Makefile's file names and at run time; the header compiles as C99
+# (pedantic) and C++ and can be included twice.
+set -u
+cd "$(dirname "$0")/.."
+: "${BUILD:=build}" "${CC:=cc}"
+tmp=${MINLSH_TEST_TMP:-/tmp}/symbols.$$
+mkdir -p "$tmp"
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
+
+sh scripts/gen-map.sh > "$tmp/header.txt"
+sed -n 's/^ *\(minlsh_[a-z0-9_]*\);.*/\1/p' lib/minlsh.map | sort > "$tmp/map.txt"
+nm -D --defined-only "$BUILD/libminlsh.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' \
+    | sed 's/@.*//' | sort > "$tmp/exported.txt"
+
+if [ "$(wc -l < "$tmp/header.txt")" -gt 50 ]; then ok header_lists_functions
+else ko header_lists_functions "only $(wc -l < "$tmp/header.txt") functions parsed"; fi
+
+if cmp -s "$tmp/header.txt" "$tmp/map.txt"; then ok map_matches_header
+else ko map_matches_header "$(diff "$tmp/header.txt" "$tmp/map.txt" | head -n 10 | tr '\n' ' ')"; fi
+
+if cmp -s "$tmp/header.txt" "$tmp/exported.txt"; then ok so_exports_exactly_header
+else ko so_exports_exactly_header "$(diff "$tmp/header.txt" "$tmp/exported.txt" | head -n 10 | tr '\n' ' ')"; fi
+
+bad=$(nm -D --defined-only "$BUILD/libminlsh.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | grep -v '@@\?MINLSH_' | head -n 5)
+if [ -z "$bad" ]; then ok so_symbols_versioned; else ko so_symbols_versioned "$bad"; fi
+
+bad=$(nm -g --defined-only "$BUILD/libminlsh.a" 2>/dev/null | awk 'NF == 3 {print $3}' | grep -v '^minlsh_' | head -n 5)
+if [ -z "$bad" ]; then ok static_defines_only_prefixed
+else ko static_defines_only_prefixed "$bad"; fi
+
+soname=$(readelf -d "$BUILD/libminlsh.so" | sed -n 's/.*SONAME.*\[\(.*\)\].*/\1/p')
+major=$(sed -n 's/^#define MINLSH_VERSION_MAJOR \([0-9]*\).*/\1/p' include/minlsh.h)
+minor=$(sed -n 's/^#define MINLSH_VERSION_MINOR \([0-9]*\).*/\1/p' include/minlsh.h)
+patch=$(sed -n 's/^#define MINLSH_VERSION_PATCH \([0-9]*\).*/\1/p' include/minlsh.h)
+hstring=$(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)
+if [ "$soname" = "libminlsh.so.$major" ]; then ok soname; else ko soname "got '$soname'"; fi
+
+if [ "$hstring" = "$major.$minor.$patch" ]; then ok header_version_string
+else ko header_version_string "'$hstring' vs $major.$minor.$patch"; fi
+
+node=$(grep -o '^MINLSH_[0-9]*\.[0-9]*' lib/minlsh.map | tail -n 1)
+if [ "$node" = "MINLSH_$major.$minor" ]; then ok map_newest_node_is_version
+else ko map_newest_node_is_version "newest node '$node', header $major.$minor"; fi
+
+clv=$(grep -m 1 -o '^## \[[^]]*\]\( ([0-9.]*)\)\?' CHANGELOG.md | grep -o '[0-9][0-9.]*[0-9]' | head -n 1)
+if [ "$clv" = "$hstring" ]; then ok changelog_version
+else ko changelog_version "CHANGELOG top section names '$clv', header $hstring"; fi
+
+if [ -f "$BUILD/libminlsh.so.$hstring" ]; then ok shared_file_name
+else ko shared_file_name "no $BUILD/libminlsh.so.$hstring"; fi
+
+cat > "$tmp/ver.c" <<'C'
+#include <minlsh.h>
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+    if (minlsh_version_number() != MINLSH_VERSION_NUMBER) return 1;
+    if (strcmp(minlsh_version_string(), MINLSH_VERSION_STRING) != 0) return 2;
+    printf("%s\n", minlsh_version_string());
+    return 0;
+}
+C
+if $CC -Iinclude "$tmp/ver.c" -o "$tmp/ver" -L"$BUILD" -lminlsh 2>"$tmp/ver.err" &&
+   [ "$(LD_LIBRARY_PATH=$BUILD "$tmp/ver")" = "$hstring" ]; then ok runtime_version
+else ko runtime_version "$(head -n 3 "$tmp/ver.err")"; fi
+
+if $CC -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header/c99.c -o "$tmp/c99.o" 2>"$tmp/c99.err"
+then ok header_c99_pedantic; else ko header_c99_pedantic "$(head -n 5 "$tmp/c99.err")"; fi
+
+if command -v c++ >/dev/null 2>&1; then
+    if c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header/cxx.cpp -o "$tmp/cxx.o" 2>"$tmp/cxx.err"
+    then ok header_cxx; else ko header_cxx "$(head -n 5 "$tmp/cxx.err")"; fi
+else
+    ko header_cxx "no C++ compiler (c++) found"
+fi
+
+rm -rf "$tmp"
+echo "symbols: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
