@@ -39,9 +39,13 @@ LIB_HDR := include/minlsh.h $(wildcard lib/*/*.h)
 STATIC_LIB := $(BUILD)/libminlsh.a
 SHARED_LIB := $(BUILD)/$(SHARED)
 
-.PHONY: all lib check check-sanitize examples install uninstall clean
+PROG_SRC := $(sort $(wildcard programs/*.c))
+PROG_OBJ := $(patsubst programs/%.c,$(BUILD)/programs/%.o,$(PROG_SRC))
+PROGRAM := $(BUILD)/minlsh
 
-all: lib
+.PHONY: all lib program check check-sanitize examples install uninstall clean
+
+all: lib program
 
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -66,6 +70,17 @@ $(BUILD)/minlsh.pc: minlsh.pc.in include/minlsh.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
+# ---- the minlsh command ------------------------------------------------------
+
+program: $(PROGRAM)
+
+$(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) $(WARN) -Iinclude $(CFLAGS) -c $< -o $@
+
+$(PROGRAM): $(PROG_OBJ) $(STATIC_LIB)
+	$(CC) -o $@ $(PROG_OBJ) $(STATIC_LIB) $(LDFLAGS) -lpthread -lm
+
 # ---- tests ------------------------------------------------------------------
 
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
@@ -78,8 +93,9 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(TEST_LIBS_$*) $(LDFLAGS) -lm
 
-check: lib $(TEST_BIN) $(BUILD)/minlsh.pc
-	@BUILD=$(BUILD) CC=$(CC) sh tests/run.sh $(TEST_BIN)
+check: lib program $(TEST_BIN) $(BUILD)/minlsh.pc
+	@BUILD=$(BUILD) CC=$(CC) TEST_LDFLAGS="$(LDFLAGS)" MINLSH_SANITIZE=$(MINLSH_SANITIZE) \
+	  sh tests/run.sh $(TEST_BIN)
 
 # Sanitizers: a separate build tree per compiler, the whole suite in each.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -103,8 +119,11 @@ examples: $(EXAMPLE_BIN)
 
 # ---- install ----------------------------------------------------------------
 
-install: lib $(BUILD)/minlsh.pc
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+install: lib program $(BUILD)/minlsh.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	  $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(PROGRAM) $(DESTDIR)$(BINDIR)/minlsh
+	install -m 644 programs/minlsh.1 $(DESTDIR)$(MANDIR)/man1/minlsh.1
 	install -m 644 include/minlsh.h $(DESTDIR)$(INCLUDEDIR)/minlsh.h
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/libminlsh.a
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/$(SHARED)
@@ -113,6 +132,7 @@ install: lib $(BUILD)/minlsh.pc
 	install -m 644 $(BUILD)/minlsh.pc $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
 
 uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/minlsh $(DESTDIR)$(MANDIR)/man1/minlsh.1
 	rm -f $(DESTDIR)$(INCLUDEDIR)/minlsh.h $(DESTDIR)$(LIBDIR)/libminlsh.a \
 	  $(DESTDIR)$(LIBDIR)/$(SHARED) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	  $(DESTDIR)$(LIBDIR)/libminlsh.so $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc

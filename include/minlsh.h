@@ -17,11 +17,14 @@
  *    on failure *out is NULL and nothing leaks. minlsh_<noun>_free(NULL) is
  *    a no-op.
  *  - Outputs go into caller buffers (ptr, cap, size_t *n_out). A short buffer
- *    gives MINLSH_E_BUFSIZE with the size needed in *n_out. The library never
- *    returns memory the caller must free().
+ *    gives MINLSH_E_BUFSIZE with the size needed in *n_out, and its content is
+ *    unspecified. The buffer pointer may be NULL when cap is 0: that is how to
+ *    ask for the size. The library never returns memory the caller must free().
  *  - No pointer the caller passes is kept after the call returns.
  *  - Every constructor takes an optional allocator (NULL: malloc/free); it is
  *    copied into the handle and used for everything the handle allocates.
+ *    An allocator with a NULL function makes any constructor or loader return
+ *    MINLSH_E_PARAM.
  *  - Threads: shinglers and families are immutable and may be shared by any
  *    number of threads. Streams, sets, matrices, indexes, pair and cluster
  *    results may be read concurrently; any call that modifies one needs
@@ -393,6 +396,17 @@ MINLSH_API int minlsh_sigmatrix_estimate(double *out,
                                          const minlsh_sigmatrix *matrix,
                                          uint64_t i, uint64_t j);
 
+/* Application metadata: an opaque byte string (at most 2^32 - 1 bytes; 0 bytes
+ * by default) kept with the matrix and saved and loaded with it, e.g. the
+ * names of the documents or how they were shingled. set copies it.
+ * Errors: MINLSH_E_NULL (data NULL with len > 0), MINLSH_E_TOOBIG,
+ * MINLSH_E_NOMEM (the old metadata is kept). */
+MINLSH_API int minlsh_sigmatrix_set_metadata(minlsh_sigmatrix *matrix,
+                                             const void *data, size_t len);
+/* Copy the metadata out. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE. */
+MINLSH_API int minlsh_sigmatrix_metadata(const minlsh_sigmatrix *matrix,
+                                         void *buf, size_t cap, size_t *n_out);
+
 /* Save atomically (temporary file in the same directory, fsync, rename,
  * fsync of the directory); on failure an existing file is untouched.
  * Errors: MINLSH_E_NULL, MINLSH_E_IO, MINLSH_E_NOMEM. */
@@ -577,6 +591,13 @@ MINLSH_API size_t minlsh_clusters_count(const minlsh_clusters *clusters);
 MINLSH_API int minlsh_clusters_members(const minlsh_clusters *clusters,
                                        size_t i, uint64_t *ids, size_t cap,
                                        size_t *n_out);
+
+/* Application metadata, as for the matrix (saved and loaded with the index).
+ * Errors: as minlsh_sigmatrix_set_metadata / minlsh_sigmatrix_metadata. */
+MINLSH_API int minlsh_index_set_metadata(minlsh_index *index, const void *data,
+                                         size_t len);
+MINLSH_API int minlsh_index_metadata(const minlsh_index *index, void *buf,
+                                     size_t cap, size_t *n_out);
 
 /* Save and load as for the matrix (atomic save, validated load; family NULL
  * on load accepts any parameters).

@@ -206,4 +206,16 @@ int minlsh__header_read(const void *buf, size_t len, const char magic[8],
                         size_t payload_bytes_per_item, minlsh__header *h,
                         const uint8_t **payload);
 
+/* The metadata section that ends every payload: LE64 length, then the bytes.
+ * (Call before minlsh__trailer_write.) */
+void minlsh__metadata_write(minlsh__writer *w, const void *data, size_t len);
+/* As minlsh__header_read, for a payload of count items followed by the
+ * metadata section; *meta and *meta_len locate the metadata bytes inside
+ * buf. The total length must match exactly. */
+int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
+                             size_t payload_bytes_per_item, minlsh__header *h,
+                             const uint8_t **payload, const uint8_t **meta,
+                             size_t *meta_len);
+#define MINLSH__METADATA_MAX UINT64_C(0xFFFFFFFF)
+
 #endif /* MINLSH_COMMON_H */

@@ -47,7 +47,7 @@ int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
     w->alloc = a;
     minlsh__sum_init(&w->sum);
     if (path == NULL) return MINLSH_E_NULL;
-    if (path[0] == '\0') return MINLSH_E_PARAM;
+    if (path[0] == '\0') return MINLSH_E_IO; /* as open("") would say */
     w->path = minlsh__strdup_cat(a, path, "");
     w->tmp = minlsh__strdup_cat(a, path, ".tmp-0000000000000000");
     w->buf = (uint8_t *)minlsh__malloc(a, MINLSH__WRITE_BUF);
@@ -315,12 +315,11 @@ void minlsh__trailer_write(minlsh__writer *w) {
     minlsh__writer_put64(w, minlsh__writer_sum_end(w));
 }
 
-int minlsh__header_read(const void *buf, size_t len, const char magic[8],
-                        size_t payload_bytes_per_item, minlsh__header *h,
-                        const uint8_t **payload) {
-    const uint8_t *b = (const uint8_t *)buf;
-    size_t payload_len, expect;
-    if (buf == NULL && len > 0) return MINLSH_E_NULL;
+/* Magic, header checksum, version and field sanity: steps 1-4 of the
+ * validation order in docs/format.md. */
+static int minlsh__header_check(const uint8_t *b, size_t len, const char magic[8],
+                                minlsh__header *h) {
+    if (b == NULL && len > 0) return MINLSH_E_NULL;
     if (len < 8 || memcmp(b, magic, 8) != 0) {
         /* A short prefix of the right magic is a truncated file, not a
          * foreign one. */
@@ -341,6 +340,16 @@ int minlsh__header_read(const void *buf, size_t len, const char magic[8],
     h->config_id = minlsh__load64le(b + 40);
     h->count = minlsh__load64le(b + 48);
     if (h->k == 0 || h->k > MINLSH_FAMILY_K_MAX || h->flags != 0) return MINLSH_E_CORRUPT;
+    return 0;
+}
+
+int minlsh__header_read(const void *buf, size_t len, const char magic[8],
+                        size_t payload_bytes_per_item, minlsh__header *h,
+                        const uint8_t **payload) {
+    const uint8_t *b = (const uint8_t *)buf;
+    size_t payload_len, expect;
+    int rc = minlsh__header_check(b, len, magic, h);
+    if (rc != 0) return rc;
     if (h->count > (uint64_t)SIZE_MAX) return MINLSH_E_TOOBIG;
     if (minlsh__mul_size(&payload_len, (size_t)h->count, payload_bytes_per_item) != 0)
         return MINLSH_E_CORRUPT;
@@ -351,5 +360,37 @@ int minlsh__header_read(const void *buf, size_t len, const char magic[8],
         minlsh__sum64(b + MINLSH__HEADER_BYTES, payload_len))
         return MINLSH_E_CORRUPT;
     *payload = b + MINLSH__HEADER_BYTES;
+    return 0;
+}
+
+void minlsh__metadata_write(minlsh__writer *w, const void *data, size_t len) {
+    minlsh__writer_put64(w, (uint64_t)len);
+    minlsh__writer_put(w, data, len);
+}
+
+int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
+                             size_t payload_bytes_per_item, minlsh__header *h,
+                             const uint8_t **payload, const uint8_t **meta,
+                             size_t *meta_len) {
+    const uint8_t *b = (const uint8_t *)buf;
+    size_t items_len, fixed, body_len;
+    uint64_t m;
+    int rc = minlsh__header_check(b, len, magic, h);
+    if (rc != 0) return rc;
+    if (h->count > (uint64_t)SIZE_MAX) return MINLSH_E_TOOBIG;
+    if (minlsh__mul_size(&items_len, (size_t)h->count, payload_bytes_per_item) != 0)
+        return MINLSH_E_CORRUPT;
+    /* header + items + metadata length + trailer, before the metadata bytes */
+    if (minlsh__add_size(&fixed, items_len, MINLSH__HEADER_BYTES + 16) != 0 || fixed > len)
+        return MINLSH_E_CORRUPT;
+    m = minlsh__load64le(b + MINLSH__HEADER_BYTES + items_len);
+    if (m > MINLSH__METADATA_MAX || m != (uint64_t)(len - fixed)) return MINLSH_E_CORRUPT;
+    body_len = items_len + 8 + (size_t)m;
+    if (minlsh__load64le(b + MINLSH__HEADER_BYTES + body_len) !=
+        minlsh__sum64(b + MINLSH__HEADER_BYTES, body_len))
+        return MINLSH_E_CORRUPT;
+    *payload = b + MINLSH__HEADER_BYTES;
+    *meta = b + MINLSH__HEADER_BYTES + items_len + 8;
+    *meta_len = (size_t)m;
     return 0;
 }

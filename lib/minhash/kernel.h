@@ -1,0 +1,48 @@
+/*
+ * lib/minhash internal: the exact arithmetic of h_i(x) = (a_i x + b_i) mod p
+ * and the table of signing kernels (docs/minhash.md).
+ *
+ * A kernel turns n shingle hashes into the element-wise minimum of sig and
+ * their MinHash values. The portable kernel is the specification; any other
+ * kernel (SIMD, later) must give identical bits and is tested directly
+ * against it, not only through the dispatcher.
+ */
+#ifndef MINLSH_MINHASH_KERNEL_H
+#define MINLSH_MINHASH_KERNEL_H
+
+#include "common/common.h"
+
+/* Contract of update: a[i] in [1, p), b[i] in [0, p) for i < k; k in
+ * 1..MINLSH_FAMILY_K_MAX; hashes may be NULL only when n == 0 (then nothing
+ * happens). For every i: sig[i] = min(sig[i], (min_j h_i(hashes[j] mod p)) >> 29).
+ * Pure: no allocation, no state, safe from any number of threads. */
+typedef struct minlsh__minhash_kernel {
+    const char *name;
+    void (*update)(const uint64_t *a, const uint64_t *b, uint32_t k,
+                   const uint64_t *hashes, size_t n, uint32_t *sig);
+} minlsh__minhash_kernel;
+
+/* The specification: 64x64->128-bit products via unsigned __int128 where the
+ * compiler has it, else the 32-bit-limb code below. */
+extern const minlsh__minhash_kernel minlsh__minhash_kernel_portable;
+/* The same with 32-bit limbs always, so the fallback is tested on machines
+ * that have __int128. */
+extern const minlsh__minhash_kernel minlsh__minhash_kernel_portable_limb;
+
+/* The kernel the library uses. Never NULL. Thread-safe. */
+const minlsh__minhash_kernel *minlsh__minhash_kernel_active(void);
+/* Every kernel compiled in and usable on this CPU (for tests and benches):
+ * writes up to cap pointers to out and returns how many there are. */
+size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap);
+
+/* x mod p for a 64-bit shingle hash. */
+uint64_t minlsh__minhash_reduce(uint64_t h);
+/* (a * (h mod p) + b) mod p for a in [1, p), b in [0, p), any 64-bit h.
+ * _wide uses unsigned __int128 when available (else it is _limb);
+ * _limb always uses 32-bit limbs. */
+uint64_t minlsh__minhash_apply_wide(uint64_t a, uint64_t b, uint64_t h);
+uint64_t minlsh__minhash_apply_limb(uint64_t a, uint64_t b, uint64_t h);
+/* 1 if _wide really uses unsigned __int128 in this build. */
+int minlsh__minhash_has_int128(void);
+
+#endif /* MINLSH_MINHASH_KERNEL_H */
