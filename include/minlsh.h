@@ -292,7 +292,7 @@ MINLSH_API uint64_t minlsh_shingle_stream_bytes(const minlsh_shingle_stream *str
 
 /* k functions h_i(x) = (a_i * x + b_i) mod p, p = 2^61 - 1, with x the
  * shingle hash reduced mod p and (a_i, b_i) derived from the seed as
- * docs/design.md specifies. A signature is k uint32_t values: value i is
+ * docs/minhash.md specifies. A signature is k uint32_t values: value i is
  * (min over the set of h_i(x)) >> 29, the top 32 of the 61 bits, so that
  * merging (element-wise minimum) is exact. The empty set's signature has
  * every value MINLSH_EMPTY_VALUE. */
