@@ -19,10 +19,14 @@
  *  - Outputs go into caller buffers (ptr, cap, size_t *n_out). A short buffer
  *    gives MINLSH_E_BUFSIZE with the size needed in *n_out, and its content is
  *    unspecified. The buffer pointer may be NULL when cap is 0: that is how to
- *    ask for the size. The library never returns memory the caller must free().
- *  - No pointer the caller passes is kept after the call returns.
- *  - Every constructor takes an optional allocator (NULL: malloc/free); it is
+ *    ask for the size. n_out may always be NULL. The library never returns
+ *    memory the caller must free().
+ *  - No pointer the caller passes is kept after the call returns (except an
+ *    allocator's opaque pointer, kept for the handle's lifetime).
+ *  - Constructors take an optional allocator (NULL: malloc/free); it is
  *    copied into the handle and used for everything the handle allocates.
+ *    Handles made from another handle (streams, pair and cluster results)
+ *    use that handle's allocator.
  *    An allocator with a NULL function makes any constructor or loader return
  *    MINLSH_E_PARAM.
  *  - Threads: shinglers and families are immutable and may be shared by any
@@ -158,7 +162,7 @@ MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
 /* Normalisation flags (values are ABI), applied in this order:
  * HTML, then case folding, punctuation removal, whitespace collapsing. */
 #define MINLSH_NORM_CASEFOLD 0x1u   /* ASCII A-Z to a-z */
-#define MINLSH_NORM_WHITESPACE 0x2u /* runs of ASCII space to one ' ', trimmed */
+#define MINLSH_NORM_WHITESPACE 0x2u /* runs of ASCII whitespace to one ' ', trimmed */
 #define MINLSH_NORM_PUNCT 0x4u      /* delete ASCII punctuation */
 #define MINLSH_NORM_HTML 0x8u       /* skip tags, comments, script/style; decode entities */
 #define MINLSH_NORM_ALL 0xFu
@@ -386,8 +390,8 @@ MINLSH_API int minlsh_sigmatrix_append(minlsh_sigmatrix *matrix,
 MINLSH_API int minlsh_sigmatrix_get(const minlsh_sigmatrix *matrix,
                                     uint64_t pos, uint32_t *sig, size_t cap,
                                     size_t *n_out);
-/* Borrowed pointer to column pos (k values), valid until the next append,
- * load or free; NULL if matrix is NULL or pos is out of range. */
+/* Borrowed pointer to column pos (k values), valid until the next append or
+ * free; NULL if matrix is NULL or pos is out of range. */
 MINLSH_API const uint32_t *minlsh_sigmatrix_column(const minlsh_sigmatrix *matrix,
                                                    uint64_t pos);
 /* Estimated Jaccard of columns i and j.
@@ -408,7 +412,10 @@ MINLSH_API int minlsh_sigmatrix_metadata(const minlsh_sigmatrix *matrix,
                                          void *buf, size_t cap, size_t *n_out);
 
 /* Save atomically (temporary file in the same directory, fsync, rename,
- * fsync of the directory); on failure an existing file is untouched.
+ * fsync of the directory). On failure before the rename an existing file is
+ * untouched and the temporary removed; if only the final fsync of the
+ * directory fails, the new file is in place (but may not survive a power
+ * cut) and the call returns MINLSH_E_IO.
  * Errors: MINLSH_E_NULL, MINLSH_E_IO, MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_sigmatrix_save(const minlsh_sigmatrix *matrix,
                                      const char *path);
@@ -438,7 +445,7 @@ MINLSH_API int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out,
 
 /* P(candidate | s) = 1 - (1 - s^r)^b for b bands of r rows. */
 
-#define MINLSH_PLAN_RULE 1     /* all k rows: b = floor(k/r), r minimising |(1/b)^(1/r) - t| */
+#define MINLSH_PLAN_RULE 1     /* b = floor(k/r), r minimising |(1/b)^(1/r) - t| */
 #define MINLSH_PLAN_BALANCED 2 /* minimise w_fp * FP area + w_fn * FN area over b*r <= k */
 #define MINLSH_PLAN_RECALL 3   /* least FP area with P(candidate | t) >= target_recall */
 
@@ -463,13 +470,14 @@ MINLSH_API int minlsh_plan_options_init(minlsh_plan_options *opts,
                                         uint32_t version);
 /* Choose (b, r). fp_area = integral_0^t P(s) ds and fn_area =
  * integral_t^1 (1 - P(s)) ds for the choice (either pointer may be NULL).
- * Deterministic quadrature; same answer everywhere.
+ * Deterministic quadrature: the same inputs give the same answer.
  * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (no (b, r)
  * reaches the target recall, t or weights out of range). Thread-safe. */
 MINLSH_API int minlsh_plan_compute(const minlsh_plan_options *opts,
                                    uint32_t *bands, uint32_t *rows,
                                    double *fp_area, double *fn_area);
-/* P(candidate | s) for b bands of r rows, s in [0, 1].
+/* P(candidate | s) for b bands of r rows, s in [0, 1]. Here and in the two
+ * functions below b and r must be >= 1 with b*r <= 1024.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. Thread-safe. */
 MINLSH_API int minlsh_plan_probability(double *out, uint32_t bands,
                                        uint32_t rows, double s);
@@ -578,7 +586,8 @@ MINLSH_API int minlsh_index_clusters(const minlsh_index *index,
                                      minlsh_clusters **out);
 /* Clusters of an arbitrary list of n edges (a[i], b[i]), for pairs verified
  * elsewhere (e.g. by exact Jaccard). Self-edges are ignored.
- * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. */
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2
+ * distinct ids). */
 MINLSH_API int minlsh_clusters_from_edges(minlsh_clusters **out,
                                           const uint64_t *a, const uint64_t *b,
                                           size_t n,
@@ -600,8 +609,10 @@ MINLSH_API int minlsh_index_metadata(const minlsh_index *index, void *buf,
                                      size_t cap, size_t *n_out);
 
 /* Save and load as for the matrix (atomic save, validated load; family NULL
- * on load accepts any parameters).
- * Errors: as minlsh_sigmatrix_save / _load. */
+ * on load accepts any parameters). b and r come from the file: they describe
+ * the index and do not affect whether signatures are comparable.
+ * Errors: as minlsh_sigmatrix_save / _load; minlsh_index_save_buffer can
+ * also return MINLSH_E_NOMEM (it sorts the ids). */
 MINLSH_API int minlsh_index_save(const minlsh_index *index, const char *path);
 MINLSH_API int minlsh_index_save_buffer(const minlsh_index *index, void *buf,
                                         size_t cap, size_t *n_out);
