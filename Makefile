@@ -65,10 +65,14 @@ $(SHARED_LIB): $(LIB_OBJ) lib/minlsh.map
 	ln -sf $(SHARED) $(BUILD)/$(SONAME)
 	ln -sf $(SHARED) $(BUILD)/libminlsh.so
 
+# The .pc file depends on PREFIX and friends, so it is generated at install
+# time (never stale); $(BUILD)/minlsh.pc is a preview for the default prefix.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g'
+
 $(BUILD)/minlsh.pc: minlsh.pc.in include/minlsh.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	$(PC_SED) $< > $@
 
 # ---- the minlsh command ------------------------------------------------------
 
@@ -119,7 +123,7 @@ examples: $(EXAMPLE_BIN)
 
 # ---- install ----------------------------------------------------------------
 
-install: lib program $(BUILD)/minlsh.pc
+install: lib program
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	  $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(PROGRAM) $(DESTDIR)$(BINDIR)/minlsh
@@ -129,7 +133,8 @@ install: lib program $(BUILD)/minlsh.pc
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/$(SHARED)
 	ln -sf $(SHARED) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SHARED) $(DESTDIR)$(LIBDIR)/libminlsh.so
-	install -m 644 $(BUILD)/minlsh.pc $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+	$(PC_SED) minlsh.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/minlsh $(DESTDIR)$(MANDIR)/man1/minlsh.1

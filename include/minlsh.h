@@ -496,7 +496,7 @@ MINLSH_API int minlsh_plan_threshold(double *out, uint32_t bands,
 
 /* The b 64-bit band keys of a signature: key j = SipHash-2-4 with key
  * LE64(j) || LE64(0x646e616268736c6d), i.e. the ASCII bytes "mlshband", over the
- * r values sig[j*r .. j*r+r-1] as little-endian 32-bit words (docs/format.md).
+ * r values sig[j*r .. j*r+r-1] as little-endian 32-bit words (docs/lsh.md).
  * Two documents are LSH candidates iff they share (j, key j) for some j.
  * keys needs b entries.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (b or r 0, b*r > k),

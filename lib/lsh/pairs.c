@@ -1,0 +1,145 @@
+/*
+ * Candidate and verified pairs of an index: every unordered pair of
+ * documents sharing at least one bucket, each exactly once, sorted by (a, b).
+ *
+ * Each band's multi-member buckets are walked and their pairs emitted, but a
+ * pair is emitted only from the first band whose r values the two documents
+ * share, so near-duplicates agreeing on many bands do not multiply the
+ * memory. Equal values imply equal keys, so that band is also one where they
+ * share a bucket. Only a pair whose first shared bucket comes from a 64-bit
+ * key collision between different values is emitted twice (there, and at its
+ * first band of equal values); the final sort and dedup remove the repeat and
+ * make the result independent of table layout and insertion order.
+ */
+#include "lsh.h"
+
+#include <stdlib.h>
+
+typedef struct minlsh__lsh_pair {
+    uint64_t a, b;
+    double sim;
+} minlsh__lsh_pair;
+
+struct minlsh_pairs {
+    minlsh_allocator alloc;
+    size_t n;
+    minlsh__lsh_pair *v;
+};
+
+static int minlsh__pair_cmp(const void *x, const void *y) {
+    const minlsh__lsh_pair *p = (const minlsh__lsh_pair *)x;
+    const minlsh__lsh_pair *q = (const minlsh__lsh_pair *)y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+/* 1 if slots x and y have the same values in some band before j. */
+static int minlsh__shared_before(const minlsh_index *ix, uint32_t x, uint32_t y,
+                                 uint32_t j) {
+    const uint32_t *sx = minlsh__lsh_sig(ix, x), *sy = minlsh__lsh_sig(ix, y);
+    size_t bytes = (size_t)ix->rows * sizeof *sx;
+    uint32_t i;
+    for (i = 0; i < j; i++) {
+        size_t off = (size_t)i * ix->rows;
+        if (memcmp(sx + off, sy + off, bytes) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Gather the members of the bucket whose head is `head` into *m. */
+static int minlsh__gather(const minlsh_index *ix, uint32_t j, uint32_t head,
+                          uint32_t **m, size_t *m_cap, size_t *n) {
+    uint32_t s;
+    int rc;
+    *n = 0;
+    for (s = head; s != MINLSH__LSH_NIL; s = minlsh__lsh_link_at(ix, s, j)->next) {
+        void *grown = *m;
+        rc = minlsh__reserve(&ix->alloc, &grown, m_cap, *n, *n + 1, sizeof **m);
+        *m = (uint32_t *)grown;
+        if (rc != 0) return rc;
+        (*m)[(*n)++] = s;
+    }
+    return 0;
+}
+
+int minlsh_index_pairs(const minlsh_index *index, double min_similarity,
+                       minlsh_pairs **out) {
+    minlsh_pairs *pr;
+    uint32_t *m = NULL;
+    size_t m_cap = 0, v_cap = 0, nm, p, x, y, o;
+    uint32_t j;
+    int rc = 0;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (index == NULL) return MINLSH_E_NULL;
+    if (!(min_similarity >= 0.0 && min_similarity <= 1.0)) return MINLSH_E_PARAM;
+    pr = (minlsh_pairs *)minlsh__calloc(&index->alloc, 1, sizeof *pr);
+    if (pr == NULL) return MINLSH_E_NOMEM;
+    pr->alloc = index->alloc;
+    for (j = 0; j < index->bands && rc == 0; j++) {
+        const minlsh__lsh_table *t = &index->band[j];
+        for (p = 0; p < t->cap && rc == 0; p++) {
+            uint32_t head = t->e[p].val;
+            if (head == MINLSH__LSH_NIL ||
+                minlsh__lsh_link_at(index, head, j)->next == MINLSH__LSH_NIL)
+                continue;
+            rc = minlsh__gather(index, j, head, &m, &m_cap, &nm);
+            for (x = 0; x < nm && rc == 0; x++) {
+                for (y = x + 1; y < nm; y++) {
+                    minlsh__lsh_pair q;
+                    void *grown;
+                    uint64_t ia = index->ids[m[x]], ib = index->ids[m[y]];
+                    if (minlsh__shared_before(index, m[x], m[y], j)) continue;
+                    (void)minlsh_signature_estimate(&q.sim, minlsh__lsh_sig(index, m[x]),
+                                                    minlsh__lsh_sig(index, m[y]),
+                                                    index->k);
+                    if (!(q.sim >= min_similarity)) continue;
+                    q.a = ia < ib ? ia : ib;
+                    q.b = ia < ib ? ib : ia;
+                    grown = pr->v;
+                    rc = minlsh__reserve(&pr->alloc, &grown, &v_cap, pr->n, pr->n + 1,
+                                         sizeof *pr->v);
+                    pr->v = (minlsh__lsh_pair *)grown;
+                    if (rc != 0) break;
+                    pr->v[pr->n++] = q;
+                }
+            }
+        }
+    }
+    minlsh__free(&index->alloc, m);
+    if (rc != 0) {
+        minlsh_pairs_free(pr);
+        return rc;
+    }
+    if (pr->n > 1) {
+        qsort(pr->v, pr->n, sizeof *pr->v, minlsh__pair_cmp);
+        for (x = 1, o = 1; x < pr->n; x++)
+            if (minlsh__pair_cmp(&pr->v[x], &pr->v[o - 1]) != 0) pr->v[o++] = pr->v[x];
+        pr->n = o;
+    }
+    *out = pr;
+    return 0;
+}
+
+void minlsh_pairs_free(minlsh_pairs *pairs) {
+    minlsh_allocator al;
+    if (pairs == NULL) return;
+    al = pairs->alloc;
+    minlsh__free(&al, pairs->v);
+    minlsh__free(&al, pairs);
+}
+
+size_t minlsh_pairs_count(const minlsh_pairs *pairs) {
+    return pairs != NULL ? pairs->n : 0;
+}
+
+int minlsh_pairs_get(const minlsh_pairs *pairs, size_t i, uint64_t *a, uint64_t *b,
+                     double *similarity) {
+    if (pairs == NULL) return MINLSH_E_NULL;
+    if (i >= pairs->n) return MINLSH_E_NOTFOUND;
+    if (a != NULL) *a = pairs->v[i].a;
+    if (b != NULL) *b = pairs->v[i].b;
+    if (similarity != NULL) *similarity = pairs->v[i].sim;
+    return 0;
+}

@@ -1,0 +1,150 @@
+/*
+ * Saving and loading an index (docs/format.md): the common header, then per
+ * document in ascending id order its LE64 id and k LE32 values, then the
+ * metadata section and the trailer. Buckets are not stored; load rebuilds
+ * them, so the same documents always give the same bytes.
+ */
+#include "lsh.h"
+
+/* The live ids, ascending, in a new array of ix->count entries. */
+static int minlsh__sorted_ids(const minlsh_index *ix, uint64_t **out) {
+    uint64_t *ids;
+    size_t s, n = 0;
+    *out = NULL;
+    ids = (uint64_t *)minlsh__malloc(&ix->alloc, (ix->count > 0 ? ix->count : 1) * sizeof *ids);
+    if (ids == NULL) return MINLSH_E_NOMEM;
+    for (s = 0; s < ix->n_slots; s++)
+        if (ix->state[s] != MINLSH__LSH_FREE) ids[n++] = ix->ids[s];
+    minlsh__lsh_sort_u64(ids, n);
+    *out = ids;
+    return 0;
+}
+
+static void minlsh__index_write(const minlsh_index *ix, const uint64_t *ids,
+                                minlsh__writer *w) {
+    uint8_t rec[8 + 4 * MINLSH_FAMILY_K_MAX];
+    minlsh__header h;
+    size_t i;
+    uint32_t v;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, MINLSH__MAGIC_INDEX, 8);
+    h.version = MINLSH__FORMAT_VERSION;
+    h.k = ix->k;
+    h.bands = ix->bands;
+    h.rows = ix->rows;
+    h.flags = 0;
+    h.seed = ix->seed;
+    h.config_id = ix->config_id;
+    h.count = ix->count;
+    minlsh__header_write(w, &h);
+    for (i = 0; i < ix->count; i++) {
+        const uint32_t *sig = minlsh__lsh_sig(ix, minlsh__lsh_find_id(ix, ids[i]));
+        minlsh__store64le(rec, ids[i]);
+        for (v = 0; v < ix->k; v++) minlsh__store32le(rec + 8 + 4 * (size_t)v, sig[v]);
+        minlsh__writer_put(w, rec, 8 + 4 * (size_t)ix->k);
+    }
+    minlsh__metadata_write(w, ix->meta, ix->meta_len);
+    minlsh__trailer_write(w);
+}
+
+int minlsh_index_save(const minlsh_index *index, const char *path) {
+    minlsh__writer w;
+    uint64_t *ids;
+    int rc;
+    if (index == NULL || path == NULL) return MINLSH_E_NULL;
+    rc = minlsh__sorted_ids(index, &ids);
+    if (rc != 0) return rc;
+    rc = minlsh__writer_init_file(&w, &index->alloc, path);
+    if (rc == 0) {
+        minlsh__index_write(index, ids, &w);
+        rc = minlsh__writer_finish(&w, NULL);
+    }
+    minlsh__free(&index->alloc, ids);
+    return rc;
+}
+
+int minlsh_index_save_buffer(const minlsh_index *index, void *buf, size_t cap,
+                             size_t *n_out) {
+    minlsh__writer w;
+    uint64_t *ids;
+    int rc;
+    if (index == NULL || (buf == NULL && cap > 0)) return MINLSH_E_NULL;
+    rc = minlsh__sorted_ids(index, &ids);
+    if (rc != 0) return rc;
+    minlsh__writer_init_buffer(&w, buf, cap);
+    minlsh__index_write(index, ids, &w);
+    rc = minlsh__writer_finish(&w, n_out);
+    minlsh__free(&index->alloc, ids);
+    return rc;
+}
+
+int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
+                             const minlsh_family *family, uint64_t config_id,
+                             const minlsh_allocator *alloc) {
+    const uint8_t *b = (const uint8_t *)buf, *payload, *meta;
+    minlsh_allocator al;
+    minlsh__header h;
+    minlsh_index *ix;
+    size_t meta_len, item, i, n;
+    uint32_t k_peek, v;
+    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    int rc;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (buf == NULL && len > 0) return MINLSH_E_NULL;
+    rc = minlsh__alloc_setup(&al, alloc);
+    if (rc != 0) return rc;
+    /* The item size depends on k, which the header check validates; a
+     * nonsensical k fails that check before the size matters. */
+    k_peek = len >= 20 ? minlsh__load32le(b + 16) : 1;
+    if (k_peek == 0 || k_peek > MINLSH_FAMILY_K_MAX) k_peek = 1;
+    item = 8 + 4 * (size_t)k_peek;
+    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_INDEX, item, &h, &payload,
+                                  &meta, &meta_len);
+    if (rc != 0) return rc;
+    if (h.bands == 0 || h.rows == 0 || (uint64_t)h.bands * h.rows > h.k)
+        return MINLSH_E_CORRUPT;
+    if (h.count > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
+    n = (size_t)h.count;
+    for (i = 1; i < n; i++)
+        if (minlsh__load64le(payload + i * item) <= minlsh__load64le(payload + (i - 1) * item))
+            return MINLSH_E_CORRUPT;
+    if (family != NULL &&
+        (minlsh_family_k(family) != h.k || minlsh_family_seed(family) != h.seed ||
+         config_id != h.config_id))
+        return MINLSH_E_MISMATCH;
+    rc = minlsh__lsh_index_create(&ix, h.k, h.seed, h.config_id, h.bands, h.rows, &al);
+    if (rc != 0) return rc;
+    rc = minlsh__lsh_reserve(ix, n);
+    if (rc == 0) rc = minlsh_index_set_metadata(ix, meta, meta_len);
+    for (i = 0; i < n && rc == 0; i++) {
+        const uint8_t *p = payload + i * item;
+        for (v = 0; v < h.k; v++) sig[v] = minlsh__load32le(p + 8 + 4 * (size_t)v);
+        rc = minlsh__lsh_insert(ix, minlsh__load64le(p), sig);
+    }
+    if (rc != 0) {
+        minlsh_index_free(ix);
+        return rc;
+    }
+    *out = ix;
+    return 0;
+}
+
+int minlsh_index_load(minlsh_index **out, const char *path,
+                      const minlsh_family *family, uint64_t config_id,
+                      const minlsh_allocator *alloc) {
+    minlsh_allocator al;
+    uint8_t *data;
+    size_t len;
+    int rc;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (path == NULL) return MINLSH_E_NULL;
+    rc = minlsh__alloc_setup(&al, alloc);
+    if (rc != 0) return rc;
+    rc = minlsh__file_read(&al, path, &data, &len);
+    if (rc != 0) return rc;
+    rc = minlsh_index_load_buffer(out, data, len, family, config_id, &al);
+    minlsh__free(&al, data);
+    return rc;
+}

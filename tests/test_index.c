@@ -1,0 +1,1455 @@
+/*
+ * The band index, pairs and clusters, checked against brute force written
+ * from the definitions (two documents are candidates iff they share
+ * (j, band key j) for some band j), band keys against an independent
+ * reference, the S-curve measured with a real MinHash family, save/load
+ * with every truncation and bit flip, and allocation failure at every step.
+ */
+#include "minlsh.h"
+#include "testlib.h"
+
+#include "common/common.h" /* minlsh__sum64, to craft inconsistent files */
+
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC); /* C11; wall time, fine for coarse bounds */
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- a failing, counting allocator ---------------------------------------- */
+
+typedef struct {
+    long live;    /* outstanding blocks */
+    long calls;   /* allocations since arming */
+    long fail_at; /* 0: never fail; N: the Nth allocation and all later fail */
+} fa_state;
+
+static void *fa_alloc(void *opaque, size_t n) {
+    fa_state *s = (fa_state *)opaque;
+    void *p;
+    s->calls++;
+    if (s->fail_at > 0 && s->calls >= s->fail_at) return NULL;
+    p = malloc(n);
+    if (p != NULL) s->live++;
+    return p;
+}
+
+static void fa_free(void *opaque, void *p) {
+    fa_state *s = (fa_state *)opaque;
+    s->live--;
+    free(p);
+}
+
+static void fa_arm(fa_state *s, long n) {
+    s->calls = 0;
+    s->fail_at = n;
+}
+
+/* ---- a model of the index: the documents, and brute force over them ------- */
+
+#define MK 32 /* k of the structured tests */
+#define MB 8
+#define MR 4
+
+typedef struct {
+    size_t n;
+    uint32_t k, b, r;
+    uint64_t *id;
+    uint32_t *sig;  /* n * k */
+    uint64_t *key;  /* n * b */
+    int *empty;
+    int *live;
+} model;
+
+static void model_init(model *m, size_t n, uint32_t k, uint32_t b, uint32_t r) {
+    m->n = n;
+    m->k = k;
+    m->b = b;
+    m->r = r;
+    m->id = (uint64_t *)calloc(n, sizeof *m->id);
+    m->sig = (uint32_t *)calloc(n * k, sizeof *m->sig);
+    m->key = (uint64_t *)calloc(n * b, sizeof *m->key);
+    m->empty = (int *)calloc(n, sizeof *m->empty);
+    m->live = (int *)calloc(n, sizeof *m->live);
+}
+
+static void model_free(model *m) {
+    free(m->id);
+    free(m->sig);
+    free(m->key);
+    free(m->empty);
+    free(m->live);
+}
+
+static void model_finish(model *m) {
+    size_t i, nk;
+    for (i = 0; i < m->n; i++) {
+        EXPECT_OK(minlsh_band_keys(m->sig + i * m->k, m->k, m->b, m->r, m->key + i * m->b,
+                                   m->b, &nk));
+        m->empty[i] = minlsh_signature_is_empty(m->sig + i * m->k, m->k);
+    }
+}
+
+static int model_share(const model *m, size_t x, size_t y) {
+    uint32_t j;
+    if (m->empty[x] || m->empty[y]) return 0;
+    for (j = 0; j < m->b; j++)
+        if (m->key[x * m->b + j] == m->key[y * m->b + j]) return 1;
+    return 0;
+}
+
+static double model_est(const model *m, size_t x, size_t y) {
+    double e = -1.0;
+    EXPECT_OK(minlsh_signature_estimate(&e, m->sig + x * m->k, m->sig + y * m->k, m->k));
+    return e;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Structured documents: families sharing bands, a global pool of band
+ * variants that links families, random noise, and a few empty signatures. */
+static void model_generate(model *m, uint64_t seed, size_t n_fam, size_t n_empty) {
+    uint64_t st = seed;
+    uint32_t *base = (uint32_t *)malloc(n_fam * m->k * sizeof *base);
+    uint32_t pool[64][4][16];
+    size_t i, f, c;
+    uint32_t j, v;
+    for (i = 0; i < n_fam * m->k; i++) base[i] = (uint32_t)tl_rand(&st);
+    for (j = 0; j < 64; j++)
+        for (c = 0; c < 4; c++)
+            for (v = 0; v < 16; v++) pool[j][c][v] = (uint32_t)tl_rand(&st);
+    for (i = 0; i < m->n; i++) {
+        uint32_t *s = m->sig + i * m->k;
+        m->id[i] = tl_rand(&st);
+        if (i % 7 == 3) m->id[i] &= 0xFFFF; /* small ids too */
+        if (i < n_empty) {
+            for (v = 0; v < m->k; v++) s[v] = MINLSH_EMPTY_VALUE;
+            continue;
+        }
+        f = (size_t)(tl_rand(&st) % n_fam);
+        /* Per band: the family's values (50%), one of 4 shared variants
+         * (20%) or noise (30%). */
+        for (j = 0; j * m->r < m->k; j++) {
+            unsigned choice = (unsigned)(tl_rand(&st) % 10);
+            c = (size_t)(tl_rand(&st) % 4);
+            for (v = j * m->r; v < (j + 1) * m->r && v < m->k; v++) {
+                if (choice < 5) s[v] = base[f * m->k + v];
+                else if (choice < 7) s[v] = pool[j % 64][c][(v - j * m->r) % 16];
+                else s[v] = (uint32_t)tl_rand(&st);
+            }
+        }
+    }
+    /* ids must be distinct */
+    {
+        uint64_t *ids = (uint64_t *)malloc(m->n * sizeof *ids);
+        memcpy(ids, m->id, m->n * sizeof *ids);
+        qsort(ids, m->n, sizeof *ids, cmp_u64);
+        for (i = 1; i < m->n; i++)
+            if (ids[i] == ids[i - 1]) m->id[i] ^= UINT64_C(0x8000000000000000) + i;
+        free(ids);
+    }
+    free(base);
+    model_finish(m);
+}
+
+/* Brute-force candidates of document x (or of an outside signature with
+ * keys qk when x == SIZE_MAX), ascending ids. */
+static size_t model_query(const model *m, size_t x, const uint64_t *qk, int q_empty,
+                          uint64_t *out) {
+    size_t i, n = 0;
+    uint32_t j;
+    for (i = 0; i < m->n; i++) {
+        if (!m->live[i] || m->empty[i] || q_empty) continue;
+        if (x != SIZE_MAX) {
+            if (!model_share(m, x, i)) continue;
+        } else {
+            for (j = 0; j < m->b; j++)
+                if (qk[j] == m->key[i * m->b + j]) break;
+            if (j == m->b) continue;
+        }
+        out[n++] = m->id[i];
+    }
+    qsort(out, n, sizeof *out, cmp_u64);
+    return n;
+}
+
+static size_t model_index_of(const model *m, uint64_t id) {
+    size_t i;
+    for (i = 0; i < m->n; i++)
+        if (m->id[i] == id) return i;
+    return SIZE_MAX;
+}
+
+/* Every live document's query must equal brute force, with the estimates. */
+static int check_queries(const minlsh_index *ix, const model *m) {
+    uint64_t *want = (uint64_t *)malloc((m->n + 1) * sizeof *want);
+    uint64_t *got = (uint64_t *)malloc((m->n + 1) * sizeof *got);
+    double *sim = (double *)malloc((m->n + 1) * sizeof *sim);
+    size_t i, t, nw, ng = 0, live = 0;
+    int bad = 0;
+    for (i = 0; i < m->n && !bad; i++) {
+        if (!m->live[i]) continue;
+        live++;
+        nw = model_query(m, i, NULL, m->empty[i], want);
+        if (minlsh_index_query(ix, m->sig + i * m->k, m->k, got, sim, m->n + 1, &ng) != 0 ||
+            ng != nw || (nw > 0 && memcmp(got, want, nw * sizeof *got) != 0)) {
+            TL_FAIL("query of doc %zu: %zu results, want %zu", i, ng, nw);
+            bad = 1;
+            break;
+        }
+        for (t = 0; t < ng; t++)
+            if (sim[t] != model_est(m, i, model_index_of(m, got[t]))) {
+                TL_FAIL("query of doc %zu: similarity %zu wrong", i, t);
+                bad = 1;
+                break;
+            }
+    }
+    if (!bad && minlsh_index_count(ix) != live) {
+        TL_FAIL("count %llu, want %zu", (unsigned long long)minlsh_index_count(ix), live);
+        bad = 1;
+    }
+    free(want);
+    free(got);
+    free(sim);
+    return !bad;
+}
+
+/* ---- pair lists ------------------------------------------------------------ */
+
+typedef struct {
+    uint64_t a, b;
+    double s;
+} tpair;
+
+static int cmp_pair(const void *x, const void *y) {
+    const tpair *p = (const tpair *)x, *q = (const tpair *)y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+/* All live candidate pairs with estimate >= min, sorted. */
+static size_t model_pairs(const model *m, double min, tpair **out) {
+    size_t x, y, n = 0, cap = 1024;
+    tpair *v = (tpair *)malloc(cap * sizeof *v);
+    for (x = 0; x < m->n; x++) {
+        if (!m->live[x]) continue;
+        for (y = x + 1; y < m->n; y++) {
+            double e;
+            if (!m->live[y] || !model_share(m, x, y)) continue;
+            e = model_est(m, x, y);
+            if (!(e >= min)) continue;
+            if (n == cap) v = (tpair *)realloc(v, (cap *= 2) * sizeof *v);
+            v[n].a = m->id[x] < m->id[y] ? m->id[x] : m->id[y];
+            v[n].b = m->id[x] < m->id[y] ? m->id[y] : m->id[x];
+            v[n].s = e;
+            n++;
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_pair);
+    *out = v;
+    return n;
+}
+
+static int pairs_equal(const minlsh_pairs *p, const tpair *want, size_t n) {
+    size_t i;
+    if (minlsh_pairs_count(p) != n) {
+        TL_FAIL("pairs count %zu, want %zu", minlsh_pairs_count(p), n);
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t a, b;
+        double s;
+        if (minlsh_pairs_get(p, i, &a, &b, &s) != 0 || a != want[i].a || b != want[i].b ||
+            s != want[i].s) {
+            TL_FAIL("pair %zu differs", i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- clusters by BFS --------------------------------------------------------- */
+
+/* Groups of the graph on the given edges by BFS over an adjacency matrix
+ * of the distinct endpoints: groups[i] lists sorted members, groups sorted
+ * by smallest member; returns the number of groups; members in *flat with
+ * offsets *off (n_groups + 1). */
+static size_t bfs_clusters(const uint64_t *ea, const uint64_t *eb, size_t ne,
+                           uint64_t **flat, size_t **off) {
+    uint64_t *u = (uint64_t *)malloc((2 * ne + 1) * sizeof *u);
+    size_t nu = 0, i, j, ng = 0, nf = 0;
+    unsigned char *adj, *seen;
+    size_t *queue;
+    for (i = 0; i < ne; i++)
+        if (ea[i] != eb[i]) {
+            u[nu++] = ea[i];
+            u[nu++] = eb[i];
+        }
+    qsort(u, nu, sizeof *u, cmp_u64);
+    for (i = 0, j = 0; i < nu; i++)
+        if (j == 0 || u[i] != u[j - 1]) u[j++] = u[i];
+    nu = j;
+    adj = (unsigned char *)calloc(nu * nu + 1, 1);
+    seen = (unsigned char *)calloc(nu + 1, 1);
+    queue = (size_t *)malloc((nu + 1) * sizeof *queue);
+    *flat = (uint64_t *)malloc((nu + 1) * sizeof **flat);
+    *off = (size_t *)malloc((nu + 2) * sizeof **off);
+    for (i = 0; i < ne; i++) {
+        size_t x, y;
+        if (ea[i] == eb[i]) continue;
+        x = (size_t)((uint64_t *)bsearch(&ea[i], u, nu, sizeof *u, cmp_u64) - u);
+        y = (size_t)((uint64_t *)bsearch(&eb[i], u, nu, sizeof *u, cmp_u64) - u);
+        adj[x * nu + y] = adj[y * nu + x] = 1;
+    }
+    (*off)[0] = 0;
+    for (i = 0; i < nu; i++) {
+        size_t qh = 0, qt = 0, start = nf;
+        if (seen[i]) continue;
+        seen[i] = 1;
+        queue[qt++] = i;
+        while (qh < qt) {
+            size_t x = queue[qh++];
+            (*flat)[nf++] = u[x];
+            for (j = 0; j < nu; j++)
+                if (adj[x * nu + j] && !seen[j]) {
+                    seen[j] = 1;
+                    queue[qt++] = j;
+                }
+        }
+        qsort(*flat + start, nf - start, sizeof **flat, cmp_u64);
+        (*off)[++ng] = nf;
+    }
+    free(u);
+    free(adj);
+    free(seen);
+    free(queue);
+    return ng; /* every endpoint has a neighbour: all groups have >= 2 */
+}
+
+static int clusters_equal(const minlsh_clusters *c, const uint64_t *flat, const size_t *off,
+                          size_t ng) {
+    size_t g, n;
+    uint64_t *buf;
+    int ok = 1;
+    if (minlsh_clusters_count(c) != ng) {
+        TL_FAIL("clusters count %zu, want %zu", minlsh_clusters_count(c), ng);
+        return 0;
+    }
+    buf = (uint64_t *)malloc((off[ng] + 1) * sizeof *buf);
+    for (g = 0; g < ng && ok; g++) {
+        if (minlsh_clusters_members(c, g, buf, off[ng] + 1, &n) != 0 ||
+            n != off[g + 1] - off[g] || memcmp(buf, flat + off[g], n * sizeof *buf) != 0) {
+            TL_FAIL("cluster %zu differs", g);
+            ok = 0;
+        }
+    }
+    free(buf);
+    return ok;
+}
+
+static minlsh_family *make_family(uint32_t k, uint64_t seed) {
+    minlsh_family *f = NULL;
+    EXPECT_OK(minlsh_family_new(&f, k, seed, NULL));
+    return f;
+}
+
+static minlsh_index *build(const minlsh_family *fam, model *m, const size_t *order,
+                           const minlsh_allocator *alloc) {
+    minlsh_index *ix = NULL;
+    size_t i;
+    EXPECT_OK(minlsh_index_new(&ix, fam, 77, m->b, m->r, alloc));
+    if (ix == NULL) return NULL;
+    for (i = 0; i < m->n; i++) {
+        size_t d = order != NULL ? order[i] : i;
+        EXPECT_OK(minlsh_index_insert(ix, m->id[d], m->sig + d * m->k, m->k));
+        m->live[d] = 1;
+    }
+    return ix;
+}
+
+static void shuffle(size_t *v, size_t n, uint64_t seed) {
+    size_t i;
+    for (i = 0; i < n; i++) v[i] = i;
+    for (i = n; i > 1; i--) {
+        size_t j = (size_t)(tl_rand(&seed) % i), t = v[i - 1];
+        v[i - 1] = v[j];
+        v[j] = t;
+    }
+}
+
+static uint8_t *save_bytes(const minlsh_index *ix, size_t *len) {
+    uint8_t *buf;
+    size_t n = 0;
+    EXPECT_ERR(minlsh_index_save_buffer(ix, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    buf = (uint8_t *)malloc(n + 1);
+    EXPECT_OK(minlsh_index_save_buffer(ix, buf, n, len));
+    EXPECT(*len == n);
+    return buf;
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_band_keys(void) {
+    /* Golden values from an independent SipHash-2-4 in Python (written from
+     * the paper; it reproduces the official vector for the empty message). */
+    uint32_t sig[12], e4[4];
+    uint64_t keys[16], want;
+    size_t n, i, j;
+    for (i = 0; i < 12; i++) sig[i] = (uint32_t)(i * UINT32_C(0x9E3779B1));
+    for (i = 0; i < 4; i++) e4[i] = MINLSH_EMPTY_VALUE;
+    EXPECT_OK(minlsh_band_keys(sig, 12, 3, 4, keys, 16, &n));
+    EXPECT_EQ_INT(n, 3);
+    EXPECT_EQ_U64(keys[0], UINT64_C(0x5b73425f3f71e5b8));
+    EXPECT_EQ_U64(keys[1], UINT64_C(0x4f8f65ca250376a6));
+    EXPECT_EQ_U64(keys[2], UINT64_C(0x187d6646080fa303));
+    EXPECT_OK(minlsh_band_keys(sig, 12, 5, 2, keys, 5, NULL));
+    EXPECT_EQ_U64(keys[0], UINT64_C(0x4053d7152a7e023b));
+    EXPECT_EQ_U64(keys[1], UINT64_C(0xcc68d7789b9870ae));
+    EXPECT_EQ_U64(keys[2], UINT64_C(0xd9349b054d31ee94));
+    EXPECT_EQ_U64(keys[3], UINT64_C(0x2ea2a71b8ef69e34));
+    EXPECT_EQ_U64(keys[4], UINT64_C(0x575b7c7a216a40ac));
+    EXPECT_OK(minlsh_band_keys(sig, 12, 1, 12, keys, 1, NULL));
+    EXPECT_EQ_U64(keys[0], UINT64_C(0x8ea082b40c99afcf));
+    EXPECT_OK(minlsh_band_keys(e4, 4, 2, 2, keys, 2, NULL));
+    EXPECT_EQ_U64(keys[0], UINT64_C(0xc56cb8ae435fb7f7));
+    EXPECT_EQ_U64(keys[1], UINT64_C(0x2ed3755d50d3829a));
+
+    /* The definition, byte by byte, through the public SipHash. */
+    {
+        uint64_t st = 99;
+        uint32_t big[1024];
+        static const uint32_t shapes[][2] = {{1, 1}, {20, 5}, {9, 13}, {128, 8}, {1, 1024},
+                                             {1024, 1}, {7, 3}};
+        for (i = 0; i < 1024; i++) big[i] = (uint32_t)tl_rand(&st);
+        for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            uint32_t b = shapes[i][0], r = shapes[i][1];
+            uint64_t *k2 = (uint64_t *)malloc(b * sizeof *k2);
+            EXPECT_OK(minlsh_band_keys(big, 1024, b, r, k2, b, &n));
+            for (j = 0; j < b; j++) {
+                uint8_t key[16], msg[4096];
+                size_t v;
+                for (v = 0; v < 8; v++) key[v] = (uint8_t)(j >> (8 * v));
+                memcpy(key + 8, "mlshband", 8);
+                for (v = 0; v < r; v++) {
+                    uint32_t x = big[j * r + v];
+                    msg[4 * v] = (uint8_t)x;
+                    msg[4 * v + 1] = (uint8_t)(x >> 8);
+                    msg[4 * v + 2] = (uint8_t)(x >> 16);
+                    msg[4 * v + 3] = (uint8_t)(x >> 24);
+                }
+                EXPECT_OK(minlsh_siphash24(&want, key, msg, 4 * (size_t)r));
+                if (k2[j] != want) {
+                    TL_FAIL("b=%u r=%u key %zu", b, r, j);
+                    break;
+                }
+            }
+            free(k2);
+        }
+    }
+    /* Only the first b*r values matter. */
+    {
+        uint64_t k1[5], k2[5];
+        uint32_t s2[12];
+        memcpy(s2, sig, sizeof s2);
+        s2[10] ^= 1;
+        s2[11] ^= 1;
+        EXPECT_OK(minlsh_band_keys(sig, 12, 5, 2, k1, 5, NULL));
+        EXPECT_OK(minlsh_band_keys(s2, 12, 5, 2, k2, 5, NULL));
+        EXPECT(memcmp(k1, k2, sizeof k1) == 0);
+        s2[9] ^= 1;
+        EXPECT_OK(minlsh_band_keys(s2, 12, 5, 2, k2, 5, NULL));
+        EXPECT(memcmp(k1, k2, 4 * sizeof *k1) == 0 && k1[4] != k2[4]);
+    }
+    /* Errors. */
+    EXPECT_ERR(minlsh_band_keys(NULL, 12, 3, 4, keys, 16, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_band_keys(sig, 12, 0, 4, keys, 16, &n), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_band_keys(sig, 12, 3, 0, keys, 16, &n), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_band_keys(sig, 12, 4, 4, keys, 16, &n), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_band_keys(sig, 0, 1, 1, keys, 16, &n), MINLSH_E_PARAM);
+    n = 0;
+    EXPECT_ERR(minlsh_band_keys(sig, 12, 3, 4, keys, 2, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_INT(n, 3);
+    EXPECT_ERR(minlsh_band_keys(sig, 12, 3, 4, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_band_keys(sig, 12, 3, 4, NULL, 3, &n), MINLSH_E_NULL);
+}
+
+static void test_basic(void) {
+    minlsh_family *fam = make_family(MK, 7), *fam2 = make_family(MK, 8);
+    minlsh_index *ix = NULL;
+    minlsh_allocator bad = {NULL, NULL, NULL};
+    uint32_t s1[MK], s2[MK], got[MK];
+    uint64_t ids[4];
+    size_t i, n;
+    for (i = 0; i < MK; i++) {
+        s1[i] = (uint32_t)i;
+        s2[i] = (uint32_t)(i + 1000);
+    }
+    EXPECT_ERR(minlsh_index_new(NULL, fam, 0, 8, 4, NULL), MINLSH_E_NULL);
+    ix = (minlsh_index *)(uintptr_t)1;
+    EXPECT_ERR(minlsh_index_new(&ix, NULL, 0, 8, 4, NULL), MINLSH_E_NULL);
+    EXPECT(ix == NULL);
+    EXPECT_ERR(minlsh_index_new(&ix, fam, 0, 0, 4, NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_index_new(&ix, fam, 0, 8, 0, NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_index_new(&ix, fam, 0, 9, 4, NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_index_new(&ix, fam, 0, 33, 1, NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_index_new(&ix, fam, 0, 8, 4, &bad), MINLSH_E_PARAM);
+    EXPECT(ix == NULL);
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0x1234, 5, 6, NULL));
+    EXPECT_EQ_INT(minlsh_index_k(ix), MK);
+    EXPECT_EQ_INT(minlsh_index_bands(ix), 5);
+    EXPECT_EQ_INT(minlsh_index_rows(ix), 6);
+    EXPECT_EQ_U64(minlsh_index_seed(ix), 7);
+    EXPECT_EQ_U64(minlsh_index_config_id(ix), 0x1234);
+    EXPECT_EQ_U64(minlsh_index_count(ix), 0);
+    EXPECT_EQ_INT(minlsh_index_k(NULL), 0);
+    EXPECT_EQ_INT(minlsh_index_bands(NULL), 0);
+    EXPECT_EQ_INT(minlsh_index_rows(NULL), 0);
+    EXPECT_EQ_U64(minlsh_index_seed(NULL), 0);
+    EXPECT_EQ_U64(minlsh_index_config_id(NULL), 0);
+    EXPECT_EQ_U64(minlsh_index_count(NULL), 0);
+    minlsh_index_free(NULL);
+
+    /* An empty index answers queries. */
+    EXPECT_OK(minlsh_index_query(ix, s1, MK, ids, NULL, 4, &n));
+    EXPECT_EQ_INT(n, 0);
+
+    EXPECT_OK(minlsh_index_insert(ix, 10, s1, MK));
+    EXPECT_OK(minlsh_index_insert(ix, 0, s2, MK));
+    EXPECT_ERR(minlsh_index_insert(ix, 10, s2, MK), MINLSH_E_EXISTS);
+    EXPECT_ERR(minlsh_index_insert(ix, 11, s2, MK - 1), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_index_insert(ix, 11, NULL, MK), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_insert(NULL, 11, s2, MK), MINLSH_E_NULL);
+    EXPECT_EQ_U64(minlsh_index_count(ix), 2);
+    EXPECT_EQ_INT(minlsh_index_contains(ix, 10), 1);
+    EXPECT_EQ_INT(minlsh_index_contains(ix, 0), 1);
+    EXPECT_EQ_INT(minlsh_index_contains(ix, 11), 0);
+    EXPECT_ERR(minlsh_index_contains(NULL, 10), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_index_get(ix, 10, got, MK, &n));
+    EXPECT_EQ_INT(n, MK);
+    EXPECT(memcmp(got, s1, sizeof s1) == 0);
+    EXPECT_OK(minlsh_index_get(ix, 0, got, MK + 5, NULL));
+    EXPECT(memcmp(got, s2, sizeof s2) == 0);
+    n = 0;
+    EXPECT_ERR(minlsh_index_get(ix, 10, got, MK - 1, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_INT(n, MK);
+    EXPECT_ERR(minlsh_index_get(ix, 10, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_get(ix, 10, NULL, MK, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_get(ix, 12, got, MK, &n), MINLSH_E_NOTFOUND);
+    EXPECT_ERR(minlsh_index_get(NULL, 10, got, MK, &n), MINLSH_E_NULL);
+
+    /* Query: a document finds itself; the other shares nothing. */
+    EXPECT_OK(minlsh_index_query(ix, s1, MK, ids, NULL, 4, &n));
+    EXPECT_EQ_INT(n, 1);
+    EXPECT_EQ_U64(ids[0], 10);
+    {
+        double sim = -1;
+        EXPECT_OK(minlsh_index_query(ix, s2, MK, ids, &sim, 1, &n));
+        EXPECT(n == 1 && ids[0] == 0 && sim == 1.0);
+    }
+    /* Same first band as s1, different elsewhere: a candidate of s1. */
+    {
+        uint32_t s3[MK];
+        double sim[4];
+        memcpy(s3, s2, sizeof s3);
+        memcpy(s3, s1, 6 * sizeof *s3);
+        EXPECT_OK(minlsh_index_insert(ix, 5, s3, MK));
+        EXPECT_OK(minlsh_index_query(ix, s1, MK, ids, sim, 4, &n));
+        EXPECT(n == 2 && ids[0] == 5 && ids[1] == 10);
+        EXPECT_NEAR(sim[0], 6.0 / MK, 0);
+        EXPECT(sim[1] == 1.0);
+        /* Values past b*r = 30 take part in estimates only. */
+        memcpy(s3, s1, sizeof s3);
+        s3[30] = 999999;
+        s3[31] = 999998;
+        EXPECT_OK(minlsh_index_insert(ix, 6, s3, MK));
+        EXPECT_OK(minlsh_index_query(ix, s1, MK, ids, sim, 4, &n));
+        EXPECT(n == 3 && ids[2] == 10 && ids[1] == 6);
+        EXPECT_NEAR(sim[1], 30.0 / MK, 0);
+        n = 0;
+        EXPECT_ERR(minlsh_index_query(ix, s1, MK, ids, sim, 2, &n), MINLSH_E_BUFSIZE);
+        EXPECT_EQ_INT(n, 3);
+        EXPECT_ERR(minlsh_index_query(ix, s1, MK, NULL, NULL, 0, &n), MINLSH_E_BUFSIZE);
+        EXPECT_EQ_INT(n, 3);
+        EXPECT_ERR(minlsh_index_query(ix, s1, MK, NULL, NULL, 3, &n), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_query(ix, s1, MK - 1, ids, NULL, 4, &n), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_index_query(ix, NULL, MK, ids, NULL, 4, &n), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_query(NULL, s1, MK, ids, NULL, 4, &n), MINLSH_E_NULL);
+        EXPECT_OK(minlsh_index_remove(ix, 6));
+        EXPECT_OK(minlsh_index_remove(ix, 5));
+    }
+
+    EXPECT_OK(minlsh_index_remove(ix, 10));
+    EXPECT_ERR(minlsh_index_remove(ix, 10), MINLSH_E_NOTFOUND);
+    EXPECT_ERR(minlsh_index_remove(NULL, 10), MINLSH_E_NULL);
+    EXPECT_EQ_INT(minlsh_index_contains(ix, 10), 0);
+    EXPECT_EQ_U64(minlsh_index_count(ix), 1);
+    EXPECT_OK(minlsh_index_query(ix, s1, MK, ids, NULL, 4, &n));
+    EXPECT_EQ_INT(n, 0);
+    /* The slot is recycled and the id may come back with another signature. */
+    EXPECT_OK(minlsh_index_insert(ix, 10, s2, MK));
+    EXPECT_OK(minlsh_index_query(ix, s2, MK, ids, NULL, 4, &n));
+    EXPECT(n == 2 && ids[0] == 0 && ids[1] == 10);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+    minlsh_family_free(fam2);
+}
+
+static void test_metadata(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    minlsh_index *ix = NULL;
+    char buf[16];
+    size_t n = 99;
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, 8, 4, NULL));
+    EXPECT_OK(minlsh_index_metadata(ix, NULL, 0, &n));
+    EXPECT_EQ_INT(n, 0);
+    EXPECT_OK(minlsh_index_set_metadata(ix, "hello", 5));
+    EXPECT_ERR(minlsh_index_metadata(ix, buf, 4, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_INT(n, 5);
+    EXPECT_ERR(minlsh_index_metadata(ix, NULL, 5, &n), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_index_metadata(ix, buf, sizeof buf, &n));
+    EXPECT(n == 5 && memcmp(buf, "hello", 5) == 0);
+    EXPECT_ERR(minlsh_index_set_metadata(ix, NULL, 3), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_set_metadata(NULL, "x", 1), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_metadata(NULL, buf, 16, &n), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_index_set_metadata(ix, NULL, 0));
+    EXPECT_OK(minlsh_index_metadata(ix, buf, sizeof buf, &n));
+    EXPECT_EQ_INT(n, 0);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+}
+
+static void test_query_order_independent(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    model m;
+    size_t *ord = (size_t *)malloc(600 * sizeof *ord), i;
+    minlsh_index *a, *b;
+    uint8_t *ba, *bb;
+    size_t la = 0, lb = 0;
+    model_init(&m, 600, MK, MB, MR);
+    model_generate(&m, 1, 60, 10);
+    a = build(fam, &m, NULL, NULL);
+    shuffle(ord, m.n, 2);
+    b = build(fam, &m, ord, NULL);
+    /* Churn in b: remove a third and put them back in another order. */
+    for (i = 0; i < m.n; i += 3) EXPECT_OK(minlsh_index_remove(b, m.id[ord[i]]));
+    for (i = m.n; i > 0; i--) {
+        size_t d = ord[i - 1];
+        if ((i - 1) % 3 == 0) EXPECT_OK(minlsh_index_insert(b, m.id[d], m.sig + d * MK, MK));
+    }
+    EXPECT(check_queries(a, &m));
+    EXPECT(check_queries(b, &m));
+    /* Outside signatures: mixtures of two documents. */
+    {
+        uint64_t st = 5, want[601], got[601], got2[601], qk[MB];
+        uint32_t q[MK];
+        size_t t, nw, ng, ng2;
+        for (t = 0; t < 200; t++) {
+            size_t x = (size_t)(tl_rand(&st) % m.n), y = (size_t)(tl_rand(&st) % m.n), v;
+            for (v = 0; v < MK; v++) q[v] = (v / MR) % 2 ? m.sig[x * MK + v] : m.sig[y * MK + v];
+            EXPECT_OK(minlsh_band_keys(q, MK, MB, MR, qk, MB, NULL));
+            nw = model_query(&m, SIZE_MAX, qk, minlsh_signature_is_empty(q, MK), want);
+            EXPECT_OK(minlsh_index_query(a, q, MK, got, NULL, 601, &ng));
+            EXPECT_OK(minlsh_index_query(b, q, MK, got2, NULL, 601, &ng2));
+            EXPECT(ng == nw && ng2 == nw);
+            EXPECT(memcmp(got, want, nw * 8) == 0 && memcmp(got2, want, nw * 8) == 0);
+        }
+    }
+    ba = save_bytes(a, &la);
+    bb = save_bytes(b, &lb);
+    EXPECT(la == lb && memcmp(ba, bb, la) == 0);
+    EXPECT_EQ_INT(la, 64 + 600 * (8 + 4 * MK) + 8 + 8);
+    free(ba);
+    free(bb);
+    minlsh_index_free(a);
+    minlsh_index_free(b);
+    model_free(&m);
+    free(ord);
+    minlsh_family_free(fam);
+}
+
+static void test_pairs_and_clusters(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    model m;
+    static const double mins[] = {0.0, 0.25, 0.5, 0.75, 1.0};
+    size_t *ord = (size_t *)malloc(500 * sizeof *ord), mi;
+    minlsh_index *a, *b;
+    model_init(&m, 500, MK, MB, MR);
+    model_generate(&m, 3, 40, 8);
+    /* Exact duplicates, so min_similarity = 1 has something to find. */
+    memcpy(m.sig + 100 * MK, m.sig + 101 * MK, MK * 4);
+    memcpy(m.sig + 200 * MK, m.sig + 101 * MK, MK * 4);
+    memcpy(m.sig + 300 * MK, m.sig + 301 * MK, MK * 4);
+    model_finish(&m);
+    a = build(fam, &m, NULL, NULL);
+    shuffle(ord, m.n, 4);
+    b = build(fam, &m, ord, NULL);
+    for (mi = 0; mi < sizeof mins / sizeof mins[0]; mi++) {
+        tpair *want;
+        size_t nw = model_pairs(&m, mins[mi], &want), i, ng;
+        minlsh_pairs *pa = NULL, *pb = NULL;
+        minlsh_clusters *ca = NULL, *cb = NULL, *ce = NULL;
+        uint64_t *ea = (uint64_t *)malloc((nw + 1) * 8), *eb = (uint64_t *)malloc((nw + 1) * 8);
+        uint64_t *flat;
+        size_t *off;
+        EXPECT_OK(minlsh_index_pairs(a, mins[mi], &pa));
+        EXPECT_OK(minlsh_index_pairs(b, mins[mi], &pb));
+        EXPECT(pairs_equal(pa, want, nw));
+        EXPECT(pairs_equal(pb, want, nw));
+        if (mi == 0) printf("  %zu candidate pairs among %zu documents\n", nw, m.n);
+        if (mi == 0) EXPECT(nw > 1000);
+        if (mi == 4) EXPECT_EQ_INT(nw, 4);
+        for (i = 0; i < nw; i++) {
+            ea[i] = want[i].a;
+            eb[i] = want[i].b;
+        }
+        ng = bfs_clusters(ea, eb, nw, &flat, &off);
+        EXPECT_OK(minlsh_index_clusters(a, mins[mi], &ca));
+        EXPECT_OK(minlsh_index_clusters(b, mins[mi], &cb));
+        EXPECT_OK(minlsh_clusters_from_edges(&ce, ea, eb, nw, NULL));
+        EXPECT(clusters_equal(ca, flat, off, ng));
+        EXPECT(clusters_equal(cb, flat, off, ng));
+        EXPECT(clusters_equal(ce, flat, off, ng));
+        if (mi == 4) EXPECT_EQ_INT(ng, 2);
+        minlsh_pairs_free(pa);
+        minlsh_pairs_free(pb);
+        minlsh_clusters_free(ca);
+        minlsh_clusters_free(cb);
+        minlsh_clusters_free(ce);
+        free(want);
+        free(ea);
+        free(eb);
+        free(flat);
+        free(off);
+    }
+    /* API edges. */
+    {
+        minlsh_pairs *p = NULL;
+        minlsh_clusters *c = NULL;
+        uint64_t x, y, buf[2];
+        double s;
+        size_t n = 0;
+        EXPECT_ERR(minlsh_index_pairs(a, -0.01, &p), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_index_pairs(a, 1.01, &p), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_index_pairs(a, NAN, &p), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_index_pairs(NULL, 0.5, &p), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_pairs(a, 0.5, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_clusters(a, NAN, &c), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_index_clusters(a, 2.0, &c), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_index_clusters(NULL, 0.5, &c), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_clusters(a, 0.5, NULL), MINLSH_E_NULL);
+        EXPECT(p == NULL && c == NULL);
+        EXPECT_OK(minlsh_index_pairs(a, 0.9, &p));
+        EXPECT(minlsh_pairs_count(p) > 0);
+        EXPECT_OK(minlsh_pairs_get(p, 0, NULL, NULL, NULL));
+        EXPECT_OK(minlsh_pairs_get(p, 0, &x, &y, &s));
+        EXPECT(x < y && s >= 0.9);
+        EXPECT_ERR(minlsh_pairs_get(p, minlsh_pairs_count(p), &x, &y, &s), MINLSH_E_NOTFOUND);
+        EXPECT_ERR(minlsh_pairs_get(NULL, 0, &x, &y, &s), MINLSH_E_NULL);
+        EXPECT_EQ_INT(minlsh_pairs_count(NULL), 0);
+        minlsh_pairs_free(p);
+        minlsh_pairs_free(NULL);
+        EXPECT_OK(minlsh_index_clusters(a, 0.9, &c));
+        EXPECT(minlsh_clusters_count(c) > 0);
+        EXPECT_ERR(minlsh_clusters_members(c, 0, buf, 1, &n), MINLSH_E_BUFSIZE);
+        EXPECT(n >= 2);
+        EXPECT_ERR(minlsh_clusters_members(c, 0, NULL, 0, &n), MINLSH_E_BUFSIZE);
+        EXPECT_ERR(minlsh_clusters_members(c, minlsh_clusters_count(c), buf, 2, &n),
+                   MINLSH_E_NOTFOUND);
+        EXPECT_ERR(minlsh_clusters_members(NULL, 0, buf, 2, &n), MINLSH_E_NULL);
+        EXPECT_EQ_INT(minlsh_clusters_count(NULL), 0);
+        minlsh_clusters_free(c);
+        minlsh_clusters_free(NULL);
+    }
+    minlsh_index_free(a);
+    minlsh_index_free(b);
+    model_free(&m);
+    free(ord);
+    minlsh_family_free(fam);
+}
+
+static void test_clusters_from_edges(void) {
+    uint64_t pool[300], ea[400], eb[400], st = 11;
+    size_t i, ng;
+    minlsh_clusters *c = NULL;
+    uint64_t *flat;
+    size_t *off;
+    for (i = 0; i < 300; i++) pool[i] = tl_rand(&st);
+    pool[0] = 0;
+    pool[1] = UINT64_MAX;
+    for (i = 0; i < 400; i++) {
+        ea[i] = pool[tl_rand(&st) % 300];
+        eb[i] = i % 17 == 0 ? ea[i] : pool[tl_rand(&st) % 300]; /* self-edges */
+        if (i % 23 == 0 && i > 0) {                             /* repeats */
+            ea[i] = eb[i - 1];
+            eb[i] = ea[i - 1];
+        }
+    }
+    ea[5] = 0;
+    eb[5] = UINT64_MAX;
+    ng = bfs_clusters(ea, eb, 400, &flat, &off);
+    EXPECT_OK(minlsh_clusters_from_edges(&c, ea, eb, 400, NULL));
+    EXPECT(clusters_equal(c, flat, off, ng));
+    printf("  %zu edges over 300 ids: %zu groups, largest first group %zu\n", (size_t)400, ng,
+           off[1] - off[0]);
+    minlsh_clusters_free(c);
+    free(flat);
+    free(off);
+    /* Only self-edges, or nothing. */
+    EXPECT_OK(minlsh_clusters_from_edges(&c, ea, ea, 400, NULL));
+    EXPECT_EQ_INT(minlsh_clusters_count(c), 0);
+    minlsh_clusters_free(c);
+    EXPECT_OK(minlsh_clusters_from_edges(&c, NULL, NULL, 0, NULL));
+    EXPECT_EQ_INT(minlsh_clusters_count(c), 0);
+    minlsh_clusters_free(c);
+    /* A chain given backwards is one group. */
+    {
+        uint64_t a[5] = {9, 8, 7, 6, 5}, b[5] = {8, 7, 6, 5, 4}, got[6];
+        size_t n;
+        EXPECT_OK(minlsh_clusters_from_edges(&c, a, b, 5, NULL));
+        EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
+        EXPECT_OK(minlsh_clusters_members(c, 0, got, 6, &n));
+        EXPECT(n == 6 && got[0] == 4 && got[5] == 9);
+        minlsh_clusters_free(c);
+    }
+    c = (minlsh_clusters *)(uintptr_t)1;
+    EXPECT_ERR(minlsh_clusters_from_edges(&c, NULL, eb, 3, NULL), MINLSH_E_NULL);
+    EXPECT(c == NULL);
+    EXPECT_ERR(minlsh_clusters_from_edges(&c, ea, NULL, 3, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_clusters_from_edges(NULL, ea, eb, 3, NULL), MINLSH_E_NULL);
+}
+
+static void test_empty_signatures(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    minlsh_index *ix = NULL;
+    uint32_t e[MK], s[MK], got[MK];
+    uint64_t ids[8];
+    size_t i, n;
+    minlsh_pairs *p = NULL;
+    minlsh_clusters *c = NULL;
+    for (i = 0; i < MK; i++) {
+        e[i] = MINLSH_EMPTY_VALUE;
+        s[i] = (uint32_t)i;
+    }
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, 8, 4, NULL));
+    EXPECT_OK(minlsh_index_insert(ix, 1, e, MK));
+    EXPECT_OK(minlsh_index_insert(ix, 2, e, MK));
+    EXPECT_OK(minlsh_index_insert(ix, 3, s, MK));
+    /* Almost empty: one band of all-0xFFFFFFFF values, shared with the empty
+     * documents' keys, yet they must not be candidates. */
+    s[31] = 5;
+    EXPECT_OK(minlsh_index_insert(ix, 4, s, MK));
+    for (i = 0; i < 28; i++) s[i] = MINLSH_EMPTY_VALUE;
+    EXPECT_OK(minlsh_index_insert(ix, 5, s, MK));
+    EXPECT_EQ_U64(minlsh_index_count(ix), 5);
+    EXPECT_EQ_INT(minlsh_index_contains(ix, 1), 1);
+    EXPECT_OK(minlsh_index_get(ix, 2, got, MK, &n));
+    EXPECT(memcmp(got, e, sizeof e) == 0);
+    EXPECT_OK(minlsh_index_query(ix, e, MK, ids, NULL, 8, &n));
+    EXPECT_EQ_INT(n, 0);
+    EXPECT_OK(minlsh_index_query(ix, s, MK, ids, NULL, 8, &n));
+    /* 4 shares band 7; the empty documents share bands 0..6 with 5 but sit
+     * in no bucket. */
+    EXPECT(n == 2 && ids[0] == 4 && ids[1] == 5);
+    EXPECT_OK(minlsh_index_pairs(ix, 0.0, &p));
+    for (i = 0; i < minlsh_pairs_count(p); i++) {
+        uint64_t a, b;
+        EXPECT_OK(minlsh_pairs_get(p, i, &a, &b, NULL));
+        EXPECT(a > 2 && b > 2);
+    }
+    minlsh_pairs_free(p);
+    EXPECT_OK(minlsh_index_clusters(ix, 0.0, &c));
+    EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
+    minlsh_clusters_free(c);
+    EXPECT_OK(minlsh_index_remove(ix, 1));
+    EXPECT_OK(minlsh_index_remove(ix, 5));
+    EXPECT_EQ_U64(minlsh_index_count(ix), 3);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+}
+
+/* Random inserts and removes against the model: slot recycling, bucket
+ * heads leaving, backward-shift deletion in crowded tables. */
+static void test_churn(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    minlsh_index *ix = NULL;
+    model m;
+    uint64_t st = 21;
+    size_t step, i;
+    model_init(&m, 400, MK, MB, MR);
+    model_generate(&m, 9, 5, 10); /* few families: large buckets */
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, MB, MR, NULL));
+    for (step = 0; step < 6000; step++) {
+        size_t d = (size_t)(tl_rand(&st) % m.n);
+        if (m.live[d]) {
+            EXPECT_OK(minlsh_index_remove(ix, m.id[d]));
+            m.live[d] = 0;
+        } else {
+            EXPECT_OK(minlsh_index_insert(ix, m.id[d], m.sig + d * MK, MK));
+            m.live[d] = 1;
+        }
+        if (step % 1000 == 999 && !check_queries(ix, &m)) break;
+    }
+    for (i = 0; i < m.n; i++)
+        EXPECT_EQ_INT(minlsh_index_contains(ix, m.id[i]), m.live[i]);
+    /* Empty it completely, then refill. */
+    for (i = 0; i < m.n; i++)
+        if (m.live[i]) {
+            EXPECT_OK(minlsh_index_remove(ix, m.id[i]));
+            m.live[i] = 0;
+        }
+    EXPECT_EQ_U64(minlsh_index_count(ix), 0);
+    for (i = 0; i < m.n; i += 2) {
+        EXPECT_OK(minlsh_index_insert(ix, m.id[i], m.sig + i * MK, MK));
+        m.live[i] = 1;
+    }
+    EXPECT(check_queries(ix, &m));
+    minlsh_index_free(ix);
+    model_free(&m);
+    minlsh_family_free(fam);
+}
+
+static void test_hot_bucket(void) {
+    const size_t N = 100000, NP = 1500;
+    minlsh_family *fam = make_family(128, 3);
+    minlsh_index *ix = NULL;
+    minlsh_clusters *c = NULL;
+    minlsh_pairs *p = NULL;
+    uint32_t sig[128], other[128];
+    uint64_t *ids = (uint64_t *)malloc(N * sizeof *ids), st = 8;
+    double *sim = (double *)malloc(N * sizeof *sim), t0, t_ins, t_q, t_c0, t_c1, t_rm, t_p;
+    size_t i, n;
+    for (i = 0; i < 128; i++) {
+        sig[i] = (uint32_t)tl_rand(&st);
+        other[i] = (uint32_t)tl_rand(&st);
+    }
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, 20, 5, NULL));
+    t0 = now_s();
+    for (i = 0; i < N; i++) EXPECT_OK(minlsh_index_insert(ix, (uint64_t)(N - i) * 3, sig, 128));
+    EXPECT_OK(minlsh_index_insert(ix, 1, other, 128));
+    t_ins = now_s() - t0;
+    t0 = now_s();
+    EXPECT_OK(minlsh_index_query(ix, sig, 128, ids, sim, N, &n));
+    t_q = now_s() - t0;
+    EXPECT_EQ_INT(n, N);
+    for (i = 0; i < n; i++)
+        if (ids[i] != (uint64_t)(i + 1) * 3 || sim[i] != 1.0) {
+            TL_FAIL("hot query result %zu", i);
+            break;
+        }
+    t0 = now_s();
+    EXPECT_OK(minlsh_index_clusters(ix, 0.0, &c));
+    t_c0 = now_s() - t0;
+    EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
+    EXPECT_OK(minlsh_clusters_members(c, 0, ids, N, &n));
+    EXPECT(n == N && ids[0] == 3 && ids[N - 1] == 3 * (uint64_t)N);
+    minlsh_clusters_free(c);
+    t0 = now_s();
+    EXPECT_OK(minlsh_index_clusters(ix, 0.8, &c));
+    t_c1 = now_s() - t0;
+    EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
+    EXPECT_ERR(minlsh_clusters_members(c, 0, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_INT(n, N);
+    minlsh_clusters_free(c);
+    /* Removing from the middle of a 100,000-member bucket is O(1). */
+    t0 = now_s();
+    for (i = 0; i < N; i += 2) EXPECT_OK(minlsh_index_remove(ix, (uint64_t)(i + 1) * 3));
+    t_rm = now_s() - t0;
+    EXPECT_EQ_U64(minlsh_index_count(ix), N / 2 + 1);
+    EXPECT_OK(minlsh_index_query(ix, sig, 128, ids, NULL, N, &n));
+    EXPECT(n == N / 2 && ids[0] == 6);
+    for (i = 0; i < N; i += 2) EXPECT_OK(minlsh_index_remove(ix, (uint64_t)(i + 2) * 3));
+    EXPECT_EQ_U64(minlsh_index_count(ix), 1);
+    /* All pairs of a smaller hot bucket: n(n-1)/2 exactly once each, though
+     * every pair shares all 20 bands. (100,000 would be 5e9 pairs.) */
+    for (i = 0; i < NP; i++) EXPECT_OK(minlsh_index_insert(ix, 1000 + i, sig, 128));
+    t0 = now_s();
+    EXPECT_OK(minlsh_index_pairs(ix, 0.0, &p));
+    t_p = now_s() - t0;
+    EXPECT_EQ_INT(minlsh_pairs_count(p), NP * (NP - 1) / 2);
+    {
+        uint64_t a, b;
+        EXPECT_OK(minlsh_pairs_get(p, 0, &a, &b, NULL));
+        EXPECT(a == 1000 && b == 1001);
+        EXPECT_OK(minlsh_pairs_get(p, NP * (NP - 1) / 2 - 1, &a, &b, NULL));
+        EXPECT(a == 1000 + NP - 2 && b == 1000 + NP - 1);
+    }
+    minlsh_pairs_free(p);
+    printf("  100,000 identical: insert %.3f s, query %.3f s, clusters(0) %.3f s, "
+           "clusters(0.8) %.3f s, remove half %.3f s; %zu pairs in %.3f s\n",
+           t_ins, t_q, t_c0, t_c1, t_rm, NP * (NP - 1) / 2, t_p);
+    /* Generous bounds (sanitizer builds included): linear work, not n^2. */
+    EXPECT(t_ins < 20 && t_q < 5 && t_c0 < 10 && t_c1 < 10 && t_rm < 10 && t_p < 20);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+    free(ids);
+    free(sim);
+}
+
+/* The S-curve: pairs of sets with exact Jaccard s, signed with a real
+ * family, become candidates at the rate 1 - (1 - s^r)^b. */
+static void test_s_curve(void) {
+    enum { PAIRS = 4000, NS = 9, U = 100 };
+    static const uint32_t shapes[2][2] = {{20, 5}, {32, 4}};
+    minlsh_family *fam = make_family(128, 12345);
+    minlsh_index *ix[2] = {NULL, NULL};
+    uint64_t st = 777, set_a[U], set_b[U];
+    uint32_t sig[128];
+    size_t si, p, sh, i;
+    size_t hits[2][NS];
+    memset(hits, 0, sizeof hits);
+    for (sh = 0; sh < 2; sh++)
+        EXPECT_OK(minlsh_index_new(&ix[sh], fam, 0, shapes[sh][0], shapes[sh][1], NULL));
+    for (si = 0; si < NS; si++) {
+        size_t inter = (si + 1) * U / 10, half = (U - inter) / 2;
+        for (p = 0; p < PAIRS; p++) {
+            uint64_t id = ((uint64_t)si * PAIRS + p) * 2;
+            /* A = I + X, B = I + Y, |I| = 100 s, |X| = |Y|: J = |I| / 100. */
+            for (i = 0; i < inter; i++) set_a[i] = set_b[i] = tl_rand(&st);
+            for (i = 0; i < half; i++) {
+                set_a[inter + i] = tl_rand(&st);
+                set_b[inter + i] = tl_rand(&st);
+            }
+            EXPECT_OK(minlsh_family_sign(fam, set_a, inter + half, sig, 128, NULL));
+            for (sh = 0; sh < 2; sh++) EXPECT_OK(minlsh_index_insert(ix[sh], id, sig, 128));
+            EXPECT_OK(minlsh_family_sign(fam, set_b, inter + half, sig, 128, NULL));
+            for (sh = 0; sh < 2; sh++) EXPECT_OK(minlsh_index_insert(ix[sh], id + 1, sig, 128));
+        }
+    }
+    for (sh = 0; sh < 2; sh++) {
+        minlsh_pairs *pr = NULL;
+        EXPECT_OK(minlsh_index_pairs(ix[sh], 0.0, &pr));
+        for (i = 0; i < minlsh_pairs_count(pr); i++) {
+            uint64_t a, b;
+            EXPECT_OK(minlsh_pairs_get(pr, i, &a, &b, NULL));
+            if (a % 2 == 0 && b == a + 1) hits[sh][a / 2 / PAIRS]++;
+        }
+        minlsh_pairs_free(pr);
+    }
+    printf("  S-curve, %d pairs per s, k = 128:\n", PAIRS);
+    printf("     s   P(20,5)  observed   P(32,4)  observed\n");
+    for (si = 0; si < NS; si++) {
+        double s = (double)(si + 1) / 10.0, want[2], got[2];
+        for (sh = 0; sh < 2; sh++) {
+            EXPECT_OK(minlsh_plan_probability(&want[sh], shapes[sh][0], shapes[sh][1], s));
+            got[sh] = (double)hits[sh][si] / PAIRS;
+            EXPECT_MSG(fabs(got[sh] - want[sh]) <= 0.03, "b=%u r=%u s=%.1f: %.4f vs %.4f",
+                       shapes[sh][0], shapes[sh][1], s, got[sh], want[sh]);
+        }
+        printf("   %.1f   %.4f    %.4f    %.4f    %.4f\n", s, want[0], got[0], want[1], got[1]);
+    }
+    for (sh = 0; sh < 2; sh++) minlsh_index_free(ix[sh]);
+    minlsh_family_free(fam);
+}
+
+static void test_save_load(void) {
+    minlsh_family *fam = make_family(MK, 7), *fam_k = make_family(MK / 2, 7),
+                  *fam_s = make_family(MK, 8);
+    model m;
+    minlsh_index *a, *b = NULL, *c = NULL;
+    uint8_t *bytes, *bytes2, *file;
+    size_t len, len2, flen, n;
+    char path[4096];
+    FILE *f;
+    snprintf(path, sizeof path, "%s", tl_tmp_path("lsh_index.mlx"));
+    model_init(&m, 300, MK, MB, MR);
+    model_generate(&m, 13, 30, 5);
+    a = build(fam, &m, NULL, NULL);
+    EXPECT_OK(minlsh_index_set_metadata(a, "names\0and more", 14));
+    bytes = save_bytes(a, &len);
+    EXPECT_EQ_INT(len, 64 + 300 * (8 + 4 * MK) + 8 + 14 + 8);
+    EXPECT(memcmp(bytes, "MINLSHIX", 8) == 0);
+    /* Buffer round trip, with and without the family. */
+    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, fam, 77, NULL));
+    EXPECT(b != NULL && check_queries(b, &m));
+    EXPECT_EQ_INT(minlsh_index_bands(b), MB);
+    EXPECT_EQ_INT(minlsh_index_rows(b), MR);
+    EXPECT_EQ_U64(minlsh_index_config_id(b), 77);
+    EXPECT_EQ_U64(minlsh_index_seed(b), 7);
+    {
+        char meta[32];
+        EXPECT_OK(minlsh_index_metadata(b, meta, sizeof meta, &n));
+        EXPECT(n == 14 && memcmp(meta, "names\0and more", 14) == 0);
+    }
+    bytes2 = save_bytes(b, &len2);
+    EXPECT(len2 == len && memcmp(bytes, bytes2, len) == 0);
+    free(bytes2);
+    minlsh_index_free(b);
+    b = NULL;
+    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, NULL, 12345, NULL));
+    EXPECT(b != NULL && check_queries(b, &m));
+    minlsh_index_free(b);
+    b = NULL;
+    /* Short buffer. */
+    n = 0;
+    EXPECT_ERR(minlsh_index_save_buffer(a, bytes, len - 1, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_INT(n, len);
+    EXPECT_ERR(minlsh_index_save_buffer(a, NULL, 5, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_save_buffer(NULL, bytes, len, &n), MINLSH_E_NULL);
+    /* File round trip: the same bytes. */
+    EXPECT_OK(minlsh_index_save(a, path));
+    f = fopen(path, "rb");
+    EXPECT(f != NULL);
+    file = (uint8_t *)malloc(len + 16);
+    flen = f != NULL ? fread(file, 1, len + 16, f) : 0;
+    if (f != NULL) fclose(f);
+    EXPECT(flen == len && memcmp(file, bytes, len) == 0);
+    free(file);
+    EXPECT_OK(minlsh_index_load(&c, path, fam, 77, NULL));
+    EXPECT(c != NULL && check_queries(c, &m));
+    minlsh_index_free(c);
+    c = NULL;
+    EXPECT_ERR(minlsh_index_save(NULL, path), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_save(a, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_save(a, tl_tmp_path("no/such/dir/x.mlx")), MINLSH_E_IO);
+    /* Mismatches. */
+    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, fam_k, 77, NULL), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, fam_s, 77, NULL), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, fam, 78, NULL), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_index_load(&c, path, fam, 78, NULL), MINLSH_E_MISMATCH);
+    EXPECT(b == NULL && c == NULL);
+    /* Missing file, NULLs, foreign data. */
+    EXPECT_ERR(minlsh_index_load(&c, tl_tmp_path("no-such-index.mlx"), NULL, 0, NULL),
+               MINLSH_E_IO);
+    EXPECT_ERR(minlsh_index_load(&c, NULL, NULL, 0, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load(NULL, path, NULL, 0, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load_buffer(NULL, bytes, len, NULL, 0, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, len, NULL, 0, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, 0, NULL, 0, NULL), MINLSH_E_FORMAT);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, "MINLSHMX", 8, NULL, 0, NULL), MINLSH_E_FORMAT);
+    EXPECT(b == NULL);
+    /* Crafted but checksummed: bad shape, ids out of order. */
+    {
+        uint8_t *x = (uint8_t *)malloc(len);
+        static const uint32_t br[][2] = {{0, 4}, {8, 0}, {9, 4}, {33, 1}};
+        size_t t, item = 8 + 4 * MK, body = len - 64 - 8;
+        for (t = 0; t < 4; t++) {
+            memcpy(x, bytes, len);
+            minlsh__store32le(x + 20, br[t][0]);
+            minlsh__store32le(x + 24, br[t][1]);
+            minlsh__store64le(x + 56, minlsh__sum64(x, 56));
+            EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL), MINLSH_E_CORRUPT);
+        }
+        /* swap documents 10 and 11 */
+        memcpy(x, bytes, len);
+        memcpy(x + 64 + 10 * item, bytes + 64 + 11 * item, item);
+        memcpy(x + 64 + 11 * item, bytes + 64 + 10 * item, item);
+        minlsh__store64le(x + 64 + body, minlsh__sum64(x + 64, body));
+        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL), MINLSH_E_CORRUPT);
+        /* a repeated id */
+        memcpy(x, bytes, len);
+        memcpy(x + 64 + 11 * item, x + 64 + 10 * item, 8);
+        minlsh__store64le(x + 64 + body, minlsh__sum64(x + 64, body));
+        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL), MINLSH_E_CORRUPT);
+        /* damage beats mismatch */
+        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, fam_s, 0, NULL), MINLSH_E_CORRUPT);
+        free(x);
+    }
+    minlsh_index_free(a);
+    free(bytes);
+    model_free(&m);
+    minlsh_family_free(fam);
+    minlsh_family_free(fam_k);
+    minlsh_family_free(fam_s);
+}
+
+static void test_truncation_and_bitflips(void) {
+    minlsh_family *fam = make_family(8, 1);
+    minlsh_index *ix = NULL, *b = NULL;
+    uint32_t sig[8];
+    uint8_t *bytes, *x;
+    size_t len, cut, bit, i, bad = 0;
+    EXPECT_OK(minlsh_index_new(&ix, fam, 3, 2, 4, NULL));
+    for (i = 0; i < 5; i++) {
+        size_t v;
+        for (v = 0; v < 8; v++) sig[v] = (uint32_t)(i * 8 + v % 3);
+        EXPECT_OK(minlsh_index_insert(ix, 100 - i, sig, 8));
+    }
+    EXPECT_OK(minlsh_index_set_metadata(ix, "meta", 4));
+    bytes = save_bytes(ix, &len);
+    EXPECT_EQ_INT(len, 64 + 5 * 40 + 8 + 4 + 8);
+    x = (uint8_t *)malloc(len);
+    for (cut = 0; cut < len; cut++) {
+        int rc = minlsh_index_load_buffer(&b, bytes, cut, NULL, 0, NULL);
+        if (!(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_FORMAT) || b != NULL) bad++;
+        minlsh_index_free(b);
+        b = NULL;
+    }
+    EXPECT_MSG(bad == 0, "%zu truncations accepted or misreported", bad);
+    for (bit = 0; bit < 8 * len; bit++) {
+        int rc;
+        memcpy(x, bytes, len);
+        x[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        rc = minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL);
+        if (!(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_FORMAT) || b != NULL) bad++;
+        minlsh_index_free(b);
+        b = NULL;
+    }
+    EXPECT_MSG(bad == 0, "%zu bit flips accepted or misreported", bad);
+    /* A file with trailing garbage is not silently accepted either. */
+    {
+        uint8_t *y = (uint8_t *)malloc(len + 1);
+        memcpy(y, bytes, len);
+        y[len] = 0;
+        EXPECT_ERR(minlsh_index_load_buffer(&b, y, len + 1, NULL, 0, NULL), MINLSH_E_CORRUPT);
+        free(y);
+    }
+    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, fam, 3, NULL));
+    minlsh_index_free(b);
+    free(x);
+    free(bytes);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+}
+
+/* ---- allocation failure ------------------------------------------------------ */
+
+static void test_nomem(void) {
+    fa_state fs = {0, 0, 0};
+    minlsh_allocator fa = {fa_alloc, fa_free, &fs};
+    minlsh_family *fam = make_family(MK, 7);
+    minlsh_index *ix = NULL;
+    model m;
+    long nfail;
+    size_t i, n0;
+    int rc;
+    model_init(&m, 360, MK, MB, MR);
+    model_generate(&m, 17, 30, 3);
+    /* 300 copies of one signature: a query needs more than the stack. */
+    for (i = 40; i < 340; i++) memcpy(m.sig + i * MK, m.sig + 39 * MK, MK * 4);
+    model_finish(&m);
+
+    /* index_new */
+    for (nfail = 1;; nfail++) {
+        fa_arm(&fs, nfail);
+        rc = minlsh_index_new(&ix, fam, 77, MB, MR, &fa);
+        fa_arm(&fs, 0);
+        if (rc == 0) break;
+        EXPECT_ERR(rc, MINLSH_E_NOMEM);
+        EXPECT(ix == NULL && fs.live == 0);
+        if (rc != MINLSH_E_NOMEM) break;
+    }
+    EXPECT(nfail > 1);
+    /* insert, at sizes where different structures grow */
+    n0 = 0;
+    {
+        static const size_t stops[] = {0, 12, 16, 24, 48, 200, 359};
+        size_t si;
+        for (si = 0; si < sizeof stops / sizeof stops[0]; si++) {
+            uint8_t *before;
+            size_t blen, alen;
+            for (; n0 < stops[si]; n0++) {
+                EXPECT_OK(minlsh_index_insert(ix, m.id[n0], m.sig + n0 * MK, MK));
+                m.live[n0] = 1;
+            }
+            before = save_bytes(ix, &blen);
+            for (nfail = 1;; nfail++) {
+                fa_arm(&fs, nfail);
+                rc = minlsh_index_insert(ix, m.id[n0], m.sig + n0 * MK, MK);
+                fa_arm(&fs, 0);
+                if (rc == 0) break;
+                EXPECT_ERR(rc, MINLSH_E_NOMEM);
+                if (rc != MINLSH_E_NOMEM) break;
+                {
+                    uint8_t *after = save_bytes(ix, &alen);
+                    EXPECT(alen == blen && memcmp(after, before, blen) == 0);
+                    free(after);
+                }
+                EXPECT_EQ_INT(minlsh_index_contains(ix, m.id[n0]), 0);
+            }
+            m.live[n0] = 1;
+            n0++;
+            free(before);
+            EXPECT(check_queries(ix, &m));
+        }
+    }
+    /* remove needs no memory */
+    fa_arm(&fs, 1);
+    EXPECT_OK(minlsh_index_remove(ix, m.id[5]));
+    fa_arm(&fs, 0);
+    m.live[5] = 0;
+    EXPECT(check_queries(ix, &m));
+    /* query with 300+ candidates */
+    {
+        uint64_t ids[400], want[400];
+        size_t n = 0, nw = model_query(&m, 100, NULL, 0, want);
+        EXPECT(nw > 256);
+        for (nfail = 1;; nfail++) {
+            long live = fs.live;
+            fa_arm(&fs, nfail);
+            rc = minlsh_index_query(ix, m.sig + 100 * MK, MK, ids, NULL, 400, &n);
+            fa_arm(&fs, 0);
+            EXPECT(fs.live == live);
+            if (rc == 0) break;
+            EXPECT_ERR(rc, MINLSH_E_NOMEM);
+            if (rc != MINLSH_E_NOMEM) break;
+        }
+        EXPECT(nfail > 1 && n == nw && memcmp(ids, want, nw * 8) == 0);
+    }
+    /* pairs and clusters */
+    {
+        tpair *want;
+        size_t nw = model_pairs(&m, 0.5, &want);
+        minlsh_pairs *p = NULL;
+        minlsh_clusters *c = NULL, *c0 = NULL;
+        int which;
+        for (nfail = 1;; nfail++) {
+            long live = fs.live;
+            fa_arm(&fs, nfail);
+            rc = minlsh_index_pairs(ix, 0.5, &p);
+            fa_arm(&fs, 0);
+            if (rc == 0) break;
+            EXPECT(rc == MINLSH_E_NOMEM && p == NULL && fs.live == live);
+            if (rc != MINLSH_E_NOMEM) break;
+        }
+        EXPECT(nfail > 1 && pairs_equal(p, want, nw));
+        minlsh_pairs_free(p);
+        free(want);
+        for (which = 0; which < 2; which++) {
+            double ms = which ? 0.5 : 0.0;
+            EXPECT_OK(minlsh_index_clusters(ix, ms, &c0)); /* reference, no failures */
+            for (nfail = 1;; nfail++) {
+                long live = fs.live;
+                fa_arm(&fs, nfail);
+                rc = minlsh_index_clusters(ix, ms, &c);
+                fa_arm(&fs, 0);
+                if (rc == 0) break;
+                EXPECT(rc == MINLSH_E_NOMEM && c == NULL && fs.live == live);
+                if (rc != MINLSH_E_NOMEM) break;
+            }
+            EXPECT(nfail > 1 && minlsh_clusters_count(c) == minlsh_clusters_count(c0));
+            EXPECT(minlsh_clusters_count(c) > 0);
+            for (i = 0; i < minlsh_clusters_count(c); i++) {
+                uint64_t g1[400], g2[400];
+                size_t n1 = 0, n2 = 0;
+                EXPECT_OK(minlsh_clusters_members(c, i, g1, 400, &n1));
+                EXPECT_OK(minlsh_clusters_members(c0, i, g2, 400, &n2));
+                EXPECT(n1 == n2 && memcmp(g1, g2, n1 * 8) == 0);
+            }
+            minlsh_clusters_free(c);
+            minlsh_clusters_free(c0);
+            c = c0 = NULL;
+        }
+    }
+    /* clusters from edges */
+    {
+        uint64_t ea[50], eb[50];
+        minlsh_clusters *c = NULL;
+        for (i = 0; i < 50; i++) {
+            ea[i] = i * 7 % 31;
+            eb[i] = i * 3 % 29;
+        }
+        for (nfail = 1;; nfail++) {
+            fa_arm(&fs, nfail);
+            rc = minlsh_clusters_from_edges(&c, ea, eb, 50, &fa);
+            fa_arm(&fs, 0);
+            if (rc == 0) break;
+            EXPECT(rc == MINLSH_E_NOMEM && c == NULL);
+            if (rc != MINLSH_E_NOMEM) break;
+        }
+        EXPECT(nfail > 1 && minlsh_clusters_count(c) >= 1);
+        minlsh_clusters_free(c);
+    }
+    /* save_buffer, save, set_metadata, load_buffer */
+    {
+        uint8_t *bytes;
+        size_t len, n = 0;
+        minlsh_index *b = NULL;
+        char path[4096];
+        snprintf(path, sizeof path, "%s", tl_tmp_path("lsh_nomem.mlx"));
+        bytes = save_bytes(ix, &len);
+        for (nfail = 1;; nfail++) {
+            uint8_t *buf = (uint8_t *)malloc(len);
+            fa_arm(&fs, nfail);
+            rc = minlsh_index_save_buffer(ix, buf, len, &n);
+            fa_arm(&fs, 0);
+            if (rc == 0) EXPECT(memcmp(buf, bytes, len) == 0);
+            free(buf);
+            if (rc == 0) break;
+            EXPECT_ERR(rc, MINLSH_E_NOMEM);
+            if (rc != MINLSH_E_NOMEM) break;
+        }
+        remove(path);
+        for (nfail = 1;; nfail++) {
+            FILE *f;
+            fa_arm(&fs, nfail);
+            rc = minlsh_index_save(ix, path);
+            fa_arm(&fs, 0);
+            if (rc == 0) break;
+            EXPECT_ERR(rc, MINLSH_E_NOMEM);
+            /* Never a half-written file. (The common writer reports a failed
+             * directory fsync, which allocates, after the rename: then the
+             * complete file is already in place.) */
+            f = fopen(path, "rb");
+            if (f != NULL) {
+                uint8_t *got = (uint8_t *)malloc(len + 1);
+                size_t gl = fread(got, 1, len + 1, f);
+                fclose(f);
+                EXPECT(gl == len && memcmp(got, bytes, len) == 0);
+                free(got);
+                remove(path);
+            }
+            if (rc != MINLSH_E_NOMEM) break;
+        }
+        EXPECT(nfail > 2);
+        for (nfail = 1;; nfail++) {
+            char meta[8];
+            fa_arm(&fs, nfail);
+            rc = minlsh_index_set_metadata(ix, "new meta", 8);
+            fa_arm(&fs, 0);
+            if (rc == 0) break;
+            EXPECT_ERR(rc, MINLSH_E_NOMEM);
+            EXPECT_OK(minlsh_index_metadata(ix, meta, sizeof meta, &n));
+            EXPECT_EQ_INT(n, 0); /* the old (empty) metadata is kept */
+        }
+        for (nfail = 1;; nfail++) {
+            fa_arm(&fs, nfail);
+            rc = minlsh_index_load_buffer(&b, bytes, len, fam, 77, &fa);
+            fa_arm(&fs, 0);
+            if (rc == 0) break;
+            EXPECT(rc == MINLSH_E_NOMEM && b == NULL);
+            if (rc != MINLSH_E_NOMEM) break;
+        }
+        EXPECT(nfail > 5 && b != NULL && check_queries(b, &m));
+        minlsh_index_free(b);
+        b = NULL;
+        for (nfail = 1;; nfail++) {
+            fa_arm(&fs, nfail);
+            rc = minlsh_index_load(&b, path, fam, 77, &fa);
+            fa_arm(&fs, 0);
+            if (rc == 0) break;
+            EXPECT(rc == MINLSH_E_NOMEM && b == NULL);
+            if (rc != MINLSH_E_NOMEM) break;
+        }
+        EXPECT(b != NULL && check_queries(b, &m));
+        minlsh_index_free(b);
+        free(bytes);
+    }
+    EXPECT(check_queries(ix, &m));
+    minlsh_index_free(ix);
+    EXPECT_EQ_INT(fs.live, 0);
+    model_free(&m);
+    minlsh_family_free(fam);
+}
+
+int main(void) {
+    RUN(test_band_keys);
+    RUN(test_basic);
+    RUN(test_metadata);
+    RUN(test_query_order_independent);
+    RUN(test_pairs_and_clusters);
+    RUN(test_clusters_from_edges);
+    RUN(test_empty_signatures);
+    RUN(test_churn);
+    RUN(test_truncation_and_bitflips);
+    RUN(test_save_load);
+    RUN(test_nomem);
+    RUN(test_hot_bucket);
+    RUN(test_s_curve);
+    return TL_SUMMARY("test_index");
+}
