@@ -1,0 +1,388 @@
+/*
+ * The minlsh command: declarations shared by its source files.
+ * Internal to programs/; the command uses only the public API (minlsh.h).
+ *
+ *   minlsh.c    main, dispatch, --help, --version
+ *   util.c      checked allocation, growable buffers, messages, files, time
+ *   opts.c      option parsing into one cli_opts, shingler/plan setup
+ *   json.c      the small JSON reader (JSON Lines input) and JSON escaping
+ *   input.c     walking PATHs, UTF-8 checking, reading JSON Lines
+ *   work.c      the thread pool
+ *   pipeline.c  the document pipeline shared by dedup, index and sig
+ *   names.c     document names (paths or JSON ids) with duplicate detection
+ *   output.c    text, TSV and JSON Lines writers
+ *   progress.c  the progress line on standard error
+ *   dedup.c params.c index.c sig.c   the subcommands
+ */
+#ifndef MINLSH_CLI_H
+#define MINLSH_CLI_H
+
+#include <minlsh.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses. */
+#define CLI_OK 0     /* everything went well */
+#define CLI_FAILED 1 /* some inputs failed, or the run could not complete */
+#define CLI_USAGE 2  /* bad command line */
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define CLI_NORETURN __attribute__((noreturn))
+#else
+#define CLI_PRINTF(f, a)
+#define CLI_NORETURN
+#endif
+
+/* ---- util.c ------------------------------------------------------------- */
+
+/* Allocation that never returns NULL: on failure "out of memory" is printed
+ * and the process exits with status 1 (nothing is ever saved half-way, so
+ * that is safe). Sizes are overflow-checked. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+/* Grow *p (an array of *cap elements of size bytes) to hold at least need. */
+void xgrow(void **p, size_t *cap, size_t need, size_t size);
+
+/* A growable byte string; always NUL-terminated once anything was added. */
+typedef struct cli_buf {
+    char *p;
+    size_t n, cap;
+} cli_buf;
+
+void buf_reserve(cli_buf *b, size_t extra);
+void buf_add(cli_buf *b, const void *data, size_t n);
+void buf_addc(cli_buf *b, char c);
+void buf_adds(cli_buf *b, const char *s);
+void buf_printf(cli_buf *b, const char *fmt, ...) CLI_PRINTF(2, 3);
+void buf_clear(cli_buf *b);
+void buf_free(cli_buf *b);
+
+/* "minlsh: message" on standard error. */
+void cli_msg(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* An input failed: "minlsh: WHERE[:LINE]: message", and the run will exit
+ * with status 1. line 0 means the whole file. */
+void cli_input_error(const char *where, uint64_t line, const char *fmt, ...)
+    CLI_PRINTF(3, 4);
+/* A note about an input that does not change the exit status. */
+void cli_input_warning(const char *where, uint64_t line, const char *fmt, ...)
+    CLI_PRINTF(3, 4);
+/* The number of cli_input_error calls so far. */
+uint64_t cli_input_failures(void);
+/* A library call failed in a way the run cannot survive (out of memory...):
+ * "minlsh: WHAT: message (MINLSH_E_...)" and exit 1. */
+CLI_NORETURN void cli_die_lib(const char *what, int rc);
+/* Print an allocation failure and exit 1. */
+CLI_NORETURN void cli_die_nomem(void);
+/* A usage error: message plus a hint to --help for cmd; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* "s" unless n is 1, for messages ("%llu document%s"). */
+const char *cli_plural(uint64_t n);
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+/* Write data to path atomically (temporary file, fsync, rename).
+ * Returns 0 or -1 with errno set. */
+int cli_write_atomic(const char *path, const void *data, size_t len);
+/* Format x as a JSON number that reads back as the same double (shortest
+ * round trip), always with a '.' or exponent ("1.0", not "1"). */
+void cli_format_double(char out[32], double x);
+/* Flush standard output; a write error is reported and gives status 1. */
+int cli_finish_stdout(int status);
+
+/* ---- opts.c ------------------------------------------------------------- */
+
+enum {
+    O_HELP, O_VERSION, O_QUIET, O_PROGRESS, O_JSONL, O_ID_FIELD, O_TEXT_FIELD,
+    O_THRESHOLD, O_NUM_PERM, O_BANDS, O_ROWS, O_SHINGLE, O_LOWERCASE,
+    O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
+    O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
+    O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL,
+    O_COUNT
+};
+#define OPT(x) (UINT64_C(1) << (x))
+/* Option groups. */
+#define OPTS_COMMON (OPT(O_HELP))
+#define OPTS_RUN (OPT(O_QUIET) | OPT(O_PROGRESS) | OPT(O_THREADS))
+#define OPTS_INPUT (OPT(O_JSONL) | OPT(O_ID_FIELD) | OPT(O_TEXT_FIELD))
+#define OPTS_SHINGLE                                                           \
+    (OPT(O_SHINGLE) | OPT(O_LOWERCASE) | OPT(O_STRIP_PUNCT) |                  \
+     OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY))
+#define OPTS_LSH                                                               \
+    (OPT(O_THRESHOLD) | OPT(O_NUM_PERM) | OPT(O_BANDS) | OPT(O_ROWS) |         \
+     OPT(O_SEED))
+
+#define VERIFY_EXACT 0
+#define VERIFY_SIGNATURE 1
+#define OUTPUT_CLUSTERS 0
+#define OUTPUT_PAIRS 1
+#define FORMAT_TEXT 0
+#define FORMAT_TSV 1
+#define FORMAT_JSONL 2
+#define FORMAT_HEX 3
+#define FORMAT_JSON 4
+
+typedef struct cli_opts {
+    uint64_t given; /* OPT(x) for every option on the command line */
+    int quiet, progress, jsonl, force, all;
+    const char *id_field, *text_field;
+    double threshold;
+    uint32_t num_perm, bands, rows;
+    uint32_t unit, shingle_k, flags;
+    uint64_t seed;
+    uint8_t key[MINLSH_KEY_BYTES];
+    int custom_key;
+    unsigned threads;
+    int verify, output, format;
+    double weight_fp, weight_fn, target_recall;
+    uint32_t mode; /* MINLSH_PLAN_* */
+    const char *svg;
+    char **args; /* positional arguments */
+    int n_args;
+} cli_opts;
+
+/* A subcommand: its name ("dedup", "index add"), the options it accepts, the
+ * --format values it accepts ("text|tsv|jsonl" or NULL), its positional
+ * arguments ("INDEX PATH...") and their count bounds (max -1: any), its help
+ * text and its entry point. */
+typedef struct cli_command {
+    const char *name;
+    uint64_t allowed;
+    const char *formats;
+    const char *args;
+    int min_args, max_args;
+    const char *help;
+    int (*run)(cli_opts *o);
+} cli_command;
+
+/* Defaults for every option. */
+void opts_defaults(cli_opts *o);
+/* Parse argv[0..argc) (the arguments after the subcommand name) into o.
+ * Returns 0, CLI_USAGE (message printed), or -1 when --help was asked for
+ * (the caller prints the help). */
+int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv);
+/* A shingler with these settings (its config id in *config_id if not
+ * NULL), and a MinHash family; failures are fatal (cli_die_lib). */
+minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
+                                  const uint8_t *key, uint64_t *config_id);
+minlsh_family *cli_family_new(uint32_t k, uint64_t seed);
+/* "word:5" etc. for the unit and k; "lowercase,strip-punct" or "none". */
+void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k);
+void opts_describe_flags(cli_buf *b, uint32_t flags);
+/* Parse the same two back (index metadata). 0 or -1. */
+int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k);
+int opts_parse_flags(const char *s, uint32_t *flags);
+/* Choose (b, r): --bands/--rows if given, else the planner (recall mode with
+ * target 0.99 for exact verification, balanced for signature). Returns 0 or
+ * CLI_USAGE with a message. *plan names the choice ("recall", "manual"...). */
+int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
+              uint32_t *rows, const char **plan);
+
+/* ---- json.c ------------------------------------------------------------- */
+
+/* The fields of one JSON Lines record. id points into the line (the raw
+ * token, quotes included for a string); the text is decoded into a buffer. */
+typedef struct json_record {
+    const char *id;
+    size_t id_len;
+} json_record;
+
+/* Parse one line as a JSON object and extract id_field (a string or number,
+ * kept raw) and text_field (a string, decoded to UTF-8 into text). Returns 0,
+ * or -1 with a message (column numbers count bytes from 1) in err. */
+int json_extract(const char *line, size_t len, const char *id_field,
+                 const char *text_field, json_record *rec, cli_buf *text,
+                 char *err, size_t errcap);
+/* Decode a JSON string token (with its quotes) into out (appended). The
+ * token must be valid (as json_extract checked it). */
+void json_decode_string(cli_buf *out, const char *tok, size_t len);
+/* Append s as a JSON string token (quotes included); bytes that are not
+ * valid UTF-8 become U+FFFD. */
+void json_escape(cli_buf *out, const char *s, size_t n);
+/* 1 if s[0..n) is valid UTF-8 (no overlongs, surrogates or values above
+ * U+10FFFF). */
+int utf8_valid(const char *s, size_t n);
+
+/* Incremental UTF-8 check over a stream of chunks. */
+typedef struct utf8_check {
+    uint8_t need, lo, hi;
+    int bad;
+    uint64_t pos, start, bad_at; /* start: where the current sequence began */
+} utf8_check;
+void utf8_check_init(utf8_check *u);
+void utf8_check_feed(utf8_check *u, const void *data, size_t n);
+void utf8_check_end(utf8_check *u);
+
+/* ---- input.c ------------------------------------------------------------ */
+
+typedef struct input_file {
+    char *path;    /* as given, or joined below a directory as given */
+    uint64_t size; /* 0 if unknown */
+    int is_stdin;
+} input_file;
+
+typedef struct input_list {
+    input_file *v;
+    size_t n, cap;
+    uint64_t total_bytes;
+    int total_known; /* 0 when some size is unknown (standard input...) */
+} input_list;
+
+/* Expand PATHs into files: directories recursed in byte order of names,
+ * symbolic links to files followed, links to directories inside a tree not
+ * followed; "-" is standard input. Problems are reported as input errors. */
+void input_walk(input_list *out, char **paths, int n);
+void input_free(input_list *in);
+/* The name used for a file in messages ("standard input" for "-"). */
+const char *input_where(const input_file *f);
+
+/* ---- work.c ------------------------------------------------------------- */
+
+typedef struct work_pool work_pool;
+/* Process items [begin, end) as worker number `worker` (0..size-1). A
+ * non-zero return stops the run and is returned by work_pool_run. */
+typedef int (*work_fn)(void *ctx, unsigned worker, size_t begin, size_t end);
+
+/* A pool of n workers: the calling thread and n - 1 threads; n = 0 means
+ * work_default_threads(). */
+work_pool *work_pool_new(unsigned n);
+void work_pool_free(work_pool *p);
+unsigned work_pool_size(const work_pool *p);
+/* Run fn over n items in chunks of `chunk`, on every worker; returns when all
+ * are done: 0, or the first non-zero return of fn. */
+int work_pool_run(work_pool *p, size_t n, size_t chunk, work_fn fn, void *ctx);
+/* The default thread count: the number of online processors. */
+unsigned work_default_threads(void);
+
+/* ---- progress.c --------------------------------------------------------- */
+
+typedef struct progress {
+    int on, shown;
+    double start, last;
+    uint64_t total; /* bytes, 0 if unknown */
+    uint64_t docs, bytes;
+    const char *what;
+} progress;
+
+void progress_init(progress *p, const cli_opts *o, const input_list *in,
+                   const char *what);
+void progress_update(progress *p, uint64_t docs, uint64_t bytes);
+/* Clear the line (the summary follows). */
+void progress_done(progress *p);
+/* Clear the line before a message; the next update draws it again. */
+void progress_interrupt(void);
+
+/* ---- names.c ------------------------------------------------------------ */
+
+/* A document name: a path (raw bytes) or a JSON token (json = 1). */
+typedef struct cli_name {
+    const char *s;
+    size_t n;
+    int json;
+} cli_name;
+
+typedef struct name_entry {
+    size_t off;
+    uint32_t len;
+    uint8_t json;
+} name_entry;
+
+/* Names numbered 0..n-1 in insertion order, unique. */
+typedef struct name_table {
+    cli_buf pool;
+    name_entry *v;
+    size_t n, cap;
+    size_t *slots; /* open addressing: name number + 1, 0 = free */
+    size_t mask;
+} name_table;
+
+/* Add a name; returns 1 if added (number n - 1), 0 if already there (its
+ * number in *dup_of if not NULL). */
+int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of);
+cli_name names_get(const name_table *t, size_t i);
+void names_free(name_table *t);
+
+/* ---- output.c ----------------------------------------------------------- */
+
+/* Append a name for text/TSV output: JSON strings decoded, JSON numbers as
+ * written; backslash and control characters escaped C-style. */
+void out_name_text(cli_buf *b, cli_name nm);
+/* Append a name as a JSON token: JSON ids as written, paths escaped. */
+void out_name_json(cli_buf *b, cli_name nm);
+
+void out_pairs_header(FILE *f, int format, int with_estimate);
+void out_pair(FILE *f, int format, cli_name a, cli_name b, double similarity,
+              double estimate, int with_estimate);
+void out_clusters_header(FILE *f, int format);
+void out_cluster(FILE *f, int format, size_t number, const cli_name *members,
+                 size_t n);
+
+/* ---- pipeline.c --------------------------------------------------------- */
+
+/* One document as the pipeline hands it over, in input order. Everything
+ * pointed to is valid only during the callback. */
+typedef struct doc_view {
+    cli_name name;
+    const char *where; /* file name for messages */
+    uint64_t line;     /* JSON Lines line number; 0 for whole files */
+    const uint64_t *set; /* shingle hashes, ascending (never empty) */
+    size_t set_n;
+    const uint8_t *fp;   /* 16-byte fingerprint */
+    const uint32_t *sig; /* k values (in on_doc, when signing), or NULL */
+    uint64_t bytes;
+} doc_view;
+
+typedef struct pipeline_cfg {
+    const cli_opts *o;
+    const minlsh_shingler *shingler;
+    const minlsh_family *family; /* non-NULL: sign the selected documents */
+    work_pool *pool;
+    progress *progress;
+    /* Called for every good document, in input order, on the calling thread,
+     * before signing (d->sig is NULL): 1 to select it, 0 to drop it, a
+     * negative value to stop the run. NULL selects every document. */
+    int (*select)(void *ctx, const doc_view *d);
+    /* Called for every selected document, in input order, on the calling
+     * thread, with its signature if family is set; non-zero stops the run. */
+    int (*on_doc)(void *ctx, const doc_view *d);
+    void *ctx;
+} pipeline_cfg;
+
+typedef struct pipeline_stats {
+    uint64_t docs, bytes;
+    double seconds;
+} pipeline_stats;
+
+/* Read, shingle (and sign) every document of the files in `in`. Bad inputs
+ * are reported and skipped. Returns 0 or the value that stopped the run. */
+int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
+                 pipeline_stats *st);
+/* The same on PATH arguments (walked with input_walk), with a progress line
+ * labelled `what` (cfg->progress is set here). */
+int pipeline_run_paths(pipeline_cfg *cfg, char **paths, int n, const char *what,
+                       pipeline_stats *st);
+
+/* ---- subcommands -------------------------------------------------------- */
+
+int cmd_dedup(cli_opts *o);
+int cmd_params(cli_opts *o);
+int cmd_sig(cli_opts *o);
+int cmd_index_create(cli_opts *o);
+int cmd_index_add(cli_opts *o);
+int cmd_index_query(cli_opts *o);
+int cmd_index_stats(cli_opts *o);
+
+extern const char cli_help_dedup[];
+extern const char cli_help_params[];
+extern const char cli_help_sig[];
+extern const char cli_help_index_create[];
+extern const char cli_help_index_add[];
+extern const char cli_help_index_query[];
+extern const char cli_help_index_stats[];
+
+#endif /* MINLSH_CLI_H */

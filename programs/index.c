@@ -1,0 +1,573 @@
+/*
+ * index.c: minlsh index create | add | query | stats, on a persistent index
+ * file (minlsh_index_save: atomic, checksummed).
+ *
+ * The library stores the signatures, k, the seed, (b, r) and the shingler's
+ * config id; the command keeps the rest in the index's metadata blob (see
+ * docs/cli.md): how to shingle new documents the same way (never the key),
+ * the threshold, and the names of the documents, one JSON token per line,
+ * name number i being the document with index id i.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define META_MAGIC "minlsh-cli-index 1"
+
+const char cli_help_index_create[] =
+    "Usage: minlsh index create [OPTIONS] INDEX\n"
+    "\n"
+    "Create an empty index file. The shingling options, the threshold, the\n"
+    "MinHash parameters and the banding are fixed here and used by every later\n"
+    "'index add' and 'index query'. The key itself is never stored: give the same\n"
+    "--key to 'add' and 'query'.\n"
+    "\n"
+    "      --threshold T       similarity threshold for queries (default: 0.8)\n"
+    "      --num-perm K        MinHash values per signature (default: 128)\n"
+    "      --bands B, --rows R LSH banding (default: planned for recall 0.99 at T)\n"
+    "      --seed N            MinHash family seed (default: 1)\n"
+    "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
+    "      --normalize, --html, --key HEX\n"
+    "                          as for minlsh dedup\n"
+    "      --force             overwrite an existing file\n"
+    "  -q, --quiet             do not describe the new index on stderr\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Exit status: 0 on success, 1 if INDEX exists (without --force) or cannot\n"
+    "be written, 2 for usage errors.\n";
+
+const char cli_help_index_add[] =
+    "Usage: minlsh index add [OPTIONS] INDEX PATH...\n"
+    "\n"
+    "Add documents (files, or JSON Lines records with --jsonl) to INDEX. Names\n"
+    "already in the index are reported and skipped. The index is saved once,\n"
+    "atomically, at the end: a failed run leaves it as it was.\n"
+    "\n"
+    "      --key HEX           the key given to 'index create', if any\n"
+    "      --jsonl, --id-field NAME, --text-field NAME\n"
+    "                          as for minlsh dedup\n"
+    "      --threads N, --progress, -q/--quiet\n"
+    "  -h, --help              show this help\n";
+
+const char cli_help_index_query[] =
+    "Usage: minlsh index query [OPTIONS] INDEX PATH...\n"
+    "\n"
+    "For each document (file, or JSON Lines record with --jsonl), print the\n"
+    "indexed documents whose estimated similarity reaches the index's\n"
+    "threshold, as pairs: a = the query document, b = the indexed one.\n"
+    "\n"
+    "      --all               print every LSH candidate, whatever its similarity\n"
+    "      --threshold T       filter at T instead of the index's threshold\n"
+    "      --format FMT        text (default), tsv or jsonl\n"
+    "      --key HEX           the key given to 'index create', if any\n"
+    "      --jsonl, --id-field NAME, --text-field NAME\n"
+    "                          as for minlsh dedup\n"
+    "      --threads N, --progress, -q/--quiet\n"
+    "  -h, --help              show this help\n";
+
+const char cli_help_index_stats[] =
+    "Usage: minlsh index stats INDEX\n"
+    "\n"
+    "Describe an index: documents, signature length, bands, rows, seed, config\n"
+    "id, shingling options, the histogram of band bucket sizes and the file size.\n"
+    "\n"
+    "  -h, --help              show this help\n";
+
+/* An index file opened by the command. */
+typedef struct cli_index {
+    const char *path;
+    minlsh_index *index;
+    int has_meta; /* 0: a minlsh index not made by this command */
+    uint32_t unit, shingle_k, flags;
+    int custom_key;
+    double threshold;
+    char plan[16];
+    name_table names;
+    minlsh_shingler *sh;
+    minlsh_family *family;
+} cli_index;
+
+static void index_close(cli_index *x) {
+    minlsh_index_free(x->index);
+    names_free(&x->names);
+    minlsh_shingler_free(x->sh);
+    minlsh_family_free(x->family);
+}
+
+/* ---- metadata ----------------------------------------------------------- */
+
+static void meta_build(cli_buf *b, const cli_index *x) {
+    char num[32];
+    size_t i;
+    buf_adds(b, META_MAGIC "\nshingle=");
+    opts_describe_shingle(b, x->unit, x->shingle_k);
+    buf_adds(b, "\nnormalize=");
+    opts_describe_flags(b, x->flags);
+    cli_format_double(num, x->threshold);
+    buf_printf(b, "\nkey=%s\nthreshold=%s\nnum-perm=%u\nseed=%llu\nverify=signature\n"
+                  "plan=%s\ndocuments=%zu\n\n",
+               x->custom_key ? "custom" : "default", num,
+               (unsigned)minlsh_index_k(x->index),
+               (unsigned long long)minlsh_index_seed(x->index), x->plan, x->names.n);
+    for (i = 0; i < x->names.n; i++) {
+        cli_name nm = names_get(&x->names, i);
+        buf_add(b, nm.s, nm.n);
+        buf_addc(b, '\n');
+    }
+}
+
+/* One "key=value" line of the header. Returns 0 or -1. */
+static int meta_field(cli_index *x, const char *line, size_t *docs, int *seen) {
+    const char *eq = strchr(line, '=');
+    const char *v = eq ? eq + 1 : "";
+    size_t kl = eq ? (size_t)(eq - line) : 0;
+    char *end;
+#define KEY_IS(s) (kl == strlen(s) && strncmp(line, s, kl) == 0)
+    if (eq == NULL) return -1;
+    if (KEY_IS("shingle")) {
+        *seen |= 1;
+        return opts_parse_shingle(v, &x->unit, &x->shingle_k);
+    }
+    if (KEY_IS("normalize")) {
+        *seen |= 2;
+        return opts_parse_flags(v, &x->flags);
+    }
+    if (KEY_IS("key")) {
+        *seen |= 4;
+        x->custom_key = strcmp(v, "custom") == 0;
+        return 0;
+    }
+    if (KEY_IS("threshold")) {
+        *seen |= 8;
+        x->threshold = strtod(v, &end);
+        return *end == '\0' && x->threshold > 0 && x->threshold < 1 ? 0 : -1;
+    }
+    if (KEY_IS("documents")) {
+        *seen |= 16;
+        *docs = (size_t)strtoull(v, &end, 10);
+        return *end == '\0' && *v != '\0' ? 0 : -1;
+    }
+    if (KEY_IS("plan")) snprintf(x->plan, sizeof x->plan, "%s", v);
+    return 0; /* other keys are informative */
+#undef KEY_IS
+}
+
+/* Parse the metadata (NUL-terminated in m). Returns 0 or -1. */
+static int meta_parse(cli_index *x, char *m) {
+    char *line = m, *nl;
+    size_t docs = 0, got = 0;
+    int seen = 0, first = 1;
+    for (;;) {
+        nl = strchr(line, '\n');
+        if (nl == NULL) return -1;
+        *nl = '\0';
+        if (first) {
+            if (strcmp(line, META_MAGIC) != 0) return -1;
+            first = 0;
+        } else if (*line == '\0') {
+            line = nl + 1;
+            break;
+        } else if (meta_field(x, line, &docs, &seen) != 0)
+            return -1;
+        line = nl + 1;
+    }
+    if (seen != 31) return -1;
+    while (*line && (nl = strchr(line, '\n')) != NULL) {
+        if (nl == line) return -1;
+        if (!names_add(&x->names, line, (size_t)(nl - line), 1, NULL)) return -1;
+        got++;
+        line = nl + 1;
+    }
+    return *line == '\0' && got == docs ? 0 : -1;
+}
+
+static int read_meta(cli_index *x) {
+    cli_buf m = {NULL, 0, 0};
+    size_t n = 0;
+    int rc = minlsh_index_metadata(x->index, NULL, 0, &n);
+    if (rc == MINLSH_E_BUFSIZE) {
+        buf_reserve(&m, n);
+        rc = minlsh_index_metadata(x->index, m.p, n, &n);
+        m.n = n;
+        m.p[n] = '\0';
+    }
+    if (rc != 0) cli_die_lib(x->path, rc);
+    x->has_meta = 0;
+    if (n > 0 && strlen(m.p) == n && meta_parse(x, m.p) == 0 &&
+        x->names.n == minlsh_index_count(x->index))
+        x->has_meta = 1;
+    buf_free(&m);
+    return x->has_meta;
+}
+
+/* ---- opening, checking and saving --------------------------------------- */
+
+static int load_error(const char *path, int rc) {
+    cli_msg("%s: %s (%s)", path, minlsh_strerror(rc), minlsh_error_name(rc));
+    return CLI_FAILED;
+}
+
+/* Build the shingler the index was made with (key from the command line) and
+ * check it against the stored config id. */
+static int index_shingler(cli_index *x, const cli_opts *o) {
+    uint64_t id = 0;
+    x->sh = cli_shingler_new(x->unit, x->shingle_k, x->flags, o->key, &id);
+    if (id != minlsh_index_config_id(x->index)) {
+        cli_msg("%s: %s (%s): the index was made with %s; %s", x->path,
+                minlsh_strerror(MINLSH_E_MISMATCH), minlsh_error_name(MINLSH_E_MISMATCH),
+                x->custom_key ? "a custom --key" : "the default key",
+                x->custom_key ? "give the same --key as to 'index create'"
+                              : "do not give --key");
+        return CLI_FAILED;
+    }
+    x->family = cli_family_new(minlsh_index_k(x->index), minlsh_index_seed(x->index));
+    return 0;
+}
+
+/* Load INDEX; with o non-NULL also prepare to shingle and sign like it. */
+static int index_open(cli_index *x, const char *path, const cli_opts *o) {
+    struct stat st;
+    int rc;
+    memset(x, 0, sizeof *x);
+    x->path = path;
+    if (stat(path, &st) != 0) {
+        cli_msg("%s: cannot open the index: %s%s", path, strerror(errno),
+                errno == ENOENT ? " (create it with 'minlsh index create')" : "");
+        return CLI_FAILED;
+    }
+    if ((rc = minlsh_index_load(&x->index, path, NULL, 0, NULL)) != 0)
+        return load_error(path, rc);
+    if (!read_meta(x) && o != NULL) {
+        cli_msg("%s: not an index made by 'minlsh index create' (its metadata is "
+                "missing or not understood)", path);
+        index_close(x);
+        return CLI_FAILED;
+    }
+    if (o != NULL && (rc = index_shingler(x, o)) != 0) {
+        index_close(x);
+        return rc;
+    }
+    return 0;
+}
+
+static int index_save(cli_index *x) {
+    cli_buf m = {NULL, 0, 0};
+    int rc;
+    meta_build(&m, x);
+    rc = minlsh_index_set_metadata(x->index, m.p, m.n);
+    buf_free(&m);
+    if (rc != 0) return load_error(x->path, rc);
+    errno = 0;
+    rc = minlsh_index_save(x->index, x->path);
+    if (rc != 0) {
+        int err = errno; /* the failing system call's, if the library left it */
+        cli_msg("%s: cannot save the index: %s (%s)%s%s", x->path, minlsh_strerror(rc),
+                minlsh_error_name(rc), rc == MINLSH_E_IO && err ? ": " : "",
+                rc == MINLSH_E_IO && err ? strerror(err) : "");
+        return CLI_FAILED;
+    }
+    return 0;
+}
+
+/* ---- index create ------------------------------------------------------- */
+
+int cmd_index_create(cli_opts *o) {
+    cli_index x;
+    struct stat st;
+    uint32_t bands, rows;
+    uint64_t config_id = 0;
+    const char *plan;
+    cli_buf desc = {NULL, 0, 0};
+    int rc;
+    memset(&x, 0, sizeof x);
+    x.path = o->args[0];
+    if ((rc = opts_plan(o, "index create", 1, &bands, &rows, &plan)) != 0) return rc;
+    if (!o->force && lstat(x.path, &st) == 0) {
+        cli_msg("%s: already exists; use --force to overwrite it", x.path);
+        return CLI_FAILED;
+    }
+    x.sh = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, &config_id);
+    x.family = cli_family_new(o->num_perm, o->seed);
+    if ((rc = minlsh_index_new(&x.index, x.family, config_id, bands, rows, NULL)) != 0)
+        cli_die_lib("index", rc);
+    x.unit = o->unit;
+    x.shingle_k = o->shingle_k;
+    x.flags = o->flags;
+    x.custom_key = o->custom_key;
+    x.threshold = o->threshold;
+    snprintf(x.plan, sizeof x.plan, "%s", plan);
+    rc = index_save(&x);
+    if (rc == 0 && !o->quiet) {
+        opts_describe_shingle(&desc, x.unit, x.shingle_k);
+        buf_adds(&desc, ", normalize ");
+        opts_describe_flags(&desc, x.flags);
+        cli_msg("created %s: k=%u, b=%u, r=%u (%s), threshold %g, shingle %s, %s key",
+                x.path, (unsigned)o->num_perm, (unsigned)bands, (unsigned)rows, plan,
+                o->threshold, desc.p, o->custom_key ? "custom" : "default");
+    }
+    buf_free(&desc);
+    index_close(&x);
+    return rc;
+}
+
+/* ---- index add ---------------------------------------------------------- */
+
+typedef struct add_ctx {
+    cli_index *x;
+    size_t before;   /* names already in the index */
+    size_t inserted; /* documents inserted by this run */
+    uint32_t k;
+    cli_buf token;
+} add_ctx;
+
+/* The name as a JSON token (how the index stores names). */
+static cli_name token_name(cli_buf *tok, cli_name nm) {
+    cli_name t;
+    if (nm.json) return nm;
+    buf_clear(tok);
+    json_escape(tok, nm.s, nm.n);
+    t.s = tok->p;
+    t.n = tok->n;
+    t.json = 1;
+    return t;
+}
+
+/* Take the name (so ids follow input order), unless it is taken already. */
+static int add_select(void *ctx, const doc_view *d) {
+    add_ctx *c = ctx;
+    cli_name nm = token_name(&c->token, d->name);
+    size_t dup = 0;
+    if (names_add(&c->x->names, nm.s, nm.n, 1, &dup)) return 1;
+    if (dup < c->before && d->name.json)
+        cli_input_error(d->where, d->line, "id %.*s is already in %s, skipped",
+                        (int)nm.n, nm.s, c->x->path);
+    else if (dup < c->before)
+        cli_input_error(d->where, 0, "already in %s, skipped", c->x->path);
+    else if (d->name.json)
+        cli_input_error(d->where, d->line, "duplicate id %.*s, skipped", (int)nm.n,
+                        nm.s);
+    else
+        cli_input_error(d->where, 0, "listed more than once, skipped");
+    return 0;
+}
+
+/* Selected documents arrive in the order add_select numbered them. */
+static int add_on_doc(void *ctx, const doc_view *d) {
+    add_ctx *c = ctx;
+    uint64_t id = c->before + c->inserted++;
+    int rc = minlsh_index_insert(c->x->index, id, d->sig, c->k);
+    if (rc != 0) cli_die_lib(c->x->path, rc);
+    return 0;
+}
+
+static int run_docs(const cli_opts *o, cli_index *x,
+                    int (*select)(void *, const doc_view *),
+                    int (*on_doc)(void *, const doc_view *), void *ctx,
+                    const char *what, pipeline_stats *st) {
+    pipeline_cfg cfg;
+    int rc;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.o = o;
+    cfg.shingler = x->sh;
+    cfg.family = x->family;
+    cfg.pool = work_pool_new(o->threads);
+    cfg.select = select;
+    cfg.on_doc = on_doc;
+    cfg.ctx = ctx;
+    rc = pipeline_run_paths(&cfg, o->args + 1, o->n_args - 1, what, st);
+    work_pool_free(cfg.pool);
+    return rc;
+}
+
+int cmd_index_add(cli_opts *o) {
+    cli_index x;
+    add_ctx c;
+    pipeline_stats st;
+    size_t added;
+    int rc = index_open(&x, o->args[0], o);
+    if (rc != 0) return rc;
+    memset(&c, 0, sizeof c);
+    c.x = &x;
+    c.before = x.names.n;
+    c.k = minlsh_index_k(x.index);
+    run_docs(o, &x, add_select, add_on_doc, &c, "index add:", &st);
+    buf_free(&c.token);
+    added = x.names.n - c.before;
+    if (added > 0) rc = index_save(&x);
+    if (rc == 0 && !o->quiet)
+        cli_msg("%s: added %zu document%s (%.1f MB in %.2f s), %zu in the index",
+                x.path, added, cli_plural(added), (double)st.bytes / 1e6, st.seconds,
+                x.names.n);
+    index_close(&x);
+    if (rc != 0) return rc;
+    return cli_input_failures() ? CLI_FAILED : CLI_OK;
+}
+
+/* ---- index query -------------------------------------------------------- */
+
+typedef struct query_ctx {
+    const cli_opts *o;
+    cli_index *x;
+    uint32_t k;
+    double threshold;
+    uint64_t *ids;
+    double *sims;
+    size_t cap;
+    uint64_t matches;
+} query_ctx;
+
+static int query_on_doc(void *ctx, const doc_view *d) {
+    query_ctx *c = ctx;
+    size_t n = 0, i;
+    int rc = minlsh_index_query(c->x->index, d->sig, c->k, c->ids, c->sims, c->cap, &n);
+    if (rc == MINLSH_E_BUFSIZE) {
+        void *v = c->ids;
+        size_t cap = c->cap;
+        xgrow(&v, &cap, n, sizeof *c->ids);
+        c->ids = v;
+        c->sims = xreallocarray(c->sims, cap, sizeof *c->sims);
+        c->cap = cap;
+        rc = minlsh_index_query(c->x->index, d->sig, c->k, c->ids, c->sims, c->cap, &n);
+    }
+    if (rc != 0) cli_die_lib(c->x->path, rc);
+    for (i = 0; i < n; i++) {
+        if (!c->o->all && c->sims[i] < c->threshold) continue;
+        if (c->ids[i] >= c->x->names.n) continue; /* not one of ours */
+        out_pair(stdout, c->o->format, d->name, names_get(&c->x->names, (size_t)c->ids[i]),
+                 c->sims[i], 0, 0);
+        c->matches++;
+    }
+    return 0;
+}
+
+int cmd_index_query(cli_opts *o) {
+    cli_index x;
+    query_ctx c;
+    pipeline_stats st;
+    int rc = index_open(&x, o->args[0], o);
+    if (rc != 0) return rc;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.x = &x;
+    c.k = minlsh_index_k(x.index);
+    c.threshold = (o->given & OPT(O_THRESHOLD)) ? o->threshold : x.threshold;
+    out_pairs_header(stdout, o->format, 0);
+    run_docs(o, &x, NULL, query_on_doc, &c, "index query:", &st);
+    if (!o->quiet) {
+        fflush(stdout);
+        cli_msg("%llu query document%s, %llu match%s in %s (threshold %g%s)",
+                (unsigned long long)st.docs, cli_plural(st.docs),
+                (unsigned long long)c.matches, c.matches == 1 ? "" : "es", x.path,
+                c.threshold, o->all ? ", --all" : "");
+    }
+    free(c.ids);
+    free(c.sims);
+    index_close(&x);
+    return cli_finish_stdout(cli_input_failures() ? CLI_FAILED : CLI_OK);
+}
+
+/* ---- index stats -------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define HIST_CLASSES 40
+
+/* Buckets per size class (1, 2, 3-4, 5-8, ...), from the band keys of every
+ * stored signature. *n_buckets and *largest describe all bands. */
+static void bucket_histogram(const cli_index *x, uint64_t hist[HIST_CLASSES],
+                             uint64_t *n_buckets, uint64_t *largest) {
+    uint32_t k = minlsh_index_k(x->index), b = minlsh_index_bands(x->index);
+    uint32_t r = minlsh_index_rows(x->index);
+    size_t n = x->names.n, used = 0, i, j;
+    uint64_t *keys = xcalloc(n ? n : 1, (size_t)b * sizeof *keys);
+    uint64_t *col = xcalloc(n ? n : 1, sizeof *col);
+    uint32_t *sig = xcalloc(k, sizeof *sig);
+    int rc;
+    for (i = 0; i < n; i++) {
+        size_t got;
+        if (minlsh_index_get(x->index, i, sig, k, &got) != 0) continue;
+        if (minlsh_signature_is_empty(sig, k) == 1) continue; /* never banded */
+        rc = minlsh_band_keys(sig, k, b, r, keys + used * b, b, &got);
+        if (rc != 0) cli_die_lib(x->path, rc);
+        used++;
+    }
+    for (j = 0; j < b; j++) {
+        for (i = 0; i < used; i++) col[i] = keys[i * b + j];
+        qsort(col, used, sizeof *col, cmp_u64);
+        for (i = 0; i < used;) {
+            size_t e = i + 1, size, c = 0;
+            while (e < used && col[e] == col[i]) e++;
+            size = e - i;
+            while (c + 1 < HIST_CLASSES && ((size_t)1 << c) < size) c++;
+            hist[c]++;
+            (*n_buckets)++;
+            if (size > *largest) *largest = size;
+            i = e;
+        }
+    }
+    free(keys);
+    free(col);
+    free(sig);
+}
+
+static void print_histogram(const cli_index *x) {
+    uint64_t hist[HIST_CLASSES] = {0}, n_buckets = 0, largest = 0;
+    int c, top = 0;
+    bucket_histogram(x, hist, &n_buckets, &largest);
+    printf("buckets              %llu in %u bands, largest %llu\n",
+           (unsigned long long)n_buckets, (unsigned)minlsh_index_bands(x->index),
+           (unsigned long long)largest);
+    for (c = 0; c < HIST_CLASSES; c++)
+        if (hist[c]) top = c;
+    printf("bucket size histogram (documents in a bucket: buckets)\n");
+    for (c = 0; c <= top && n_buckets > 0; c++) {
+        char label[48];
+        uint64_t lo = c == 0 ? 1 : ((uint64_t)1 << (c - 1)) + 1, hi = (uint64_t)1 << c;
+        if (lo == hi) snprintf(label, sizeof label, "%llu", (unsigned long long)lo);
+        else snprintf(label, sizeof label, "%llu-%llu", (unsigned long long)lo,
+                      (unsigned long long)hi);
+        printf("  %-18s %llu\n", label, (unsigned long long)hist[c]);
+    }
+}
+
+int cmd_index_stats(cli_opts *o) {
+    cli_index x;
+    struct stat st;
+    uint64_t config_id;
+    cli_buf desc = {NULL, 0, 0};
+    int rc = index_open(&x, o->args[0], NULL);
+    if (rc != 0) return rc;
+    config_id = minlsh_index_config_id(x.index);
+    printf("index                %s\n", x.path);
+    printf("documents            %llu\n", (unsigned long long)minlsh_index_count(x.index));
+    printf("signature (k)        %u\n", (unsigned)minlsh_index_k(x.index));
+    printf("bands (b)            %u\n", (unsigned)minlsh_index_bands(x.index));
+    printf("rows (r)             %u\n", (unsigned)minlsh_index_rows(x.index));
+    printf("seed                 %llu\n", (unsigned long long)minlsh_index_seed(x.index));
+    printf("config id            %016llx\n", (unsigned long long)config_id);
+    if (x.has_meta) {
+        opts_describe_shingle(&desc, x.unit, x.shingle_k);
+        printf("shingle              %s\n", desc.p);
+        buf_clear(&desc);
+        opts_describe_flags(&desc, x.flags);
+        printf("normalize            %s\n", desc.p);
+        printf("key                  %s\n", x.custom_key ? "custom" : "default");
+        printf("threshold            %g\n", x.threshold);
+        if (x.plan[0]) printf("banding chosen by    %s\n", x.plan);
+        print_histogram(&x);
+    } else
+        printf("metadata             none (not made by 'minlsh index create'); "
+               "no histogram\n");
+    if (stat(x.path, &st) == 0)
+        printf("bytes                %llu\n", (unsigned long long)st.st_size);
+    buf_free(&desc);
+    index_close(&x);
+    return cli_finish_stdout(CLI_OK);
+}

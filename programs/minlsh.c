@@ -1,0 +1,158 @@
+/*
+ * minlsh.c: the minlsh command's entry point: global options, the table of
+ * subcommands, help and version.
+ *
+ *   minlsh [--help | --version]
+ *   minlsh help [SUBCOMMAND]
+ *   minlsh SUBCOMMAND [OPTIONS] [ARGUMENTS]
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char main_help[] =
+    "Usage: minlsh SUBCOMMAND [OPTIONS] [ARGUMENTS]\n"
+    "\n"
+    "Near-duplicate detection: shingling, MinHash and LSH banding.\n"
+    "\n"
+    "Subcommands:\n"
+    "  dedup PATH...             find near-duplicate files or JSON Lines records\n"
+    "  params                    choose LSH bands and rows; show the S-curve\n"
+    "  index create INDEX        create an empty index file\n"
+    "  index add INDEX PATH...   add documents to an index\n"
+    "  index query INDEX PATH... find indexed documents similar to these\n"
+    "  index stats INDEX         describe an index\n"
+    "  sig PATH...               print MinHash signatures\n"
+    "  help [SUBCOMMAND]         show help\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help                show this help (or a subcommand's: minlsh dedup --help)\n"
+    "      --version             show the version\n"
+    "\n"
+    "Examples:\n"
+    "  minlsh dedup /usr/share/common-licenses /usr/share/doc/*/copyright\n"
+    "  minlsh dedup --jsonl --output pairs --format jsonl crawl.jsonl\n"
+    "  minlsh params --threshold 0.7 --num-perm 128 --svg curve.svg\n"
+    "\n"
+    "See minlsh(1) for the details.\n";
+
+#define OPTS_DEDUP                                                             \
+    (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPTS_SHINGLE | OPTS_LSH |           \
+     OPT(O_VERIFY) | OPT(O_OUTPUT) | OPT(O_FORMAT))
+#define OPTS_PARAMS                                                            \
+    (OPTS_COMMON | OPT(O_THRESHOLD) | OPT(O_NUM_PERM) | OPT(O_BANDS) |         \
+     OPT(O_ROWS) | OPT(O_WEIGHTS) | OPT(O_MODE) | OPT(O_TARGET_RECALL) |       \
+     OPT(O_SVG))
+#define OPTS_SIG                                                               \
+    (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPTS_SHINGLE | OPT(O_NUM_PERM) |    \
+     OPT(O_SEED) | OPT(O_FORMAT))
+#define OPTS_CREATE (OPTS_COMMON | OPTS_SHINGLE | OPTS_LSH | OPT(O_FORCE) | OPT(O_QUIET))
+#define OPTS_ADD (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPT(O_KEY))
+#define OPTS_QUERY (OPTS_ADD | OPT(O_FORMAT) | OPT(O_ALL) | OPT(O_THRESHOLD))
+
+static const cli_command commands[] = {
+    {"dedup", OPTS_DEDUP, "text|tsv|jsonl", "PATH...", 1, -1, cli_help_dedup,
+     cmd_dedup},
+    {"params", OPTS_PARAMS, NULL, "", 0, 0, cli_help_params, cmd_params},
+    {"sig", OPTS_SIG, "hex|json", "PATH...", 1, -1, cli_help_sig, cmd_sig},
+    {"index create", OPTS_CREATE, NULL, "INDEX", 1, 1, cli_help_index_create,
+     cmd_index_create},
+    {"index add", OPTS_ADD, NULL, "INDEX PATH...", 2, -1, cli_help_index_add,
+     cmd_index_add},
+    {"index query", OPTS_QUERY, "text|tsv|jsonl", "INDEX PATH...", 2, -1,
+     cli_help_index_query, cmd_index_query},
+    {"index stats", OPTS_COMMON, NULL, "INDEX", 1, 1, cli_help_index_stats,
+     cmd_index_stats},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+/* The command named by argv[0] (and argv[1] for "index ..."); *used is the
+ * number of words it took. NULL if there is none. */
+static const cli_command *find_command(int argc, char **argv, int *used) {
+    size_t i;
+    for (i = 0; i < N_COMMANDS; i++) {
+        const char *name = commands[i].name, *space = strchr(name, ' ');
+        if (space == NULL) {
+            if (strcmp(argv[0], name) == 0) {
+                *used = 1;
+                return &commands[i];
+            }
+        } else if (argc >= 2 && strncmp(argv[0], name, (size_t)(space - name)) == 0 &&
+                   argv[0][space - name] == '\0' && strcmp(argv[1], space + 1) == 0) {
+            *used = 2;
+            return &commands[i];
+        }
+    }
+    return NULL;
+}
+
+static const char index_help[] =
+    "Usage: minlsh index create|add|query|stats INDEX ...\n"
+    "\n"
+    "A persistent band index, for documents that arrive over time:\n"
+    "  minlsh index create INDEX [OPTIONS]       create an empty index\n"
+    "  minlsh index add [OPTIONS] INDEX PATH...   add documents\n"
+    "  minlsh index query [OPTIONS] INDEX PATH... find similar indexed documents\n"
+    "  minlsh index stats INDEX                   describe the index\n"
+    "\n"
+    "Try 'minlsh index SUBCOMMAND --help' for the options of each.\n";
+
+static int help(int argc, char **argv) {
+    const cli_command *cmd;
+    int used;
+    if (argc == 0) {
+        fputs(main_help, stdout);
+        return cli_finish_stdout(CLI_OK);
+    }
+    cmd = find_command(argc, argv, &used);
+    if (cmd != NULL && used == argc) {
+        fputs(cmd->help, stdout);
+        return cli_finish_stdout(CLI_OK);
+    }
+    if (argc == 1 && strcmp(argv[0], "index") == 0) {
+        fputs(index_help, stdout);
+        return cli_finish_stdout(CLI_OK);
+    }
+    return cli_usage_error(NULL, "no help for '%s'", argv[0]);
+}
+
+static int run(const cli_command *cmd, int argc, char **argv) {
+    cli_opts o;
+    int rc;
+    opts_defaults(&o);
+    rc = opts_parse(&o, cmd, argc, argv);
+    if (rc == -1) {
+        fputs(cmd->help, stdout);
+        rc = cli_finish_stdout(CLI_OK);
+    } else if (rc == 0)
+        rc = cmd->run(&o);
+    free(o.args);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    const cli_command *cmd;
+    int used = 0;
+    if (argc < 2)
+        return cli_usage_error(NULL, "a subcommand is needed (dedup, params, index, sig)");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return help(0, NULL);
+    if (strcmp(argv[1], "help") == 0) return help(argc - 2, argv + 2);
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("minlsh %s\n", minlsh_version_string());
+        return cli_finish_stdout(CLI_OK);
+    }
+    cmd = find_command(argc - 1, argv + 1, &used);
+    if (cmd == NULL) {
+        if (strcmp(argv[1], "index") == 0) {
+            if (argc == 2) return cli_usage_error(NULL, "index: a subcommand is needed (create, add, query, stats)");
+            if (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)
+                return help(1, argv + 1);
+            return cli_usage_error("index", "unknown subcommand '%s'", argv[2]);
+        }
+        if (argv[1][0] == '-') return cli_usage_error(NULL, "unknown option '%s'", argv[1]);
+        return cli_usage_error(NULL, "unknown subcommand '%s'", argv[1]);
+    }
+    return run(cmd, argc - 1 - used, argv + 1 + used);
+}

@@ -1,0 +1,448 @@
+/*
+ * opts.c: the command line. Long options only ("--name VALUE" or
+ * "--name=VALUE"), plus -h and -q; "--" ends the options; "-" alone is a
+ * path (standard input). Each subcommand lists the options it accepts.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opt_spec {
+    const char *name;
+    int id;
+    int takes_value;
+} opt_spec;
+
+static const opt_spec specs[] = {
+    {"help", O_HELP, 0},
+    {"version", O_VERSION, 0},
+    {"quiet", O_QUIET, 0},
+    {"progress", O_PROGRESS, 0},
+    {"jsonl", O_JSONL, 0},
+    {"id-field", O_ID_FIELD, 1},
+    {"text-field", O_TEXT_FIELD, 1},
+    {"threshold", O_THRESHOLD, 1},
+    {"num-perm", O_NUM_PERM, 1},
+    {"bands", O_BANDS, 1},
+    {"rows", O_ROWS, 1},
+    {"shingle", O_SHINGLE, 1},
+    {"lowercase", O_LOWERCASE, 0},
+    {"strip-punct", O_STRIP_PUNCT, 0},
+    {"collapse-space", O_COLLAPSE_SPACE, 0},
+    {"normalize", O_NORMALIZE, 0},
+    {"html", O_HTML, 0},
+    {"seed", O_SEED, 1},
+    {"key", O_KEY, 1},
+    {"threads", O_THREADS, 1},
+    {"verify", O_VERIFY, 1},
+    {"output", O_OUTPUT, 1},
+    {"format", O_FORMAT, 1},
+    {"weights", O_WEIGHTS, 1},
+    {"mode", O_MODE, 1},
+    {"target-recall", O_TARGET_RECALL, 1},
+    {"svg", O_SVG, 1},
+    {"force", O_FORCE, 0},
+    {"all", O_ALL, 0},
+};
+
+void opts_defaults(cli_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->id_field = "id";
+    o->text_field = "text";
+    o->threshold = 0.8;
+    o->num_perm = 128;
+    o->unit = MINLSH_UNIT_WORD;
+    o->shingle_k = 5;
+    o->seed = 1;
+    memcpy(o->key, minlsh_default_key(), MINLSH_KEY_BYTES);
+    o->verify = VERIFY_EXACT;
+    o->output = OUTPUT_CLUSTERS;
+    o->format = FORMAT_TEXT;
+    o->weight_fp = 0.5;
+    o->weight_fn = 0.5;
+    o->target_recall = 0.99;
+    o->mode = MINLSH_PLAN_BALANCED;
+}
+
+/* ---- value parsers: 0 on success, -1 on a bad value --------------------- */
+
+static int parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    unsigned long long v;
+    if (*s == '\0' || *s == '-' || *s == '+' || *s == ' ') return -1;
+    errno = 0;
+    v = strtoull(s, &end, 0);
+    if (errno != 0 || *end != '\0') return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_u32_range(const char *s, uint32_t lo, uint32_t hi,
+                           uint32_t *out) {
+    uint64_t v;
+    if (parse_u64(s, &v) != 0 || v < lo || v > hi) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+    char *end;
+    double v;
+    if (*s == '\0' || *s == ' ') return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int hexval(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int parse_key(const char *s, uint8_t key[MINLSH_KEY_BYTES]) {
+    size_t i;
+    if (strlen(s) != 2 * MINLSH_KEY_BYTES) return -1;
+    for (i = 0; i < MINLSH_KEY_BYTES; i++) {
+        int hi = hexval((unsigned char)s[2 * i]);
+        int lo = hexval((unsigned char)s[2 * i + 1]);
+        if (hi < 0 || lo < 0) return -1;
+        key[i] = (uint8_t)(hi * 16 + lo);
+    }
+    return 0;
+}
+
+int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k) {
+    static const struct {
+        const char *name;
+        uint32_t unit;
+    } units[] = {{"word", MINLSH_UNIT_WORD},
+                 {"char", MINLSH_UNIT_BYTE},
+                 {"byte", MINLSH_UNIT_BYTE},
+                 {"codepoint", MINLSH_UNIT_CODEPOINT},
+                 {"stopword", MINLSH_UNIT_STOPWORD}};
+    const char *colon = strchr(s, ':');
+    size_t len = colon ? (size_t)(colon - s) : strlen(s);
+    size_t i;
+    for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strlen(units[i].name) != len || strncmp(s, units[i].name, len) != 0)
+            continue;
+        *unit = units[i].unit;
+        if (colon == NULL) {
+            /* Only stopword has a default length. */
+            if (units[i].unit != MINLSH_UNIT_STOPWORD) return -1;
+            *k = 3;
+            return 0;
+        }
+        return parse_u32_range(colon + 1, 1, MINLSH_SHINGLE_K_MAX, k);
+    }
+    return -1;
+}
+
+static const struct {
+    const char *name;
+    uint32_t flag;
+} flag_names[] = {{"html", MINLSH_NORM_HTML},
+                  {"lowercase", MINLSH_NORM_CASEFOLD},
+                  {"strip-punct", MINLSH_NORM_PUNCT},
+                  {"collapse-space", MINLSH_NORM_WHITESPACE}};
+#define N_FLAG_NAMES (sizeof flag_names / sizeof flag_names[0])
+
+int opts_parse_flags(const char *s, uint32_t *flags) {
+    *flags = 0;
+    if (strcmp(s, "none") == 0) return 0;
+    while (*s) {
+        size_t len = strcspn(s, ","), i;
+        for (i = 0; i < N_FLAG_NAMES; i++)
+            if (strlen(flag_names[i].name) == len &&
+                strncmp(s, flag_names[i].name, len) == 0)
+                break;
+        if (i == N_FLAG_NAMES) return -1;
+        *flags |= flag_names[i].flag;
+        s += len;
+        if (*s == ',') s++;
+    }
+    return 0;
+}
+
+void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k) {
+    const char *name = unit == MINLSH_UNIT_BYTE        ? "char"
+                       : unit == MINLSH_UNIT_CODEPOINT ? "codepoint"
+                       : unit == MINLSH_UNIT_STOPWORD  ? "stopword"
+                                                       : "word";
+    buf_printf(b, "%s:%u", name, (unsigned)k);
+}
+
+void opts_describe_flags(cli_buf *b, uint32_t flags) {
+    size_t i;
+    int any = 0;
+    for (i = 0; i < N_FLAG_NAMES; i++) {
+        if (!(flags & flag_names[i].flag)) continue;
+        if (any) buf_addc(b, ',');
+        buf_adds(b, flag_names[i].name);
+        any = 1;
+    }
+    if (!any) buf_adds(b, "none");
+}
+
+/* ---- the parser --------------------------------------------------------- */
+
+static int bad_value(const cli_command *cmd, const char *name, const char *v,
+                     const char *expected) {
+    return cli_usage_error(cmd->name, "invalid value '%s' for --%s: expected %s",
+                           v, name, expected);
+}
+
+static int set_format(cli_opts *o, const cli_command *cmd, const char *v) {
+    static const char *const names[] = {"text", "tsv", "jsonl", "hex", "json"};
+    size_t i, len = strlen(v);
+    const char *f = cmd->formats;
+    /* The value must be one of the |-separated words of cmd->formats. */
+    while (f != NULL && *f) {
+        size_t wl = strcspn(f, "|");
+        if (wl == len && strncmp(f, v, len) == 0) {
+            for (i = 0; i < sizeof names / sizeof names[0]; i++)
+                if (strcmp(names[i], v) == 0) o->format = (int)i;
+            return 0;
+        }
+        f += wl;
+        if (*f == '|') f++;
+    }
+    return bad_value(cmd, "format", v, cmd->formats ? cmd->formats : "nothing");
+}
+
+static int set_weights(cli_opts *o, const cli_command *cmd, const char *v) {
+    const char *comma = strchr(v, ',');
+    char first[64];
+    size_t len = comma ? (size_t)(comma - v) : 0;
+    if (comma == NULL || len >= sizeof first) goto bad;
+    memcpy(first, v, len);
+    first[len] = '\0';
+    if (parse_double(first, &o->weight_fp) != 0 ||
+        parse_double(comma + 1, &o->weight_fn) != 0 || o->weight_fp < 0 ||
+        o->weight_fn < 0 || (o->weight_fp == 0 && o->weight_fn == 0))
+        goto bad;
+    return 0;
+bad:
+    return bad_value(cmd, "weights", v,
+                     "FP,FN: two non-negative numbers, not both 0");
+}
+
+/* Store the value of option id. Returns 0 or CLI_USAGE. */
+static int set_value(cli_opts *o, const cli_command *cmd, int id,
+                     const char *name, const char *v) {
+    switch (id) {
+    case O_ID_FIELD: o->id_field = v; return 0;
+    case O_TEXT_FIELD: o->text_field = v; return 0;
+    case O_SVG: o->svg = v; return 0;
+    case O_THRESHOLD:
+        if (parse_double(v, &o->threshold) != 0 || !(o->threshold > 0) ||
+            !(o->threshold < 1))
+            return bad_value(cmd, name, v, "a number between 0 and 1");
+        return 0;
+    case O_TARGET_RECALL:
+        if (parse_double(v, &o->target_recall) != 0 ||
+            !(o->target_recall > 0) || !(o->target_recall < 1))
+            return bad_value(cmd, name, v, "a number between 0 and 1");
+        return 0;
+    case O_NUM_PERM:
+        if (parse_u32_range(v, 1, MINLSH_FAMILY_K_MAX, &o->num_perm) != 0)
+            return bad_value(cmd, name, v, "an integer from 1 to 1024");
+        return 0;
+    case O_BANDS:
+    case O_ROWS:
+        if (parse_u32_range(v, 1, MINLSH_FAMILY_K_MAX,
+                            id == O_BANDS ? &o->bands : &o->rows) != 0)
+            return bad_value(cmd, name, v, "an integer from 1 to 1024");
+        return 0;
+    case O_SHINGLE:
+        if (opts_parse_shingle(v, &o->unit, &o->shingle_k) != 0)
+            return bad_value(cmd, name, v,
+                             "word:N, char:N, codepoint:N or stopword[:N], N 1..64");
+        return 0;
+    case O_SEED:
+        if (parse_u64(v, &o->seed) != 0)
+            return bad_value(cmd, name, v, "an unsigned 64-bit integer");
+        return 0;
+    case O_KEY:
+        if (parse_key(v, o->key) != 0)
+            return bad_value(cmd, name, v, "32 hexadecimal digits (16 bytes)");
+        o->custom_key = memcmp(o->key, minlsh_default_key(), MINLSH_KEY_BYTES) != 0;
+        return 0;
+    case O_THREADS: {
+        uint32_t t;
+        if (parse_u32_range(v, 0, 1024, &t) != 0)
+            return bad_value(cmd, name, v, "an integer from 0 (automatic) to 1024");
+        o->threads = t;
+        return 0;
+    }
+    case O_VERIFY:
+        if (strcmp(v, "exact") == 0) o->verify = VERIFY_EXACT;
+        else if (strcmp(v, "signature") == 0) o->verify = VERIFY_SIGNATURE;
+        else return bad_value(cmd, name, v, "exact or signature");
+        return 0;
+    case O_OUTPUT:
+        if (strcmp(v, "clusters") == 0) o->output = OUTPUT_CLUSTERS;
+        else if (strcmp(v, "pairs") == 0) o->output = OUTPUT_PAIRS;
+        else return bad_value(cmd, name, v, "pairs or clusters");
+        return 0;
+    case O_MODE:
+        if (strcmp(v, "balanced") == 0) o->mode = MINLSH_PLAN_BALANCED;
+        else if (strcmp(v, "recall") == 0) o->mode = MINLSH_PLAN_RECALL;
+        else if (strcmp(v, "rule") == 0) o->mode = MINLSH_PLAN_RULE;
+        else return bad_value(cmd, name, v, "balanced, recall or rule");
+        return 0;
+    case O_FORMAT: return set_format(o, cmd, v);
+    case O_WEIGHTS: return set_weights(o, cmd, v);
+    default: return 0;
+    }
+}
+
+static void set_flag(cli_opts *o, int id) {
+    switch (id) {
+    case O_QUIET: o->quiet = 1; break;
+    case O_PROGRESS: o->progress = 1; break;
+    case O_JSONL: o->jsonl = 1; break;
+    case O_FORCE: o->force = 1; break;
+    case O_ALL: o->all = 1; break;
+    case O_LOWERCASE: o->flags |= MINLSH_NORM_CASEFOLD; break;
+    case O_STRIP_PUNCT: o->flags |= MINLSH_NORM_PUNCT; break;
+    case O_COLLAPSE_SPACE: o->flags |= MINLSH_NORM_WHITESPACE; break;
+    case O_HTML: o->flags |= MINLSH_NORM_HTML; break;
+    case O_NORMALIZE:
+        o->flags |= MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT | MINLSH_NORM_WHITESPACE;
+        break;
+    default: break;
+    }
+}
+
+static const opt_spec *find_spec(const char *name, size_t len) {
+    size_t i;
+    for (i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        if (strlen(specs[i].name) == len && strncmp(specs[i].name, name, len) == 0)
+            return &specs[i];
+    return NULL;
+}
+
+/* One option argument at argv[*i]. Returns 0, CLI_USAGE, or -1 for --help. */
+static int parse_option(cli_opts *o, const cli_command *cmd, int argc,
+                        char **argv, int *i) {
+    const char *arg = argv[*i], *name, *eq, *value = NULL;
+    const opt_spec *spec;
+    size_t len;
+    if (strcmp(arg, "-h") == 0) arg = "--help";
+    else if (strcmp(arg, "-q") == 0) arg = "--quiet";
+    if (arg[1] != '-') return cli_usage_error(cmd->name, "unknown option '%s'", arg);
+    name = arg + 2;
+    eq = strchr(name, '=');
+    len = eq ? (size_t)(eq - name) : strlen(name);
+    spec = find_spec(name, len);
+    if (spec == NULL || !(cmd->allowed & OPT(spec->id)))
+        return cli_usage_error(cmd->name, "unknown option '--%.*s'", (int)len, name);
+    if (spec->id == O_HELP) return -1;
+    o->given |= OPT(spec->id);
+    if (!spec->takes_value) {
+        if (eq) return cli_usage_error(cmd->name, "option '--%s' takes no value", spec->name);
+        set_flag(o, spec->id);
+        return 0;
+    }
+    if (eq) value = eq + 1;
+    else if (*i + 1 < argc) value = argv[++*i];
+    else return cli_usage_error(cmd->name, "option '--%s' needs a value", spec->name);
+    return set_value(o, cmd, spec->id, spec->name, value);
+}
+
+int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
+    int i, rc, only_args = 0;
+    o->args = xcalloc((size_t)argc + 1, sizeof *o->args);
+    o->n_args = 0;
+    for (i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_args || arg[0] != '-' || arg[1] == '\0') {
+            o->args[o->n_args++] = argv[i];
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_args = 1;
+            continue;
+        }
+        if ((rc = parse_option(o, cmd, argc, argv, &i)) != 0) return rc;
+    }
+    if (o->n_args < cmd->min_args)
+        return cli_usage_error(cmd->name, "missing arguments: expected %s",
+                               cmd->args);
+    if (cmd->max_args >= 0 && o->n_args > cmd->max_args)
+        return cli_usage_error(cmd->name, "unexpected argument '%s'",
+                               o->args[cmd->max_args]);
+    return 0;
+}
+
+minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
+                                  const uint8_t *key, uint64_t *config_id) {
+    minlsh_shingler_options so;
+    minlsh_shingler *sh = NULL;
+    int rc;
+    minlsh_shingler_options_init(&so, MINLSH_SHINGLER_OPTIONS_VERSION);
+    so.unit = unit;
+    so.k = k;
+    so.flags = flags;
+    so.key = key;
+    if ((rc = minlsh_shingler_new(&sh, &so, NULL)) != 0) cli_die_lib("shingler", rc);
+    if (config_id != NULL && (rc = minlsh_shingler_config_id(sh, config_id)) != 0)
+        cli_die_lib("shingler", rc);
+    return sh;
+}
+
+minlsh_family *cli_family_new(uint32_t k, uint64_t seed) {
+    minlsh_family *family = NULL;
+    int rc = minlsh_family_new(&family, k, seed, NULL);
+    if (rc != 0) cli_die_lib("MinHash family", rc);
+    return family;
+}
+
+int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
+              uint32_t *rows, const char **plan) {
+    minlsh_plan_options po;
+    uint32_t k = o->num_perm;
+    int rc;
+    if (o->given & (OPT(O_BANDS) | OPT(O_ROWS))) {
+        uint32_t b = o->bands, r = o->rows;
+        if (!(o->given & OPT(O_BANDS))) b = k / r;
+        if (!(o->given & OPT(O_ROWS))) r = k / b;
+        if (b == 0 || r == 0)
+            return cli_usage_error(cmd, "--%s %u is more than --num-perm %u",
+                                   b == 0 ? "rows" : "bands",
+                                   (unsigned)(b == 0 ? r : b), (unsigned)k);
+        if ((uint64_t)b * r > k)
+            return cli_usage_error(cmd,
+                                   "%u bands of %u rows need %llu hash values, "
+                                   "more than --num-perm %u",
+                                   (unsigned)b, (unsigned)r,
+                                   (unsigned long long)b * r, (unsigned)k);
+        *bands = b;
+        *rows = r;
+        *plan = "manual";
+        return 0;
+    }
+    minlsh_plan_options_init(&po, MINLSH_PLAN_OPTIONS_VERSION);
+    po.mode = recall ? MINLSH_PLAN_RECALL : MINLSH_PLAN_BALANCED;
+    po.k = k;
+    po.threshold = o->threshold;
+    po.target_recall = 0.99;
+    rc = minlsh_plan_compute(&po, bands, rows, NULL, NULL);
+    if (rc != 0)
+        return cli_usage_error(cmd,
+                               "no banding of %u hash values reaches recall 0.99 "
+                               "at threshold %g (%s); use a larger --num-perm or "
+                               "give --bands and --rows",
+                               (unsigned)k, o->threshold, minlsh_strerror(rc));
+    *plan = recall ? "recall" : "balanced";
+    return 0;
+}

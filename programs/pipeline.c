@@ -1,0 +1,444 @@
+/*
+ * pipeline.c: the document pipeline shared by dedup, index add, index query
+ * and sig.
+ *
+ * The calling thread fills a batch of jobs (file names, or JSON Lines lines
+ * and standard input read into one buffer). Then, per batch:
+ *  1. the pool reads, parses and shingles every job in parallel, each worker
+ *     with its own stream and set, writing only into the job's own slot and
+ *     its own arena;
+ *  2. the calling thread walks the batch in input order, reports what went
+ *     wrong and asks the subcommand which documents it wants (select);
+ *  3. the pool signs the selected documents in parallel;
+ *  4. the calling thread hands them to the subcommand in input order (on_doc).
+ * So messages and results come out in the same order whatever the number of
+ * threads, and dedup signs each distinct text only once.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define BATCH_MAX_JOBS 1024
+#define BATCH_MAX_BYTES (8u << 20)      /* text held in memory per batch */
+#define BATCH_MAX_FILE_BYTES (8u << 20) /* bytes of files per batch */
+#define READ_CHUNK (64u << 10)
+
+enum { JOB_FILE, JOB_TEXT, JOB_JSON };
+enum { ST_OK, ST_EMPTY, ST_FAIL };
+
+typedef struct job {
+    int kind;
+    size_t file;     /* index in the input list */
+    uint64_t line;   /* JSON Lines line number */
+    size_t off, len; /* JOB_TEXT, JOB_JSON: the bytes in the batch buffer */
+    uint64_t bytes;  /* input bytes this job stands for */
+    /* results */
+    int status;
+    int utf8_bad;
+    uint64_t utf8_at;
+    char msg[200];
+    uint8_t fp[MINLSH_FINGERPRINT_BYTES];
+    size_t id_off, id_len; /* JOB_JSON: the id token in the batch buffer */
+    unsigned worker;
+    size_t set_off, set_n; /* in the worker's arena */
+} job;
+
+typedef struct worker_state {
+    minlsh_shingle_stream *stream;
+    minlsh_shingleset *set;
+    cli_buf text; /* decoded JSON text */
+    unsigned char *rbuf;
+    uint64_t *arena; /* this batch's shingle sets */
+    size_t arena_n, arena_cap;
+} worker_state;
+
+typedef struct pipeline {
+    const pipeline_cfg *cfg;
+    const input_list *in;
+    job *jobs;
+    size_t n_jobs, cap_jobs;
+    size_t *sel; /* the selected jobs of the batch, in order */
+    size_t n_sel, cap_sel;
+    cli_buf data;
+    uint64_t file_bytes;
+    uint32_t *sigs;
+    size_t sigs_cap;
+    uint32_t k;
+    worker_state *ws;
+    unsigned n_ws;
+    uint64_t docs, bytes;
+} pipeline;
+
+/* ---- the workers -------------------------------------------------------- */
+
+static int job_failed(job *j, const char *what, int err) {
+    j->status = ST_FAIL;
+    snprintf(j->msg, sizeof j->msg, "%s: %s", what, strerror(err));
+    return 0;
+}
+
+/* Stream a file through the shingler. Returns 0 (the job's status says how
+ * it went) or a negative library error. */
+static int feed_file(pipeline *pl, worker_state *w, job *j) {
+    const char *path = pl->in->v[j->file].path;
+    utf8_check u;
+    int fd = open(path, O_RDONLY), rc = 0;
+    if (fd < 0) return job_failed(j, "cannot open", errno);
+    utf8_check_init(&u);
+    for (;;) {
+        ssize_t got = read(fd, w->rbuf, READ_CHUNK);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            job_failed(j, "read error", errno);
+            break;
+        }
+        if (got == 0) break;
+        j->bytes += (uint64_t)got;
+        utf8_check_feed(&u, w->rbuf, (size_t)got);
+        if ((rc = minlsh_shingle_stream_feed(w->stream, w->rbuf, (size_t)got)) != 0)
+            break;
+    }
+    close(fd);
+    utf8_check_end(&u);
+    j->utf8_bad = u.bad;
+    j->utf8_at = u.bad_at;
+    return rc;
+}
+
+static int feed_text(pipeline *pl, worker_state *w, job *j) {
+    utf8_check u;
+    utf8_check_init(&u);
+    utf8_check_feed(&u, pl->data.p + j->off, j->len);
+    utf8_check_end(&u);
+    j->utf8_bad = u.bad;
+    j->utf8_at = u.bad_at;
+    return minlsh_shingle_stream_feed(w->stream, pl->data.p + j->off, j->len);
+}
+
+static int feed_json(pipeline *pl, worker_state *w, job *j) {
+    const cli_opts *o = pl->cfg->o;
+    const char *line = pl->data.p + j->off;
+    json_record rec;
+    if (json_extract(line, j->len, o->id_field, o->text_field, &rec, &w->text,
+                     j->msg, sizeof j->msg) != 0) {
+        j->status = ST_FAIL;
+        return 0;
+    }
+    j->id_off = (size_t)(rec.id - pl->data.p);
+    j->id_len = rec.id_len;
+    return minlsh_shingle_stream_feed(w->stream, w->text.p, w->text.n);
+}
+
+/* End the document and keep its set in the worker's arena. */
+static int finish_job(worker_state *w, job *j) {
+    const uint64_t *data;
+    size_t n;
+    void *v;
+    int rc = minlsh_shingle_stream_finish(w->stream, w->set, j->fp);
+    if (rc != 0) return rc;
+    n = minlsh_shingleset_count(w->set);
+    data = minlsh_shingleset_data(w->set);
+    if (n == 0) {
+        j->status = ST_EMPTY;
+        return 0;
+    }
+    v = w->arena;
+    xgrow(&v, &w->arena_cap, w->arena_n + n, sizeof *w->arena);
+    w->arena = v;
+    memcpy(w->arena + w->arena_n, data, n * sizeof *data);
+    j->set_off = w->arena_n;
+    j->set_n = n;
+    w->arena_n += n;
+    return 0;
+}
+
+static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
+    job *j = &pl->jobs[idx];
+    int rc;
+    j->status = ST_OK;
+    j->utf8_bad = 0;
+    j->worker = wid;
+    j->set_n = 0;
+    if (j->kind == JOB_FILE) {
+        j->bytes = 0;
+        rc = feed_file(pl, w, j);
+    } else if (j->kind == JOB_TEXT)
+        rc = feed_text(pl, w, j);
+    else
+        rc = feed_json(pl, w, j);
+    if (rc == 0 && j->status == ST_OK) return finish_job(w, j);
+    minlsh_shingle_stream_reset(w->stream);
+    return rc;
+}
+
+static int shingle_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    pipeline *pl = ctx;
+    size_t i;
+    for (i = begin; i < end; i++) {
+        int rc = run_job(pl, &pl->ws[worker], worker, i);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    pipeline *pl = ctx;
+    size_t i;
+    (void)worker;
+    for (i = begin; i < end; i++) {
+        const job *j = &pl->jobs[pl->sel[i]];
+        int rc = minlsh_family_sign(pl->cfg->family, pl->ws[j->worker].arena + j->set_off,
+                                    j->set_n, pl->sigs + i * pl->k, pl->k, NULL);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+/* ---- the calling thread ------------------------------------------------- */
+
+static void view_job(const pipeline *pl, const job *j, doc_view *d) {
+    const input_file *f = &pl->in->v[j->file];
+    if (j->kind == JOB_JSON) {
+        d->name.s = pl->data.p + j->id_off;
+        d->name.n = j->id_len;
+        d->name.json = 1;
+    } else {
+        d->name.s = f->path;
+        d->name.n = strlen(f->path);
+        d->name.json = 0;
+    }
+    d->where = input_where(f);
+    d->line = j->line;
+    d->set = pl->ws[j->worker].arena + j->set_off;
+    d->set_n = j->set_n;
+    d->fp = j->fp;
+    d->sig = NULL;
+    d->bytes = j->bytes;
+}
+
+/* Step 2 for one job: report it, or offer it to the subcommand. Returns 1
+ * if selected, 0 if not, or the subcommand's negative "stop". */
+static int select_job(pipeline *pl, const job *j) {
+    const char *where = input_where(&pl->in->v[j->file]);
+    doc_view d;
+    pl->bytes += j->bytes;
+    if (j->status == ST_FAIL) {
+        cli_input_error(where, j->line, "%s", j->msg);
+        return 0;
+    }
+    if (j->utf8_bad)
+        cli_input_warning(where, 0, "invalid UTF-8 at byte %llu; read as bytes",
+                          (unsigned long long)j->utf8_at);
+    if (j->status == ST_EMPTY) {
+        cli_input_error(where, j->line, "empty document, skipped");
+        return 0;
+    }
+    pl->docs++;
+    if (pl->cfg->select == NULL) return 1;
+    view_job(pl, j, &d);
+    return pl->cfg->select(pl->cfg->ctx, &d);
+}
+
+static int flush(pipeline *pl) {
+    size_t i;
+    int rc;
+    void *v;
+    if (pl->n_jobs == 0) return 0;
+    for (i = 0; i < pl->n_ws; i++) pl->ws[i].arena_n = 0;
+    rc = work_pool_run(pl->cfg->pool, pl->n_jobs, 1, shingle_range, pl);
+    if (rc != 0) cli_die_lib("shingling", rc);
+    pl->n_sel = 0;
+    for (i = 0; i < pl->n_jobs; i++) {
+        if ((rc = select_job(pl, &pl->jobs[i])) < 0) break;
+        if (rc == 0) continue;
+        v = pl->sel;
+        xgrow(&v, &pl->cap_sel, pl->n_sel + 1, sizeof *pl->sel);
+        pl->sel = v;
+        pl->sel[pl->n_sel++] = i;
+    }
+    rc = rc < 0 ? rc : 0;
+    if (pl->cfg->family != NULL && pl->n_sel > 0) {
+        int src;
+        v = pl->sigs;
+        xgrow(&v, &pl->sigs_cap, pl->n_sel * pl->k, sizeof *pl->sigs);
+        pl->sigs = v;
+        if ((src = work_pool_run(pl->cfg->pool, pl->n_sel, 16, sign_range, pl)) != 0)
+            cli_die_lib("signing", src);
+    }
+    for (i = 0; i < pl->n_sel && rc == 0; i++) {
+        doc_view d;
+        view_job(pl, &pl->jobs[pl->sel[i]], &d);
+        if (pl->cfg->family != NULL) d.sig = pl->sigs + i * pl->k;
+        rc = pl->cfg->on_doc(pl->cfg->ctx, &d);
+    }
+    progress_update(pl->cfg->progress, pl->docs, pl->bytes);
+    pl->n_jobs = 0;
+    pl->file_bytes = 0;
+    buf_clear(&pl->data);
+    return rc;
+}
+
+static job *new_job(pipeline *pl, int kind, size_t file) {
+    void *v = pl->jobs;
+    job *j;
+    xgrow(&v, &pl->cap_jobs, pl->n_jobs + 1, sizeof *pl->jobs);
+    pl->jobs = v;
+    j = &pl->jobs[pl->n_jobs++];
+    memset(j, 0, sizeof *j);
+    j->kind = kind;
+    j->file = file;
+    return j;
+}
+
+static int batch_full(const pipeline *pl) {
+    return pl->n_jobs >= BATCH_MAX_JOBS || pl->data.n >= BATCH_MAX_BYTES ||
+           pl->file_bytes >= BATCH_MAX_FILE_BYTES;
+}
+
+static int blank(const char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r') return 0;
+    return 1;
+}
+
+/* One JSON Lines file: every non-blank line is a job. */
+static int read_jsonl(pipeline *pl, size_t file) {
+    const input_file *f = &pl->in->v[file];
+    FILE *fp = f->is_stdin ? stdin : fopen(f->path, "rb");
+    char *line = NULL;
+    size_t cap = 0;
+    uint64_t lineno = 0;
+    ssize_t got;
+    int rc = 0;
+    if (fp == NULL) {
+        cli_input_error(f->path, 0, "cannot open: %s", strerror(errno));
+        return 0;
+    }
+    while (rc == 0 && (got = getline(&line, &cap, fp)) >= 0) {
+        size_t len = (size_t)got, skip = 0;
+        job *j;
+        lineno++;
+        if (len > 0 && line[len - 1] == '\n') len--;
+        if (len > 0 && line[len - 1] == '\r') len--;
+        if (lineno == 1 && len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) skip = 3;
+        if (blank(line + skip, len - skip)) {
+            pl->bytes += (uint64_t)got;
+            continue;
+        }
+        if (batch_full(pl)) rc = flush(pl);
+        j = new_job(pl, JOB_JSON, file);
+        j->line = lineno;
+        j->off = pl->data.n;
+        j->len = len - skip;
+        j->bytes = (uint64_t)got;
+        buf_add(&pl->data, line + skip, len - skip);
+    }
+    if (ferror(fp))
+        cli_input_error(input_where(f), lineno + 1, "read error: %s", strerror(errno));
+    free(line);
+    if (!f->is_stdin) fclose(fp);
+    return rc;
+}
+
+/* Standard input as one plain-text document. */
+static int read_stdin_text(pipeline *pl, size_t file) {
+    size_t off = pl->data.n;
+    job *j;
+    for (;;) {
+        size_t got;
+        buf_reserve(&pl->data, READ_CHUNK);
+        got = fread(pl->data.p + pl->data.n, 1, READ_CHUNK, stdin);
+        pl->data.n += got;
+        if (got < READ_CHUNK) break;
+    }
+    if (ferror(stdin)) {
+        cli_input_error("standard input", 0, "read error: %s", strerror(errno));
+        pl->data.n = off;
+        return 0;
+    }
+    j = new_job(pl, JOB_TEXT, file);
+    j->off = off;
+    j->len = pl->data.n - off;
+    j->bytes = j->len;
+    return 0;
+}
+
+static void workers_init(pipeline *pl) {
+    unsigned i;
+    pl->n_ws = work_pool_size(pl->cfg->pool);
+    pl->ws = xcalloc(pl->n_ws, sizeof *pl->ws);
+    for (i = 0; i < pl->n_ws; i++) {
+        worker_state *w = &pl->ws[i];
+        int rc = minlsh_shingle_stream_new(&w->stream, pl->cfg->shingler);
+        if (rc == 0) rc = minlsh_shingleset_new(&w->set, NULL);
+        if (rc != 0) cli_die_lib("shingler", rc);
+        w->rbuf = xmalloc(READ_CHUNK);
+    }
+}
+
+static void workers_free(pipeline *pl) {
+    unsigned i;
+    for (i = 0; i < pl->n_ws; i++) {
+        worker_state *w = &pl->ws[i];
+        minlsh_shingle_stream_free(w->stream);
+        minlsh_shingleset_free(w->set);
+        buf_free(&w->text);
+        free(w->rbuf);
+        free(w->arena);
+    }
+    free(pl->ws);
+}
+
+int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
+                 pipeline_stats *st) {
+    pipeline pl;
+    size_t i;
+    double start = cli_now();
+    int rc = 0;
+    memset(&pl, 0, sizeof pl);
+    pl.cfg = cfg;
+    pl.in = in;
+    pl.k = cfg->family ? minlsh_family_k(cfg->family) : 0;
+    workers_init(&pl);
+    for (i = 0; i < in->n && rc == 0; i++) {
+        if (cfg->o->jsonl) rc = read_jsonl(&pl, i);
+        else if (in->v[i].is_stdin) rc = read_stdin_text(&pl, i);
+        else {
+            if (batch_full(&pl) && (rc = flush(&pl)) != 0) break;
+            new_job(&pl, JOB_FILE, i);
+            pl.file_bytes += in->v[i].size;
+        }
+    }
+    if (rc == 0) rc = flush(&pl);
+    st->docs = pl.docs;
+    st->bytes = pl.bytes;
+    st->seconds = cli_now() - start;
+    workers_free(&pl);
+    free(pl.jobs);
+    free(pl.sel);
+    free(pl.sigs);
+    buf_free(&pl.data);
+    return rc;
+}
+
+int pipeline_run_paths(pipeline_cfg *cfg, char **paths, int n, const char *what,
+                       pipeline_stats *st) {
+    input_list in;
+    progress pr;
+    int rc;
+    input_walk(&in, paths, n);
+    progress_init(&pr, cfg->o, &in, what);
+    cfg->progress = &pr;
+    rc = pipeline_run(cfg, &in, st);
+    progress_done(&pr);
+    cfg->progress = NULL;
+    input_free(&in);
+    return rc;
+}

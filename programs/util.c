@@ -1,0 +1,250 @@
+/*
+ * util.c: checked allocation, growable buffers, messages, atomic file
+ * writes, clocks and number formatting for the minlsh command.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t input_failures;
+
+/* ---- allocation --------------------------------------------------------- */
+
+void cli_die_nomem(void) {
+    fputs("minlsh: out of memory\n", stderr);
+    exit(CLI_FAILED);
+}
+
+void *xmalloc(size_t size) {
+    void *p = malloc(size ? size : 1);
+    if (p == NULL) cli_die_nomem();
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL) cli_die_nomem();
+    return p;
+}
+
+void *xrealloc(void *p, size_t size) {
+    void *q = realloc(p, size ? size : 1);
+    if (q == NULL) cli_die_nomem();
+    return q;
+}
+
+void *xreallocarray(void *p, size_t n, size_t size) {
+    if (size != 0 && n > SIZE_MAX / size) cli_die_nomem();
+    return xrealloc(p, n * size);
+}
+
+char *xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = xmalloc(n);
+    memcpy(p, s, n);
+    return p;
+}
+
+void xgrow(void **p, size_t *cap, size_t need, size_t size) {
+    size_t c = *cap;
+    if (need <= c) return;
+    if (c < 16) c = 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2) cli_die_nomem();
+        c *= 2;
+    }
+    *p = xreallocarray(*p, c, size);
+    *cap = c;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+void buf_reserve(cli_buf *b, size_t extra) {
+    void *p = b->p;
+    if (extra > SIZE_MAX - b->n - 1) cli_die_nomem();
+    xgrow(&p, &b->cap, b->n + extra + 1, 1);
+    b->p = p;
+}
+
+void buf_add(cli_buf *b, const void *data, size_t n) {
+    buf_reserve(b, n);
+    if (n) memcpy(b->p + b->n, data, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void buf_addc(cli_buf *b, char c) {
+    buf_reserve(b, 1);
+    b->p[b->n++] = c;
+    b->p[b->n] = '\0';
+}
+
+void buf_adds(cli_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+void buf_printf(cli_buf *b, const char *fmt, ...) {
+    va_list ap;
+    int len;
+    va_start(ap, fmt);
+    len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (len < 0) return;
+    buf_reserve(b, (size_t)len);
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)len;
+}
+
+void buf_clear(cli_buf *b) {
+    b->n = 0;
+    if (b->p) b->p[0] = '\0';
+}
+
+void buf_free(cli_buf *b) {
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+/* ---- messages ----------------------------------------------------------- */
+
+static void vmsg(const char *where, uint64_t line, const char *fmt, va_list ap) {
+    /* Flush our own output first so that the order of stdout and stderr
+     * makes sense when both go to a terminal. */
+    fflush(stdout);
+    progress_interrupt();
+    fputs("minlsh: ", stderr);
+    if (where != NULL) {
+        if (line > 0) fprintf(stderr, "%s:%llu: ", where, (unsigned long long)line);
+        else fprintf(stderr, "%s: ", where);
+    }
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_msg(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(NULL, 0, fmt, ap);
+    va_end(ap);
+}
+
+void cli_input_error(const char *where, uint64_t line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(where, line, fmt, ap);
+    va_end(ap);
+    input_failures++;
+}
+
+void cli_input_warning(const char *where, uint64_t line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(where, line, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t cli_input_failures(void) { return input_failures; }
+
+void cli_die_lib(const char *what, int rc) {
+    if (rc == MINLSH_E_NOMEM) cli_die_nomem();
+    cli_msg("%s: %s (%s)", what, minlsh_strerror(rc), minlsh_error_name(rc));
+    exit(CLI_FAILED);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fputs("minlsh: ", stderr);
+    if (cmd != NULL) fprintf(stderr, "%s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fprintf(stderr, "Try 'minlsh %s%s--help' for more information.\n",
+            cmd ? cmd : "", cmd ? " " : "");
+    return CLI_USAGE;
+}
+
+int cli_finish_stdout(int status) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_msg("error writing the output: %s", strerror(errno));
+        return CLI_FAILED;
+    }
+    return status;
+}
+
+/* ---- time, files, numbers ----------------------------------------------- */
+
+const char *cli_plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
+double cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int write_all(int fd, const char *p, size_t len) {
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int cli_write_atomic(const char *path, const void *data, size_t len) {
+    size_t n = strlen(path);
+    char *tmp = xmalloc(n + 16);
+    mode_t mask;
+    int fd, err;
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp-XXXXXX", 12);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        err = errno;
+        free(tmp);
+        errno = err;
+        return -1;
+    }
+    mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, data, len) != 0 ||
+        fsync(fd) != 0) {
+        err = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        errno = err;
+        return -1;
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        err = errno;
+        unlink(tmp);
+        free(tmp);
+        errno = err;
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+void cli_format_double(char out[32], double x) {
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(out, 32, "%.*g", prec, x);
+        if (strtod(out, NULL) == x) break;
+    }
+    if (strpbrk(out, ".eEn") == NULL) strcat(out, ".0");
+}

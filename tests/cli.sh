@@ -1,0 +1,352 @@
+#!/bin/sh
+# The minlsh command, end to end.
+#
+# On a corpus that tests/cli/gen_corpus.py plants near-duplicates in (from a
+# fixed seed; ground truth computed there, independently of minlsh): recall
+# and precision of dedup with the default options on a directory and on JSON
+# Lines, clusters against the true components, identical output for any
+# --threads, params numbers and SVG, the index workflow (two adds = one add),
+# and every error path: usage errors (2), bad inputs (reported, 1, the run
+# goes on), invalid UTF-8 (reported, not an error), corrupt and mismatched
+# index files (1, no crash, file untouched). Prints the throughput measured.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+: "${BUILD:=build}"
+case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
+PY=/usr/bin/python3
+HERE=$(pwd)/tests/cli
+tmp=${MINLSH_TEST_TMP:-/tmp}/cli.$$
+rm -rf "$tmp"
+mkdir -p "$tmp"
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
+# expect NAME WANT_STATUS CMD...: run CMD (stdout in $tmp/out, stderr in
+# $tmp/err) and check its exit status.
+expect() {
+    name=$1 want=$2
+    shift 2
+    "$@" > "$tmp/out" 2> "$tmp/err"
+    got=$?
+    if [ "$got" -eq "$want" ]; then return 0; fi
+    ko "$name" "exit status $got, expected $want" "$(head -n 5 "$tmp/err")"
+    return 1
+}
+# has NAME FILE PATTERN: the file matches the extended regular expression.
+has() {
+    if grep -Eq -- "$3" "$2"; then ok "$1"; else ko "$1" "no '$3' in:" "$(head -n 6 "$2")"; fi
+}
+# py NAME ARGS...: one of the Python checks.
+py() {
+    name=$1
+    shift
+    if $PY "$HERE/check.py" "$@" > "$tmp/py.out" 2>&1; then
+        ok "$name"
+        sed 's/^/     /' "$tmp/py.out"
+    else
+        ko "$name" "$(cat "$tmp/py.out")"
+    fi
+}
+finish() {
+    rm -rf "$tmp"
+    echo "cli: $pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+
+if [ ! -x "$M" ]; then ko binary "no $M"; finish; fi
+if [ ! -x "$PY" ]; then ko python "no $PY (the corpus generator needs it)"; finish; fi
+
+# ---- version and help --------------------------------------------------------
+hver=$(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)
+if expect version 0 "$M" --version && [ "$(cat "$tmp/out")" = "minlsh $hver" ]; then ok version
+else ko version "got '$(cat "$tmp/out")'"; fi
+if expect help 0 "$M" --help; then has help "$tmp/out" '^Usage: minlsh SUBCOMMAND'; fi
+for sub in dedup params sig "index create" "index add" "index query" "index stats"; do
+    n=$(echo "help_$sub" | tr ' ' _)
+    # shellcheck disable=SC2086
+    if expect "$n" 0 "$M" $sub --help; then
+        cp "$tmp/out" "$tmp/help1"
+        # shellcheck disable=SC2086
+        "$M" help $sub > "$tmp/help2" 2>&1
+        if grep -q "^Usage: minlsh $sub" "$tmp/help1" && cmp -s "$tmp/help1" "$tmp/help2"
+        then ok "$n"; else ko "$n" "$(head -n 2 "$tmp/help1")"; fi
+    fi
+done
+
+# ---- usage errors: status 2 and a hint -----------------------------------------
+if expect usage_unknown_option 2 "$M" dedup --no-such-option x; then
+    has usage_unknown_option "$tmp/err" "unknown option '--no-such-option'.*|Try 'minlsh dedup --help'"
+fi
+expect usage_bad_value 2 "$M" dedup --threshold 1.5 x && ok usage_bad_value
+expect usage_bad_key 2 "$M" dedup --key 00ff x && ok usage_bad_key
+expect usage_missing_path 2 "$M" dedup && ok usage_missing_path
+expect usage_no_subcommand 2 "$M" && ok usage_no_subcommand
+expect usage_unknown_subcommand 2 "$M" frobnicate && ok usage_unknown_subcommand
+expect usage_bands_too_many 2 "$M" dedup --bands 40 --rows 5 x && ok usage_bands_too_many
+expect usage_format 2 "$M" dedup --format hex x && ok usage_format
+
+# ---- the planted corpus ---------------------------------------------------------
+C=$tmp/corpus
+if ! $PY "$HERE/gen_corpus.py" --seed 20260101 --out "$C" 2> "$tmp/gen.err"; then
+    ko gen_corpus "$(tail -n 5 "$tmp/gen.err")"
+    finish
+fi
+ok gen_corpus
+empty_file=$(cd "$C/files" && for f in *; do [ -s "$f" ] || echo "$f"; done)
+
+# Directory input, default options. The corpus has one empty document, so
+# the status is 1 and the document is named.
+if expect dedup_files_pairs 1 "$M" dedup --output pairs --format jsonl "$C/files"; then
+    cp "$tmp/out" "$tmp/pairs_files.jsonl"
+    has dedup_files_empty_reported "$tmp/err" "files/$empty_file: empty document, skipped"
+    has dedup_files_summary "$tmp/err" 'documents, .* MB/s\); k=128, b=[0-9]+, r=[0-9]+ \(recall\)'
+    py dedup_files_recall_precision pairs "$C" files "$tmp/pairs_files.jsonl"
+fi
+# Another threshold: the planner and the verification follow it.
+if expect dedup_threshold_06 1 "$M" dedup -q --threshold 0.6 --output pairs --format jsonl "$C/files"; then
+    cp "$tmp/out" "$tmp/pairs_06.jsonl"
+    py dedup_threshold_06_recall_precision pairs "$C" files "$tmp/pairs_06.jsonl" --threshold 0.6
+fi
+if expect dedup_files_clusters 1 "$M" dedup --format jsonl --quiet "$C/files"; then
+    cp "$tmp/out" "$tmp/clusters_files.jsonl"
+    py dedup_files_clusters clusters "$C" files "$tmp/clusters_files.jsonl" "$tmp/pairs_files.jsonl"
+fi
+
+# JSON Lines input (escapes, surrogate pairs, numeric ids).
+if expect dedup_jsonl_pairs 1 "$M" dedup --jsonl --output pairs --format jsonl "$C/corpus.jsonl"; then
+    cp "$tmp/out" "$tmp/pairs_jsonl.jsonl"
+    has dedup_jsonl_empty_reported "$tmp/err" 'corpus.jsonl:[0-9]+: empty document, skipped'
+    py dedup_jsonl_recall_precision pairs "$C" jsonl "$tmp/pairs_jsonl.jsonl"
+    has dedup_jsonl_numeric_ids "$tmp/pairs_jsonl.jsonl" '"a": 1[0-9]{6},|"b": 1[0-9]{6},'
+fi
+if expect dedup_jsonl_clusters 1 "$M" dedup --jsonl --format jsonl -q "$C/corpus.jsonl"; then
+    cp "$tmp/out" "$tmp/clusters_jsonl.jsonl"
+    py dedup_jsonl_clusters clusters "$C" jsonl "$tmp/clusters_jsonl.jsonl" "$tmp/pairs_jsonl.jsonl"
+fi
+
+# The same results whatever the number of threads, in every format.
+same=1
+for args in "--output pairs" "--output clusters" "--format tsv --output pairs" "--jsonl --format jsonl"; do
+    input=$C/files
+    case $args in *--jsonl*) input=$C/corpus.jsonl ;; esac
+    # shellcheck disable=SC2086
+    "$M" dedup -q --threads 1 $args "$input" > "$tmp/t1" 2>&1
+    # shellcheck disable=SC2086
+    "$M" dedup -q --threads 2 $args "$input" > "$tmp/t2" 2>&1
+    # shellcheck disable=SC2086
+    "$M" dedup -q --threads 5 $args "$input" > "$tmp/t5" 2>&1
+    if ! cmp -s "$tmp/t1" "$tmp/t2" || ! cmp -s "$tmp/t1" "$tmp/t5"; then same=0; fi
+done
+if [ $same -eq 1 ]; then ok threads_identical_output; else ko threads_identical_output "outputs differ"; fi
+
+# Text and TSV agree with JSON Lines.
+"$M" dedup -q "$C/files" > "$tmp/clusters.txt" 2>/dev/null
+"$M" dedup -q --format tsv "$C/files" > "$tmp/clusters.tsv" 2>/dev/null
+n_json=$(wc -l < "$tmp/clusters_files.jsonl")
+n_text=$(grep -c '^cluster [0-9]* ([0-9]* documents)$' "$tmp/clusters.txt")
+n_tsv=$(tail -n +2 "$tmp/clusters.tsv" | cut -f 1 | sort -u | wc -l)
+if [ "$n_json" -gt 0 ] && [ "$n_json" -eq "$n_text" ] && [ "$n_json" -eq "$n_tsv" ] &&
+   [ "$(head -n 1 "$tmp/clusters.tsv")" = "$(printf 'cluster\tsize\tmember')" ]
+then ok formats_agree; else ko formats_agree "jsonl $n_json, text $n_text, tsv $n_tsv"; fi
+"$M" dedup -q --output pairs "$C/files" > "$tmp/pairs.txt" 2>/dev/null
+if [ "$(wc -l < "$tmp/pairs.txt")" -eq "$(wc -l < "$tmp/pairs_files.jsonl")" ] &&
+   grep -Eq '^[01]\.[0-9]{4}  [^ ].*  [^ ]' "$tmp/pairs.txt"
+then ok pairs_text_format; else ko pairs_text_format "$(head -n 2 "$tmp/pairs.txt")"; fi
+
+# Progress: forced with --progress (stderr is a file here), never with --quiet.
+"$M" dedup --progress "$C/files" > /dev/null 2> "$tmp/err"
+if tr '\r' '\n' < "$tmp/err" | grep -Eq '^minlsh: dedup: [0-9]+ documents, [0-9.]+ MB, [0-9.]+ MB/s, [0-9:]+ elapsed'
+then ok progress_forced; else ko progress_forced "$(tr '\r' '\n' < "$tmp/err" | head -n 3)"; fi
+"$M" dedup --progress --quiet "$C/files" > /dev/null 2> "$tmp/err"
+if ! grep -q "$(printf '\r')" "$tmp/err" && ! grep -q 'documents,' "$tmp/err"
+then ok progress_quiet; else ko progress_quiet "$(head -n 3 "$tmp/err")"; fi
+
+# Signature verification: estimates, no "estimate" field.
+if expect verify_signature 1 "$M" dedup -q --verify signature --output pairs --format jsonl "$C/files"; then
+    if [ -s "$tmp/out" ] && ! grep -q estimate "$tmp/out"; then ok verify_signature
+    else ko verify_signature "$(head -n 2 "$tmp/out")"; fi
+fi
+
+# Throughput on the directory (informative, not a pass/fail).
+$PY - "$M" "$C/files" <<'EOF'
+import os, subprocess, sys, time
+m, d = sys.argv[1], sys.argv[2]
+size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+best = None
+for _ in range(3):
+    t = time.monotonic()
+    subprocess.run([m, "dedup", "--quiet", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    e = time.monotonic() - t
+    best = e if best is None else min(best, e)
+print("throughput: %.1f MB/s (%.1f MB, %d files, best of 3: %.2f s, %d CPUs)"
+      % (size / 1e6 / best, size / 1e6, len(os.listdir(d)), best, os.cpu_count()))
+EOF
+
+# ---- params ---------------------------------------------------------------------
+if expect params_20_5 0 "$M" params --bands 20 --rows 5; then
+    cp "$tmp/out" "$tmp/params.txt"
+    py params_20_5 params "$tmp/params.txt" 0.2=0.006 0.3=0.047 0.4=0.186 0.5=0.470 \
+        0.6=0.802 0.7=0.975 0.8=0.9996
+fi
+if expect params_svg 0 "$M" params --threshold 0.8 --num-perm 128 --svg "$tmp/curve.svg"; then
+    py params_svg svg "$tmp/curve.svg"
+fi
+# dedup's banding is what params --mode recall plans.
+if expect params_recall 0 "$M" params --mode recall --threshold 0.8 --num-perm 128; then
+    b=$(sed -n 's/^bands (b) *\([0-9]*\)$/\1/p' "$tmp/out")
+    r=$(sed -n 's/^rows (r) *\([0-9]*\)$/\1/p' "$tmp/out")
+    "$M" dedup --output pairs "$C/files" > /dev/null 2> "$tmp/err"
+    has params_recall_matches_dedup "$tmp/err" "b=$b, r=$r \\(recall\\)"
+fi
+expect params_bad 2 "$M" params --weights 0,0 && ok params_bad_weights
+
+# ---- index: two adds answer like one ----------------------------------------------
+I=$tmp/idx
+find "$C/files" -type f | LC_ALL=C sort > "$tmp/all"
+n_all=$(wc -l < "$tmp/all")
+half=$((n_all / 2))
+head -n $half "$tmp/all" > "$tmp/h1"
+tail -n +$((half + 1)) "$tmp/all" > "$tmp/h2"
+expect index_create 0 "$M" index create "$I.two" && ok index_create
+expect index_create_one 0 "$M" index create -q "$I.one"
+# shellcheck disable=SC2046
+expect index_add_first_half 0 "$M" index add -q "$I.two" $(cat "$tmp/h1") || true
+# shellcheck disable=SC2046
+expect index_add_second_half 1 "$M" index add -q "$I.two" $(cat "$tmp/h2") || true
+expect index_add_all 1 "$M" index add -q "$I.one" "$C/files" || true
+if cmp -s "$I.one" "$I.two"; then ok index_two_adds_same_file; else ko index_two_adds_same_file "files differ"; fi
+"$M" index query --format jsonl -q "$I.one" "$C/files" > "$tmp/q1" 2>/dev/null
+"$M" index query --format jsonl -q "$I.two" "$C/files" > "$tmp/q2" 2>/dev/null
+if [ -s "$tmp/q1" ] && cmp -s "$tmp/q1" "$tmp/q2"; then ok index_two_adds_same_answers
+else ko index_two_adds_same_answers "$(wc -l < "$tmp/q1") vs $(wc -l < "$tmp/q2") lines"; fi
+py index_query query "$C" "$tmp/q1"
+if expect index_stats 0 "$M" index stats "$I.one"; then
+    has index_stats "$tmp/out" "^documents +$((n_all - 1))$"
+    has index_stats_histogram "$tmp/out" '^  1 +[0-9]+$'
+fi
+# Adding what is already there is reported and changes nothing.
+cp "$I.one" "$I.before"
+if expect index_add_again 1 "$M" index add -q "$I.one" "$(head -n 1 "$tmp/all")"; then
+    has index_add_again "$tmp/err" 'already in'
+    if cmp -s "$I.one" "$I.before"; then ok index_add_again_unchanged; else ko index_add_again_unchanged "file changed"; fi
+fi
+# JSON Lines ids in the index, printed back as written.
+"$M" index create -q "$I.j" && "$M" index add -q --jsonl "$I.j" "$C/corpus.jsonl" 2>/dev/null
+expect index_query_jsonl 1 "$M" index query --jsonl --format jsonl -q "$I.j" "$C/corpus.jsonl"
+has index_query_jsonl_ids "$tmp/out" '^\{"a": 1[0-9]{6}, "b": 1[0-9]{6}, "similarity": 1\.0\}$'
+
+# ---- index errors -------------------------------------------------------------
+if expect index_create_exists 1 "$M" index create "$I.one"; then
+    has index_create_exists "$tmp/err" 'already exists; use --force'
+    if cmp -s "$I.one" "$I.before"; then ok index_create_exists_unchanged; else ko index_create_exists_unchanged "file changed"; fi
+fi
+"$M" index create -q --key 000102030405060708090a0b0c0d0e0f "$I.key"
+if expect index_wrong_key 1 "$M" index add "$I.key" "$(head -n 1 "$tmp/all")"; then
+    has index_wrong_key "$tmp/err" 'MINLSH_E_MISMATCH'
+fi
+expect index_right_key 0 "$M" index add -q --key 000102030405060708090a0b0c0d0e0f "$I.key" \
+    "$(head -n 1 "$tmp/all")" && ok index_right_key
+expect index_missing 1 "$M" index add "$tmp/no-such-index" "$(head -n 1 "$tmp/all")" && ok index_missing
+cp "$I.one" "$I.bad"
+size=$(wc -c < "$I.bad")
+$PY -c "import os,sys; os.truncate(sys.argv[1], int(sys.argv[2]) // 2)" "$I.bad" "$size"
+cp "$I.bad" "$I.bad.copy"
+for sub in stats add query; do
+    case $sub in stats) set -- ;; *) set -- "$(head -n 1 "$tmp/all")" ;; esac
+    "$M" index $sub "$I.bad" "$@" > "$tmp/out" 2> "$tmp/err"
+    st=$?
+    if [ $st -eq 1 ] && grep -q 'idx.bad: .*MINLSH_E_CORRUPT' "$tmp/err" && cmp -s "$I.bad" "$I.bad.copy"
+    then ok "index_corrupt_$sub"; else ko "index_corrupt_$sub" "status $st" "$(cat "$tmp/err")"; fi
+done
+printf 'not an index at all' > "$I.garbage"
+expect index_garbage 1 "$M" index stats "$I.garbage" && has index_garbage "$tmp/err" 'MINLSH_E_FORMAT'
+
+# ---- bad inputs: reported with file and line, the rest still processed --------------
+E=$tmp/e
+mkdir -p "$E"
+words="alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron"
+echo "$words" > "$E/a.txt"
+echo "$words" > "$E/b.txt"
+if expect missing_file 1 "$M" dedup "$E/a.txt" "$E/missing.txt" "$E/b.txt"; then
+    has missing_file_reported "$tmp/err" 'missing.txt: No such file or directory'
+    has missing_file_others_processed "$tmp/out" 'a.txt'
+fi
+: > "$E/empty.txt"
+if expect empty_document 1 "$M" dedup "$E/a.txt" "$E/empty.txt" "$E/b.txt"; then
+    has empty_document "$tmp/err" 'empty.txt: empty document, skipped'
+fi
+printf 'caf\351 cr\350me br\373l\351e %s\n' "$words" > "$E/latin1.txt"
+cp "$E/latin1.txt" "$E/latin1-copy.txt"
+if expect invalid_utf8_file 0 "$M" dedup --output pairs "$E/latin1.txt" "$E/latin1-copy.txt"; then
+    has invalid_utf8_reported "$tmp/err" 'latin1.txt: invalid UTF-8 at byte 3; read as bytes'
+    has invalid_utf8_processed "$tmp/out" '^1\.0000  .*latin1.txt  .*latin1-copy.txt$'
+fi
+{
+    printf '{"id": "one", "text": "%s"}\n' "$words"
+    printf 'this is not json\n'
+    printf '{"id": "two", "body": "%s"}\n' "$words"
+    printf '{"id": "three", "text": ""}\n'
+    printf '{"id": "four", "text": "bad \377 byte"}\n'
+    printf '{"id": "one", "text": "duplicate id"}\n'
+    printf '{"id": "tab\\there", "text": "%s"}\n' "$words"
+    printf '\n'
+    printf '{"id": 5, "text": "%s"}\n' "$words"
+} > "$E/bad.jsonl"
+if expect jsonl_errors 1 "$M" dedup --jsonl --output pairs "$E/bad.jsonl"; then
+    has jsonl_not_json "$tmp/err" 'bad.jsonl:2: not a JSON object'
+    has jsonl_missing_field "$tmp/err" 'bad.jsonl:3: missing field "text"'
+    has jsonl_empty_text "$tmp/err" 'bad.jsonl:4: empty document, skipped'
+    has jsonl_invalid_utf8 "$tmp/err" 'bad.jsonl:5: invalid JSON at column [0-9]+: invalid UTF-8 in string'
+    has jsonl_duplicate_id "$tmp/err" 'bad.jsonl:6: duplicate id "one", skipped'
+    has jsonl_rest_processed "$tmp/out" '^1\.0000  one  tab\\there$'
+    has jsonl_number_id "$tmp/out" '^1\.0000  tab\\there  5$'
+fi
+"$M" dedup --jsonl --text-field body --output pairs "$E/bad.jsonl" > /dev/null 2> "$tmp/err"
+has jsonl_text_field "$tmp/err" 'bad.jsonl:1: missing field "body"'
+
+# Standard input, as a document and as JSON Lines.
+if expect stdin_text 0 sh -c "\"$M\" dedup -q --output pairs --format jsonl - \"$E/a.txt\" < \"$E/b.txt\""; then
+    has stdin_text "$tmp/out" '^\{"a": "-", "b": ".*a.txt", "similarity": 1\.0, "estimate": 1\.0\}$'
+fi
+if expect stdin_jsonl 1 sh -c "\"$M\" dedup -q --jsonl --output pairs - < \"$E/bad.jsonl\""; then
+    has stdin_jsonl "$tmp/err" 'standard input:2: not a JSON object'
+fi
+
+# Directories: sorted walk, links to files followed, links to directories not.
+W=$tmp/walk
+mkdir -p "$W/top/sub" "$W/other"
+echo "$words one" > "$W/top/b.txt"
+echo "$words two" > "$W/top/a.txt"
+echo "$words three" > "$W/top/sub/c.txt"
+echo "$words four" > "$W/other/d.txt"
+ln -s ../other/d.txt "$W/top/link-to-file"
+ln -s ../other "$W/top/link-to-dir"
+if expect walk 0 "$M" sig -q "$W/top"; then
+    cut -f 1 "$tmp/out" | sed "s|$W/||" > "$tmp/walk.txt"
+    if [ "$(tr '\n' ' ' < "$tmp/walk.txt")" = "top/a.txt top/b.txt top/link-to-file top/sub/c.txt " ]
+    then ok walk_order_and_links; else ko walk_order_and_links "$(cat "$tmp/walk.txt")"; fi
+fi
+
+# HTML: with --html the markup and entities are ignored.
+printf 'The quick brown fox & friends jumped over the lazy dog again and again\n' > "$E/plain.txt"
+printf '<html><head><style>p {color: red}</style><script>var x = 1;</script></head>\n<body><p>The quick <b>brown</b> fox &amp; friends jumped over the lazy dog <!-- hidden -->again and again</p></body></html>\n' > "$E/page.html"
+"$M" dedup -q --html --output pairs --format jsonl "$E/plain.txt" "$E/page.html" > "$tmp/html.out" 2>&1
+"$M" dedup -q --output pairs --format jsonl "$E/plain.txt" "$E/page.html" > "$tmp/nohtml.out" 2>&1
+if grep -q '"similarity": 1.0' "$tmp/html.out" && ! grep -q '"similarity": 1.0' "$tmp/nohtml.out"
+then ok html; else ko html "$(cat "$tmp/html.out")" "$(cat "$tmp/nohtml.out")"; fi
+
+# sig: JSON shape and hex shape agree.
+if expect sig_json 0 "$M" sig --format json --num-perm 16 --seed 7 "$E/a.txt"; then
+    "$M" sig --num-perm 16 --seed 7 "$E/a.txt" > "$tmp/sig.hex"
+    if $PY -c '
+import json, sys
+rec = json.loads(open(sys.argv[1]).read())
+hexline = open(sys.argv[2]).read().split("\t")[1].split()
+assert rec["k"] == 16 and rec["seed"] == 7 and len(rec["signature"]) == 16
+assert [int(h, 16) for h in hexline] == rec["signature"]
+' "$tmp/out" "$tmp/sig.hex"; then ok sig_json_matches_hex
+    else ko sig_json_matches_hex "$(cat "$tmp/out")" "$(cat "$tmp/sig.hex")"; fi
+fi
+
+finish
