@@ -539,6 +539,10 @@ MINLSH_API int minlsh_index_insert(minlsh_index *index, uint64_t id,
 MINLSH_API int minlsh_index_remove(minlsh_index *index, uint64_t id);
 /* 1 if present, 0 if not, MINLSH_E_NULL. */
 MINLSH_API int minlsh_index_contains(const minlsh_index *index, uint64_t id);
+/* Every id in the index, ascending (count entries).
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = count). */
+MINLSH_API int minlsh_index_ids(const minlsh_index *index, uint64_t *ids,
+                                size_t cap, size_t *n_out);
 /* Copy the stored signature of id. Errors: MINLSH_E_NULL,
  * MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE. */
 MINLSH_API int minlsh_index_get(const minlsh_index *index, uint64_t id,

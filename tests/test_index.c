@@ -1437,9 +1437,50 @@ static void test_nomem(void) {
     minlsh_family_free(fam);
 }
 
+/* minlsh_index_ids: every live id, ascending, after inserts and removes in
+ * arbitrary order; size query; short buffer. */
+static void test_ids(void) {
+    minlsh_family *fam = NULL;
+    minlsh_index *ix = NULL;
+    uint64_t want[500], got[500], st = 99;
+    uint32_t sig[16];
+    size_t n_want = 0, n = 12345, i, j;
+    EXPECT_OK(minlsh_family_new(&fam, 16, 3, NULL));
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, 4, 4, NULL));
+    EXPECT_OK(minlsh_index_ids(ix, NULL, 0, &n));
+    EXPECT_EQ_INT(n, 0);
+    for (i = 0; i < 500; i++) {
+        uint64_t id = tl_rand(&st);
+        for (j = 0; j < 16; j++) sig[j] = (uint32_t)tl_rand(&st);
+        EXPECT_OK(minlsh_index_insert(ix, id, sig, 16));
+        if (i % 3 == 0) {
+            EXPECT_OK(minlsh_index_remove(ix, id));
+        } else {
+            want[n_want++] = id;
+        }
+    }
+    /* reference: insertion sort of the survivors */
+    for (i = 1; i < n_want; i++)
+        for (j = i; j > 0 && want[j - 1] > want[j]; j--) {
+            uint64_t t = want[j];
+            want[j] = want[j - 1];
+            want[j - 1] = t;
+        }
+    EXPECT_ERR(minlsh_index_ids(ix, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_INT(n, n_want);
+    EXPECT_ERR(minlsh_index_ids(ix, got, n_want - 1, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_ids(NULL, got, 500, &n), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_index_ids(ix, got, 500, &n));
+    EXPECT_EQ_INT(n, n_want);
+    EXPECT(memcmp(got, want, n_want * sizeof want[0]) == 0);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+}
+
 int main(void) {
     RUN(test_band_keys);
     RUN(test_basic);
+    RUN(test_ids);
     RUN(test_metadata);
     RUN(test_query_order_independent);
     RUN(test_pairs_and_clusters);

@@ -505,3 +505,18 @@ int minlsh_index_metadata(const minlsh_index *index, void *buf, size_t cap,
     }
     return 0;
 }
+
+int minlsh_index_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
+                     size_t *n_out) {
+    size_t s, n = 0;
+    if (index == NULL) return MINLSH_E_NULL;
+    if (n_out != NULL) *n_out = index->count;
+    if (cap < index->count) return MINLSH_E_BUFSIZE;
+    if (ids == NULL && index->count > 0) return MINLSH_E_NULL;
+    /* Written straight into the caller's buffer and sorted there: no
+     * allocation, so this cannot fail for lack of memory. */
+    for (s = 0; s < index->n_slots; s++)
+        if (index->state[s] != MINLSH__LSH_FREE) ids[n++] = index->ids[s];
+    minlsh__lsh_sort_u64(ids, n);
+    return 0;
+}
