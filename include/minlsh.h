@@ -252,7 +252,7 @@ MINLSH_API int minlsh_jaccard_sorted(double *out, const uint64_t *a, size_t na,
 
 /* One-shot: shingle a whole document into set (replacing its content) and
  * optionally compute the document fingerprint (fp may be NULL; set may be
- * NULL when only fp is wanted). Identical to a stream fed the same bytes.
+ * NULL when only fp is wanted; with both NULL it only validates). Identical to a stream fed the same bytes.
  * On error set is unchanged.
  * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_TOOBIG.
  * Thread-safe for a shared shingler (each call needs its own set). */
@@ -274,7 +274,8 @@ MINLSH_API void minlsh_shingle_stream_free(minlsh_shingle_stream *stream);
 /* Errors: MINLSH_E_NULL (data NULL with len > 0), MINLSH_E_NOMEM,
  * MINLSH_E_TOOBIG (the document passed max_document_bytes: the stream keeps
  * refusing until reset; nothing else is affected). After MINLSH_E_NOMEM the
- * stream is unusable until reset. */
+ * stream is unusable until reset: feed keeps returning MINLSH_E_NOMEM and
+ * finish returns MINLSH_E_STATE and resets it. */
 MINLSH_API int minlsh_shingle_stream_feed(minlsh_shingle_stream *stream,
                                           const void *data, size_t len);
 /* End the document: write its set (replacing set's content; set may be NULL)

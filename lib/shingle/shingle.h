@@ -1,0 +1,123 @@
+/*
+ * lib/shingle: SipHash-2-4, normalisation, tokenising and the shingler.
+ * Internal header (never installed). The first part is for the layers above
+ * (minhash, lsh); the part marked "layer-private" is for lib/shingle only.
+ * docs/shingling.md is the specification of every byte this layer hashes.
+ */
+#ifndef MINLSH_SHINGLE_H
+#define MINLSH_SHINGLE_H
+
+#include "common/common.h"
+
+/* ---- SipHash-2-4 ---------------------------------------------------------- */
+
+/* One-shot SipHash-2-4 (64-bit tag) with the key given as its two
+ * little-endian words: k0 = LE64(key[0..7]), k1 = LE64(key[8..15]).
+ * No argument checks (msg may be NULL only when len is 0). The band-key code
+ * and the shingler use this; minlsh_siphash24 is the checked public twin. */
+uint64_t minlsh__siphash24_u64(uint64_t k0, uint64_t k1, const void *msg,
+                               size_t len);
+
+/* Incremental SipHash-2-4: init, any number of updates, then one final. The
+ * result equals the one-shot hash of the concatenated updates. wide = 0
+ * gives the 64-bit variant, wide = 1 the 128-bit one; the finals read the
+ * state without changing it. */
+typedef struct minlsh__siphash {
+    uint64_t v0, v1, v2, v3;
+    uint64_t total;  /* bytes absorbed so far */
+    uint8_t buf[8];  /* the pending partial word */
+    size_t nbuf;     /* 0..7 */
+} minlsh__siphash;
+
+void minlsh__siphash_init(minlsh__siphash *s, uint64_t k0, uint64_t k1,
+                          int wide);
+void minlsh__siphash_update(minlsh__siphash *s, const void *data, size_t len);
+uint64_t minlsh__siphash_final64(const minlsh__siphash *s);
+void minlsh__siphash_final128(const minlsh__siphash *s, uint8_t out[16]);
+
+/* ---- shingler services for the layers above ------------------------------ */
+
+/* Every shingle hash of the whole document, repeats allowed, in batches of at
+ * most MINLSH__SHINGLE_BATCH, passed to emit. The multiset's set is exactly
+ * what minlsh_shingler_hash gives (short-document rule included; the empty
+ * document emits nothing). A non-zero return from emit stops the work and is
+ * returned as is. Returns 0, MINLSH_E_NULL (s or emit NULL, text NULL with
+ * len > 0), MINLSH_E_NOMEM, MINLSH_E_TOOBIG (len > max_document_bytes).
+ * Thread-safe for a shared shingler. */
+#define MINLSH__SHINGLE_BATCH 256
+int minlsh__shingler_each(const minlsh_shingler *s, const void *text, size_t len,
+                          int (*emit)(void *ctx, const uint64_t *hashes, size_t n),
+                          void *ctx);
+
+/* The shingler's allocator (never NULL for a valid shingler). */
+const minlsh_allocator *minlsh__shingler_allocator(const minlsh_shingler *s);
+
+/* Sort a[0..n) ascending (in place; tmp is scratch for n values, distinct
+ * from a) and write its distinct values to dst, which may be a or tmp.
+ * Returns how many. Linear time (radix sort), no allocation. */
+size_t minlsh__shingle_sort_unique(uint64_t *dst, uint64_t *a, uint64_t *tmp,
+                                   size_t n);
+
+/* ---- layer-private: lib/shingle only -------------------------------------- */
+
+/* The stop-word list, normalised: ASCII-lower-cased, sorted bytewise,
+ * deduplicated, each word followed by one 0x00 in blob (these are exactly the
+ * bytes config_id hashes). slots is an open-addressing table of
+ * (offset into blob + 1), 0 for empty, power-of-two sized. */
+typedef struct minlsh__stoplist {
+    uint8_t *blob;
+    size_t blob_len;
+    size_t count;
+    size_t *slots;
+    size_t mask;    /* number of slots - 1 */
+    size_t max_len; /* longest word, to reject long words at once */
+} minlsh__stoplist;
+
+/* Byte classes for word units (table wclass): */
+#define MINLSH__W_SEP 0 /* ends a word */
+#define MINLSH__W_DEL 1 /* deleted by PUNCT: ignored, does not end a word */
+/* any other value: a word byte, already case-folded as the flags say */
+
+/* Byte actions for byte and code-point units (table bact): */
+#define MINLSH__B_KEEP 0 /* emit bmap[b] */
+#define MINLSH__B_DEL 1  /* deleted by PUNCT */
+#define MINLSH__B_WS 2   /* whitespace under NORM_WHITESPACE */
+
+struct minlsh_shingler {
+    minlsh_allocator alloc;
+    uint8_t key[16];
+    uint64_t k0, k1; /* the key as SipHash words */
+    uint32_t unit, k, flags;
+    uint64_t max_bytes; /* 0: no limit */
+    uint64_t config_id;
+    uint8_t wclass[256]; /* word units: MINLSH__W_* or the folded byte */
+    uint8_t bact[256];   /* byte/code-point units: MINLSH__B_* */
+    uint8_t bmap[256];   /* byte/code-point units: the folded byte */
+    minlsh__stoplist stop; /* empty unless unit is STOPWORD */
+};
+
+/* Parse a whitespace-separated list into st (entries made only of word
+ * bytes; others are ignored, see docs/shingling.md). MINLSH_E_PARAM if no
+ * usable entry is left, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+int minlsh__stoplist_build(minlsh__stoplist *st, const minlsh_allocator *a,
+                           const char *text, size_t len);
+int minlsh__stoplist_copy(minlsh__stoplist *dst, const minlsh__stoplist *src,
+                          const minlsh_allocator *a);
+void minlsh__stoplist_free(minlsh__stoplist *st, const minlsh_allocator *a);
+/* 1 if the word (compared ASCII-case-insensitively) is in the list. */
+int minlsh__stoplist_has(const minlsh__stoplist *st, const uint8_t *w,
+                         size_t n);
+/* The built-in English list, whitespace-separated. */
+extern const char minlsh__stopwords_en[];
+extern const size_t minlsh__stopwords_en_len;
+
+struct minlsh_shingleset {
+    minlsh_allocator alloc;
+    uint64_t *v; /* ascending, distinct */
+    size_t n, cap;
+};
+
+/* A deep copy (the stream keeps one so the shingler may be freed first). */
+int minlsh__shingler_clone(minlsh_shingler **out, const minlsh_shingler *src);
+
+#endif /* MINLSH_SHINGLE_H */

@@ -1,0 +1,166 @@
+/*
+ * The shingler handle: options, validation, byte-class tables, config id.
+ * The shingling engine itself is in engine.c.
+ */
+#include "shingle.h"
+
+static const uint8_t default_key[16] = {'m', 'i', 'n', 'l', 's', 'h', ':', 's',
+                                        'h', 'i', 'n', 'g', 'l', 'e', 's', '!'};
+
+const uint8_t *minlsh_default_key(void) { return default_key; }
+
+int minlsh_shingler_options_init(minlsh_shingler_options *opts,
+                                 uint32_t version) {
+    static const minlsh_shingler_options init = MINLSH_SHINGLER_OPTIONS_INIT;
+    if (opts == NULL) return MINLSH_E_NULL;
+    if (version != MINLSH_SHINGLER_OPTIONS_VERSION) return MINLSH_E_VERSION;
+    *opts = init;
+    return 0;
+}
+
+MINLSH__INLINE int is_punct(unsigned c) {
+    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) ||
+           (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
+}
+
+MINLSH__INLINE int is_space(unsigned c) {
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+MINLSH__INLINE int is_word_byte(unsigned c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
+/* Fold case, punctuation and whitespace into per-byte tables once, so the
+ * engine's inner loops are a table lookup per byte whatever the flags. */
+static void build_tables(minlsh_shingler *s) {
+    unsigned c;
+    for (c = 0; c < 256; c++) {
+        uint8_t folded = (uint8_t)c;
+        if ((s->flags & MINLSH_NORM_CASEFOLD) && c >= 'A' && c <= 'Z')
+            folded = (uint8_t)(c + 32);
+        if (is_word_byte(c))
+            s->wclass[c] = folded; /* never 0 or 1: those are not word bytes */
+        else if ((s->flags & MINLSH_NORM_PUNCT) && is_punct(c))
+            s->wclass[c] = MINLSH__W_DEL;
+        else
+            s->wclass[c] = MINLSH__W_SEP;
+        s->bmap[c] = folded;
+        if ((s->flags & MINLSH_NORM_PUNCT) && is_punct(c))
+            s->bact[c] = MINLSH__B_DEL;
+        else if ((s->flags & MINLSH_NORM_WHITESPACE) && is_space(c))
+            s->bact[c] = MINLSH__B_WS;
+        else
+            s->bact[c] = MINLSH__B_KEEP;
+    }
+}
+
+/* docs/shingling.md, "Configuration id": SipHash-2-4 with the shingler's key
+ * over "minlsh-config-1" || LE32 unit || LE32 k || LE32 flags ||
+ * LE64 number of stop words || the normalised stop-word blob. */
+static uint64_t compute_config_id(const minlsh_shingler *s) {
+    static const char tag[] = "minlsh-config-1";
+    uint8_t hdr[12 + 8];
+    minlsh__siphash h;
+    minlsh__siphash_init(&h, s->k0, s->k1, 0);
+    minlsh__siphash_update(&h, tag, sizeof tag - 1);
+    minlsh__store32le(hdr, s->unit);
+    minlsh__store32le(hdr + 4, s->k);
+    minlsh__store32le(hdr + 8, s->flags);
+    minlsh__store64le(hdr + 12, (uint64_t)s->stop.count);
+    minlsh__siphash_update(&h, hdr, sizeof hdr);
+    minlsh__siphash_update(&h, s->stop.blob, s->stop.blob_len);
+    return minlsh__siphash_final64(&h);
+}
+
+int minlsh_shingler_new(minlsh_shingler **out,
+                        const minlsh_shingler_options *opts,
+                        const minlsh_allocator *alloc) {
+    static const minlsh_shingler_options defaults = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_allocator a;
+    minlsh_shingler *s;
+    const uint8_t *key;
+    int rc;
+
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (opts == NULL) opts = &defaults;
+    /* Version 1 is the only layout so far: it has every field. */
+    if (opts->version != MINLSH_SHINGLER_OPTIONS_VERSION) return MINLSH_E_VERSION;
+    if (opts->unit < MINLSH_UNIT_BYTE || opts->unit > MINLSH_UNIT_STOPWORD ||
+        opts->k < 1 || opts->k > MINLSH_SHINGLE_K_MAX ||
+        (opts->flags & ~MINLSH_NORM_ALL) != 0)
+        return MINLSH_E_PARAM;
+    if ((rc = minlsh__alloc_setup(&a, alloc)) != 0) return rc;
+
+    s = (minlsh_shingler *)minlsh__calloc(&a, 1, sizeof *s);
+    if (s == NULL) return MINLSH_E_NOMEM;
+    s->alloc = a;
+    key = opts->key != NULL ? opts->key : default_key;
+    memcpy(s->key, key, 16);
+    s->k0 = minlsh__load64le(s->key);
+    s->k1 = minlsh__load64le(s->key + 8);
+    s->unit = opts->unit;
+    s->k = opts->k;
+    s->flags = opts->flags;
+    s->max_bytes = opts->max_document_bytes;
+    build_tables(s);
+
+    if (opts->stopwords != NULL) {
+        rc = minlsh__stoplist_build(&s->stop, &a, opts->stopwords,
+                                    opts->stopwords_len);
+        /* Checked for every unit, kept only where it matters, so config_id
+         * depends on the list only when the output does. */
+        if (rc == 0 && s->unit != MINLSH_UNIT_STOPWORD)
+            minlsh__stoplist_free(&s->stop, &a);
+    } else if (s->unit == MINLSH_UNIT_STOPWORD) {
+        rc = minlsh__stoplist_build(&s->stop, &a, minlsh__stopwords_en,
+                                    minlsh__stopwords_en_len);
+    }
+    if (rc != 0) {
+        minlsh_shingler_free(s);
+        return rc;
+    }
+    s->config_id = compute_config_id(s);
+    *out = s;
+    return 0;
+}
+
+int minlsh__shingler_clone(minlsh_shingler **out, const minlsh_shingler *src) {
+    minlsh_shingler *s;
+    *out = NULL;
+    s = (minlsh_shingler *)minlsh__malloc(&src->alloc, sizeof *s);
+    if (s == NULL) return MINLSH_E_NOMEM;
+    *s = *src;
+    if (minlsh__stoplist_copy(&s->stop, &src->stop, &src->alloc) != 0) {
+        minlsh__secure_zero(s, sizeof *s);
+        minlsh__free(&src->alloc, s);
+        return MINLSH_E_NOMEM;
+    }
+    *out = s;
+    return 0;
+}
+
+void minlsh_shingler_free(minlsh_shingler *s) {
+    minlsh_allocator a;
+    if (s == NULL) return;
+    a = s->alloc;
+    minlsh__stoplist_free(&s->stop, &a);
+    minlsh__secure_zero(s, sizeof *s); /* the key, and everything else */
+    minlsh__free(&a, s);
+}
+
+uint32_t minlsh_shingler_unit(const minlsh_shingler *s) { return s ? s->unit : 0; }
+uint32_t minlsh_shingler_k(const minlsh_shingler *s) { return s ? s->k : 0; }
+uint32_t minlsh_shingler_flags(const minlsh_shingler *s) { return s ? s->flags : 0; }
+
+int minlsh_shingler_config_id(const minlsh_shingler *s, uint64_t *out) {
+    if (s == NULL || out == NULL) return MINLSH_E_NULL;
+    *out = s->config_id;
+    return 0;
+}
+
+const minlsh_allocator *minlsh__shingler_allocator(const minlsh_shingler *s) {
+    return s != NULL ? &s->alloc : NULL;
+}
