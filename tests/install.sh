@@ -53,6 +53,11 @@ then ok run_similarity_near; else ko run_similarity_near "$out"; fi
 if "$tmp/similarity" "$tmp/docs/a.txt" "$tmp/no-such-file" >/dev/null 2>&1; then ko run_similarity_missing "exit 0 on a missing file"
 else ok run_similarity_missing; fi
 
+# quickstart: the README's example; two 14-word sentences sharing 9 of their 11
+# distinct word 5-shingles (exact Jaccard 0.82): the estimate is near that.
+if out=$("$tmp/quickstart" 2>&1) && echo "$out" | grep -q 'estimated Jaccard: 0\.[78]'
+then ok run_quickstart; else ko run_quickstart "$out"; fi
+
 # dedup_dir: a.txt and sub/b.txt are grouped, c.txt is not.
 if out=$("$tmp/dedup_dir" "$tmp/docs" 2>&1) && echo "$out" | grep -q 'a.txt' && echo "$out" | grep -q 'b.txt' && ! echo "$out" | grep -q 'c.txt'
 then ok run_dedup_dir; else ko run_dedup_dir "$out"; fi
