@@ -78,6 +78,15 @@ if "$tmp/crawler" "$tmp/bad.idx" "$tmp/docs/a.txt" >"$tmp/bad.out" 2>&1; then ko
 elif grep -qi 'not a minlsh file\|corrupt' "$tmp/bad.out"; then ok run_crawler_corrupt
 else ko run_crawler_corrupt "$(cat "$tmp/bad.out")"; fi
 
+# The installed command and its man page.
+if out=$("$prefix/bin/minlsh" --version 2>&1) && echo "$out" | grep -q "^minlsh $(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)$"
+then ok installed_command_version; else ko installed_command_version "$out"; fi
+if out=$("$prefix/bin/minlsh" dedup --quiet --format jsonl "$tmp/docs" 2>&1) &&
+   echo "$out" | grep -q '"size": 2' && echo "$out" | grep -q 'b.txt'
+then ok installed_command_dedup; else ko installed_command_dedup "$out"; fi
+if [ -s "$prefix/share/man/man1/minlsh.1" ]; then ok installed_man_page
+else ko installed_man_page "no $prefix/share/man/man1/minlsh.1"; fi
+
 if make -s uninstall BUILD="$BUILD" PREFIX="$prefix" >"$tmp/uninstall.log" 2>&1 &&
    [ -z "$(find "$prefix" -type f -o -type l)" ]
 then ok make_uninstall; else ko make_uninstall "$(find "$prefix" -type f -o -type l | head -n 5)"; fi
