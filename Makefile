@@ -148,3 +148,7 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD)
+
+# Feature fragments (bench, fuzz, tooling, bindings): each adds its own
+# targets and may append to CHECK_EXTRA / LIB_SRC_EXTRA.
+-include mk/*.mk

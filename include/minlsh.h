@@ -135,6 +135,18 @@ MINLSH_API uint64_t minlsh_prime(void);
 MINLSH_API uint32_t minlsh_empty_value(void);
 
 /* ------------------------------------------------------------------------ */
+/* SIMD kernels                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The name of the MinHash kernel chosen for this CPU ("portable", "avx2",
+ * "avx512"). The choice is made once, on first use, from CPUID and XGETBV,
+ * and published atomically; every kernel gives bit-identical results. The
+ * environment variable MINLSH_KERNEL, read at that moment, may name a
+ * narrower kernel to use instead (for tests and benchmarks). Never NULL.
+ * Thread-safe. */
+MINLSH_API const char *minlsh_simd_kernel_name(void);
+
+/* ------------------------------------------------------------------------ */
 /* Hashing primitives                                                       */
 /* ------------------------------------------------------------------------ */
 
@@ -339,6 +351,26 @@ MINLSH_API int minlsh_family_sign_text(const minlsh_family *family,
                                        const minlsh_shingler *shingler,
                                        const void *text, size_t len,
                                        uint32_t *sig, size_t cap, size_t *n_out);
+
+/* Sign n documents with a pool of threads: document i is texts[i] (lens[i]
+ * bytes; texts[i] may be NULL when lens[i] is 0) and its k values go to
+ * sigs[i*k .. i*k+k-1]; sigs needs n*k entries (*n_out = n*k). threads = 0
+ * means one per online processor; 1 signs on the calling thread. Results are
+ * identical whatever the thread count. This is the only call that creates
+ * threads; they are joined before it returns. A document that fails (e.g.
+ * MINLSH_E_TOOBIG) gets the empty signature and its code in status[i]
+ * (status may be NULL); the others are still signed, and the function
+ * returns the error of the lowest-numbered failed document, or 0.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_BUFSIZE, MINLSH_E_NOMEM,
+ * MINLSH_E_UNSUPPORTED (threads > 1 in a build without threads), and the
+ * per-document errors of minlsh_family_sign_text. Thread-safe. */
+MINLSH_API int minlsh_family_sign_batch(const minlsh_family *family,
+                                        const minlsh_shingler *shingler,
+                                        const void *const *texts,
+                                        const size_t *lens, size_t n,
+                                        uint32_t *sigs, size_t cap,
+                                        size_t *n_out, int32_t *status,
+                                        uint32_t threads);
 
 /* Signatures need no handle: they are arrays of k uint32_t. */
 
