@@ -3,14 +3,21 @@
 #   sh scripts/deps.sh build   compiler, make, pkg-config
 #   sh scripts/deps.sh test    + libsodium (independent SipHash), Python, clang
 #                                and its sanitizer runtime, g++ (header check)
+#   sh scripts/deps.sh python  build + pytest, numpy, setuptools, wheel, pip, venv
+#                                (the Python binding; make check-python)
+#   sh scripts/deps.sh go      build + the Go toolchain (the Go binding; make check-go)
 # Needs root (or sudo) only when something is actually missing.
 set -eu
 build="gcc make libc6-dev pkg-config binutils"
 test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk"
+python="$build python3 python3-pytest python3-numpy python3-setuptools python3-wheel python3-pip python3-venv"
+go="$build golang-go"
 case "${1:-test}" in
     build) want=$build ;;
     test) want=$test ;;
-    *) echo "usage: deps.sh build|test" >&2; exit 2 ;;
+    python) want=$python ;;
+    go) want=$go ;;
+    *) echo "usage: deps.sh build|test|python|go" >&2; exit 2 ;;
 esac
 missing=""
 for p in $want; do
@@ -30,5 +37,6 @@ else
 fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq >/dev/null || true
+# Wait for another apt run (e.g. a parallel make's) instead of failing on its lock.
 # shellcheck disable=SC2086
-$sudo apt-get install -y -qq $missing >/dev/null
+$sudo apt-get install -y -qq -o DPkg::Lock::Timeout=600 $missing >/dev/null

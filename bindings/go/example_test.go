@@ -1,0 +1,79 @@
+package minlsh_test
+
+import (
+	"fmt"
+	"log"
+
+	"minlsh.example/minlsh"
+)
+
+// Find the near-duplicates among a few documents: shingle and sign them in
+// one batch, index the signatures, and ask for clusters.
+func Example() {
+	docs := [][]byte{
+		[]byte("the quick brown fox jumps over the lazy dog near the river bank"),
+		[]byte("the quick brown fox jumps over the lazy dog near the river shore"),
+		[]byte("an entirely different sentence about something else"),
+		[]byte("The Quick Brown Fox jumps over the lazy dog near the river bank!"),
+	}
+	sh, err := minlsh.NewShingler(minlsh.ShinglerOptions{K: 3, Lowercase: true, StripPunct: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sh.Close()
+	fam, err := minlsh.NewFamily(128, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fam.Close()
+	sigs, err := fam.SignBatch(sh, docs, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	plan, _ := minlsh.Plan(minlsh.PlanOptions{Threshold: 0.5, K: 128})
+	idx, err := minlsh.NewIndex(minlsh.IndexConfig{K: 128, Seed: 1, Bands: plan.Bands,
+		Rows: plan.Rows, ConfigID: sh.ConfigID()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer idx.Close()
+	for i, sig := range sigs {
+		if err := idx.Insert(uint64(i), sig); err != nil {
+			log.Fatal(err)
+		}
+	}
+	clusters, _ := idx.Clusters(0.5)
+	fmt.Println("clusters:", clusters)
+	pairs, _ := idx.Pairs(0.5)
+	for _, p := range pairs {
+		fmt.Printf("%d ~ %d: %.2f\n", p.A, p.B, p.Similarity)
+	}
+	// Output:
+	// clusters: [[0 1 3]]
+	// 0 ~ 1: 0.85
+	// 0 ~ 3: 1.00
+	// 1 ~ 3: 0.85
+}
+
+// MinHash works like datasketch's: one Update per item.
+func ExampleMinHash_Update() {
+	a, _ := minlsh.NewMinHash(128, 1)
+	b, _ := minlsh.NewMinHash(128, 1)
+	for _, w := range []string{"minhash", "is", "a", "probabilistic", "data", "structure"} {
+		a.Update([]byte(w))
+	}
+	for _, w := range []string{"minhash", "is", "a", "probability", "data", "structure"} {
+		b.Update([]byte(w))
+	}
+	j, _ := a.Jaccard(b)
+	fmt.Printf("estimated Jaccard %.2f (exact 5/7 = %.2f)\n", j, 5.0/7)
+	// Output:
+	// estimated Jaccard 0.67 (exact 5/7 = 0.71)
+}
+
+func ExamplePlan() {
+	p, _ := minlsh.Plan(minlsh.PlanOptions{Threshold: 0.8, K: 128})
+	fmt.Printf("b=%d r=%d\n", p.Bands, p.Rows)
+	// Output:
+	// b=9 r=13
+}

@@ -1,0 +1,3 @@
+module minlsh.example/minlsh
+
+go 1.19

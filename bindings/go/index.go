@@ -1,0 +1,337 @@
+package minlsh
+
+/*
+#include <minlsh.h>
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// IndexConfig describes a new band index: the signatures' family (K, Seed),
+// the banding (Bands x Rows <= K, e.g. from Plan) and a ConfigID stored with
+// the index and checked on load (normally Shingler.ConfigID; 0 if unused).
+type IndexConfig struct {
+	K        int
+	Seed     uint64
+	Bands    int
+	Rows     int
+	ConfigID uint64
+}
+
+// Index is a band index over signatures, keyed by caller-chosen 64-bit ids
+// (minlsh_index). It is safe for concurrent use: queries, pairs, clusters
+// and saves share a read lock; Insert, Remove, SetMetadata and Close take
+// the write lock. Every result is sorted and independent of insertion order.
+type Index struct {
+	mu sync.RWMutex
+	p  *C.minlsh_index
+}
+
+// Candidate is a query result: an indexed id and its estimated Jaccard.
+type Candidate struct {
+	ID         uint64
+	Similarity float64
+}
+
+// Pair is two indexed ids (A < B) sharing a band, with their estimate.
+type Pair struct {
+	A, B       uint64
+	Similarity float64
+}
+
+// NewIndex creates an empty index.
+func NewIndex(cfg IndexConfig) (*Index, error) {
+	f, err := familyFor(cfg.K, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	b, r, err := bandsRows("minlsh_index_new", cfg.Bands, cfg.Rows)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	x := &Index{}
+	if rc := C.minlsh_index_new(&x.p, f.p, C.uint64_t(cfg.ConfigID), b, r, nil); rc != 0 {
+		return nil, newError(rc, "minlsh_index_new", fmt.Sprintf("k %d, bands %d, rows %d",
+			cfg.K, cfg.Bands, cfg.Rows))
+	}
+	runtime.SetFinalizer(x, (*Index).Close)
+	return x, nil
+}
+
+// LoadIndex loads an index file (minlsh_index_load). With expect nil any
+// valid file loads; otherwise its K, Seed and ConfigID must match (else
+// ErrMismatch). Bands and rows always come from the file.
+func LoadIndex(path string, expect *IndexConfig) (*Index, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	x := &Index{}
+	var rc C.int
+	if expect != nil {
+		f, err := familyFor(expect.K, expect.Seed)
+		if err != nil {
+			return nil, err
+		}
+		f.mu.RLock()
+		rc = C.minlsh_index_load(&x.p, cpath, f.p, C.uint64_t(expect.ConfigID), nil)
+		f.mu.RUnlock()
+	} else {
+		rc = C.minlsh_index_load(&x.p, cpath, nil, 0, nil)
+	}
+	if rc != 0 {
+		return nil, newError(rc, "minlsh_index_load", path)
+	}
+	runtime.SetFinalizer(x, (*Index).Close)
+	return x, nil
+}
+
+// Close releases the index. Further calls return an error.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.p != nil {
+		C.minlsh_index_free(x.p)
+		x.p = nil
+		runtime.SetFinalizer(x, nil)
+	}
+	return nil
+}
+
+// Config reports the index's parameters.
+func (x *Index) Config() IndexConfig {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return IndexConfig{K: int(C.minlsh_index_k(x.p)), Seed: uint64(C.minlsh_index_seed(x.p)),
+		Bands: int(C.minlsh_index_bands(x.p)), Rows: int(C.minlsh_index_rows(x.p)),
+		ConfigID: uint64(C.minlsh_index_config_id(x.p))}
+}
+
+// Len is the number of documents.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return int(C.minlsh_index_count(x.p))
+}
+
+func (x *Index) sig(m MinHash, op string) error {
+	k, seed := int(C.minlsh_index_k(x.p)), uint64(C.minlsh_index_seed(x.p))
+	if len(m.Values) != k || m.Seed != seed {
+		return paramError(op, fmt.Sprintf("signature of family (k %d, seed %d), the index's is "+
+			"(k %d, seed %d)", len(m.Values), m.Seed, k, seed))
+	}
+	return nil
+}
+
+// Insert adds a document; ErrExists if the id is already there. The
+// signature is copied.
+func (x *Index) Insert(id uint64, m MinHash) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.p == nil {
+		return closedError("Index.Insert")
+	}
+	if err := x.sig(m, "Index.Insert"); err != nil {
+		return err
+	}
+	if rc := C.minlsh_index_insert(x.p, C.uint64_t(id), u32Ptr(m.Values),
+		C.size_t(len(m.Values))); rc != 0 {
+		return newError(rc, "minlsh_index_insert", fmt.Sprintf("id %d", id))
+	}
+	return nil
+}
+
+// Remove deletes a document; ErrNotFound if it is not there.
+func (x *Index) Remove(id uint64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.p == nil {
+		return closedError("Index.Remove")
+	}
+	if rc := C.minlsh_index_remove(x.p, C.uint64_t(id)); rc != 0 {
+		return newError(rc, "minlsh_index_remove", fmt.Sprintf("id %d", id))
+	}
+	return nil
+}
+
+// Contains reports whether id is in the index.
+func (x *Index) Contains(id uint64) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.p != nil && C.minlsh_index_contains(x.p, C.uint64_t(id)) == 1
+}
+
+// IDs lists every id, ascending.
+func (x *Index) IDs() ([]uint64, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return nil, closedError("Index.IDs")
+	}
+	ids := make([]uint64, int(C.minlsh_index_count(x.p)))
+	var n C.size_t
+	err := check(C.minlsh_index_ids(x.p, u64Ptr(ids), C.size_t(len(ids)), &n), "minlsh_index_ids")
+	return ids[:n], err
+}
+
+// Get returns the stored signature of id (ErrNotFound if absent).
+func (x *Index) Get(id uint64) (MinHash, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return MinHash{}, closedError("Index.Get")
+	}
+	m := MinHash{Seed: uint64(C.minlsh_index_seed(x.p)),
+		Values: make([]uint32, int(C.minlsh_index_k(x.p)))}
+	if rc := C.minlsh_index_get(x.p, C.uint64_t(id), u32Ptr(m.Values), C.size_t(len(m.Values)),
+		nil); rc != 0 {
+		return MinHash{}, newError(rc, "minlsh_index_get", fmt.Sprintf("id %d", id))
+	}
+	return m, nil
+}
+
+// Query returns the documents sharing at least one band with m, ascending
+// by id, with their estimated Jaccard. A stored document finds itself.
+func (x *Index) Query(m MinHash) ([]Candidate, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return nil, closedError("Index.Query")
+	}
+	if err := x.sig(m, "Index.Query"); err != nil {
+		return nil, err
+	}
+	capacity := 64
+	for {
+		ids := make([]uint64, capacity)
+		sims := make([]float64, capacity)
+		var n C.size_t
+		rc := C.minlsh_index_query(x.p, u32Ptr(m.Values), C.size_t(len(m.Values)), u64Ptr(ids),
+			(*C.double)(unsafe.Pointer(&sims[0])), C.size_t(capacity), &n)
+		if rc == CodeBufSize {
+			capacity = int(n)
+			continue
+		}
+		if rc != 0 {
+			return nil, check(rc, "minlsh_index_query")
+		}
+		out := make([]Candidate, int(n))
+		for i := range out {
+			out[i] = Candidate{ID: ids[i], Similarity: sims[i]}
+		}
+		return out, nil
+	}
+}
+
+// Pairs lists every pair of documents sharing a band, once each, whose
+// estimated Jaccard is >= minSimilarity (0: all candidates; the threshold:
+// the pairs verified against the signatures), sorted by (A, B).
+func (x *Index) Pairs(minSimilarity float64) ([]Pair, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return nil, closedError("Index.Pairs")
+	}
+	var ps *C.minlsh_pairs
+	if rc := C.minlsh_index_pairs(x.p, C.double(minSimilarity), &ps); rc != 0 {
+		return nil, newError(rc, "minlsh_index_pairs", fmt.Sprintf("min similarity %g",
+			minSimilarity))
+	}
+	defer C.minlsh_pairs_free(ps)
+	out := make([]Pair, int(C.minlsh_pairs_count(ps)))
+	for i := range out {
+		var a, b C.uint64_t
+		var s C.double
+		if err := check(C.minlsh_pairs_get(ps, C.size_t(i), &a, &b, &s), "minlsh_pairs_get"); err != nil {
+			return nil, err
+		}
+		out[i] = Pair{A: uint64(a), B: uint64(b), Similarity: float64(s)}
+	}
+	return out, nil
+}
+
+// Clusters groups near-duplicates: the connected components (two or more
+// members) of the graph Pairs(minSimilarity) describes. Members ascending,
+// groups ordered by their smallest member.
+func (x *Index) Clusters(minSimilarity float64) ([][]uint64, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return nil, closedError("Index.Clusters")
+	}
+	var cs *C.minlsh_clusters
+	if rc := C.minlsh_index_clusters(x.p, C.double(minSimilarity), &cs); rc != 0 {
+		return nil, newError(rc, "minlsh_index_clusters", fmt.Sprintf("min similarity %g",
+			minSimilarity))
+	}
+	defer C.minlsh_clusters_free(cs)
+	out := make([][]uint64, int(C.minlsh_clusters_count(cs)))
+	for i := range out {
+		var n C.size_t
+		rc := C.minlsh_clusters_members(cs, C.size_t(i), nil, 0, &n)
+		if rc != CodeBufSize && rc != 0 {
+			return nil, check(rc, "minlsh_clusters_members")
+		}
+		members := make([]uint64, int(n))
+		if err := check(C.minlsh_clusters_members(cs, C.size_t(i), u64Ptr(members), n, &n),
+			"minlsh_clusters_members"); err != nil {
+			return nil, err
+		}
+		out[i] = members
+	}
+	return out, nil
+}
+
+// SetMetadata stores application bytes with the index (saved and loaded
+// with it; the library never reads them). They are copied.
+func (x *Index) SetMetadata(data []byte) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.p == nil {
+		return closedError("Index.SetMetadata")
+	}
+	return check(C.minlsh_index_set_metadata(x.p, bytesPtr(data), C.size_t(len(data))),
+		"minlsh_index_set_metadata")
+}
+
+// Metadata returns a copy of the application bytes.
+func (x *Index) Metadata() ([]byte, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return nil, closedError("Index.Metadata")
+	}
+	var n C.size_t
+	rc := C.minlsh_index_metadata(x.p, nil, 0, &n)
+	if rc == 0 {
+		return []byte{}, nil
+	}
+	if rc != CodeBufSize {
+		return nil, check(rc, "minlsh_index_metadata")
+	}
+	buf := make([]byte, int(n))
+	err := check(C.minlsh_index_metadata(x.p, bytesPtr(buf), n, &n), "minlsh_index_metadata")
+	return buf[:n], err
+}
+
+// Save writes the index to path atomically (a temporary file, fsync,
+// rename): a crash never leaves a half-written file.
+func (x *Index) Save(path string) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return closedError("Index.Save")
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	return newError(C.minlsh_index_save(x.p, cpath), "minlsh_index_save", path)
+}

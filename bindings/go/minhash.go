@@ -1,0 +1,441 @@
+package minlsh
+
+/*
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <minlsh.h>
+#include <stdlib.h>
+#include <string.h>
+
+// minlsh_family_sign_batch is newer than the rest of the API. The weak
+// reference is NULL when the library this package was linked with lacks it;
+// dlsym then finds it in a newer library loaded at run time. Without either,
+// SignBatch signs from goroutines instead.
+#pragma weak minlsh_family_sign_batch
+typedef int (*gominlsh_sign_batch_fn)(const minlsh_family *, const minlsh_shingler *,
+                                      const void *const *, const size_t *, size_t,
+                                      uint32_t *, size_t, size_t *, int32_t *, uint32_t);
+static gominlsh_sign_batch_fn gominlsh_sign_batch_ptr(void) {
+	if (minlsh_family_sign_batch != NULL) return minlsh_family_sign_batch;
+	return (gominlsh_sign_batch_fn)dlsym(RTLD_DEFAULT, "minlsh_family_sign_batch");
+}
+static int gominlsh_have_sign_batch(void) { return gominlsh_sign_batch_ptr() != NULL; }
+static int gominlsh_sign_batch(const minlsh_family *f, const minlsh_shingler *s,
+                               const void *const *texts, const size_t *lens, size_t n,
+                               uint32_t *sigs, size_t cap, int32_t *status,
+                               uint32_t threads) {
+	gominlsh_sign_batch_fn fn = gominlsh_sign_batch_ptr();
+	if (fn == NULL) return MINLSH_E_UNSUPPORTED;
+	return fn(f, s, texts, lens, n, sigs, cap, NULL, status, threads);
+}
+*/
+import "C"
+
+import (
+	"container/list"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// HaveSignBatch reports whether the linked library has the threaded
+// minlsh_family_sign_batch; without it SignBatch uses goroutines.
+func HaveSignBatch() bool { return C.gominlsh_have_sign_batch() != 0 }
+
+var useSignBatch = HaveSignBatch() // tests switch it off to cover the fallback
+
+// Family is k MinHash functions derived from a seed (minlsh_family). It is
+// immutable and safe for concurrent use.
+type Family struct {
+	mu   sync.RWMutex
+	p    *C.minlsh_family
+	k    int
+	seed uint64
+}
+
+// NewFamily creates the family (k, seed); k is 1..1024. Signatures are
+// comparable only between families with equal k and seed.
+func NewFamily(k int, seed uint64) (*Family, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	if k < 1 || k > FamilyKMax {
+		return nil, paramError("minlsh_family_new", fmt.Sprintf("k = %d (1..%d)", k, FamilyKMax))
+	}
+	f := &Family{k: k, seed: seed}
+	if err := check(C.minlsh_family_new(&f.p, C.uint32_t(k), C.uint64_t(seed), nil),
+		"minlsh_family_new"); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(f, (*Family).Close)
+	return f, nil
+}
+
+// Close releases the family. Further calls return an error.
+func (f *Family) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.p != nil {
+		C.minlsh_family_free(f.p)
+		f.p = nil
+		runtime.SetFinalizer(f, nil)
+	}
+	return nil
+}
+
+// K is the number of functions (values per signature); Seed the seed.
+func (f *Family) K() int       { return f.k }
+func (f *Family) Seed() uint64 { return f.seed }
+
+// Coefficients returns a_i and b_i of h_i(x) = (a_i x + b_i) mod 2^61-1.
+func (f *Family) Coefficients() (a, b []uint64, err error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.p == nil {
+		return nil, nil, closedError("Family.Coefficients")
+	}
+	a, b = make([]uint64, f.k), make([]uint64, f.k)
+	err = check(C.minlsh_family_coefficients(f.p, u64Ptr(a), u64Ptr(b), C.size_t(f.k), nil),
+		"minlsh_family_coefficients")
+	return a, b, err
+}
+
+// NewMinHash is the empty signature of this family.
+func (f *Family) NewMinHash() MinHash { return emptyMinHash(f.k, f.seed) }
+
+// Sign is the signature of a set of 64-bit shingle hashes (duplicates and
+// order do not matter).
+func (f *Family) Sign(hashes []uint64) (MinHash, error) {
+	m := f.NewMinHash()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.p == nil {
+		return MinHash{}, closedError("Family.Sign")
+	}
+	err := check(C.minlsh_family_update(f.p, u32Ptr(m.Values), C.size_t(f.k), u64Ptr(hashes),
+		C.size_t(len(hashes))), "minlsh_family_update")
+	return m, err
+}
+
+// SignText shingles a document with s and signs it in one pass.
+func (f *Family) SignText(s *Shingler, text []byte) (MinHash, error) {
+	m := f.NewMinHash()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if f.p == nil || s.p == nil {
+		return MinHash{}, closedError("Family.SignText")
+	}
+	err := check(C.minlsh_family_sign_text(f.p, s.p, bytesPtr(text), C.size_t(len(text)),
+		u32Ptr(m.Values), C.size_t(f.k), nil), "minlsh_family_sign_text")
+	return m, err
+}
+
+// BatchError reports the documents SignBatch could not sign; they have the
+// empty signature, the others are signed. Unwrap gives the first error, so
+// errors.Is(err, ErrTooBig) works.
+type BatchError struct {
+	Index  []int    // the documents that failed, ascending
+	Errors []*Error // their errors
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("minlsh: %d of the documents not signed; first: document %d: %v",
+		len(e.Index), e.Index[0], e.Errors[0])
+}
+
+func (e *BatchError) Unwrap() error { return e.Errors[0] }
+
+// SignBatch signs many documents with s: signature i is exactly
+// SignText(s, texts[i]). threads = 0 means one per processor, 1 the
+// calling goroutine only; the result never depends on it. With a library
+// that has minlsh_family_sign_batch the work happens in one C call with the
+// library's own threads (the texts are copied to C memory first, as cgo
+// forbids C memory holding Go pointers); otherwise goroutines call
+// minlsh_family_sign_text. Documents that fail get the empty signature and
+// are listed in a *BatchError.
+func (f *Family) SignBatch(s *Shingler, texts [][]byte, threads int) ([]MinHash, error) {
+	if threads < 0 {
+		return nil, paramError("Family.SignBatch", "threads < 0")
+	}
+	n, k := len(texts), f.k
+	values := make([]uint32, n*k)
+	status := make([]int32, n)
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if f.p == nil || s.p == nil {
+		return nil, closedError("Family.SignBatch")
+	}
+	if n > 0 {
+		var err error
+		if useSignBatch {
+			err = f.signBatchC(s, texts, values, status, threads)
+		} else {
+			f.signBatchGo(s, texts, values, status, threads)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]MinHash, n)
+	var berr *BatchError
+	for i := range out {
+		out[i] = MinHash{Seed: f.seed, Values: values[i*k : (i+1)*k : (i+1)*k]}
+		if status[i] < 0 {
+			if berr == nil {
+				berr = &BatchError{}
+			}
+			e := newError(C.int(status[i]), "SignBatch", fmt.Sprintf("document %d", i)).(*Error)
+			berr.Index = append(berr.Index, i)
+			berr.Errors = append(berr.Errors, e)
+			for j := range out[i].Values {
+				out[i].Values[j] = EmptyValue
+			}
+		}
+	}
+	if berr != nil {
+		return out, berr
+	}
+	return out, nil
+}
+
+func (f *Family) signBatchC(s *Shingler, texts [][]byte, values []uint32, status []int32,
+	threads int) error {
+	n := len(texts)
+	total := 0
+	for _, t := range texts {
+		total += len(t)
+	}
+	// One C block: n pointers, n lengths, then the bytes of every text.
+	ptrSize := C.size_t(unsafe.Sizeof(uintptr(0)))
+	head := C.size_t(n) * (ptrSize + C.size_t(unsafe.Sizeof(C.size_t(0))))
+	block := C.malloc(head + C.size_t(total) + 1)
+	if block == nil {
+		return newError(CodeNoMem, "Family.SignBatch", "copying the texts")
+	}
+	defer C.free(block)
+	ptrs := unsafe.Slice((*unsafe.Pointer)(block), n)
+	lens := unsafe.Slice((*C.size_t)(unsafe.Add(block, C.size_t(n)*ptrSize)), n)
+	data := unsafe.Add(block, head)
+	off := 0
+	for i, t := range texts {
+		dst := unsafe.Add(data, off)
+		if len(t) > 0 {
+			C.memcpy(dst, unsafe.Pointer(&t[0]), C.size_t(len(t)))
+		}
+		ptrs[i] = dst
+		lens[i] = C.size_t(len(t))
+		off += len(t)
+	}
+	var statusPtr *C.int32_t
+	if n > 0 {
+		statusPtr = (*C.int32_t)(unsafe.Pointer(&status[0]))
+	}
+	rc := C.gominlsh_sign_batch(f.p, s.p, (*unsafe.Pointer)(block), &lens[0], C.size_t(n),
+		u32Ptr(values), C.size_t(len(values)), statusPtr, C.uint32_t(threads))
+	if rc == CodeUnsupported && threads != 1 { // a library built without threads
+		rc = C.gominlsh_sign_batch(f.p, s.p, (*unsafe.Pointer)(block), &lens[0], C.size_t(n),
+			u32Ptr(values), C.size_t(len(values)), statusPtr, 1)
+	}
+	if rc < 0 {
+		for _, st := range status {
+			if st < 0 {
+				return nil // per-document errors: reported by the caller
+			}
+		}
+		return check(rc, "minlsh_family_sign_batch")
+	}
+	return nil
+}
+
+func (f *Family) signBatchGo(s *Shingler, texts [][]byte, values []uint32, status []int32,
+	threads int) {
+	n, k := len(texts), f.k
+	if threads == 0 {
+		threads = runtime.NumCPU()
+	}
+	if threads > n {
+		threads = n
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				t := texts[i]
+				// Go memory passed for the duration of the call only.
+				status[i] = int32(C.minlsh_family_sign_text(f.p, s.p, bytesPtr(t),
+					C.size_t(len(t)), u32Ptr(values[i*k:(i+1)*k]), C.size_t(k), nil))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// ---- families by (k, seed), for MinHash methods ------------------------------
+
+const familyCacheSize = 32
+
+var families = struct {
+	sync.Mutex
+	byKey map[[2]uint64]*list.Element
+	lru   *list.List // of *Family, most recent first
+}{byKey: map[[2]uint64]*list.Element{}, lru: list.New()}
+
+// familyFor returns a cached family; an evicted one is released by its
+// finalizer once no call uses it.
+func familyFor(k int, seed uint64) (*Family, error) {
+	key := [2]uint64{uint64(k), seed}
+	families.Lock()
+	if e, ok := families.byKey[key]; ok {
+		families.lru.MoveToFront(e)
+		f := e.Value.(*Family)
+		families.Unlock()
+		return f, nil
+	}
+	families.Unlock()
+	f, err := NewFamily(k, seed)
+	if err != nil {
+		return nil, err
+	}
+	families.Lock()
+	defer families.Unlock()
+	if e, ok := families.byKey[key]; ok { // another goroutine was faster
+		families.lru.MoveToFront(e)
+		return e.Value.(*Family), nil
+	}
+	families.byKey[key] = families.lru.PushFront(f)
+	for families.lru.Len() > familyCacheSize {
+		old := families.lru.Back()
+		families.lru.Remove(old)
+		of := old.Value.(*Family)
+		delete(families.byKey, [2]uint64{uint64(of.k), of.seed})
+	}
+	return f, nil
+}
+
+// ---- MinHash ----------------------------------------------------------------------
+
+// MinHash is a signature: K() 32-bit values from the family (K(), Seed).
+// It is a plain Go value; methods that need the family's coefficients get it
+// from a small cache. The empty signature (every value EmptyValue) is that of
+// the empty set; its Jaccard estimate with anything is 0.
+type MinHash struct {
+	Seed   uint64
+	Values []uint32
+}
+
+func emptyMinHash(k int, seed uint64) MinHash {
+	v := make([]uint32, k)
+	for i := range v {
+		v[i] = EmptyValue
+	}
+	return MinHash{Seed: seed, Values: v}
+}
+
+// NewMinHash is the empty signature of the family (k, seed), to Update.
+func NewMinHash(k int, seed uint64) (MinHash, error) {
+	if _, err := familyFor(k, seed); err != nil {
+		return MinHash{}, err
+	}
+	return emptyMinHash(k, seed), nil
+}
+
+// K is the number of values.
+func (m MinHash) K() int { return len(m.Values) }
+
+// Update adds items, one each: its bytes are hashed to 64 bits with
+// SipHash-2-4 under the default key and folded in (minlsh_family_update),
+// as datasketch's MinHash.update does with its own hash.
+func (m *MinHash) Update(items ...[]byte) error {
+	hashes := make([]uint64, len(items))
+	for i, it := range items {
+		hashes[i] = SipHash24(defaultKey, it)
+	}
+	return m.UpdateHashes(hashes...)
+}
+
+// UpdateHashes adds 64-bit hashes as they are (e.g. Shingler.Shingles).
+func (m *MinHash) UpdateHashes(hashes ...uint64) error {
+	f, err := familyFor(len(m.Values), m.Seed)
+	if err != nil {
+		return err
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.p == nil {
+		return closedError("MinHash.UpdateHashes")
+	}
+	return check(C.minlsh_family_update(f.p, u32Ptr(m.Values), C.size_t(len(m.Values)),
+		u64Ptr(hashes), C.size_t(len(hashes))), "minlsh_family_update")
+}
+
+func (m MinHash) compatible(o MinHash, op string) error {
+	if len(m.Values) != len(o.Values) || m.Seed != o.Seed || len(m.Values) == 0 {
+		return paramError(op, fmt.Sprintf("signatures of different families (k %d, seed %d) "+
+			"and (k %d, seed %d)", len(m.Values), m.Seed, len(o.Values), o.Seed))
+	}
+	return nil
+}
+
+// Jaccard is the estimated Jaccard similarity: the fraction of equal
+// values, 0 when either signature is empty.
+func (m MinHash) Jaccard(o MinHash) (float64, error) {
+	if err := m.compatible(o, "MinHash.Jaccard"); err != nil {
+		return 0, err
+	}
+	var out C.double
+	err := check(C.minlsh_signature_estimate(&out, u32Ptr(m.Values), u32Ptr(o.Values),
+		C.size_t(len(m.Values))), "minlsh_signature_estimate")
+	return float64(out), err
+}
+
+// Merge makes m the signature of the union (element-wise minimum).
+func (m *MinHash) Merge(o MinHash) error {
+	if err := m.compatible(o, "MinHash.Merge"); err != nil {
+		return err
+	}
+	return check(C.minlsh_signature_merge(u32Ptr(m.Values), u32Ptr(o.Values),
+		C.size_t(len(m.Values))), "minlsh_signature_merge")
+}
+
+// Copy is an independent copy.
+func (m MinHash) Copy() MinHash {
+	return MinHash{Seed: m.Seed, Values: append([]uint32(nil), m.Values...)}
+}
+
+// IsEmpty reports whether m is the empty set's signature.
+func (m MinHash) IsEmpty() bool {
+	if len(m.Values) == 0 {
+		return true
+	}
+	return C.minlsh_signature_is_empty(u32Ptr(m.Values), C.size_t(len(m.Values))) == 1
+}
+
+// Equal reports whether two signatures have the same family and values.
+func (m MinHash) Equal(o MinHash) bool {
+	if m.Seed != o.Seed || len(m.Values) != len(o.Values) {
+		return false
+	}
+	for i := range m.Values {
+		if m.Values[i] != o.Values[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// BandKeys are the band keys of m for bands x rows (docs/lsh.md).
+func (m MinHash) BandKeys(bands, rows int) ([]uint64, error) {
+	return BandKeys(m.Values, bands, rows)
+}

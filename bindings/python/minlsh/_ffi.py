@@ -1,0 +1,454 @@
+"""The C library: finding it, checking its version, its prototypes and errors.
+
+Everything that touches ctypes directly lives here; the other modules call
+``lib.minlsh_*`` through the prototypes declared below and turn return codes
+into exceptions with :func:`check`.
+
+ctypes releases the interpreter lock around every call into a ``CDLL``, so
+long calls (signing, queries, saves) let other Python threads run.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32,
+                    c_size_t, c_uint32, c_uint64, c_void_p)
+
+try:  # optional: results become numpy arrays when it is installed
+    import numpy
+except ImportError:  # pragma: no cover - depends on the machine
+    numpy = None
+
+#: The major version of the C library this binding was written for. A
+#: library with another major version has another ABI: refuse it.
+ABI_MAJOR = 0
+#: The oldest library version (major*10000 + minor*100 + patch) it needs.
+MIN_VERSION = 100
+SONAME = "libminlsh.so.%d" % ABI_MAJOR
+
+# ---- errors ------------------------------------------------------------------
+
+OK = 0
+E_NULL = -1
+E_PARAM = -2
+E_NOMEM = -3
+E_BUFSIZE = -4
+E_IO = -5
+E_FORMAT = -6
+E_CORRUPT = -7
+E_MISMATCH = -8
+E_TOOBIG = -9
+E_EXISTS = -10
+E_NOTFOUND = -11
+E_VERSION = -12
+E_STATE = -13
+E_UNSUPPORTED = -14
+
+
+class Error(Exception):
+    """An error reported by the C library.
+
+    ``code`` is the negative ``MINLSH_E_*`` value, ``name`` its symbolic
+    name (``minlsh_error_name``), ``message`` the library's description
+    (``minlsh_strerror``) and ``function`` the C function that failed.
+    ``str(err)`` combines them, e.g.
+    ``minlsh_index_new: a parameter is out of range (MINLSH_E_PARAM)``.
+    """
+
+    def __new__(cls, code, *args, **kwargs):
+        # Error(code) gives the subclass for the code (ParameterError, ...).
+        if cls is Error:
+            cls = _ERROR_CLASSES.get(int(code), Error)
+        return Exception.__new__(cls, code, *args, **kwargs)
+
+    def __init__(self, code, function="minlsh", detail=None):
+        self.code = int(code)
+        self.name = lib.minlsh_error_name(self.code).decode("ascii")
+        self.message = lib.minlsh_strerror(self.code).decode("utf-8", "replace")
+        self.function = function
+        self.detail = detail
+        text = "%s: %s (%s)" % (function, self.message, self.name)
+        if detail:
+            text += ": " + detail
+        Exception.__init__(self, text)
+
+    def __reduce__(self):
+        return (_rebuild_error, (self.code, self.function, self.detail))
+
+
+class ParameterError(Error, ValueError):
+    """MINLSH_E_PARAM, MINLSH_E_NULL, MINLSH_E_VERSION and MINLSH_E_TOOBIG:
+    an argument the library refuses. Also a ``ValueError``."""
+
+
+class NoMemoryError(Error, MemoryError):
+    """MINLSH_E_NOMEM. Also a ``MemoryError``."""
+
+
+_ERROR_CLASSES = {
+    E_NULL: ParameterError,
+    E_PARAM: ParameterError,
+    E_VERSION: ParameterError,
+    E_TOOBIG: ParameterError,
+    E_NOMEM: NoMemoryError,
+}
+
+
+def error(code, function="minlsh", detail=None):
+    """The exception for a negative return code."""
+    return Error(code, function, detail)
+
+
+def _rebuild_error(code, function, detail):
+    return Error(code, function, detail)
+
+
+def check(rc, function, detail=None):
+    """Raise the exception for ``rc`` if it is an error; return it otherwise."""
+    if rc < 0:
+        raise error(rc, function, detail)
+    return rc
+
+
+# ---- finding the library -----------------------------------------------------
+
+def _candidates():
+    """Where to look, in order: (description, path or name)."""
+    env = os.environ.get("MINLSH_LIBRARY")
+    if env:
+        # An explicit choice: use it or fail, never fall back silently.
+        return [("MINLSH_LIBRARY", env)]
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    local = os.path.join(here, SONAME)
+    if os.path.exists(local):
+        out.append(("next to the package", local))
+    out.append(("the system loader", SONAME))
+    found = ctypes.util.find_library("minlsh")
+    if found and found != SONAME:
+        out.append(("ctypes.util.find_library", found))
+    return out
+
+
+def _load():
+    tried = []
+    for how, where in _candidates():
+        try:
+            return ctypes.CDLL(where), where
+        except OSError as exc:
+            tried.append("%s (%s): %s" % (where, how, exc))
+            if how == "MINLSH_LIBRARY":
+                break
+    raise ImportError(
+        "minlsh: cannot load the C library libminlsh (%s). Install it (make install "
+        "PREFIX=...), make the system loader find it (ldconfig or LD_LIBRARY_PATH), put "
+        "%s next to the minlsh package, or set MINLSH_LIBRARY to its full path."
+        % ("; ".join(tried), SONAME))
+
+
+def _loaded_path(handle, fallback):
+    """The file the loader actually opened (dladdr on one of its symbols):
+    a name such as libminlsh.so.0 becomes a path, for messages and tests."""
+    class DlInfo(Structure):
+        _fields_ = [("dli_fname", c_char_p), ("dli_fbase", c_void_p),
+                    ("dli_sname", c_char_p), ("dli_saddr", c_void_p)]
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except (OSError, AttributeError):
+        try:
+            dladdr = ctypes.CDLL(ctypes.util.find_library("dl") or "libdl.so.2").dladdr
+        except (OSError, AttributeError):
+            return fallback
+    info = DlInfo()
+    addr = ctypes.cast(handle.minlsh_version_number, c_void_p)
+    if dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+        return os.fsdecode(info.dli_fname)
+    return fallback
+
+
+lib, _where = _load()
+#: The path of the library in use.
+LIBRARY = _loaded_path(lib, _where)
+
+# ---- prototypes ----------------------------------------------------------------
+
+u32p = POINTER(c_uint32)
+u64p = POINTER(c_uint64)
+sizep = POINTER(c_size_t)
+dblp = POINTER(c_double)
+
+
+class ShinglerOptions(Structure):
+    """minlsh_shingler_options, version 1."""
+    _fields_ = [("version", c_uint32), ("unit", c_uint32), ("k", c_uint32),
+                ("flags", c_uint32), ("key", c_char_p), ("stopwords", c_char_p),
+                ("stopwords_len", c_size_t), ("max_document_bytes", c_uint64)]
+
+
+class PlanOptions(Structure):
+    """minlsh_plan_options, version 1."""
+    _fields_ = [("version", c_uint32), ("mode", c_uint32), ("k", c_uint32),
+                ("reserved", c_uint32), ("threshold", c_double), ("weight_fp", c_double),
+                ("weight_fn", c_double), ("target_recall", c_double)]
+
+
+SHINGLER_OPTIONS_VERSION = 1
+PLAN_OPTIONS_VERSION = 1
+
+_PROTOTYPES = [
+    # name, restype, argtypes
+    ("minlsh_version_number", c_uint32, []),
+    ("minlsh_version_string", c_char_p, []),
+    ("minlsh_strerror", c_char_p, [c_int]),
+    ("minlsh_error_name", c_char_p, [c_int]),
+    ("minlsh_key_bytes", c_size_t, []),
+    ("minlsh_fingerprint_bytes", c_size_t, []),
+    ("minlsh_family_k_max", c_uint32, []),
+    ("minlsh_shingle_k_max", c_uint32, []),
+    ("minlsh_empty_value", c_uint32, []),
+    ("minlsh_siphash24", c_int, [u64p, c_char_p, c_char_p, c_size_t]),
+    ("minlsh_default_key", c_void_p, []),
+    # shingler
+    ("minlsh_shingler_options_init", c_int, [POINTER(ShinglerOptions), c_uint32]),
+    ("minlsh_shingler_new", c_int, [POINTER(c_void_p), POINTER(ShinglerOptions), c_void_p]),
+    ("minlsh_shingler_free", None, [c_void_p]),
+    ("minlsh_shingler_unit", c_uint32, [c_void_p]),
+    ("minlsh_shingler_k", c_uint32, [c_void_p]),
+    ("minlsh_shingler_flags", c_uint32, [c_void_p]),
+    ("minlsh_shingler_config_id", c_int, [c_void_p, u64p]),
+    ("minlsh_shingler_hash", c_int, [c_void_p, c_char_p, c_size_t, c_void_p, c_char_p]),
+    ("minlsh_shingleset_new", c_int, [POINTER(c_void_p), c_void_p]),
+    ("minlsh_shingleset_free", None, [c_void_p]),
+    ("minlsh_shingleset_count", c_size_t, [c_void_p]),
+    ("minlsh_shingleset_copy", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_shingle_stream_new", c_int, [POINTER(c_void_p), c_void_p]),
+    ("minlsh_shingle_stream_free", None, [c_void_p]),
+    ("minlsh_shingle_stream_feed", c_int, [c_void_p, c_char_p, c_size_t]),
+    ("minlsh_shingle_stream_finish", c_int, [c_void_p, c_void_p, c_char_p]),
+    ("minlsh_shingle_stream_reset", c_int, [c_void_p]),
+    ("minlsh_shingle_stream_bytes", c_uint64, [c_void_p]),
+    # family and signatures
+    ("minlsh_family_new", c_int, [POINTER(c_void_p), c_uint32, c_uint64, c_void_p]),
+    ("minlsh_family_free", None, [c_void_p]),
+    ("minlsh_family_sign", c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, sizep]),
+    ("minlsh_family_update", c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t]),
+    ("minlsh_family_sign_text", c_int,
+     [c_void_p, c_void_p, c_char_p, c_size_t, c_void_p, c_size_t, sizep]),
+    ("minlsh_signature_merge", c_int, [c_void_p, c_void_p, c_size_t]),
+    ("minlsh_signature_estimate", c_int, [dblp, c_void_p, c_void_p, c_size_t]),
+    ("minlsh_signature_is_empty", c_int, [c_void_p, c_size_t]),
+    # planner and band keys
+    ("minlsh_plan_options_init", c_int, [POINTER(PlanOptions), c_uint32]),
+    ("minlsh_plan_compute", c_int,
+     [POINTER(PlanOptions), u32p, u32p, dblp, dblp]),
+    ("minlsh_plan_probability", c_int, [dblp, c_uint32, c_uint32, c_double]),
+    ("minlsh_plan_threshold", c_int, [dblp, c_uint32, c_uint32]),
+    ("minlsh_band_keys", c_int,
+     [c_void_p, c_size_t, c_uint32, c_uint32, c_void_p, c_size_t, sizep]),
+    # index
+    ("minlsh_index_new", c_int,
+     [POINTER(c_void_p), c_void_p, c_uint64, c_uint32, c_uint32, c_void_p]),
+    ("minlsh_index_free", None, [c_void_p]),
+    ("minlsh_index_count", c_uint64, [c_void_p]),
+    ("minlsh_index_bands", c_uint32, [c_void_p]),
+    ("minlsh_index_rows", c_uint32, [c_void_p]),
+    ("minlsh_index_k", c_uint32, [c_void_p]),
+    ("minlsh_index_seed", c_uint64, [c_void_p]),
+    ("minlsh_index_config_id", c_uint64, [c_void_p]),
+    ("minlsh_index_insert", c_int, [c_void_p, c_uint64, c_void_p, c_size_t]),
+    ("minlsh_index_remove", c_int, [c_void_p, c_uint64]),
+    ("minlsh_index_contains", c_int, [c_void_p, c_uint64]),
+    ("minlsh_index_ids", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_get", c_int, [c_void_p, c_uint64, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_query", c_int,
+     [c_void_p, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_pairs", c_int, [c_void_p, c_double, POINTER(c_void_p)]),
+    ("minlsh_pairs_free", None, [c_void_p]),
+    ("minlsh_pairs_count", c_size_t, [c_void_p]),
+    ("minlsh_pairs_get", c_int, [c_void_p, c_size_t, u64p, u64p, dblp]),
+    ("minlsh_index_clusters", c_int, [c_void_p, c_double, POINTER(c_void_p)]),
+    ("minlsh_clusters_free", None, [c_void_p]),
+    ("minlsh_clusters_count", c_size_t, [c_void_p]),
+    ("minlsh_clusters_members", c_int, [c_void_p, c_size_t, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_set_metadata", c_int, [c_void_p, c_char_p, c_size_t]),
+    ("minlsh_index_metadata", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_save", c_int, [c_void_p, c_char_p]),
+    ("minlsh_index_load", c_int, [POINTER(c_void_p), c_char_p, c_void_p, c_uint64, c_void_p]),
+]
+
+# Declared in the header but possibly not in this build of the library (the
+# threaded batch call and the SIMD kernel name are newer than the rest). The
+# binding works without them.
+_OPTIONAL = [
+    ("minlsh_family_sign_batch", c_int,
+     [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_void_p,
+      c_size_t, sizep, POINTER(c_int32), c_uint32]),
+    ("minlsh_simd_kernel_name", c_char_p, []),
+]
+
+
+def _declare():
+    missing = []
+    for name, restype, argtypes in _PROTOTYPES:
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            missing.append(name)
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+    if missing:
+        raise ImportError("minlsh: the library %s lacks %s; it is older than this binding"
+                          % (LIBRARY, ", ".join(missing)))
+    have = set()
+    for name, restype, argtypes in _OPTIONAL:
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+        have.add(name)
+    return have
+
+
+def _check_version():
+    number = lib.minlsh_version_number()
+    text = lib.minlsh_version_string().decode("ascii", "replace")
+    if number // 10000 != ABI_MAJOR or number < MIN_VERSION:
+        raise ImportError(
+            "minlsh: the library %s is version %s; this binding needs %d.x with x >= %d "
+            "(a different major version has a different ABI)"
+            % (LIBRARY, text, ABI_MAJOR, MIN_VERSION // 100 % 100))
+    return text
+
+
+if not hasattr(lib, "minlsh_version_number"):
+    raise ImportError("minlsh: %s is not the minlsh library" % LIBRARY)
+lib.minlsh_version_number.restype = c_uint32
+lib.minlsh_version_number.argtypes = []
+lib.minlsh_version_string.restype = c_char_p
+lib.minlsh_version_string.argtypes = []
+VERSION = _check_version()
+OPTIONAL = _declare()
+HAVE_SIGN_BATCH = "minlsh_family_sign_batch" in OPTIONAL
+
+EMPTY_VALUE = lib.minlsh_empty_value()
+FAMILY_K_MAX = lib.minlsh_family_k_max()
+SHINGLE_K_MAX = lib.minlsh_shingle_k_max()
+KEY_BYTES = lib.minlsh_key_bytes()
+FINGERPRINT_BYTES = lib.minlsh_fingerprint_bytes()
+DEFAULT_KEY = ctypes.string_at(lib.minlsh_default_key(), KEY_BYTES)
+UINT64_MAX = (1 << 64) - 1
+
+
+# ---- small helpers shared by the modules -------------------------------------
+
+def as_bytes(data, what="text"):
+    """bytes for a str (UTF-8) or a bytes-like object.
+
+    bytes are immutable and passed as they are; anything mutable (bytearray,
+    memoryview, array) is copied first, so that another thread changing it
+    while the library reads it (the interpreter lock is released during the
+    call) cannot produce a torn read.
+    """
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    try:
+        return bytes(memoryview(data))
+    except TypeError:
+        raise TypeError("%s must be str or bytes-like, not %s"
+                        % (what, type(data).__name__)) from None
+
+
+def as_u64(value, what):
+    """A Python int in 0..2^64-1 (ValueError/TypeError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = value.__index__()
+        except AttributeError:
+            raise TypeError("%s must be an integer, not %s"
+                            % (what, type(value).__name__)) from None
+    if not 0 <= value <= UINT64_MAX:
+        raise ValueError("%s must be in 0..2**64-1, got %d" % (what, value))
+    return value
+
+
+def address(buf):
+    """The address of a writable ctypes array, array.array or numpy array."""
+    if numpy is not None and isinstance(buf, numpy.ndarray):
+        return buf.ctypes.data
+    if isinstance(buf, ctypes.Array):
+        return ctypes.addressof(buf)
+    return buf.buffer_info()[0]  # array.array
+
+
+class RWLock:
+    """Many readers or one writer. The library needs exclusive access for
+    calls that modify an index and allows concurrent reads; this provides
+    exactly that for the Python objects that own such handles."""
+
+    def __init__(self):
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer = False
+        self._writers_waiting = 0
+
+    def acquire_read(self):
+        with self._cond:
+            while self._writer or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+
+    def release_read(self):
+        with self._cond:
+            self._readers -= 1
+            if self._readers == 0:
+                self._cond.notify_all()
+
+    def acquire_write(self):
+        with self._cond:
+            self._writers_waiting += 1
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._writers_waiting -= 1
+            self._writer = True
+
+    def release_write(self):
+        with self._cond:
+            self._writer = False
+            self._cond.notify_all()
+
+
+class _Reading:
+    __slots__ = ("lock",)
+
+    def __init__(self, lock):
+        self.lock = lock
+
+    def __enter__(self):
+        self.lock.acquire_read()
+
+    def __exit__(self, *exc):
+        self.lock.release_read()
+
+
+class _Writing(_Reading):
+    __slots__ = ()
+
+    def __enter__(self):
+        self.lock.acquire_write()
+
+    def __exit__(self, *exc):
+        self.lock.release_write()
+
+
+def reading(lock):
+    return _Reading(lock)
+
+
+def writing(lock):
+    return _Writing(lock)
