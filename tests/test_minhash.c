@@ -425,7 +425,11 @@ static void test_kernels_match_definition(void) {
     uint64_t st = 7;
     size_t i;
     EXPECT(n_kernels >= 2);
-    EXPECT(minlsh__minhash_kernel_active() == &minlsh__minhash_kernel_portable);
+    /* The dispatcher's choice is one of the kernels checked here
+     * (tests/test_kernels.c checks which one). */
+    for (kx = 0; kx < n_kernels && kx < 8; kx++)
+        if (kernels[kx] == minlsh__minhash_kernel_active()) break;
+    EXPECT(kx < n_kernels && kx < 8);
     for (i = 0; i < 1000; i++) hashes[i] = tl_rand(&st);
     for (ti = 0; ti < sizeof ks / sizeof ks[0]; ti++) {
         minlsh_family *f = NULL;

@@ -1,7 +1,8 @@
 /*
  * lib/common: the bottom layer. Errors, allocation with overflow-checked
- * sizes, little-endian load/store, secure zeroing, the file checksum, the
- * atomic file writer, the bounds-checked reader and the shared file header.
+ * sizes, CPU detection and the SIMD choice, little-endian load/store, secure
+ * zeroing, the file checksum, the atomic file writer, whole-file reads and
+ * read-only mappings, and the shared file header.
  * Internal: nothing here is installed; every name is minlsh__*.
  */
 #ifndef MINLSH_COMMON_H
@@ -54,6 +55,51 @@ MINLSH__INLINE int minlsh__add_size(size_t *out, size_t a, size_t b) {
 
 /* Wipe memory in a way the compiler may not elide (keys on free). */
 void minlsh__secure_zero(void *p, size_t n);
+
+/* ---- CPU features and the SIMD choice (cpu.c) --------------------------- */
+
+/* SIMD code is x86-64 only (GCC and clang): each kernel file is compiled
+ * with its own -m flags (mk/simd.mk) and reached only through run-time
+ * dispatch. -DMINLSH_NO_AVX512 / -DMINLSH_NO_AVX2 compile a kernel family
+ * out (make check-kernels); everywhere else everything is portable. */
+#if (defined(__x86_64__) || defined(__amd64__)) && defined(__GNUC__)
+#define MINLSH__X86_64 1
+#else
+#define MINLSH__X86_64 0
+#endif
+#if MINLSH__X86_64 && !defined(MINLSH_NO_AVX2)
+#define MINLSH__WITH_AVX2 1
+#else
+#define MINLSH__WITH_AVX2 0
+#endif
+#if MINLSH__X86_64 && !defined(MINLSH_NO_AVX512)
+#define MINLSH__WITH_AVX512 1
+#else
+#define MINLSH__WITH_AVX512 0
+#endif
+
+/* SIMD levels, narrowest first; every level's kernels give the same bits. */
+#define MINLSH__SIMD_PORTABLE 0
+#define MINLSH__SIMD_AVX2 1   /* AVX2, OS saves YMM state */
+#define MINLSH__SIMD_AVX512 2 /* AVX-512 F+DQ+BW+VL, OS saves ZMM and opmask state */
+#define MINLSH__SIMD_LEVELS 3
+
+/* What the CPU and OS support (CPUID leaves 1 and 7, then XGETBV), ignoring
+ * the build and the environment: MINLSH__SIMD_PORTABLE off x86-64.
+ * Computed afresh at each call (the choice below and tests use it). */
+int minlsh__cpu_simd_level(void);
+/* 1 if this build has the kernels of level (not removed by MINLSH_NO_*). */
+int minlsh__simd_level_compiled(int level);
+/* The widest level both the CPU supports and this build has: what
+ * minlsh__simd_level gives when MINLSH_KERNEL is not set. */
+int minlsh__simd_best_level(void);
+/* The level every dispatcher uses: min(CPU, build), lowered by the
+ * environment variable MINLSH_KERNEL ("portable", "avx2", "avx512"; a wider
+ * or unknown name is ignored). Chosen on the first call, published with a
+ * C11 atomic; the only global mutable state of the library. Thread-safe. */
+int minlsh__simd_level(void);
+/* "portable", "avx2", "avx512" for a level; "?" otherwise. */
+const char *minlsh__simd_level_name(int level);
 
 /* ---- little-endian load/store ------------------------------------------ */
 
@@ -118,6 +164,8 @@ typedef struct minlsh__writer {
     int fd;
     char *path;
     char *tmp;
+    char *dir; /* the directory to fsync after the rename (allocated up front:
+                  nothing may fail for want of memory after the rename) */
     uint8_t *buf;
     size_t buf_len;
     /* running checksum of everything written since minlsh__writer_sum_begin */
@@ -132,7 +180,6 @@ void minlsh__writer_init_buffer(minlsh__writer *w, void *dst, size_t cap);
 int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
                              const char *path);
 void minlsh__writer_put(minlsh__writer *w, const void *p, size_t n);
-void minlsh__writer_put32(minlsh__writer *w, uint32_t v);
 void minlsh__writer_put64(minlsh__writer *w, uint64_t v);
 void minlsh__writer_sum_begin(minlsh__writer *w);
 uint64_t minlsh__writer_sum_end(const minlsh__writer *w);
@@ -144,33 +191,16 @@ int minlsh__writer_finish(minlsh__writer *w, size_t *n_out);
 /* Drop everything (file mode: remove the temporary). */
 void minlsh__writer_abort(minlsh__writer *w);
 
-/* ---- reader: bounds-checked over a buffer ------------------------------- */
-
-typedef struct minlsh__reader {
-    const uint8_t *p;
-    size_t len;
-    size_t pos;
-    int err; /* sticky MINLSH_E_CORRUPT on overrun */
-} minlsh__reader;
-
-MINLSH__INLINE void minlsh__reader_init(minlsh__reader *r, const void *p, size_t len) {
-    r->p = (const uint8_t *)p;
-    r->len = len;
-    r->pos = 0;
-    r->err = 0;
-}
-MINLSH__INLINE size_t minlsh__reader_left(const minlsh__reader *r) {
-    return r->len - r->pos;
-}
-/* A pointer to the next n bytes, or NULL (and err set) if fewer are left. */
-const uint8_t *minlsh__reader_take(minlsh__reader *r, size_t n);
-uint32_t minlsh__reader_get32(minlsh__reader *r);
-uint64_t minlsh__reader_get64(minlsh__reader *r);
-
 /* Read a whole file. Errors: MINLSH_E_NULL, MINLSH_E_IO, MINLSH_E_NOMEM,
  * MINLSH_E_TOOBIG. *data is owned by the caller (minlsh__free with a). */
 int minlsh__file_read(const minlsh_allocator *a, const char *path,
                       uint8_t **data, size_t *len);
+/* Map a whole regular file read-only (private mapping); an empty file gives
+ * *data NULL and *len 0. Errors: MINLSH_E_NULL, MINLSH_E_IO,
+ * MINLSH_E_TOOBIG. Release with minlsh__file_unmap(*data, *len). */
+int minlsh__file_map(const char *path, const uint8_t **data, size_t *len);
+/* NULL-safe. */
+void minlsh__file_unmap(const void *data, size_t len);
 
 /* ---- the header every minlsh file starts with (docs/format.md) ---------- */
 
@@ -196,22 +226,17 @@ typedef struct minlsh__header {
 void minlsh__header_write(minlsh__writer *w, const minlsh__header *h);
 /* End the payload: append its checksum. */
 void minlsh__trailer_write(minlsh__writer *w);
-/* Parse and validate the header: magic (MINLSH_E_FORMAT), version
- * (MINLSH_E_FORMAT), header checksum and fields (MINLSH_E_CORRUPT), and
- * that the payload of payload_bytes_per_item * count bytes plus the 8-byte
- * trailer exactly fills the buffer (MINLSH_E_CORRUPT), with overflow checks.
- * Then verifies the payload checksum. On success *payload points at the
- * payload inside buf. */
-int minlsh__header_read(const void *buf, size_t len, const char magic[8],
-                        size_t payload_bytes_per_item, minlsh__header *h,
-                        const uint8_t **payload);
 
 /* The metadata section that ends every payload: LE64 length, then the bytes.
  * (Call before minlsh__trailer_write.) */
 void minlsh__metadata_write(minlsh__writer *w, const void *data, size_t len);
-/* As minlsh__header_read, for a payload of count items followed by the
- * metadata section; *meta and *meta_len locate the metadata bytes inside
- * buf. The total length must match exactly. */
+/* Parse and validate a file (docs/format.md, "Validation on load", steps
+ * 1-6): magic (MINLSH_E_FORMAT), header checksum and fields
+ * (MINLSH_E_CORRUPT), version (MINLSH_E_FORMAT), then that count items of
+ * payload_bytes_per_item bytes, the metadata section and the 8-byte trailer
+ * exactly fill the buffer (MINLSH_E_CORRUPT; sizes overflow-checked), and
+ * the payload checksum. On success *payload points at the items inside buf,
+ * *meta and *meta_len at the metadata bytes. */
 int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
                              size_t payload_bytes_per_item, minlsh__header *h,
                              const uint8_t **payload, const uint8_t **meta,

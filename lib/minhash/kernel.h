@@ -3,9 +3,9 @@
  * and the table of signing kernels (docs/minhash.md).
  *
  * A kernel turns n shingle hashes into the element-wise minimum of sig and
- * their MinHash values. The portable kernel is the specification; any other
- * kernel (SIMD, later) must give identical bits and is tested directly
- * against it, not only through the dispatcher.
+ * their MinHash values. The portable kernel is the specification; every
+ * other kernel (AVX2, AVX-512) gives identical bits and is tested directly
+ * against it (tests/test_kernels.c), not only through the dispatcher.
  */
 #ifndef MINLSH_MINHASH_KERNEL_H
 #define MINLSH_MINHASH_KERNEL_H
@@ -29,10 +29,28 @@ extern const minlsh__minhash_kernel minlsh__minhash_kernel_portable;
  * that have __int128. */
 extern const minlsh__minhash_kernel minlsh__minhash_kernel_portable_limb;
 
-/* The kernel the library uses. Never NULL. Thread-safe. */
+/* SIMD kernels, each in its own file compiled with its own flags
+ * (kernel_avx2.c: -mavx2; kernel_avx512.c: -mavx512f -mavx512dq -mavx512bw
+ * -mavx512vl). Defined only when compiled in (MINLSH__WITH_*); call one only
+ * if minlsh__cpu_simd_level() reaches its level, as the dispatcher and
+ * minlsh__minhash_kernels do. */
+#if MINLSH__WITH_AVX2
+extern const minlsh__minhash_kernel minlsh__minhash_kernel_avx2;
+#endif
+#if MINLSH__WITH_AVX512
+extern const minlsh__minhash_kernel minlsh__minhash_kernel_avx512;
+#endif
+
+/* The kernel for a SIMD level (MINLSH__SIMD_*), or NULL if that level is not
+ * compiled in. Does not look at the CPU. */
+const minlsh__minhash_kernel *minlsh__minhash_kernel_for_level(int level);
+
+/* The kernel the library uses: the one of minlsh__simd_level(). Never NULL.
+ * Thread-safe. */
 const minlsh__minhash_kernel *minlsh__minhash_kernel_active(void);
-/* Every kernel compiled in and usable on this CPU (for tests and benches):
- * writes up to cap pointers to out and returns how many there are. */
+/* Every kernel compiled in and usable on this CPU (for tests and benches),
+ * portable first, whatever MINLSH_KERNEL says: writes up to cap pointers to
+ * out and returns how many there are. */
 size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap);
 
 /* x mod p for a 64-bit shingle hash. */

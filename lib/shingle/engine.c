@@ -14,6 +14,15 @@
  * contiguous in it, so each shingle is hashed in one call with no copying.
  * The buffer is compacted (bytes before the oldest unit still needed are
  * dropped, after being fed to the fingerprint) or grown geometrically.
+ *
+ * Shingles are not hashed one by one: each takes its slot in the output and
+ * is queued as (pointer, length) into the buffer, and a full queue (or the
+ * end of the document, a full output batch, or any compaction or growth of
+ * the buffer, which would move the bytes) is hashed at once by the SipHash
+ * lanes kernel (siphash_many.c: AVX-512, AVX2 or the scalar loop, same
+ * bits). Outputs, their order and the memory they take are as if each
+ * shingle were hashed when found. When only the fingerprint is wanted
+ * (SINK_COUNT) shingles are counted, not hashed.
  */
 #include "shingle.h"
 
@@ -56,6 +65,12 @@ typedef struct engine {
     void *ctx;
     uint64_t nshingles; /* emitted in this document */
     uint64_t local[MINLSH__SHINGLE_BATCH];
+    /* shingles found but not hashed yet: hv[hn - qn .. hn) is theirs, their
+     * bytes are in buf (in order) */
+    const minlsh__siphash_many_kernel *sip;
+    const uint8_t *qmsg[MINLSH__SHINGLE_BATCH];
+    size_t qlen[MINLSH__SHINGLE_BATCH];
+    size_t qn;
     /* fingerprint, and the hash of the whole unit stream (the one shingle
      * of a document too short for any other) */
     int want_fp;
@@ -108,6 +123,7 @@ static void engine_restart(engine *e) {
     minlsh__siphash_init(&e->fp, e->cfg->k0, e->cfg->k1, 1);
     minlsh__siphash_init(&e->whole, e->cfg->k0, e->cfg->k1, 0);
     e->hn = 0;
+    e->qn = 0;
     e->nshingles = 0;
     e->synced = 0;
     e->len = 0;
@@ -127,9 +143,10 @@ static void engine_restart(engine *e) {
 }
 
 static void engine_init(engine *e, const minlsh_shingler *cfg, int sink,
-                        int want_fp) {
+                        int want_fp, const minlsh__siphash_many_kernel *sip) {
     memset(e, 0, sizeof *e);
     e->cfg = cfg;
+    e->sip = sip;
     e->unit = cfg->unit;
     e->k = cfg->k;
     e->sink = sink;
@@ -170,14 +187,28 @@ static int sink_full(engine *e) {
     }
 }
 
+/* The queued shingles are the last qn entries of hv: their slots are taken
+ * when they are found (so the sink's memory is claimed exactly as if each
+ * were hashed at once, and hashing the queue never fails), their values
+ * written here, all at once. */
+static void flush_queue(engine *e) {
+    if (e->qn == 0) return;
+    e->sip->hash(e->cfg->k0, e->cfg->k1, e->qmsg, e->qlen, e->qn, e->hv + (e->hn - e->qn));
+    e->qn = 0;
+}
+
 MINLSH__INLINE int put_hash(engine *e, const uint8_t *msg, size_t n) {
-    uint64_t h = minlsh__siphash24_u64(e->cfg->k0, e->cfg->k1, msg, n);
-    if (MINLSH__UNLIKELY(e->hn == e->hcap)) {
-        int rc = sink_full(e);
-        if (rc != 0) return rc;
-    }
-    e->hv[e->hn++] = h;
     e->nshingles++;
+    if (e->sink == SINK_COUNT) return 0; /* the hash would be dropped */
+    if (MINLSH__UNLIKELY(e->hn == e->hcap)) {
+        int rc;
+        flush_queue(e); /* before the callback sees the batch */
+        if ((rc = sink_full(e)) != 0) return rc;
+    }
+    e->qmsg[e->qn] = msg;
+    e->qlen[e->qn] = n;
+    e->hn++;
+    if (MINLSH__UNLIKELY(++e->qn == MINLSH__SHINGLE_BATCH)) flush_queue(e);
     return 0;
 }
 
@@ -210,6 +241,7 @@ static int reserve_buf(engine *e, size_t need) {
     uint64_t u;
     uint8_t *nb = NULL;
     if (MINLSH__LIKELY(e->cap - e->len >= need)) return 0;
+    flush_queue(e); /* the queued shingles point into buf, about to move */
     sync_hashers(e);
     kf = keep_from(e);
     live = e->len - kf;
@@ -666,6 +698,7 @@ static int engine_flush(engine *e) {
     e->ws_pending = 0; /* trailing whitespace is trimmed */
     if (e->unit == MINLSH_UNIT_CODEPOINT && (rc = flush_u8(e)) != 0) return rc;
     if (e->in_word && (rc = end_word(e)) != 0) return rc;
+    flush_queue(e);
     sync_hashers(e);
     if (e->nunits > 0 && e->nshingles == 0) {
         /* Fewer units than a shingle needs: one shingle of all of them. */
@@ -716,7 +749,8 @@ int minlsh_shingler_hash(const minlsh_shingler *s, const void *text, size_t len,
     int rc;
     if (s == NULL || (text == NULL && len > 0)) return MINLSH_E_NULL;
     if (s->max_bytes != 0 && (uint64_t)len > s->max_bytes) return MINLSH_E_TOOBIG;
-    engine_init(&e, s, set != NULL ? SINK_COLLECT : SINK_COUNT, fp != NULL);
+    engine_init(&e, s, set != NULL ? SINK_COLLECT : SINK_COUNT, fp != NULL,
+                minlsh__siphash_many_active());
     rc = engine_feed(&e, (const uint8_t *)text, len);
     if (rc == 0) rc = engine_finish(&e, set, fp);
     engine_release(&e);
@@ -726,11 +760,19 @@ int minlsh_shingler_hash(const minlsh_shingler *s, const void *text, size_t len,
 int minlsh__shingler_each(const minlsh_shingler *s, const void *text, size_t len,
                           int (*emit)(void *ctx, const uint64_t *hashes, size_t n),
                           void *ctx) {
+    return minlsh__shingler_each_kernel(s, text, len, emit, ctx,
+                                        minlsh__siphash_many_active());
+}
+
+int minlsh__shingler_each_kernel(const minlsh_shingler *s, const void *text, size_t len,
+                                 int (*emit)(void *ctx, const uint64_t *hashes, size_t n),
+                                 void *ctx, const minlsh__siphash_many_kernel *kernel) {
     engine e;
     int rc;
-    if (s == NULL || emit == NULL || (text == NULL && len > 0)) return MINLSH_E_NULL;
+    if (s == NULL || emit == NULL || kernel == NULL || (text == NULL && len > 0))
+        return MINLSH_E_NULL;
     if (s->max_bytes != 0 && (uint64_t)len > s->max_bytes) return MINLSH_E_TOOBIG;
-    engine_init(&e, s, SINK_CALLBACK, 0);
+    engine_init(&e, s, SINK_CALLBACK, 0, kernel);
     e.emit = emit;
     e.ctx = ctx;
     rc = engine_feed(&e, (const uint8_t *)text, len);
@@ -762,7 +804,7 @@ int minlsh_shingle_stream_new(minlsh_shingle_stream **out,
     st->cfg = cfg;
     st->fed = 0;
     st->refusing = 0;
-    engine_init(&st->e, cfg, SINK_COLLECT, 1);
+    engine_init(&st->e, cfg, SINK_COLLECT, 1, minlsh__siphash_many_active());
     *out = st;
     return 0;
 }
@@ -776,6 +818,22 @@ void minlsh_shingle_stream_free(minlsh_shingle_stream *st) {
     minlsh_shingler_free(cfg);
 }
 
+/* Room for everything a chunk of n <= BLOCK bytes can add, reserved before
+ * the engine sees a byte of it, so that feeding it cannot run out of memory
+ * half-way (hardening, issue 5): per input byte at most 3 buffer bytes (an
+ * invalid byte becomes EF BF BD) and one shingle, plus what bytes pending
+ * from earlier chunks can release (an unterminated entity, a partial UTF-8
+ * sequence, a space): the same allowances engine_finish makes. Growth and
+ * compaction only, so a failure leaves the document as it was. */
+static int engine_reserve_chunk(engine *e, size_t n) {
+    size_t bytes = (e->unit == MINLSH_UNIT_CODEPOINT ? 3 * n : n) + 2 * FLUSH_BYTES;
+    int rc = reserve_buf(e, bytes);
+    if (rc == 0 && e->sink == SINK_COLLECT)
+        rc = minlsh__reserve(&e->cfg->alloc, (void **)&e->hv, &e->hcap, e->hn,
+                             e->hn + n + FLUSH_HASHES, sizeof *e->hv);
+    return rc;
+}
+
 int minlsh_shingle_stream_feed(minlsh_shingle_stream *st, const void *data,
                                size_t len) {
     uint64_t max;
@@ -787,6 +845,9 @@ int minlsh_shingle_stream_feed(minlsh_shingle_stream *st, const void *data,
         st->refusing = MINLSH_E_TOOBIG;
         return MINLSH_E_TOOBIG;
     }
+    /* A chunk of at most BLOCK bytes is all or nothing: on MINLSH_E_NOMEM
+     * here nothing was consumed and the caller may retry. */
+    if (len > 0 && len <= BLOCK && (rc = engine_reserve_chunk(&st->e, len)) != 0) return rc;
     rc = engine_feed(&st->e, (const uint8_t *)data, len);
     if (rc != 0) {
         st->refusing = rc; /* the chunk is half consumed: unusable until reset */

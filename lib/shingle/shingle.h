@@ -35,6 +35,65 @@ void minlsh__siphash_update(minlsh__siphash *s, const void *data, size_t len);
 uint64_t minlsh__siphash_final64(const minlsh__siphash *s);
 void minlsh__siphash_final128(const minlsh__siphash *s, uint8_t out[16]);
 
+/* ---- SipHash lanes: many messages, one key -------------------------------- */
+
+/* out[i] = minlsh__siphash24_u64(k0, k1, msg[i], len[i]) for i < n: the same
+ * bits, computed several messages at a time in SIMD lanes (siphash_avx2.c:
+ * 4 lanes, siphash_avx512.c: 8 lanes, each compiled with its own flags).
+ * Messages may have any lengths and may overlap; msg[i] may be NULL only
+ * when len[i] is 0. Never reads outside a message. Pure and thread-safe. */
+typedef struct minlsh__siphash_many_kernel {
+    const char *name;
+    void (*hash)(uint64_t k0, uint64_t k1, const uint8_t *const *msg,
+                 const size_t *len, size_t n, uint64_t *out);
+} minlsh__siphash_many_kernel;
+
+/* One message at a time (the specification's loop). */
+extern const minlsh__siphash_many_kernel minlsh__siphash_many_portable;
+#if MINLSH__WITH_AVX2
+extern const minlsh__siphash_many_kernel minlsh__siphash_many_avx2;
+#endif
+#if MINLSH__WITH_AVX512
+extern const minlsh__siphash_many_kernel minlsh__siphash_many_avx512;
+#endif
+/* The kernel of a SIMD level, or NULL if that level is not compiled in. */
+const minlsh__siphash_many_kernel *minlsh__siphash_many_for_level(int level);
+/* The one of minlsh__simd_level() (the level the MinHash kernel follows
+ * too). Never NULL. Thread-safe. */
+const minlsh__siphash_many_kernel *minlsh__siphash_many_active(void);
+/* Every kernel compiled in and usable on this CPU, portable first (tests
+ * and benches): writes up to cap pointers, returns how many there are. */
+size_t minlsh__siphash_many_kernels(const minlsh__siphash_many_kernel **out,
+                                    size_t cap);
+
+/* Shared by the SIMD files (static inline, so no AVX copy can escape). */
+#define MINLSH__SIP_C0 UINT64_C(0x736f6d6570736575)
+#define MINLSH__SIP_C1 UINT64_C(0x646f72616e646f6d)
+#define MINLSH__SIP_C2 UINT64_C(0x6c7967656e657261)
+#define MINLSH__SIP_C3 UINT64_C(0x7465646279746573)
+/* The last word SipHash absorbs for a message of len bytes: its 0..7 final
+ * bytes, little-endian, with len mod 256 in the top byte. Reads only the
+ * message's bytes (overlapping loads inside it, no byte loop); messages of
+ * 8 bytes or more, the usual case, take no branch on the length. */
+MINLSH__INLINE uint64_t minlsh__sip_last_word(const uint8_t *p, size_t len) {
+    uint64_t t;
+    if (MINLSH__LIKELY(len >= 8)) {
+        /* The 8 bytes ending the message, keeping the top len % 8 of them:
+         * >> (64 - 8 rem) in two steps so that rem = 0 gives 0, not UB. */
+        t = (minlsh__load64le(p + len - 8) >> 1) >> (63 - 8 * (len & 7));
+    } else if (len >= 4) {
+        /* The whole message is the tail: two overlapping 4-byte loads. */
+        t = (uint64_t)minlsh__load32le(p) |
+            ((uint64_t)minlsh__load32le(p + len - 4) << (8 * (len - 4)));
+    } else if (len > 0) {
+        t = (uint64_t)p[0] | ((uint64_t)p[len / 2] << (8 * (len / 2))) |
+            ((uint64_t)p[len - 1] << (8 * (len - 1)));
+    } else {
+        t = 0; /* p may be NULL: not touched */
+    }
+    return t | ((uint64_t)len << 56);
+}
+
 /* ---- shingler services for the layers above ------------------------------ */
 
 /* Every shingle hash of the whole document, repeats allowed, in batches of at
@@ -48,6 +107,11 @@ void minlsh__siphash_final128(const minlsh__siphash *s, uint8_t out[16]);
 int minlsh__shingler_each(const minlsh_shingler *s, const void *text, size_t len,
                           int (*emit)(void *ctx, const uint64_t *hashes, size_t n),
                           void *ctx);
+/* The same with the given SipHash lanes kernel instead of the dispatcher's
+ * (tests run the whole engine with each kernel; MINLSH_E_NULL if NULL). */
+int minlsh__shingler_each_kernel(const minlsh_shingler *s, const void *text, size_t len,
+                                 int (*emit)(void *ctx, const uint64_t *hashes, size_t n),
+                                 void *ctx, const minlsh__siphash_many_kernel *kernel);
 
 /* The shingler's allocator (never NULL for a valid shingler). */
 const minlsh_allocator *minlsh__shingler_allocator(const minlsh_shingler *s);
