@@ -571,3 +571,192 @@ int cmd_index_stats(cli_opts *o) {
     index_close(&x);
     return cli_finish_stdout(CLI_OK);
 }
+
+/* ---- index merge -------------------------------------------------------- */
+
+const char cli_help_index_merge[] =
+    "Usage: minlsh index merge [OPTIONS] OUT SHARD...\n"
+    "\n"
+    "Merge index files built separately (in parallel, on other machines) into\n"
+    "one index OUT that answers like an index built in one piece. Every SHARD\n"
+    "must come from 'minlsh index create' with the same options: shingling,\n"
+    "key (checked through the config id), threshold, k, seed, bands and rows.\n"
+    "A shard that differs is named and nothing is written. The documents keep\n"
+    "their order (the first shard's, then the second's, ...) and are numbered\n"
+    "again; a name an earlier shard has is reported and skipped, as by\n"
+    "'index add'. OUT is saved atomically, and may be one of the shards.\n"
+    "No --key is needed: the shards' config ids are compared.\n"
+    "\n"
+    "      --force             overwrite OUT if it exists\n"
+    "  -q, --quiet             no summary on stderr\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Exit status: 0 on success; 1 if a shard is missing, damaged or does not\n"
+    "match the first, if names were skipped (OUT is still written), or if OUT\n"
+    "exists (without --force) or cannot be written; 2 for usage errors.\n";
+
+/* The first difference between shard s and the first shard f that makes
+ * them impossible to merge, written into why; 0 if there is none. */
+static int merge_mismatch(const cli_index *f, const cli_index *s, cli_buf *why) {
+    const minlsh_index *a = f->index, *b = s->index;
+    if (minlsh_index_k(a) != minlsh_index_k(b)) {
+        buf_printf(why, "num-perm %u, %s has %u", (unsigned)minlsh_index_k(b), f->path,
+                   (unsigned)minlsh_index_k(a));
+    } else if (minlsh_index_seed(a) != minlsh_index_seed(b)) {
+        buf_printf(why, "seed %llu, %s has %llu", (unsigned long long)minlsh_index_seed(b),
+                   f->path, (unsigned long long)minlsh_index_seed(a));
+    } else if (minlsh_index_bands(a) != minlsh_index_bands(b) ||
+               minlsh_index_rows(a) != minlsh_index_rows(b)) {
+        buf_printf(why, "b=%u, r=%u, %s has b=%u, r=%u", (unsigned)minlsh_index_bands(b),
+                   (unsigned)minlsh_index_rows(b), f->path, (unsigned)minlsh_index_bands(a),
+                   (unsigned)minlsh_index_rows(a));
+    } else if (f->unit != s->unit || f->shingle_k != s->shingle_k) {
+        buf_adds(why, "shingle ");
+        opts_describe_shingle(why, s->unit, s->shingle_k);
+        buf_printf(why, ", %s has ", f->path);
+        opts_describe_shingle(why, f->unit, f->shingle_k);
+    } else if (f->flags != s->flags) {
+        buf_adds(why, "normalize ");
+        opts_describe_flags(why, s->flags);
+        buf_printf(why, ", %s has ", f->path);
+        opts_describe_flags(why, f->flags);
+    } else if (f->threshold != s->threshold) {
+        char x[32], y[32];
+        cli_format_double(x, s->threshold);
+        cli_format_double(y, f->threshold);
+        buf_printf(why, "threshold %s, %s has %s", x, f->path, y);
+    } else if (f->custom_key != s->custom_key ||
+               minlsh_index_config_id(a) != minlsh_index_config_id(b)) {
+        buf_printf(why, "config id %016llx (%s key), %s has %016llx (%s key)",
+                   (unsigned long long)minlsh_index_config_id(b),
+                   s->custom_key ? "a custom" : "the default", f->path,
+                   (unsigned long long)minlsh_index_config_id(a),
+                   f->custom_key ? "a custom" : "the default");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* The documents of shard s whose names are new, renumbered from 0 in
+ * shard order, in a new index; the names are added to m's table. Returns
+ * s->index itself when every name is new (nothing to renumber). */
+static minlsh_index *merge_take_names(cli_index *m, cli_index *s, size_t *skipped) {
+    size_t n = s->names.n, j, kept = 0;
+    uint32_t k = minlsh_index_k(s->index);
+    unsigned char *keep = xcalloc(n ? n : 1, 1);
+    minlsh_index *out;
+    minlsh_family *fam;
+    uint32_t *sig;
+    int rc;
+    for (j = 0; j < n; j++) {
+        cli_name nm = names_get(&s->names, j);
+        if (names_add(&m->names, nm.s, nm.n, 1, NULL)) {
+            keep[j] = 1;
+            kept++;
+        } else {
+            cli_input_error(s->path, 0, "id %.*s is already in an earlier shard, skipped",
+                            (int)(nm.n > 200 ? 200 : nm.n), nm.s);
+        }
+    }
+    *skipped = n - kept;
+    if (kept == n) {
+        free(keep);
+        return s->index;
+    }
+    fam = cli_family_new(k, minlsh_index_seed(s->index));
+    sig = xcalloc(k, sizeof *sig);
+    if ((rc = minlsh_index_new(&out, fam, minlsh_index_config_id(s->index),
+                               minlsh_index_bands(s->index), minlsh_index_rows(s->index),
+                               NULL)) != 0)
+        cli_die_lib(s->path, rc);
+    for (j = 0, kept = 0; j < n; j++) {
+        if (!keep[j]) continue;
+        if ((rc = minlsh_index_get(s->index, j, sig, k, NULL)) != 0 ||
+            (rc = minlsh_index_insert(out, kept++, sig, k)) != 0)
+            cli_die_lib(s->path, rc);
+    }
+    free(sig);
+    free(keep);
+    minlsh_family_free(fam);
+    return out;
+}
+
+/* 1 if the index's ids are exactly 0..n-1 (name number = id), as
+ * 'index create' and 'index add' make them. */
+static int ids_are_dense(const cli_index *x) {
+    size_t n = (size_t)minlsh_index_count(x->index), got = 0;
+    uint64_t *ids;
+    int ok;
+    if (n == 0) return 1;
+    ids = xcalloc(n, sizeof *ids);
+    ok = minlsh_index_ids(x->index, ids, n, &got) == 0 && got == n && ids[n - 1] == n - 1;
+    free(ids);
+    return ok;
+}
+
+int cmd_index_merge(cli_opts *o) {
+    const char *out = o->args[0];
+    cli_index m;
+    struct stat st;
+    size_t skipped = 0, before;
+    int i, rc;
+    if (!o->force && lstat(out, &st) == 0) {
+        cli_msg("%s: already exists; use --force to overwrite it", out);
+        return CLI_FAILED;
+    }
+    for (i = 1; i < o->n_args; i++) {
+        cli_index s;
+        cli_buf why = {NULL, 0, 0};
+        minlsh_index *src;
+        size_t skip = 0;
+        /* Only the address of s is taken here; index_open fills it before
+         * any read (a cppcheck false positive). */
+        /* cppcheck-suppress uninitvar */
+        cli_index *x = i == 1 ? &m : &s;
+        if ((rc = index_open(x, o->args[i], NULL)) != 0) {
+            if (i > 1) index_close(&m);
+            return rc;
+        }
+        if (!x->has_meta || !ids_are_dense(x)) {
+            cli_msg("%s: not an index made by 'minlsh index create' (its metadata is "
+                    "missing or not understood)", x->path);
+            index_close(x);
+            if (i > 1) index_close(&m);
+            return CLI_FAILED;
+        }
+        if (i == 1) continue; /* the first shard is where the others go */
+        if (merge_mismatch(&m, &s, &why)) {
+            cli_msg("%s: %s (%s): it has %s; shards must be made by 'minlsh index "
+                    "create' with the same options", s.path,
+                    minlsh_strerror(MINLSH_E_MISMATCH), minlsh_error_name(MINLSH_E_MISMATCH),
+                    why.p);
+            buf_free(&why);
+            index_close(&s);
+            index_close(&m);
+            return CLI_FAILED;
+        }
+        before = (size_t)minlsh_index_count(m.index);
+        src = merge_take_names(&m, &s, &skip);
+        skipped += skip;
+        rc = minlsh_index_merge(m.index, src, before);
+        if (src != s.index) minlsh_index_free(src);
+        index_close(&s);
+        if (rc == MINLSH_E_NOMEM) cli_die_lib(out, rc);
+        if (rc != 0) {
+            cli_msg("%s: cannot merge %s: %s (%s)", out, o->args[i], minlsh_strerror(rc),
+                    minlsh_error_name(rc));
+            index_close(&m);
+            return CLI_FAILED;
+        }
+    }
+    m.path = out;
+    rc = index_save(&m);
+    if (rc == 0 && !o->quiet)
+        cli_msg("%s: merged %d shard%s, %zu document%s%s", out, o->n_args - 1,
+                o->n_args == 2 ? "" : "s", m.names.n, cli_plural(m.names.n),
+                skipped ? " (names already taken were skipped)" : "");
+    index_close(&m);
+    if (rc != 0) return rc;
+    return cli_input_failures() ? CLI_FAILED : CLI_OK;
+}

@@ -23,6 +23,7 @@ static const char main_help[] =
     "  index add INDEX PATH...   add documents to an index\n"
     "  index query INDEX PATH... find indexed documents similar to these\n"
     "  index stats INDEX         describe an index\n"
+    "  index merge OUT SHARD...  merge index files built separately\n"
     "  sig PATH...               print MinHash signatures\n"
     "  help [SUBCOMMAND]         show help\n"
     "\n"
@@ -50,6 +51,7 @@ static const char main_help[] =
 #define OPTS_CREATE (OPTS_COMMON | OPTS_SHINGLE | OPTS_LSH | OPT(O_FORCE) | OPT(O_QUIET))
 #define OPTS_ADD (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPT(O_KEY))
 #define OPTS_QUERY (OPTS_ADD | OPT(O_FORMAT) | OPT(O_ALL) | OPT(O_THRESHOLD))
+#define OPTS_MERGE (OPTS_COMMON | OPT(O_FORCE) | OPT(O_QUIET))
 
 static const cli_command commands[] = {
     {"dedup", OPTS_DEDUP, "text|tsv|jsonl", "PATH...", 1, -1, cli_help_dedup,
@@ -64,6 +66,8 @@ static const cli_command commands[] = {
      cli_help_index_query, cmd_index_query},
     {"index stats", OPTS_COMMON, NULL, "INDEX", 1, 1, cli_help_index_stats,
      cmd_index_stats},
+    {"index merge", OPTS_MERGE, NULL, "OUT SHARD...", 2, -1, cli_help_index_merge,
+     cmd_index_merge},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -88,13 +92,14 @@ static const cli_command *find_command(int argc, char **argv, int *used) {
 }
 
 static const char index_help[] =
-    "Usage: minlsh index create|add|query|stats INDEX ...\n"
+    "Usage: minlsh index create|add|query|stats|merge INDEX ...\n"
     "\n"
     "A persistent band index, for documents that arrive over time:\n"
     "  minlsh index create INDEX [OPTIONS]       create an empty index\n"
     "  minlsh index add [OPTIONS] INDEX PATH...   add documents\n"
     "  minlsh index query [OPTIONS] INDEX PATH... find similar indexed documents\n"
     "  minlsh index stats INDEX                   describe the index\n"
+    "  minlsh index merge OUT SHARD...            merge indexes built separately\n"
     "\n"
     "Try 'minlsh index SUBCOMMAND --help' for the options of each.\n";
 
@@ -146,7 +151,7 @@ int main(int argc, char **argv) {
     cmd = find_command(argc - 1, argv + 1, &used);
     if (cmd == NULL) {
         if (strcmp(argv[1], "index") == 0) {
-            if (argc == 2) return cli_usage_error(NULL, "index: a subcommand is needed (create, add, query, stats)");
+            if (argc == 2) return cli_usage_error(NULL, "index: a subcommand is needed (create, add, query, stats, merge)");
             if (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)
                 return help(1, argv + 1);
             return cli_usage_error("index", "unknown subcommand '%s'", argv[2]);

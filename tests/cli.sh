@@ -62,7 +62,7 @@ hver=$(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)
 if expect version 0 "$M" --version && [ "$(cat "$tmp/out")" = "minlsh $hver" ]; then ok version
 else ko version "got '$(cat "$tmp/out")'"; fi
 if expect help 0 "$M" --help; then has help "$tmp/out" '^Usage: minlsh SUBCOMMAND'; fi
-for sub in dedup params sig "index create" "index add" "index query" "index stats"; do
+for sub in dedup params sig "index create" "index add" "index query" "index stats" "index merge"; do
     n=$(echo "help_$sub" | tr ' ' _)
     # shellcheck disable=SC2086
     if expect "$n" 0 "$M" $sub --help; then
@@ -235,6 +235,59 @@ fi
 "$M" index create -q "$I.j" && "$M" index add -q --jsonl "$I.j" "$C/corpus.jsonl" 2>/dev/null
 expect index_query_jsonl 1 "$M" index query --jsonl --format jsonl -q "$I.j" "$C/corpus.jsonl"
 has index_query_jsonl_ids "$tmp/out" '^\{"a": 1[0-9]{6}, "b": 1[0-9]{6}, "similarity": 1\.0\}$'
+
+# ---- index merge: shards built separately answer like one index -------------------
+# Two and three shards of the same corpus (created with the same options),
+# merged: the same bytes as the index built in one piece, hence the same
+# answers; checked through index query as well.
+third=$(( (n_all + 2) / 3 ))
+split -l "$third" "$tmp/all" "$tmp/third."
+for s in h1 h2 third.aa third.ab third.ac; do
+    # shellcheck disable=SC2046
+    "$M" index create -q "$I.$s" && "$M" index add -q "$I.$s" $(cat "$tmp/$s") 2>/dev/null
+done
+if expect index_merge_two 0 "$M" index merge "$I.m2" "$I.h1" "$I.h2"; then
+    has index_merge_two_summary "$tmp/err" "merged 2 shards, $((n_all - 1)) documents"
+    if cmp -s "$I.one" "$I.m2"; then ok index_merge_two_same_file; else ko index_merge_two_same_file "files differ"; fi
+fi
+expect index_merge_three 0 "$M" index merge -q "$I.m3" "$I.third.aa" "$I.third.ab" "$I.third.ac" \
+    && ok index_merge_three
+"$M" index query --format jsonl -q "$I.m3" "$C/files" > "$tmp/q3" 2>/dev/null
+if [ -s "$tmp/q3" ] && cmp -s "$tmp/q1" "$tmp/q3"; then ok index_merge_three_same_answers
+else ko index_merge_three_same_answers "$(wc -l < "$tmp/q1") vs $(wc -l < "$tmp/q3") lines"; fi
+if cmp -s "$I.one" "$I.m3"; then ok index_merge_three_same_file; else ko index_merge_three_same_file "files differ"; fi
+# Names an earlier shard has are reported and skipped (as by index add); the
+# result is still written and still equals the one-piece index.
+if expect index_merge_duplicates 1 "$M" index merge -q "$I.md" "$I.h1" "$I.h2" "$I.third.aa"; then
+    has index_merge_duplicates "$tmp/err" 'idx.third.aa: id ".*" is already in an earlier shard, skipped'
+    if cmp -s "$I.one" "$I.md"; then ok index_merge_duplicates_same_file; else ko index_merge_duplicates_same_file "files differ"; fi
+fi
+# Refusals: OUT exists, a shard made with other options (named), not an index.
+cp "$I.m2" "$I.m2.before"
+if expect index_merge_exists 1 "$M" index merge "$I.m2" "$I.h1" "$I.h2"; then
+    has index_merge_exists "$tmp/err" 'already exists; use --force'
+fi
+"$M" index create -q --shingle word:4 "$I.w4"
+"$M" index create -q --bands 8 --rows 8 "$I.b8"
+"$M" index create -q --key 000102030405060708090a0b0c0d0e0f "$I.k"
+for bad in w4:'shingle word:4, .* has word:5' b8:'b=8, r=8, .* has b=16, r=6' \
+           k:'config id [0-9a-f]{16} \(a custom key\)'; do
+    f=${bad%%:*} pattern=${bad#*:}
+    if expect "index_merge_mismatch_$f" 1 "$M" index merge --force "$I.m2" "$I.h1" "$I.$f"; then
+        has "index_merge_mismatch_$f" "$tmp/err" "idx.$f: .*MINLSH_E_MISMATCH.*$pattern"
+    fi
+done
+if cmp -s "$I.m2" "$I.m2.before"; then ok index_merge_refused_unchanged; else ko index_merge_refused_unchanged "OUT changed"; fi
+printf 'not an index at all' > "$I.garbage0"
+if expect index_merge_garbage 1 "$M" index merge "$I.mg" "$I.h1" "$I.garbage0"; then
+    has index_merge_garbage "$tmp/err" 'garbage0: .*MINLSH_E_FORMAT'
+    if [ ! -e "$I.mg" ]; then ok index_merge_garbage_nothing_written; else ko index_merge_garbage_nothing_written "$I.mg exists"; fi
+fi
+expect index_merge_usage 2 "$M" index merge "$I.m4" && ok index_merge_usage
+# OUT may be one of its shards (with --force): h1 becomes h1 + h2.
+cp "$I.h1" "$I.grow"
+expect index_merge_in_place 0 "$M" index merge -q --force "$I.grow" "$I.grow" "$I.h2" \
+    && cmp -s "$I.grow" "$I.one" && ok index_merge_in_place
 
 # ---- index errors -------------------------------------------------------------
 if expect index_create_exists 1 "$M" index create "$I.one"; then

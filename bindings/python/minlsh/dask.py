@@ -32,11 +32,14 @@ Stages (docs/scale-out.md explains why each is shaped the way it is):
    when the edges are few, else iterative minimum-label propagation with
    pointer jumping, in Dask, until no label changes.
 
+For other engines (Spark, SQL): :func:`prepare` runs stage 1 alone,
+:func:`band_key_rows` makes the (band, key) table, :func:`band_keys_matrix`
+computes band keys of a numpy signature matrix.
+
 The functions run on the workers import this module, so minlsh (the package
 and libminlsh) must be installed on every worker host.
 """
 
-import ctypes
 import logging
 import math
 import time
@@ -55,13 +58,16 @@ from ._lsh import plan as _plan
 from ._minhash import signatures as _signatures
 from ._shingle import Shingler
 
-__all__ = ["dedup", "band_keys_matrix", "prepare"]
+__all__ = ["dedup", "prepare", "band_key_rows", "band_keys_matrix"]
 
 log = logging.getLogger("minlsh.dask")
 
 #: Below this many edges plus exact-duplicate members, ``components="auto"``
 #: gathers the graph on the client for union-find; above, it stays in Dask.
 LOCAL_COMPONENTS_LIMIT = 2_000_000
+#: Up to this many candidate pairs, the numbers of their documents are sent
+#: to every task to filter the documents before the verification joins.
+SEMIJOIN_LIMIT = 2_000_000
 #: Default ``max_bucket``: a bucket of more distinct representatives than
 #: this (12.5 million candidate pairs) is left out and reported.
 MAX_BUCKET = 5000
@@ -259,16 +265,29 @@ def _as_frame(collection, id_field, text_field):
                     "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
 
 
-def _valid(ident, text):
+def _as_bytes(text):
+    """The text's bytes, or None when the record cannot be a document: not
+    text, or a str with an unpaired surrogate (which the command refuses in
+    JSON Lines input)."""
+    if isinstance(text, str):
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text)
+    return None
+
+
+def _valid_id(ident):
+    """A string (valid Unicode) or a finite number, as the command accepts."""
     if isinstance(ident, bool) or not isinstance(ident, (str, int, float)):
         return False
-    if isinstance(ident, float) and not math.isfinite(ident):
-        return False
-    return isinstance(text, (str, bytes, bytearray, memoryview))
-
-
-def _as_bytes(text):
-    return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if isinstance(ident, float):
+        return math.isfinite(ident)
+    if isinstance(ident, str):
+        return _as_bytes(ident) is not None
+    return True
 
 
 def _numbers(partition_info, length):
@@ -295,9 +314,19 @@ def _sign_partition(pdf, cfg, partition_info=None):
     nums = _numbers(partition_info, n)
     ids = pdf["id"].tolist()
     texts = pdf["text"].tolist()
-    ok = [i for i in range(n) if _valid(ids[i], texts[i])]
-    data = [_as_bytes(texts[i]) for i in ok]
     sh = _shingler(cfg)
+    ok, data, raw = [], [], []
+    for i in range(n):
+        t = _as_bytes(texts[i]) if _valid_id(ids[i]) else None
+        if t is None:
+            continue
+        try:
+            fp = sh.fingerprint(t)
+        except _ffi.Error:  # e.g. over max_document_bytes: refused, as by the command
+            continue
+        ok.append(i)
+        data.append(t)
+        raw.append(fp)
     k = cfg.num_perm
     sigs = np.full((n, k), _EMPTY, dtype=np.uint32)
     fps = np.zeros((n, 2), dtype=np.int64)
@@ -306,8 +335,7 @@ def _sign_partition(pdf, cfg, partition_info=None):
         s = _signatures(data, num_perm=k, seed=cfg.seed, shingler=sh, threads=cfg.threads,
                         errors="empty")
         sigs[ok] = s
-        raw = b"".join(sh.fingerprint(t) for t in data)
-        fps[ok] = np.frombuffer(raw, dtype="<i8").reshape(len(ok), 2)
+        fps[ok] = np.frombuffer(b"".join(raw), dtype="<i8").reshape(len(ok), 2)
         empty = (s == _EMPTY).all(axis=1)
         status[ok] = np.where(empty, STATUS_EMPTY, STATUS_OK)
     out = pd.DataFrame({"_n": nums, "id": pd.Series(ids, dtype=object),
@@ -320,8 +348,7 @@ def _texts_partition(pdf, partition_info=None):
     """(n, text bytes) of the input again (exact verification reads it twice
     rather than keeping every text in worker memory)."""
     nums = _numbers(partition_info, len(pdf))
-    texts = [_as_bytes(t) if isinstance(t, (str, bytes, bytearray, memoryview)) else b""
-             for t in pdf["text"].tolist()]
+    texts = [_as_bytes(t) or b"" for t in pdf["text"].tolist()]
     return pd.DataFrame({"_n": nums, "text": pd.Series(texts, dtype=object)})
 
 
@@ -371,7 +398,7 @@ def _group_pairs(p, with_estimate):
         starts = np.flatnonzero(np.r_[True, reps[1:] != reps[:-1]])
         ends = np.r_[starts[1:], len(reps)]
         for s, e in zip(starts, ends):
-            i, j = np.triu_indices(e - s, 1)
+            i, j = _triu(e - s)
             ra.append(ns[s + i])
             rb.append(ns[s + j])
             ia.append(ids[s + i])
@@ -440,9 +467,16 @@ def _bucket_pairs(p, max_bucket):
     start = np.r_[True, (band[1:] != band[:-1]) | (key[1:] != key[:-1])]
     starts = np.flatnonzero(start)
     ends = np.r_[starts[1:], len(band)]
-    multi = np.flatnonzero(ends - starts >= 2)
+    sizes = ends - starts
     out_a, out_b, out_band, out_key = [], [], [], []
-    for m in multi:
+    two = starts[sizes == 2]  # most multi-member buckets: one pair, vectorised
+    if len(two):
+        x, y = num[two], num[two + 1]
+        out_a.append(np.minimum(x, y))
+        out_b.append(np.maximum(x, y))
+        out_band.append(band[two])
+        out_key.append(key[two])
+    for m in np.flatnonzero(sizes > 2):
         s, e = starts[m], ends[m]
         size = e - s
         if max_bucket is not None and size > max_bucket:
@@ -452,7 +486,7 @@ def _bucket_pairs(p, max_bucket):
             out_key.append(key[s:s + 1])
             continue
         members = np.sort(num[s:e])
-        i, j = np.triu_indices(size, 1)
+        i, j = _triu(size)
         out_a.append(members[i])
         out_b.append(members[j])
         out_band.append(np.full(len(i), band[s], dtype=np.int32))
@@ -464,28 +498,60 @@ def _bucket_pairs(p, max_bucket):
                          "key": np.concatenate(out_key).astype(np.int64)})
 
 
+_triu_cache = {}
+
+
+def _triu(m):
+    """The (i, j), i < j, index pairs of m items (cached for small m)."""
+    got = _triu_cache.get(m)
+    if got is None:
+        got = np.triu_indices(m, 1)
+        if m <= 64:
+            _triu_cache[m] = got
+    return got
+
+
 def _unique_pairs(p):
     return p.drop_duplicates(["a", "b"])[["a", "b"]]
 
 
 # ---- stage 5: verification --------------------------------------------------------------
 
-def _lookup_meta(cfg, exact):
-    m = {"_n": pd.Series([], dtype=np.int64), "id": pd.Series([], dtype=object)}
+def _lookup_meta(exact):
+    m = {"_n": pd.Series([], dtype=np.int64), "id": pd.Series([], dtype=object),
+         "sig": pd.Series([], dtype=object)}
     if exact:
         m["text"] = pd.Series([], dtype=object)
-    df = pd.DataFrame(m)
-    return pd.concat([df, pd.DataFrame({c: pd.Series([], dtype=np.uint32)
-                                        for c in cfg.sig_columns()})], axis=1)
+    return pd.DataFrame(m)
 
 
-def _with_texts(texts, docs, cfg):
-    """Partition i of the input's texts and partition i of the signed
-    documents (same input partition, so the same numbers): one lookup row
-    per document, with its text."""
-    cols = ["_n", "id"] + cfg.sig_columns()
-    return docs[cols].merge(texts, on="_n", how="inner")[["_n", "id", "text"] +
-                                                        cfg.sig_columns()]
+def _lookup(docs, cfg, numbers=None, texts=None):
+    """One row per document (only those in numbers, if given) for the
+    verification joins: number, id, the signature packed into one bytes
+    value (a narrow frame moves through a shuffle much faster than 4k
+    columns), and with texts (partition i of the input again, the same
+    numbers as partition i of docs) the text."""
+    if numbers is not None:
+        docs = docs[docs["_n"].isin(numbers)]
+    sigs = np.ascontiguousarray(docs[cfg.sig_columns()].to_numpy(dtype=np.uint32))
+    row = 4 * cfg.num_perm
+    raw = sigs.tobytes()
+    out = pd.DataFrame({"_n": docs["_n"].values, "id": docs["id"].values,
+                        "sig": pd.Series([raw[i * row:(i + 1) * row] for i in range(len(docs))],
+                                         dtype=object)})
+    if texts is None:
+        return out
+    if numbers is not None:
+        texts = texts[texts["_n"].isin(numbers)]
+    return out.merge(texts, on="_n", how="inner")
+
+
+def _lookup_texts(texts, docs, cfg, numbers=None):
+    return _lookup(docs, cfg, numbers, texts)
+
+
+def _unpack(column, k):
+    return np.frombuffer(b"".join(column.tolist()), dtype="<u4").reshape(-1, k)
 
 
 def _verified_meta():
@@ -501,8 +567,8 @@ def _verify(p, cfg):
     if len(p) == 0:
         return _verified_meta()
     k = cfg.num_perm
-    sa = p[cfg.sig_columns("_a")].to_numpy(dtype=np.uint32)
-    sb = p[cfg.sig_columns("_b")].to_numpy(dtype=np.uint32)
+    sa = _unpack(p["sig_a"], k)
+    sb = _unpack(p["sig_b"], k)
     estimate = (sa == sb).sum(axis=1) / float(k)  # as minlsh_signature_estimate
     if cfg.verify == "exact":
         sh = _shingler(cfg)
@@ -528,7 +594,7 @@ def _verify(p, cfg):
 
 # ---- stage 6: pairs -------------------------------------------------------------------
 
-def _expand_side(v, g, side):
+def _expand(v, g, side):
     """Replace the representative in column `side` of the verified pairs v
     by every member of its group (g: rep, _n, id of this partition's
     groups); representatives without a group stand for themselves."""
@@ -540,10 +606,6 @@ def _expand_side(v, g, side):
     grouped = v[has].merge(g.rename(columns={"rep": col, "_n": "x_" + side,
                                              "id": "xid_" + side}), on=col, how="inner")
     return pd.concat([alone, grouped], ignore_index=True)
-
-
-def _expand(v, g, side):
-    return _expand_side(v, g, side)
 
 
 def _finish_pairs(v, with_estimate):
@@ -587,45 +649,95 @@ def _clusters_local(edges_a, edges_b, ids_of):
                                               dtype=object)})
 
 
-def _min_proposals(p):
-    """Each edge proposes min(label a, label b) to both ends."""
-    m = np.minimum(p["la"].values, p["lb"].values)
-    return pd.DataFrame({"node": np.concatenate([p["a"].values, p["b"].values]),
-                         "label": np.concatenate([m, m])})
+def _hook(p):
+    """Every node's parent: the smallest of itself and its neighbours."""
+    m = np.minimum(p["dst"].values, p["src"].values)
+    return pd.DataFrame({"node": p["src"].values, "parent": m})
 
 
-def _label_propagation(edges, npartitions, max_rounds=None):
-    """Connected components of an edge list (columns a, b) in Dask: every
-    node starts with its own number as label; each round every edge gives
-    both ends the smaller label of the two, then every node jumps to its
-    label's label (pointer jumping), until no label changes. Labels end as
-    the smallest node of each component. Returns (labels: node, label;
-    rounds)."""
-    nodes = dd.concat([edges[["a"]].rename(columns={"a": "node"}),
-                       edges[["b"]].rename(columns={"b": "node"})])
+def _relabel(labels, parents):
+    """label <- parent(label) where the label has a parent (hash-co-partitioned:
+    labels by label, parents by node)."""
+    lab = labels["label"].values
+    if len(parents) == 0 or len(lab) == 0:
+        return labels
+    mapping = pd.Series(parents["parent"].values, index=parents["node"].values)
+    hit = pd.Index(mapping.index).get_indexer(lab)
+    new = np.where(hit >= 0, mapping.values[np.maximum(hit, 0)], lab)
+    return pd.DataFrame({"node": labels["node"].values, "label": new.astype(np.int64)})
+
+
+def _relabel_local(labels, mapping):
+    return _relabel(labels, mapping)
+
+
+def _contract(p):
+    """Edges between distinct parents, each once, smaller end first."""
+    x, y = p["pa"].values, p["pb"].values
+    keep = x != y
+    x, y = x[keep], y[keep]
+    out = pd.DataFrame({"a": np.minimum(x, y), "b": np.maximum(x, y)})
+    return out.drop_duplicates()
+
+
+def _components_dask(edges, npartitions, local_limit=0):
+    """Connected components of an edge list (columns a, b) in Dask, by
+    hooking and contraction: each round, every node hooks to the smallest
+    of itself and its neighbours (a forest whose roots are local minima),
+    pointer jumping (parent <- parent of parent, repeated until nothing
+    changes) takes every node to its root, the roots become every label
+    that pointed into their trees, and the edges are rewritten between
+    roots (self-loops and repeats dropped). A path of n randomly numbered
+    nodes shrinks to about a third per round, so rounds grow like log n.
+    Once at most local_limit edges are left, the rest is solved on the
+    client by union-find. Labels end as the smallest node of each
+    component. Returns (labels: node, label; rounds)."""
+    meta_l = {"node": np.int64, "label": np.int64}
+    e = edges[edges["a"] != edges["b"]]
+    nodes = dd.concat([e[["a"]].rename(columns={"a": "node"}),
+                       e[["b"]].rename(columns={"b": "node"})])
     labels = nodes.drop_duplicates(split_out=npartitions)
     labels = labels.assign(label=labels["node"])
-    labels, = dask.persist(labels)
+    labels, e = dask.persist(labels, e)
     rounds = 0
     while True:
-        rounds += 1
-        e = edges.merge(labels.rename(columns={"node": "a", "label": "la"}), on="a")
-        e = e.merge(labels.rename(columns={"node": "b", "label": "lb"}), on="b")
-        prop = e.map_partitions(_min_proposals,
-                                meta={"node": np.int64, "label": np.int64})
-        new = dd.concat([labels, prop]).groupby("node")["label"].min(
-            split_out=npartitions).reset_index()
-        # pointer jumping: label <- min(label, label of label)
-        hop = new.merge(new.rename(columns={"node": "label", "label": "hop"}), on="label")
-        hop = hop.assign(label=hop[["label", "hop"]].min(axis=1))[["node", "label"]]
-        both = labels.rename(columns={"label": "old"}).merge(hop, on="node")
-        changed = (both["old"] != both["label"]).sum()
-        hop, changed = dask.persist(hop, changed)
-        changed = int(changed.compute())
-        labels = hop
-        log.debug("label propagation round %d: %d labels changed", rounds, changed)
-        if changed == 0 or (max_rounds is not None and rounds >= max_rounds):
+        n_edges = int(e.shape[0].compute())
+        if n_edges == 0:
             return labels, rounds
+        if n_edges <= local_limit:
+            small = e.compute()
+            comps = _clusters_of_edges(small["a"].values, small["b"].values)
+            root = np.concatenate(comps) if comps else np.empty(0, dtype=np.int64)
+            low = np.concatenate([np.full(len(c), c[0]) for c in comps]) if comps else root
+            mapping = pd.DataFrame({"node": root.astype(np.int64), "parent": low.astype(np.int64)})
+            labels = labels.map_partitions(_relabel_local, dask.delayed(mapping), meta=meta_l)
+            return labels, rounds
+        rounds += 1
+        both = dd.concat([e.rename(columns={"a": "src", "b": "dst"}),
+                          e.rename(columns={"b": "src", "a": "dst"})])
+        parents = both.map_partitions(_hook, meta={"node": np.int64, "parent": np.int64})
+        parents = parents.groupby("node", sort=False)["parent"].min(
+            split_out=npartitions).reset_index()
+        parents, = dask.persist(parents)
+        while True:  # pointer jumping
+            up = parents.merge(parents.rename(columns={"node": "parent", "parent": "grand"}),
+                               on="parent", npartitions=npartitions)
+            changed = (up["grand"] != up["parent"]).sum()
+            parents = up[["node", "grand"]].rename(columns={"grand": "parent"})
+            parents, changed = dask.persist(parents, changed)
+            if int(changed.compute()) == 0:
+                break
+        labels = _copartitioned(labels, "label", parents, "node", _relabel, meta_l,
+                                npartitions)
+        ea = e.merge(parents.rename(columns={"node": "a", "parent": "pa"}), on="a",
+                     npartitions=npartitions)
+        eb = ea.merge(parents.rename(columns={"node": "b", "parent": "pb"}), on="b",
+                      npartitions=npartitions)
+        e = eb[["pa", "pb"]].map_partitions(_contract, meta={"a": np.int64, "b": np.int64})
+        e = e.shuffle(["a", "b"], npartitions=npartitions).map_partitions(
+            lambda p: p.drop_duplicates(), meta={"a": np.int64, "b": np.int64})
+        labels, e = dask.persist(labels, e)
+        log.debug("components round %d: %d edges before", rounds, n_edges)
 
 
 def _cluster_rows(p):
@@ -667,6 +779,41 @@ def prepare(collection, id="id", text="text", num_perm=128, seed=1, shingle="wor
                   None)
     frame = _as_frame(collection, id, text)
     return frame.map_partitions(_sign_partition, cfg, meta=_docs_meta(cfg))
+
+
+def _key_rows(p, bands, rows, sig_cols):
+    if len(p) == 0:
+        return _key_rows_meta()
+    sigs = p[sig_cols].to_numpy(dtype=np.uint32)
+    keys = band_keys_matrix(sigs, bands, rows).view(np.int64)
+    n = len(p)
+    return pd.DataFrame({"_n": np.repeat(p["_n"].values, bands),
+                         "id": pd.Series(np.repeat(p["id"].values, bands), dtype=object),
+                         "band": np.tile(np.arange(bands, dtype=np.int32), n),
+                         "key": keys.reshape(-1),
+                         "fp0": np.repeat(p["fp0"].values, bands),
+                         "fp1": np.repeat(p["fp1"].values, bands)})
+
+
+def _key_rows_meta():
+    return pd.DataFrame({"_n": pd.Series([], dtype=np.int64), "id": pd.Series([], dtype=object),
+                         "band": pd.Series([], dtype=np.int32),
+                         "key": pd.Series([], dtype=np.int64),
+                         "fp0": pd.Series([], dtype=np.int64),
+                         "fp1": pd.Series([], dtype=np.int64)})
+
+
+def band_key_rows(prepared, bands, rows):
+    """The (band, key) table other engines group by: one row per usable
+    document of :func:`prepare`'s frame (status 0) and band, with columns
+    ``_n``, ``id``, ``band`` (0 .. bands-1), ``key`` and the fingerprint
+    ``fp0``, ``fp1``. ``key`` is the 64-bit band key of docs/format.md
+    stored as a signed int64 (the same 8 bytes; SQL engines call it
+    BIGINT): grouping needs only equality. Write it out with
+    ``to_parquet`` for Spark or DuckDB (docs/scale-out.md has the SQL)."""
+    sig_cols = [c for c in prepared.columns if c.startswith("s") and c[1:].isdigit()]
+    ok = prepared[prepared["status"] == STATUS_OK]
+    return ok.map_partitions(_key_rows, int(bands), int(rows), sig_cols, meta=_key_rows_meta())
 
 
 def _config(shingle, shingler_options, num_perm, seed, threads, bands, rows, threshold, verify,
@@ -775,7 +922,8 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     if len(repeated):
         warnings.warn("minlsh.dask.dedup: %d records repeat an earlier id and were dropped"
                       % len(repeated), stacklevel=2)
-        docs = docs.map_partitions(_drop_numbers, np.sort(repeated))
+        docs = docs.map_partitions(_drop_numbers, dask.delayed(np.sort(repeated)),
+                                   meta=docs._meta)
     docs, = dask.persist(docs)
     del signed
     st["documents"] = int(docs.shape[0].compute())
@@ -815,14 +963,21 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
 
     # 5. verification
     t = time.monotonic()
+    # Only the documents of some candidate pair take part in the joins: when
+    # they are few enough, their numbers go to every task and filter the
+    # lookup before it is shuffled (a broadcast semi-join).
+    numbers = None
+    if st["candidates"] <= SEMIJOIN_LIMIT:
+        numbers = dask.delayed(np.unique(np.concatenate(
+            dask.compute(cand["a"].values, cand["b"].values))))
     if exact:
         texts = frame.map_partitions(_texts_partition,
                                      meta={"_n": np.int64, "text": object})
-        lookup = dd.map_partitions(_with_texts, texts, docs, cfg, meta=_lookup_meta(cfg, True),
-                                   align_dataframes=False)
+        lookup = dd.map_partitions(_lookup_texts, texts, docs, cfg, numbers,
+                                   meta=_lookup_meta(True), align_dataframes=False)
     else:
-        lookup = docs[["_n", "id"] + cfg.sig_columns()]
-    cols = list(_lookup_meta(cfg, exact).columns)
+        lookup = docs.map_partitions(_lookup, cfg, numbers, meta=_lookup_meta(False))
+    cols = list(_lookup_meta(exact).columns)
     la = lookup.rename(columns={c: c + "_a" for c in cols})
     lb = lookup.rename(columns={c: c + "_b" for c in cols})
     joined = cand.merge(la, left_on="a", right_on="_n_a", npartitions=nparts)
@@ -860,8 +1015,12 @@ def _pairs_output(verified, groups, exact, nparts):
 def _clusters_output(verified, groups, components, nparts, st):
     n_edges = st["verified"]
     n_members = st["exact_duplicate_members"]
+    # "dask" asked for: every round in Dask; chosen by "auto": in Dask until
+    # the contracted graph is small enough for the client.
+    local_limit = 0
     if components == "auto":
         components = "local" if n_edges + n_members <= LOCAL_COMPONENTS_LIMIT else "dask"
+        local_limit = LOCAL_COMPONENTS_LIMIT
     st["components"] = components
     if components == "local":
         v, g = dask.compute(verified[["a", "b", "ida", "idb"]], groups)
@@ -879,8 +1038,8 @@ def _clusters_output(verified, groups, components, nparts, st):
                        groups[groups["_n"] != groups["rep"]][["_n", "rep"]].rename(
                            columns={"_n": "a", "rep": "b"})])
     edges, = dask.persist(edges.repartition(npartitions=max(1, nparts)))
-    labels, rounds = _label_propagation(edges, nparts)
-    st["label_propagation_rounds"] = rounds
+    labels, rounds = _components_dask(edges, nparts, local_limit)
+    st["component_rounds"] = rounds
     names = dd.concat([verified[["a", "ida"]].rename(columns={"a": "node", "ida": "id"}),
                        verified[["b", "idb"]].rename(columns={"b": "node", "idb": "id"}),
                        groups[["_n", "id"]].rename(columns={"_n": "node"})])

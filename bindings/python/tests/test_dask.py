@@ -1,0 +1,346 @@
+"""minlsh.dask: on a planted corpus, the Dask pipeline on a LocalCluster of two
+worker processes returns exactly the pairs and clusters that ``minlsh dedup``
+returns on one machine with the same parameters (same ids, same order, same
+similarities as doubles), and the same stage counts; band keys from the
+vectorised helper are the C library's.
+
+Needs python3-dask, python3-distributed and python3-pandas (else skipped).
+The comparisons with the command need it in MINLSH_PROGRAM, which
+``make check-dask`` (mk/dask.mk) sets to the build tree's; without it they
+are skipped, and the rest (band keys, prepare, hot buckets, components)
+still runs, e.g. in ``make check-python``.
+"""
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+if os.environ.get("MINLSH_DASK_REQUIRED"):  # make check-dask: a missing package is a failure
+    for _name in ("dask", "distributed", "pandas", "numpy"):
+        __import__(_name)
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+np = pytest.importorskip("numpy")
+
+# distributed 2022.12 with tornado 6.2 warns about its own event loop use.
+pytestmark = pytest.mark.filterwarnings("ignore:make_current is deprecated:DeprecationWarning")
+
+import dask.bag as db  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+
+import minlsh  # noqa: E402
+import minlsh.dask as mdask  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+PROGRAM = os.environ.get("MINLSH_PROGRAM")
+GEN = os.path.join(REPO, "tests", "cli", "gen_corpus.py")
+
+
+def _program():
+    if not PROGRAM:
+        pytest.skip("MINLSH_PROGRAM is not set (make check-dask sets it)")
+    if not os.access(PROGRAM, os.X_OK):
+        pytest.fail("MINLSH_PROGRAM=%s is not an executable" % PROGRAM)
+    return PROGRAM
+
+
+def cli(path, *options):
+    """minlsh dedup --jsonl --format jsonl OPTIONS PATH: (records, summary
+    counts, stderr)."""
+    proc = subprocess.run([_program(), "dedup", "--jsonl", "--format", "jsonl"] + list(options)
+                          + [path], capture_output=True, text=True, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    m = re.search(r"(\d+) exact-duplicate groups?; (\d+) candidate pairs?, (\d+) verified",
+                  proc.stderr)
+    assert m, proc.stderr
+    counts = {"exact_duplicate_groups": int(m.group(1)), "candidates": int(m.group(2)),
+              "verified": int(m.group(3))}
+    return records, counts, proc.stderr
+
+
+def as_records(frame, output, verify):
+    """The dask result as the command's JSON Lines records, in order."""
+    pdf = frame.compute()
+    if output == "pairs":
+        cols = ["a", "b", "similarity"] + (["estimate"] if verify == "exact" else [])
+        assert list(pdf.columns) == cols
+        return [{c: (float(v) if c in ("similarity", "estimate") else v)
+                 for c, v in zip(cols, row)} for row in pdf.itertuples(index=False)]
+    assert list(pdf.columns) == ["cluster", "size", "members"]
+    return [{"cluster": int(c), "size": int(s), "members": list(m)}
+            for c, s, m in pdf.itertuples(index=False)]
+
+
+def pair_set(records):
+    return {(json.dumps(r["a"]), json.dumps(r["b"]), round(r["similarity"], 9))
+            for r in records}
+
+
+def cluster_set(records):
+    return {tuple(json.dumps(x) for x in r["members"]) for r in records}
+
+
+# ---- fixtures ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def program():
+    return _program()
+
+
+@pytest.fixture(scope="module")
+def corpus(program, tmp_path_factory):
+    """tests/cli/gen_corpus.py: ~1,900 documents with planted families (exact
+    copies, an HTML rendering, one empty document), string and number ids."""
+    out = tmp_path_factory.mktemp("dask-corpus")
+    subprocess.run([sys.executable, GEN, "--seed", "11", "--out", str(out), "--singletons", "1200",
+                    "--families", "150"], check=True)
+    return str(out / "corpus.jsonl")
+
+
+@pytest.fixture(scope="module")
+def client(program, tmp_path_factory):
+    """A LocalCluster of two worker processes (one thread each)."""
+    from distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=40,
+                           local_directory=str(tmp_path_factory.mktemp("dask-workers")))
+    c = Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+def read_bag(path, partitions=3):
+    size = os.path.getsize(path)
+    return db.read_text(path, blocksize=size // partitions + 1).map(json.loads)
+
+
+# ---- the equality checks -------------------------------------------------------------
+
+CASES = [("exact", "pairs", "auto"), ("exact", "clusters", "local"),
+         ("exact", "clusters", "dask"), ("signature", "pairs", "auto"),
+         ("signature", "clusters", "local"), ("signature", "clusters", "dask")]
+
+
+@pytest.mark.parametrize("verify,output,components", CASES)
+def test_same_as_command(program, client, corpus, verify, output, components):
+    want, counts, err = cli(corpus, "--verify", verify, "--output", output)
+    assert "empty document, skipped" in err
+    assert len(want) > 100
+    stats = {}
+    got = as_records(mdask.dedup(read_bag(corpus), verify=verify, output=output,
+                                 components=components, stats=stats), output, verify)
+    assert len(client.scheduler_info()["workers"]) == 2
+    if output == "pairs":
+        assert pair_set(got) == pair_set(want)
+    else:
+        assert cluster_set(got) == cluster_set(want)
+    assert got == want  # the same order, the same doubles, the same numbering
+    for name, value in counts.items():
+        assert stats[name] == value, name
+    assert stats["empty_documents"] == 1
+    assert stats["capped_buckets"] == []
+    if output == "clusters":
+        assert stats["components"] == components
+
+
+def test_dataframe_input_and_options(program, client, tmp_path):
+    """A Dask dataframe (not a bag), other shingling options, a lower
+    threshold, manual banding, a repeated id, a record without text, one
+    with an unpaired surrogate and an empty document: dropped as the
+    command drops them, the rest equal."""
+    rng = random.Random(5)
+    vocab = ["w%03d" % i for i in range(400)]
+    base = [[rng.choice(vocab) for _ in range(60)] for _ in range(30)]
+    recs = []
+    for i in range(300):
+        words = list(base[i % 30])
+        for _ in range(rng.randint(0, 12)):
+            words[rng.randrange(len(words))] = rng.choice(vocab).upper()
+        recs.append({"id": "doc-%d" % i if i % 4 else i, "text": " ".join(words) + "!"})
+    recs.insert(50, {"id": "doc-1", "text": "a repeated id: the first one wins"})
+    recs.insert(70, {"id": "no-text"})
+    recs.insert(90, {"id": "empty", "text": "   "})
+    recs.insert(110, {"id": 12.5, "text": recs[3]["text"]})
+    recs.insert(130, {"id": "surrogate", "text": "an unpaired \ud800 surrogate " + recs[5]["text"]})
+    path = tmp_path / "small.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+    options = ["--shingle", "word:3", "--normalize", "--threshold", "0.6", "--bands", "20",
+               "--rows", "5", "--seed", "99", "--verify", "exact", "--output", "pairs"]
+    want, counts, err = cli(str(path), *options)
+    assert "duplicate id \"doc-1\"" in err and "empty document" in err
+    assert "surrogate" in err
+    frame = dd.from_pandas(pd.DataFrame({"key": [r.get("id") for r in recs],
+                                         "body": [r.get("text") for r in recs]}),
+                           npartitions=4, sort=False)
+    stats = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = mdask.dedup(frame, id="key", text="body", shingle="word:3", normalize=True,
+                          threshold=0.6, bands=20, rows=5, seed=99, verify="exact",
+                          output="pairs", stats=stats)
+    assert any("repeat an earlier id" in str(w.message) for w in caught)
+    got = as_records(res, "pairs", "exact")
+    assert got == want
+    assert stats["repeated_ids"] == 1 and stats["bad_records"] == 2
+    assert stats["empty_documents"] == 1
+    for name, value in counts.items():
+        assert stats[name] == value, name
+
+
+def test_hot_bucket_cap():
+    """Buckets over max_bucket are left out whole and reported, never
+    silently; without a cap every pair is found. (Dask's local threads.)"""
+    base = " ".join("word%d" % i for i in range(40))
+    docs = [{"id": i, "text": base + " tail%d" % i} for i in range(12)]
+    bag = db.from_sequence(docs, npartitions=2)
+    full = mdask.dedup(bag, threshold=0.5, max_bucket=None, output="pairs").compute()
+    assert len(full) == 12 * 11 // 2
+    stats = {}
+    with pytest.warns(UserWarning, match="max_bucket=4"):
+        capped = mdask.dedup(bag, threshold=0.5, max_bucket=4, output="pairs",
+                             stats=stats).compute()
+    assert stats["capped_buckets"], stats
+    assert all(b["documents"] > 4 for b in stats["capped_buckets"])
+    assert set(map(tuple, capped[["a", "b"]].values)) <= set(map(tuple, full[["a", "b"]].values))
+
+
+def test_band_keys_matrix():
+    """The vectorised helper equals minlsh.band_keys (the C function through
+    the binding) row by row, and the worked example of docs/format.md."""
+    rng = np.random.default_rng(3)
+    sigs = rng.integers(0, 2**32, size=(50, 128), dtype=np.uint64).astype(np.uint32)
+    sigs[7] = 0xFFFFFFFF
+    for b, r in [(16, 6), (9, 13), (1, 128), (128, 1)]:
+        got = mdask.band_keys_matrix(sigs, b, r)
+        assert got.dtype == np.uint64 and got.shape == (50, b)
+        for i in range(0, 50, 7):
+            assert [int(x) for x in got[i]] == minlsh.band_keys(sigs[i].tolist(), b, r)
+    example = np.array([[(i * 0x9E3779B1) % 2**32 for i in range(12)]], dtype=np.uint32)
+    assert ["%016x" % int(x) for x in mdask.band_keys_matrix(example, 3, 4)[0]] == \
+        ["5b73425f3f71e5b8", "4f8f65ca250376a6", "187d6646080fa303"]
+    assert ["%016x" % int(x) for x in mdask.band_keys_matrix(example, 1, 12)[0]] == \
+        ["8ea082b40c99afcf"]
+    # the worked example of docs/format.md, "Band keys": a real signature
+    fox = minlsh.signatures(["The quick brown fox jumps over the lazy dog"], num_perm=8, seed=1,
+                            shingle="word:3")
+    assert ["%08x" % int(v) for v in fox[0]] == [
+        "03439b5e", "10f0b686", "007a2a4d", "11c1c4cb", "16fd85fe", "1890acf4", "293defba",
+        "1b2b3d06"]
+    assert ["%016x" % int(x) for x in mdask.band_keys_matrix(fox, 4, 2)[0]] == [
+        "7f220adb844e7eac", "cc34452562bd1594", "8cc1ce302a86349a", "f6af09a17c724e67"]
+    assert ["%016x" % int(x) for x in mdask.band_keys_matrix(fox, 2, 3)[0]] == [
+        "81c3a35ab58504f3", "3030459499186e58"]
+    assert minlsh.Shingler("word", 3).config_id == 0x97bf10c1483fdc85
+    with pytest.raises(minlsh.ParameterError):
+        mdask.band_keys_matrix(sigs, 20, 7)
+
+
+def test_prepare_matches_signatures():
+    """Stage 1 alone (for other engines): the signature columns are
+    minlsh.signatures' rows, empty documents are flagged, and the (band, key)
+    table holds the C library's band keys."""
+    texts = ["alpha beta gamma delta epsilon zeta eta", "", "one two three four five six"]
+    bag = db.from_sequence([{"id": i, "text": t} for i, t in enumerate(texts)], npartitions=2)
+    pdf = mdask.prepare(bag, num_perm=64, seed=3).compute()
+    sigs = minlsh.signatures(texts, num_perm=64, seed=3)
+    assert pdf["status"].tolist() == [0, 2, 0]
+    assert (pdf[["s%d" % i for i in range(64)]].to_numpy(dtype=np.uint32) == sigs).all()
+    rows = mdask.band_key_rows(mdask.prepare(bag, num_perm=64, seed=3), 8, 8).compute()
+    assert rows["id"].tolist() == [0] * 8 + [2] * 8 and rows["band"].tolist() == list(range(8)) * 2
+    for doc, sig in ((0, sigs[0]), (2, sigs[2])):
+        keys = rows[rows["id"] == doc]["key"].to_numpy().view(np.uint64)
+        assert [int(k) for k in keys] == minlsh.band_keys(sig.tolist(), 8, 8)
+
+
+def test_bad_arguments():
+    bag = db.from_sequence([{"id": 1, "text": "x"}])
+    with pytest.raises(ValueError):
+        mdask.dedup(bag, verify="fuzzy")
+    with pytest.raises(ValueError):
+        mdask.dedup(bag, output="graph")
+    with pytest.raises(ValueError):
+        mdask.dedup(bag, bands=40, rows=4)
+    with pytest.raises(TypeError):
+        mdask.dedup(bag, no_such_option=True)
+    with pytest.raises(TypeError):
+        mdask.dedup([{"id": 1, "text": "x"}])
+
+
+def test_label_propagation_matches_union_find():
+    """The Dask connected components (hooking, pointer jumping, contraction;
+    alone or finished on the client) equal minlsh_clusters_from_edges on
+    graphs with a long randomly numbered path, a star and many small
+    components."""
+    rng = random.Random(8)
+    a, b = [], []
+    path = list(range(1000, 1400))
+    rng.shuffle(path)  # a path of 400 nodes, numbered in random order
+    a += path[:-1]
+    b += path[1:]
+    a += [5000] * 50  # a star
+    b += list(range(5001, 5051))
+    for _ in range(300):  # random small components
+        x = rng.randrange(10000, 20000)
+        a.append(x)
+        b.append(x + rng.randrange(1, 30))
+    edges = pd.DataFrame({"a": np.array(a, dtype=np.int64), "b": np.array(b, dtype=np.int64)})
+    with dask.config.set(scheduler="sync"):
+        labels, rounds = mdask._components_dask(dd.from_pandas(edges, npartitions=4), 4)
+        labels = labels.compute()
+        hybrid, _ = mdask._components_dask(dd.from_pandas(edges, npartitions=4), 4, 300)
+        hybrid = hybrid.compute()
+    assert sorted(map(tuple, hybrid.values)) == sorted(map(tuple, labels.values))
+    got = sorted(sorted(g["node"].tolist()) for _, g in labels.groupby("label"))
+    want = [c.tolist() for c in mdask._clusters_of_edges(edges["a"].values, edges["b"].values)]
+    assert got == sorted(want)
+    assert all(min(g) == lab for lab, g in
+               ((lab, grp["node"].tolist()) for lab, grp in labels.groupby("label")))
+    assert rounds <= 12  # the path shrinks geometrically, not one node per round
+
+
+def test_sql_recipe_in_sqlite(program, client, corpus):
+    """The Spark SQL / DuckDB recipe of docs/scale-out.md, run as written in
+    SQLite on the (band, key) and signature tables that prepare() and
+    band_key_rows() make, gives exactly the pairs of
+    `minlsh dedup --verify signature --output pairs`."""
+    import sqlite3
+    with open(os.path.join(REPO, "docs", "scale-out.md"), encoding="utf-8") as f:
+        doc = f.read()
+    m = re.search(r"```sql\n(-- minlsh recipe.*?)```", doc, re.S)
+    assert m, "no SQL recipe in docs/scale-out.md"
+    recipe = m.group(1)
+    plan = minlsh.plan(0.8, 128, mode="balanced")
+    assert (plan.bands, plan.rows) == (9, 13)  # what the recipe's text says
+    want, _, _ = cli(corpus, "--verify", "signature", "--output", "pairs")
+    prepared = mdask.prepare(read_bag(corpus), num_perm=128)
+    bands = mdask.band_key_rows(prepared, plan.bands, plan.rows).compute()
+    docs = prepared.compute()
+    docs = docs[docs["status"] == 0]
+    sig = docs[["s%d" % i for i in range(128)]].to_numpy(dtype=np.int64)
+    db_ = sqlite3.connect(":memory:")
+    db_.execute("CREATE TABLE bands (n INTEGER, id, band INTEGER, key INTEGER)")
+    db_.execute("CREATE TABLE sigs (n INTEGER, i INTEGER, v INTEGER)")
+    db_.executemany("INSERT INTO bands VALUES (?, ?, ?, ?)",
+                    zip(bands["_n"].tolist(), bands["id"].tolist(), bands["band"].tolist(),
+                        bands["key"].tolist()))
+    db_.executemany("INSERT INTO sigs VALUES (?, ?, ?)",
+                    ((n, i, v) for n, row in zip(docs["_n"].tolist(), sig.tolist())
+                     for i, v in enumerate(row)))
+    db_.execute("CREATE INDEX sigs_n ON sigs (n, i, v)")
+    got = [{"a": a, "b": b, "similarity": s} for a, b, s in db_.execute(recipe)]
+    assert len(got) > 100
+    assert got == want

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""Near-duplicate detection on a Dask cluster: minlsh.dask on a generated corpus.
+
+    examples/dask_dedup.py [--workers N] [--docs N] [--verify exact|signature]
+                           [--output pairs|clusters] [--program PATH/TO/minlsh]
+    examples/dask_dedup.py --bench [--docs N] [--program PATH/TO/minlsh]
+
+Generates a JSON Lines corpus with planted near-duplicates (families of edited
+copies, exact copies), starts a distributed.LocalCluster of N worker processes
+(one thread each) on this machine, runs minlsh.dask.dedup on it and prints a
+summary with the time of each stage. With --program it also runs
+`minlsh dedup` on the same file and checks that both give the same answer.
+--bench runs the same job with 1 and then 2 worker processes and prints the
+speed-up and the peak memory of each worker as "key: value" lines (make
+bench-dask).
+
+Needs python3-dask and python3-distributed, the minlsh Python package and
+libminlsh, e.g. from a build tree:
+    PYTHONPATH=bindings/python MINLSH_LIBRARY=build/libminlsh.so.0 \
+        python3 examples/dask_dedup.py --workers 2 --program build/minlsh
+On a real cluster only the client changes: Client("tcp://scheduler:8786")
+instead of LocalCluster, and the corpus on storage every worker can read
+(docs/scale-out.md).
+"""
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import dask.bag as db
+from distributed import Client, LocalCluster
+
+import minlsh
+import minlsh.dask
+
+
+def make_corpus(path, docs, seed=1):
+    """docs records {"id": "dNNNNNNN", "text": ...}: 80% unrelated documents,
+    the rest in families of 2-6 edited copies of a base text (similarity
+    about 0.5-0.97), a few of them exact copies. Returns the file size."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(3, 9)))
+                    for _ in range(8000)})
+    texts = []
+    while len(texts) < docs:
+        words = [rng.choice(vocab) for _ in range(rng.randint(200, 500))]
+        if rng.random() < 0.8:
+            texts.append(words)
+            continue
+        family = [words]
+        for _ in range(rng.randint(1, 5)):
+            w = list(words)
+            for _ in range(rng.randint(0, len(w) // 12)):
+                w[rng.randrange(len(w))] = rng.choice(vocab)
+            family.append(w if rng.random() < 0.9 else list(rng.choice(family)))
+        texts.extend(family)
+    texts = texts[:docs]
+    rng.shuffle(texts)
+    with open(path, "w", encoding="ascii") as f:
+        for i, words in enumerate(texts):
+            f.write(json.dumps({"id": "d%07d" % i, "text": " ".join(words)}) + "\n")
+    return os.path.getsize(path)
+
+
+def peak_rss_mb():
+    """This process's peak resident memory (run on each worker)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _sign_work(path, docs):
+    """Sign the first docs documents of the corpus on this thread (the
+    calibration workload)."""
+    with open(path, encoding="ascii") as f:
+        texts = [json.loads(line)["text"] for _, line in zip(range(docs), f)]
+    start = time.monotonic()
+    for _ in range(3):
+        minlsh.signatures(texts, threads=1)
+    return time.monotonic() - start
+
+
+def machine_parallelism(path, docs=3000):
+    """How much faster two processes get through twice the work than one
+    process through it once (2.0 on two idle cores; less on a machine whose
+    CPUs are shared): the ceiling for the 1 -> 2 worker speed-up."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        pool.starmap(_sign_work, [(path, 10)] * 2)  # start-up and imports
+        one = pool.apply(_sign_work, (path, docs))
+        start = time.monotonic()
+        pool.starmap(_sign_work, [(path, docs)] * 2)
+        two = time.monotonic() - start
+    return 2.0 * one / two
+
+
+def run(path, workers, partitions, verify, output, workdir, repeat=1):
+    """dedup on a fresh LocalCluster, repeat times: (records, stats of the
+    fastest run, its seconds, peak memory of each worker)."""
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=40,
+                      local_directory=workdir) as cluster, Client(cluster) as client:
+        client.run(lambda: __import__("minlsh.dask"))  # imports are not the job
+        bag = db.read_text(path, blocksize=os.path.getsize(path) // partitions + 1)
+        bag = bag.map(json.loads)
+        seconds = None
+        for _ in range(repeat):
+            st = {}
+            start = time.monotonic()
+            frame = minlsh.dask.dedup(bag, verify=verify, output=output, stats=st)
+            result = frame.compute()
+            took = time.monotonic() - start
+            if seconds is None or took < seconds:
+                seconds, stats = took, st
+        peaks = client.run(peak_rss_mb)
+    records = [dict(zip(result.columns, (list(v) if isinstance(v, list) else v
+                                         for v in row)))
+               for row in result.itertuples(index=False)]
+    return records, stats, seconds, sorted(peaks.values())
+
+
+def command(program, path, verify, output, threads):
+    start = time.monotonic()
+    proc = subprocess.run([program, "dedup", "-q", "--jsonl", "--format", "jsonl", "--verify",
+                           verify, "--output", output, "--threads", str(threads), path],
+                          capture_output=True, text=True, check=False)
+    seconds = time.monotonic() - start
+    if proc.returncode != 0:
+        sys.exit("%s failed: %s" % (program, proc.stderr))
+    return [json.loads(line) for line in proc.stdout.splitlines()], seconds
+
+
+def normalise(records):
+    out = []
+    for r in records:
+        r = dict(r)
+        for c in ("cluster", "size"):
+            if c in r:
+                r[c] = int(r[c])
+        out.append(r)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--docs", type=int, default=20000)
+    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--verify", choices=("exact", "signature"), default="exact")
+    ap.add_argument("--output", choices=("pairs", "clusters"), default="clusters")
+    ap.add_argument("--program", help="the minlsh command, to compare with")
+    ap.add_argument("--bench", action="store_true", help="1 and 2 workers: speed-up, memory")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each job this many times, keep the fastest (noisy machines)")
+    ap.add_argument("--workdir", help="where to write the corpus (default: a temporary dir)")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        path = os.path.join(tmp, "corpus.jsonl")
+        t = time.monotonic()
+        size = make_corpus(path, args.docs)
+        gen = time.monotonic() - t
+        if not args.bench:
+            records, st, secs, peaks = run(path, args.workers, args.partitions, args.verify,
+                                           args.output, tmp)
+            print("corpus: %d documents, %.1f MB (generated in %.1f s)"
+                  % (args.docs, size / 1e6, gen))
+            print("cluster: LocalCluster, %d worker processes, 1 thread each" % args.workers)
+            print("banding: k=%d, b=%d, r=%d (%s), threshold %g, verify %s"
+                  % (st["num_perm"], st["bands"], st["rows"], st["plan"], st["threshold"],
+                     st["verify"]))
+            print("found: %d exact-duplicate groups; %d candidate pairs, %d verified; %d %s"
+                  % (st["exact_duplicate_groups"], st["candidates"], st["verified"],
+                     len(records), args.output))
+            for r in records[:3]:
+                print("  ", json.dumps(r)[:150])
+            print("time: %.2f s (%s); peak memory per worker: %s MB"
+                  % (secs, ", ".join("%s %.2f" % kv for kv in st["seconds"].items()),
+                     ", ".join("%.0f" % p for p in peaks)))
+            if args.program:
+                want, csecs = command(args.program, path, args.verify, args.output, 0)
+                same = normalise(records) == normalise(want)
+                print("minlsh dedup on one machine: %.2f s; same answer: %s"
+                      % (csecs, "yes" if same else "NO"))
+                return 0 if same else 1
+            return 0
+
+        print("docs: %d" % args.docs)
+        print("corpus_mb: %.1f" % (size / 1e6))
+        print("verify: %s" % args.verify)
+        print("output: %s" % args.output)
+        print("partitions: %d" % args.partitions)
+        print("repeat: %d (fastest kept)" % args.repeat)
+        print("cpus: %d" % (os.cpu_count() or 1))
+        print("kernel: %s" % minlsh.simd_kernel())
+        print("machine_parallelism_2_processes: %.2f" % machine_parallelism(path))
+        times = {}
+        results = {}
+        for n in (1, 2):
+            records, st, secs, peaks = run(path, n, args.partitions, args.verify, args.output,
+                                           tmp, args.repeat)
+            times[n] = secs
+            results[n] = normalise(records)
+            print("workers_%d_seconds: %.2f" % (n, secs))
+            print("workers_%d_stage_seconds: %s" % (n, " ".join(
+                "%s=%.2f" % kv for kv in st["seconds"].items() if kv[0] != "total")))
+            print("workers_%d_peak_rss_mb: %s" % (n, " ".join("%.0f" % p for p in peaks)))
+        print("speedup_1_to_2: %.2f" % (times[1] / times[2]))
+        print("candidates: %d" % st["candidates"])
+        print("verified: %d" % st["verified"])
+        print("%s: %d" % (args.output, len(results[2])))
+        print("same_1_and_2_workers: %s" % ("yes" if results[1] == results[2] else "NO"))
+        status = 0 if results[1] == results[2] else 1
+        if args.program:
+            for threads in (1, 2):
+                want, csecs = command(args.program, path, args.verify, args.output, threads)
+                print("command_threads_%d_seconds: %.2f" % (threads, csecs))
+            same = results[2] == normalise(want)
+            print("same_as_command: %s" % ("yes" if same else "NO"))
+            status = status or (0 if same else 1)
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
