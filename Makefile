@@ -3,6 +3,8 @@
 #   make check           every test (ends with "N passed, M failed")
 #   make check-sanitize  the tests under ASan+UBSan (gcc and clang)
 #   make examples        the example programs, against the build tree
+#   make bench           benchmarks, ending with a summary (mk/bench.mk; also
+#                        bench-scale: 1M documents end to end, bench-hot: hot buckets)
 #   make install / uninstall   PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -65,7 +67,7 @@ $(STATIC_LIB): $(LIB_OBJ)
 $(SHARED_LIB): $(LIB_OBJ) lib/minlsh.map
 	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,$(SONAME) \
 	  -Wl,--version-script=lib/minlsh.map $(NO_UNDEFINED) \
-	  -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDFLAGS) -lm
+	  -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDFLAGS) -lpthread -lm
 	ln -sf $(SHARED) $(BUILD)/$(SONAME)
 	ln -sf $(SHARED) $(BUILD)/libminlsh.so
 

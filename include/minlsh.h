@@ -33,7 +33,8 @@
  *    number of threads. Streams, sets, matrices, indexes, pair and cluster
  *    results may be read concurrently; any call that modifies one needs
  *    exclusive access, which the caller provides. The library takes no locks
- *    and creates no threads.
+ *    and creates no threads, except minlsh_family_sign_batch, which joins
+ *    its threads before returning.
  *  - For equal keys, seeds and parameters, every number this library produces
  *    (shingle hashes, coefficients, signatures, band keys, files) is
  *    bit-identical on every platform and compiler.
@@ -142,7 +143,8 @@ MINLSH_API uint32_t minlsh_empty_value(void);
  * "avx512"). The choice is made once, on first use, from CPUID and XGETBV,
  * and published atomically; every kernel gives bit-identical results. The
  * environment variable MINLSH_KERNEL, read at that moment, may name a
- * narrower kernel to use instead (for tests and benchmarks). Never NULL.
+ * narrower kernel to use instead (for tests and benchmarks); a wider,
+ * unavailable or unknown name is ignored. Never NULL (a static string).
  * Thread-safe. */
 MINLSH_API const char *minlsh_simd_kernel_name(void);
 
@@ -285,9 +287,11 @@ MINLSH_API int minlsh_shingle_stream_new(minlsh_shingle_stream **out,
 MINLSH_API void minlsh_shingle_stream_free(minlsh_shingle_stream *stream);
 /* Errors: MINLSH_E_NULL (data NULL with len > 0), MINLSH_E_NOMEM,
  * MINLSH_E_TOOBIG (the document passed max_document_bytes: the stream keeps
- * refusing until reset; nothing else is affected). After MINLSH_E_NOMEM the
- * stream is unusable until reset: feed keeps returning MINLSH_E_NOMEM and
- * finish returns MINLSH_E_STATE and resets it. */
+ * refusing until reset; nothing else is affected). A chunk of at most
+ * 16 KiB is all or nothing: after MINLSH_E_NOMEM the stream is unchanged and
+ * the feed may be retried. A longer chunk may run out of memory part-way;
+ * then the stream is unusable until reset: feed keeps returning
+ * MINLSH_E_NOMEM and finish returns MINLSH_E_STATE and resets it. */
 MINLSH_API int minlsh_shingle_stream_feed(minlsh_shingle_stream *stream,
                                           const void *data, size_t len);
 /* End the document: write its set (replacing set's content; set may be NULL)
@@ -414,7 +418,7 @@ MINLSH_API uint64_t minlsh_sigmatrix_config_id(const minlsh_sigmatrix *matrix);
 /* Append one signature (k values); its position is written to *pos_out
  * (may be NULL). On error the matrix is unchanged.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k_sig != k), MINLSH_E_NOMEM,
- * MINLSH_E_TOOBIG. */
+ * MINLSH_E_TOOBIG, MINLSH_E_STATE (a mapped matrix is read-only). */
 MINLSH_API int minlsh_sigmatrix_append(minlsh_sigmatrix *matrix,
                                        const uint32_t *sig, size_t k_sig,
                                        uint64_t *pos_out);
@@ -437,7 +441,7 @@ MINLSH_API int minlsh_sigmatrix_estimate(double *out,
  * by default) kept with the matrix and saved and loaded with it, e.g. the
  * names of the documents or how they were shingled. set copies it.
  * Errors: MINLSH_E_NULL (data NULL with len > 0), MINLSH_E_TOOBIG,
- * MINLSH_E_NOMEM (the old metadata is kept). */
+ * MINLSH_E_NOMEM (the old metadata is kept), MINLSH_E_STATE (mapped). */
 MINLSH_API int minlsh_sigmatrix_set_metadata(minlsh_sigmatrix *matrix,
                                              const void *data, size_t len);
 /* Copy the metadata out. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE. */
@@ -471,6 +475,19 @@ MINLSH_API int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out,
                                             const minlsh_family *family,
                                             uint64_t config_id,
                                             const minlsh_allocator *alloc);
+/* Open a saved matrix as a read-only memory mapping instead of reading it
+ * into memory: the signatures stay in the file's pages (shared with the page
+ * cache and other processes). Validated exactly like minlsh_sigmatrix_load,
+ * checksums included (so the file is read once). The matrix is read-only:
+ * append and set_metadata return MINLSH_E_STATE; everything else works as
+ * usual, and free unmaps. The file must not be truncated or rewritten in
+ * place while mapped; minlsh's own saves replace a file by rename, which is
+ * safe (the mapping keeps the old content). The allocator is used for the
+ * handle only. Errors: as minlsh_sigmatrix_load. */
+MINLSH_API int minlsh_sigmatrix_map(minlsh_sigmatrix **out, const char *path,
+                                    const minlsh_family *family,
+                                    uint64_t config_id,
+                                    const minlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
 /* LSH parameter planning                                                   */
@@ -529,7 +546,8 @@ MINLSH_API int minlsh_plan_threshold(double *out, uint32_t bands,
 
 /* The b 64-bit band keys of a signature: key j = SipHash-2-4 with key
  * LE64(j) || LE64(0x646e616268736c6d), i.e. the ASCII bytes "mlshband", over the
- * r values sig[j*r .. j*r+r-1] as little-endian 32-bit words (docs/lsh.md).
+ * r values sig[j*r .. j*r+r-1] as little-endian 32-bit words (docs/format.md,
+ * "Band keys", has the bytes and worked examples).
  * Two documents are LSH candidates iff they share (j, key j) for some j.
  * keys needs b entries.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (b or r 0, b*r > k),
@@ -568,6 +586,17 @@ MINLSH_API uint64_t minlsh_index_config_id(const minlsh_index *index);
  * MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2 documents). */
 MINLSH_API int minlsh_index_insert(minlsh_index *index, uint64_t id,
                                    const uint32_t *sig, size_t k_sig);
+/* Insert n documents: ids[i] with the k values sigs[i*k .. i*k+k-1]. The
+ * same as n calls of minlsh_index_insert in order, but faster on large
+ * indexes: the band keys and table lookups of the next few documents are
+ * started while one is inserted, so their cache misses overlap. Stops at the
+ * first document that fails, which is not inserted (those before it are);
+ * *n_done (may be NULL) receives how many were inserted.
+ * Errors: as minlsh_index_insert (MINLSH_E_EXISTS also for an id repeated
+ * within the batch). */
+MINLSH_API int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids,
+                                        const uint32_t *sigs, size_t n,
+                                        size_t k_sig, size_t *n_done);
 /* Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND. */
 MINLSH_API int minlsh_index_remove(minlsh_index *index, uint64_t id);
 /* 1 if present, 0 if not, MINLSH_E_NULL. */
@@ -592,6 +621,42 @@ MINLSH_API int minlsh_index_query(const minlsh_index *index, const uint32_t *sig
                                   double *similarity, size_t cap,
                                   size_t *n_out);
 
+/* Query n signatures at once (sigs[i*k .. i*k+k-1]); the results are
+ * those of n calls of minlsh_index_query, pipelined as in
+ * minlsh_index_insert_many. Query i's candidates are ids[offsets[i] ..
+ * offsets[i+1]) (with their estimates at the same places of similarity, which
+ * may be NULL); offsets needs n + 1 entries and is always filled; *n_out is
+ * the total. If cap is short: MINLSH_E_BUFSIZE with the total needed in
+ * *n_out (ids and similarity then unspecified).
+ * Errors: MINLSH_E_NULL (index, offsets, sigs with n > 0, ids with cap > 0),
+ * MINLSH_E_PARAM, MINLSH_E_NOMEM, MINLSH_E_BUFSIZE. Thread-safe for
+ * concurrent readers, like minlsh_index_query. */
+MINLSH_API int minlsh_index_query_many(const minlsh_index *index,
+                                       const uint32_t *sigs, size_t n,
+                                       size_t k_sig, uint64_t *ids,
+                                       double *similarity, size_t cap,
+                                       size_t *offsets, size_t *n_out);
+
+/* minlsh_index_query with a bound on the work, for indexes with hot
+ * buckets (many distinct documents sharing a band). Bands are searched in
+ * order 0, 1, ...; the search stops before the first band whose bucket
+ * would bring the number of bucket members collected so far (a document
+ * found in several bands counts in each) above max_members, and leaves that
+ * band out whole. The result is then exactly the candidates that share one of
+ * the bands searched, ascending, and still independent of insertion order.
+ * *bands_searched (required, so a cut is never silent) receives how many
+ * bands that was: the index's b when the answer is complete, fewer when the
+ * limit cut it short (0: even band 0 alone was over the limit). max_members
+ * 0 means no limit: the same result as minlsh_index_query.
+ * Errors: as minlsh_index_query; MINLSH_E_NULL also for bands_searched.
+ * Thread-safe for concurrent readers, like minlsh_index_query. */
+MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
+                                          const uint32_t *sig, size_t k_sig,
+                                          uint64_t max_members, uint64_t *ids,
+                                          double *similarity, size_t cap,
+                                          size_t *n_out,
+                                          uint32_t *bands_searched);
+
 /* A list of id pairs (a < b) with their estimated similarity, sorted by
  * (a, b). */
 typedef struct minlsh_pairs minlsh_pairs;
@@ -603,6 +668,27 @@ typedef struct minlsh_pairs minlsh_pairs;
  * MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_index_pairs(const minlsh_index *index,
                                   double min_similarity, minlsh_pairs **out);
+/* Batch deduplication without an index: the pairs of columns of a matrix
+ * (ids are positions 0..n-1) that share a band of b bands of r rows, with
+ * estimated Jaccard >= min_similarity. Exactly the pairs minlsh_index_pairs
+ * gives for an index holding column i under id i, found by sorting instead
+ * (identical signatures are grouped first, then per band the (band key,
+ * group) list is radix-sorted and runs of equal keys give the pairs):
+ * O(n log n) memory traffic in sequential passes, however hot a bucket.
+ * The output itself is not bounded: n identical documents have
+ * n(n-1)/2 pairs. max_pairs (0: no limit) bounds it: if the result would
+ * hold more pairs, nothing is built and MINLSH_E_TOOBIG is returned (use
+ * minlsh_clusters_from_matrix, which is linear, for such data). The result
+ * uses alloc (NULL: malloc/free).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (bands or rows 0, b*r > k,
+ * min_similarity outside [0, 1], allocator), MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG (more than max_pairs pairs, or more than 2^32 - 2
+ * columns). Thread-safe (reads the matrix). */
+MINLSH_API int minlsh_pairs_from_matrix(minlsh_pairs **out,
+                                        const minlsh_sigmatrix *matrix,
+                                        uint32_t bands, uint32_t rows,
+                                        double min_similarity, uint64_t max_pairs,
+                                        const minlsh_allocator *alloc);
 MINLSH_API void minlsh_pairs_free(minlsh_pairs *pairs);
 /* 0 for NULL. */
 MINLSH_API size_t minlsh_pairs_count(const minlsh_pairs *pairs);
@@ -629,6 +715,20 @@ MINLSH_API int minlsh_clusters_from_edges(minlsh_clusters **out,
                                           const uint64_t *a, const uint64_t *b,
                                           size_t n,
                                           const minlsh_allocator *alloc);
+/* Clusters of the pairs minlsh_pairs_from_matrix(matrix, bands, rows,
+ * min_similarity) gives (ids are positions), without listing them:
+ * identical signatures are one node of the union-find, and each run of
+ * equal band keys is joined in a chain (min_similarity 0) or compared pair
+ * by pair only until it is one component. Linear in n for identical or
+ * near-identical documents, however many.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (as minlsh_pairs_from_matrix),
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2 columns).
+ * Thread-safe (reads the matrix). */
+MINLSH_API int minlsh_clusters_from_matrix(minlsh_clusters **out,
+                                           const minlsh_sigmatrix *matrix,
+                                           uint32_t bands, uint32_t rows,
+                                           double min_similarity,
+                                           const minlsh_allocator *alloc);
 MINLSH_API void minlsh_clusters_free(minlsh_clusters *clusters);
 /* Number of groups; 0 for NULL. */
 MINLSH_API size_t minlsh_clusters_count(const minlsh_clusters *clusters);
@@ -644,6 +744,22 @@ MINLSH_API int minlsh_index_set_metadata(minlsh_index *index, const void *data,
                                          size_t len);
 MINLSH_API int minlsh_index_metadata(const minlsh_index *index, void *buf,
                                      size_t cap, size_t *n_out);
+
+/* Merge a shard: every document of src is inserted into dst with its id
+ * plus id_offset, so shards built independently (in parallel, on other
+ * machines) can be combined into one index that answers exactly like an
+ * index built in one piece. All or nothing: on any error dst is unchanged.
+ * Errors: MINLSH_E_NULL, MINLSH_E_MISMATCH (k, seed, config id, bands or
+ * rows differ), MINLSH_E_EXISTS (an id, after the offset, is already in
+ * dst), MINLSH_E_TOOBIG (an id + id_offset overflows 64 bits, or too many
+ * documents), MINLSH_E_NOMEM, MINLSH_E_PARAM (dst and src are the same
+ * handle). src is only read. dst's metadata is kept; src's is not merged.
+ * Checks come first (parameters, then every shifted id, ascending), so
+ * MINLSH_E_NOMEM is the only error that can arise once inserting began, and
+ * then what was inserted is removed again. Needs exclusive access to dst;
+ * src may be read concurrently by others. */
+MINLSH_API int minlsh_index_merge(minlsh_index *dst, const minlsh_index *src,
+                                  uint64_t id_offset);
 
 /* Save and load as for the matrix (atomic save, validated load; family NULL
  * on load accepts any parameters). b and r come from the file: they describe

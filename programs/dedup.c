@@ -86,8 +86,7 @@ typedef struct dedup {
     size_t n_reps, cap_reps;
     size_t n_signed; /* representatives handed over with their signature */
     uint32_t k;
-    uint32_t *sigs; /* group g: sigs[g * k ..] */
-    size_t sigs_cap;
+    minlsh_sigmatrix *sigs; /* column g: the signature of group g */
     size_t *members, *member_off; /* group g: members[member_off[g] ..] */
 } dedup;
 
@@ -185,6 +184,7 @@ static int dedup_on_doc(void *ctx, const doc_view *d) {
     size_t g = D->n_signed++;
     dedup_doc *doc = &D->docs[D->reps[g]];
     void *v;
+    int rc;
     if (D->o->verify == VERIFY_EXACT) {
         v = D->arena;
         xgrow(&v, &D->arena_cap, D->arena_n + d->set_n, sizeof *D->arena);
@@ -194,10 +194,8 @@ static int dedup_on_doc(void *ctx, const doc_view *d) {
         doc->set_n = d->set_n;
         D->arena_n += d->set_n;
     }
-    v = D->sigs;
-    xgrow(&v, &D->sigs_cap, (g + 1) * D->k, sizeof *D->sigs);
-    D->sigs = v;
-    memcpy(D->sigs + g * D->k, d->sig, D->k * sizeof *d->sig);
+    if ((rc = minlsh_sigmatrix_append(D->sigs, d->sig, D->k, NULL)) != 0)
+        cli_die_lib("signatures", rc);
     return 0;
 }
 
@@ -240,6 +238,9 @@ static int verify_range(void *ctx, unsigned worker, size_t begin, size_t end) {
         candidate *cd = &c->cand[i];
         int rc = minlsh_pairs_get(c->pairs, i, &cd->a, &cd->b, &cd->estimate);
         if (rc != 0) return rc;
+        /* Matrix positions to document numbers. */
+        cd->a = c->D->reps[cd->a];
+        cd->b = c->D->reps[cd->b];
         cd->similarity = cd->estimate;
         if (c->exact) {
             const dedup_doc *x = &c->D->docs[cd->a], *y = &c->D->docs[cd->b];
@@ -253,22 +254,19 @@ static int verify_range(void *ctx, unsigned worker, size_t begin, size_t end) {
 }
 
 /* Band the representatives and verify the candidates. Returns the candidate
- * array (count in *n_cand). */
-static candidate *find_candidates(dedup *D, const minlsh_family *family,
-                                  uint64_t config_id, uint32_t bands,
-                                  uint32_t rows, work_pool *pool, size_t *n_cand) {
+ * array (count in *n_cand). The candidates come from the sort-based path
+ * over the matrix of representatives (the same pairs as a band index would
+ * give, in sequential passes); its positions are mapped back to document
+ * numbers, which keeps the order since reps[] ascends. */
+static candidate *find_candidates(dedup *D, uint32_t bands, uint32_t rows, work_pool *pool,
+                                  size_t *n_cand) {
     verify_ctx vc;
-    minlsh_index *index = NULL;
     minlsh_pairs *pairs = NULL;
     candidate *cand;
-    size_t i, n;
+    size_t n;
     int rc;
-    if ((rc = minlsh_index_new(&index, family, config_id, bands, rows, NULL)) != 0)
-        cli_die_lib("index", rc);
-    for (i = 0; i < D->n_reps; i++)
-        if ((rc = minlsh_index_insert(index, D->reps[i], D->sigs + i * D->k, D->k)) != 0)
-            cli_die_lib("index", rc);
-    if ((rc = minlsh_index_pairs(index, 0.0, &pairs)) != 0) cli_die_lib("candidate pairs", rc);
+    if ((rc = minlsh_pairs_from_matrix(&pairs, D->sigs, bands, rows, 0.0, 0, NULL)) != 0)
+        cli_die_lib("candidate pairs", rc);
     n = minlsh_pairs_count(pairs);
     cand = xcalloc(n ? n : 1, sizeof *cand);
     vc.D = D;
@@ -279,7 +277,6 @@ static candidate *find_candidates(dedup *D, const minlsh_family *family,
     if ((rc = work_pool_run(pool, n, 256, verify_range, &vc)) != 0)
         cli_die_lib("verification", rc);
     minlsh_pairs_free(pairs);
-    minlsh_index_free(index);
     *n_cand = n;
     return cand;
 }
@@ -434,7 +431,7 @@ static void dedup_free(dedup *D) {
     free(D->arena);
     free(D->fps);
     free(D->reps);
-    free(D->sigs);
+    minlsh_sigmatrix_free(D->sigs);
     free(D->members);
     free(D->member_off);
 }
@@ -458,6 +455,8 @@ int cmd_dedup(cli_opts *o) {
         return rc;
     sh = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, &config_id);
     family = cli_family_new(o->num_perm, o->seed);
+    if ((rc = minlsh_sigmatrix_new(&D.sigs, family, config_id, NULL)) != 0)
+        cli_die_lib("signatures", rc);
     memset(&cfg, 0, sizeof cfg);
     cfg.o = o;
     cfg.shingler = sh;
@@ -468,7 +467,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.ctx = &D;
     pipeline_run_paths(&cfg, o->args, o->n_args, "dedup:", &ri.st);
     build_groups(&D);
-    cand = find_candidates(&D, family, config_id, ri.bands, ri.rows, cfg.pool, &n_cand);
+    cand = find_candidates(&D, ri.bands, ri.rows, cfg.pool, &n_cand);
     report(&D, &ri, cand, n_cand);
     free(cand);
     dedup_free(&D);

@@ -9,6 +9,7 @@
 #include "testlib.h"
 
 #include "common/common.h" /* minlsh__sum64, to craft inconsistent files */
+#include "lsh/lsh.h"       /* band-key implementations, table internals */
 
 #include <time.h>
 
@@ -1477,6 +1478,517 @@ static void test_ids(void) {
     minlsh_family_free(fam);
 }
 
+/* ---- the speed work: SIMD band keys, batches, limits, the matrix path ------- */
+
+/* Every band-key implementation this CPU and build have gives the bits of
+ * the scalar specification, for every (b, r) shape of k = 64 and a few
+ * long ones. */
+static void test_band_key_kernels(void) {
+    uint32_t sig[1024];
+    uint64_t want[1024], got[1024], st = 5;
+    size_t i;
+    int level, tried = 0;
+    for (i = 0; i < 1024; i++) sig[i] = (uint32_t)tl_rand(&st);
+    for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+        minlsh__lsh_band_keys_fn fn = minlsh__lsh_band_keys_for_level(level);
+        uint32_t b, r;
+        if (fn == NULL) continue;
+        tried++;
+        for (r = 1; r <= 64; r++)
+            for (b = 1; b * r <= 64; b++) {
+                minlsh__lsh_band_keys_portable(sig, b, r, want);
+                memset(got, 0, sizeof got);
+                fn(sig, b, r, got);
+                EXPECT_MSG(memcmp(got, want, b * sizeof *got) == 0, "level %d b=%u r=%u", level,
+                           (unsigned)b, (unsigned)r);
+                EXPECT_EQ_U64(got[b], 0); /* nothing written past b */
+            }
+        {
+            static const uint32_t shapes[][2] = {{9, 13}, {20, 5}, {1024, 1}, {17, 60}, {3, 341}};
+            size_t si;
+            for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                minlsh__lsh_band_keys_portable(sig, shapes[si][0], shapes[si][1], want);
+                fn(sig, shapes[si][0], shapes[si][1], got);
+                EXPECT(memcmp(got, want, shapes[si][0] * sizeof *got) == 0);
+            }
+        }
+    }
+    EXPECT(tried >= 1);
+    printf("  band-key kernels checked: %d (CPU level %s)\n", tried,
+           minlsh__simd_level_name(minlsh__cpu_simd_level()));
+}
+
+/* The ordered table keeps its invariants through growth, inserts at every
+ * kind of place and deletions (checked against a plain list). */
+static void test_ordered_table(void) {
+    minlsh_allocator al;
+    minlsh__lsh_table t;
+    uint32_t *tags = (uint32_t *)malloc(20000 * sizeof *tags);
+    size_t n = 0, i, step;
+    uint64_t st = 77;
+    EXPECT_OK(minlsh__alloc_setup(&al, NULL));
+    memset(&t, 0, sizeof t);
+    for (step = 0; step < 60000; step++) {
+        int del = n > 0 && tl_rand(&st) % 3 == 0;
+        if (del) {
+            /* Delete a random present tag. */
+            size_t which = (size_t)(tl_rand(&st) % n), p;
+            uint32_t tag = tags[which];
+            p = minlsh__tab_seek(&t, tag);
+            while (t.e[p].val != (uint32_t)which && t.e[p].tag == tag) p++;
+            EXPECT(t.e[p].tag == tag && t.e[p].val == (uint32_t)which);
+            minlsh__tab_delete_at(&t, p);
+            /* Keep values = index in tags: move the last one into the hole. */
+            if (which != n - 1) {
+                uint32_t lt = tags[n - 1];
+                p = minlsh__tab_seek(&t, lt);
+                while (t.e[p].val != (uint32_t)(n - 1)) p++;
+                t.e[p].val = (uint32_t)which;
+                tags[which] = lt;
+            }
+            n--;
+        } else if (n < 20000) {
+            minlsh__lsh_entry x;
+            size_t p;
+            /* Clustered tags too: many equal and neighbouring ones. */
+            uint32_t tag = tl_rand(&st) % 4 == 0 ? (uint32_t)(tl_rand(&st) % 64) << 26
+                                                 : (uint32_t)tl_rand(&st);
+            EXPECT_OK(minlsh__tab_reserve(&al, &t, 1));
+            p = minlsh__tab_seek(&t, tag);
+            x.tag = tag;
+            x.val = (uint32_t)n;
+            minlsh__tab_insert_at(&t, p, x);
+            tags[n++] = tag;
+        }
+        if (step % 5000 == 4999 || step == 59999) {
+            size_t used = 0, last = 0;
+            int sorted = 1, homes = 1;
+            uint32_t prev = 0;
+            for (i = 0; i < t.len; i++) {
+                if (t.e[i].val == MINLSH__LSH_NIL) continue;
+                used++;
+                if (used > 1 && t.e[i].tag < prev) sorted = 0;
+                if (minlsh__tab_home(&t, t.e[i].tag) > i) homes = 0;
+                /* no empty entry between home and position */
+                if (minlsh__tab_home(&t, t.e[i].tag) < i && t.e[i - 1].val == MINLSH__LSH_NIL)
+                    homes = 0;
+                prev = t.e[i].tag;
+                last = i;
+            }
+            EXPECT(used == n && t.used == n && sorted && homes);
+            EXPECT(t.e[t.len - 1].val == MINLSH__LSH_NIL && last < t.len - 1);
+            EXPECT((double)t.used <= 0.875 * (double)t.cap + 1);
+            /* Every tag is found from its home. */
+            for (i = 0; i < n; i++) {
+                size_t p = minlsh__tab_seek(&t, tags[i]);
+                while (t.e[p].val != MINLSH__LSH_NIL && t.e[p].tag == tags[i] &&
+                       t.e[p].val != (uint32_t)i)
+                    p++;
+                if (t.e[p].val != (uint32_t)i) {
+                    TL_FAIL("tag %zu not found", i);
+                    break;
+                }
+            }
+        }
+    }
+    /* Grown by 5/4: the load stays at 0.7 or more once the table is large. */
+    EXPECT(t.cap > 1000 && (double)t.used >= 0.5 * (double)t.cap);
+    minlsh__tab_free(&al, &t);
+    free(tags);
+}
+
+/* insert_many / query_many give what the single calls give. */
+static void test_many(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    model m;
+    minlsh_index *one = NULL, *many = NULL;
+    uint64_t *ids, *got, *want;
+    double *gs, *ws;
+    size_t *off, i, done = 99, total = 0, n;
+    model_init(&m, 600, MK, MB, MR);
+    model_generate(&m, 31, 20, 5);
+    /* Identical signatures too. */
+    for (i = 100; i < 160; i++) memcpy(m.sig + i * MK, m.sig + 99 * MK, MK * 4);
+    model_finish(&m);
+    ids = (uint64_t *)malloc(m.n * sizeof *ids);
+    for (i = 0; i < m.n; i++) ids[i] = m.id[i];
+    one = build(fam, &m, NULL, NULL);
+    EXPECT_OK(minlsh_index_new(&many, fam, 77, MB, MR, NULL));
+    EXPECT_OK(minlsh_index_insert_many(many, ids, m.sig, 300, MK, &done));
+    EXPECT_EQ_INT(done, 300);
+    EXPECT_OK(minlsh_index_insert_many(many, ids + 300, m.sig + 300 * MK, m.n - 300, MK, NULL));
+    EXPECT(check_queries(many, &m));
+    {
+        size_t la, lb;
+        uint8_t *a = save_bytes(one, &la), *b = save_bytes(many, &lb);
+        EXPECT(la == lb && memcmp(a, b, la) == 0);
+        free(a);
+        free(b);
+    }
+    /* A failure in the middle: those before it are in, it and those after
+     * are not. */
+    {
+        minlsh_index *ix = NULL;
+        uint64_t dup[5];
+        memcpy(dup, ids, sizeof dup);
+        dup[3] = dup[1];
+        EXPECT_OK(minlsh_index_new(&ix, fam, 77, MB, MR, NULL));
+        EXPECT_ERR(minlsh_index_insert_many(ix, dup, m.sig, 5, MK, &done), MINLSH_E_EXISTS);
+        EXPECT_EQ_INT(done, 3);
+        EXPECT_EQ_U64(minlsh_index_count(ix), 3);
+        EXPECT_EQ_INT(minlsh_index_contains(ix, dup[4]), 0);
+        EXPECT_ERR(minlsh_index_insert_many(ix, dup, m.sig, 5, MK + 1, &done), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_index_insert_many(NULL, dup, m.sig, 5, MK, &done), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_insert_many(ix, NULL, m.sig, 5, MK, &done), MINLSH_E_NULL);
+        EXPECT_OK(minlsh_index_insert_many(ix, NULL, NULL, 0, MK, &done));
+        EXPECT_EQ_INT(done, 0);
+        minlsh_index_free(ix);
+    }
+    /* query_many against one query at a time. */
+    got = (uint64_t *)malloc(m.n * m.n * sizeof *got / 4 + 1);
+    want = (uint64_t *)malloc((m.n + 1) * sizeof *want);
+    gs = (double *)malloc(m.n * m.n * sizeof *gs / 4 + 1);
+    ws = (double *)malloc((m.n + 1) * sizeof *ws);
+    off = (size_t *)malloc((m.n + 1) * sizeof *off);
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, m.n, MK, NULL, NULL, 0, off, &total),
+               MINLSH_E_BUFSIZE);
+    EXPECT(total > m.n && total < m.n * m.n / 4);
+    EXPECT_OK(minlsh_index_query_many(many, m.sig, m.n, MK, got, gs, total, off, &n));
+    EXPECT_EQ_INT(n, total);
+    EXPECT_EQ_INT(off[0], 0);
+    EXPECT_EQ_INT(off[m.n], total);
+    for (i = 0; i < m.n; i++) {
+        size_t nw = 0;
+        EXPECT_OK(minlsh_index_query(many, m.sig + i * MK, MK, want, ws, m.n + 1, &nw));
+        if (off[i + 1] - off[i] != nw || memcmp(got + off[i], want, nw * 8) != 0 ||
+            memcmp(gs + off[i], ws, nw * sizeof *ws) != 0) {
+            TL_FAIL("query_many result %zu differs", i);
+            break;
+        }
+    }
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, m.n, MK, got, NULL, total - 1, off, &n),
+               MINLSH_E_BUFSIZE);
+    EXPECT_EQ_INT(n, total);
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, 2, MK, got, NULL, 10, NULL, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, 2, MK - 1, got, NULL, 10, off, &n),
+               MINLSH_E_PARAM);
+    EXPECT_OK(minlsh_index_query_many(many, NULL, 0, MK, NULL, NULL, 0, off, &n));
+    EXPECT(n == 0 && off[0] == 0);
+    free(got);
+    free(want);
+    free(gs);
+    free(ws);
+    free(off);
+    free(ids);
+    minlsh_index_free(one);
+    minlsh_index_free(many);
+    model_free(&m);
+    minlsh_family_free(fam);
+}
+
+/* The bounded query: whole bands only, in order, independent of insertion
+ * order, and never silent. */
+static void test_query_limited(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    model m;
+    minlsh_index *a, *b;
+    size_t *ord = (size_t *)malloc(400 * sizeof *ord), n, na, nb;
+    uint64_t ga[400], gb[400], full[400];
+    double sa[400], sb[400];
+    uint32_t done = 99, da, db;
+    uint64_t limit;
+    model_init(&m, 400, MK, MB, MR);
+    model_generate(&m, 41, 3, 4); /* few families: hot buckets */
+    a = build(fam, &m, NULL, NULL);
+    shuffle(ord, m.n, 9);
+    b = build(fam, &m, ord, NULL);
+    EXPECT_ERR(minlsh_index_query_limited(a, m.sig + 50 * MK, MK, 10, ga, sa, 400, &n, NULL),
+               MINLSH_E_NULL);
+    /* No limit: the plain query, all bands searched. */
+    EXPECT_OK(minlsh_index_query(a, m.sig + 50 * MK, MK, full, NULL, 400, &n));
+    EXPECT_OK(minlsh_index_query_limited(a, m.sig + 50 * MK, MK, 0, ga, sa, 400, &na, &done));
+    EXPECT(na == n && done == MB && memcmp(ga, full, n * 8) == 0);
+    for (limit = 1; limit < 3000; limit = limit * 3 / 2 + 1) {
+        size_t d;
+        EXPECT_OK(minlsh_index_query_limited(a, m.sig + 50 * MK, MK, limit, ga, sa, 400, &na, &da));
+        EXPECT_OK(minlsh_index_query_limited(b, m.sig + 50 * MK, MK, limit, gb, sb, 400, &nb, &db));
+        /* The same answer whatever the insertion order. */
+        EXPECT(na == nb && da == db && memcmp(ga, gb, na * 8) == 0 &&
+               memcmp(sa, sb, na * sizeof *sa) == 0);
+        /* Exactly the documents sharing one of bands 0..da-1. */
+        {
+            size_t nw = 0, x;
+            uint64_t want[400];
+            for (x = 0; x < m.n; x++) {
+                uint32_t j;
+                if (m.empty[x]) continue;
+                for (j = 0; j < da; j++)
+                    if (m.key[x * MB + j] == m.key[50 * MB + j]) break;
+                if (j < da) want[nw++] = m.id[x];
+            }
+            qsort(want, nw, sizeof *want, cmp_u64);
+            EXPECT(nw == na && memcmp(want, ga, na * 8) == 0);
+        }
+        /* The members counted stay within the limit. */
+        for (d = 0, n = 0; d < da; d++) {
+            size_t x;
+            for (x = 0; x < m.n; x++) n += !m.empty[x] && m.key[x * MB + d] == m.key[50 * MB + d];
+        }
+        EXPECT(n <= limit);
+        if (da == MB) EXPECT(na == minlsh_index_count(a) || na <= limit);
+    }
+    minlsh_index_free(a);
+    minlsh_index_free(b);
+    model_free(&m);
+    free(ord);
+    minlsh_family_free(fam);
+}
+
+/* A matrix holding the model's signatures in order. */
+static minlsh_sigmatrix *model_matrix(const minlsh_family *fam, const model *m) {
+    minlsh_sigmatrix *mx = NULL;
+    size_t i;
+    EXPECT_OK(minlsh_sigmatrix_new(&mx, fam, 0, NULL));
+    for (i = 0; i < m->n; i++) EXPECT_OK(minlsh_sigmatrix_append(mx, m->sig + i * m->k, m->k, NULL));
+    return mx;
+}
+
+/* An index holding column i under id i. */
+static minlsh_index *position_index(const minlsh_family *fam, const model *m) {
+    minlsh_index *ix = NULL;
+    size_t i;
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, m->b, m->r, NULL));
+    for (i = 0; i < m->n; i++) EXPECT_OK(minlsh_index_insert(ix, i, m->sig + i * m->k, m->k));
+    return ix;
+}
+
+static int same_pairs(const minlsh_pairs *x, const minlsh_pairs *y) {
+    size_t i;
+    if (minlsh_pairs_count(x) != minlsh_pairs_count(y)) {
+        TL_FAIL("pairs: %zu vs %zu", minlsh_pairs_count(x), minlsh_pairs_count(y));
+        return 0;
+    }
+    for (i = 0; i < minlsh_pairs_count(x); i++) {
+        uint64_t a1, b1, a2, b2;
+        double s1, s2;
+        EXPECT_OK(minlsh_pairs_get(x, i, &a1, &b1, &s1));
+        EXPECT_OK(minlsh_pairs_get(y, i, &a2, &b2, &s2));
+        if (a1 != a2 || b1 != b2 || s1 != s2) {
+            TL_FAIL("pair %zu: (%llu, %llu, %g) vs (%llu, %llu, %g)", i, (unsigned long long)a1,
+                    (unsigned long long)b1, s1, (unsigned long long)a2, (unsigned long long)b2, s2);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int same_clusters(const minlsh_clusters *x, const minlsh_clusters *y) {
+    size_t i, n1, n2;
+    static uint64_t m1[4000], m2[4000];
+    if (minlsh_clusters_count(x) != minlsh_clusters_count(y)) {
+        TL_FAIL("clusters: %zu vs %zu", minlsh_clusters_count(x), minlsh_clusters_count(y));
+        return 0;
+    }
+    for (i = 0; i < minlsh_clusters_count(x); i++) {
+        EXPECT_OK(minlsh_clusters_members(x, i, m1, 4000, &n1));
+        EXPECT_OK(minlsh_clusters_members(y, i, m2, 4000, &n2));
+        if (n1 != n2 || memcmp(m1, m2, n1 * 8) != 0) {
+            TL_FAIL("cluster %zu differs", i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The sort-based path finds exactly the index's pairs and clusters: random
+ * corpora with planted near-duplicates, identical and empty signatures,
+ * several (b, r). */
+static void test_matrix_equals_index(void) {
+    static const uint32_t shapes[][2] = {{8, 4}, {4, 8}, {16, 2}, {32, 1}, {3, 10}, {1, 32}};
+    static const double mins[] = {0.0, 0.3, 0.6, 1.0};
+    minlsh_family *fam = make_family(MK, 7);
+    size_t si, mi, total = 0;
+    for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        model m;
+        minlsh_sigmatrix *mx;
+        minlsh_index *ix;
+        size_t i;
+        model_init(&m, 700, MK, shapes[si][0], shapes[si][1]);
+        model_generate(&m, 100 + si, 25, 6);
+        /* Planted copies and near-copies. */
+        for (i = 0; i < 40; i++) memcpy(m.sig + (300 + i) * MK, m.sig + 299 * MK, MK * 4);
+        for (i = 0; i < 60; i++) {
+            uint64_t st = i;
+            memcpy(m.sig + (400 + i) * MK, m.sig + (500 + i % 7) * MK, MK * 4);
+            m.sig[(400 + i) * MK + tl_rand(&st) % MK] ^= 1;
+        }
+        model_finish(&m);
+        mx = model_matrix(fam, &m);
+        ix = position_index(fam, &m);
+        for (mi = 0; mi < sizeof mins / sizeof mins[0]; mi++) {
+            minlsh_pairs *pi = NULL, *pm = NULL;
+            minlsh_clusters *ci = NULL, *cm = NULL;
+            EXPECT_OK(minlsh_index_pairs(ix, mins[mi], &pi));
+            EXPECT_OK(minlsh_pairs_from_matrix(&pm, mx, shapes[si][0], shapes[si][1], mins[mi], 0,
+                                               NULL));
+            EXPECT(same_pairs(pi, pm));
+            total += minlsh_pairs_count(pm);
+            EXPECT_OK(minlsh_index_clusters(ix, mins[mi], &ci));
+            EXPECT_OK(minlsh_clusters_from_matrix(&cm, mx, shapes[si][0], shapes[si][1], mins[mi],
+                                                  NULL));
+            EXPECT(same_clusters(ci, cm));
+            /* max_pairs: exactly enough is fine, one fewer is TOOBIG. */
+            if (minlsh_pairs_count(pm) > 0) {
+                minlsh_pairs *p2 = NULL;
+                EXPECT_OK(minlsh_pairs_from_matrix(&p2, mx, shapes[si][0], shapes[si][1], mins[mi],
+                                                   minlsh_pairs_count(pm), NULL));
+                minlsh_pairs_free(p2);
+                p2 = (minlsh_pairs *)(uintptr_t)1;
+                EXPECT_ERR(minlsh_pairs_from_matrix(&p2, mx, shapes[si][0], shapes[si][1],
+                                                    mins[mi], minlsh_pairs_count(pm) - 1, NULL),
+                           MINLSH_E_TOOBIG);
+                EXPECT(p2 == NULL);
+            }
+            minlsh_pairs_free(pi);
+            minlsh_pairs_free(pm);
+            minlsh_clusters_free(ci);
+            minlsh_clusters_free(cm);
+        }
+        minlsh_sigmatrix_free(mx);
+        minlsh_index_free(ix);
+        model_free(&m);
+    }
+    EXPECT(total > 1000);
+    /* Arguments. */
+    {
+        minlsh_sigmatrix *mx = NULL;
+        minlsh_pairs *p = NULL;
+        minlsh_clusters *c = NULL;
+        minlsh_allocator bad = {NULL, NULL, NULL};
+        EXPECT_OK(minlsh_sigmatrix_new(&mx, fam, 0, NULL));
+        EXPECT_ERR(minlsh_pairs_from_matrix(NULL, mx, 8, 4, 0.0, 0, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_pairs_from_matrix(&p, NULL, 8, 4, 0.0, 0, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_pairs_from_matrix(&p, mx, 0, 4, 0.0, 0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_pairs_from_matrix(&p, mx, 9, 4, 0.0, 0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_pairs_from_matrix(&p, mx, 8, 4, 1.5, 0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_pairs_from_matrix(&p, mx, 8, 4, 0.0, 0, &bad), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_clusters_from_matrix(&c, mx, 8, 0, 0.0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_clusters_from_matrix(NULL, mx, 8, 4, 0.0, NULL), MINLSH_E_NULL);
+        /* An empty matrix has no pairs and no clusters. */
+        EXPECT_OK(minlsh_pairs_from_matrix(&p, mx, 8, 4, 0.0, 0, NULL));
+        EXPECT_EQ_INT(minlsh_pairs_count(p), 0);
+        EXPECT_OK(minlsh_clusters_from_matrix(&c, mx, 8, 4, 0.0, NULL));
+        EXPECT_EQ_INT(minlsh_clusters_count(c), 0);
+        minlsh_pairs_free(p);
+        minlsh_clusters_free(c);
+        minlsh_sigmatrix_free(mx);
+    }
+    minlsh_family_free(fam);
+}
+
+/* The matrix calls under allocation failure: NOMEM and nothing leaked,
+ * then the right answer. */
+static void test_matrix_nomem(void) {
+    fa_state fs = {0, 0, 0};
+    minlsh_allocator fa = {fa_alloc, fa_free, &fs};
+    minlsh_family *fam = make_family(MK, 7);
+    model m;
+    minlsh_sigmatrix *mx;
+    minlsh_pairs *ref = NULL, *p = NULL;
+    minlsh_clusters *cref = NULL, *c = NULL;
+    long nfail;
+    int rc;
+    model_init(&m, 300, MK, MB, MR);
+    model_generate(&m, 5, 10, 3);
+    mx = model_matrix(fam, &m);
+    EXPECT_OK(minlsh_pairs_from_matrix(&ref, mx, MB, MR, 0.4, 0, NULL));
+    EXPECT_OK(minlsh_clusters_from_matrix(&cref, mx, MB, MR, 0.4, NULL));
+    for (nfail = 1;; nfail++) {
+        fa_arm(&fs, nfail);
+        rc = minlsh_pairs_from_matrix(&p, mx, MB, MR, 0.4, 0, &fa);
+        fa_arm(&fs, 0);
+        if (rc == 0) break;
+        EXPECT(rc == MINLSH_E_NOMEM && p == NULL && fs.live == 0);
+        if (rc != MINLSH_E_NOMEM) break;
+    }
+    EXPECT(nfail > 3 && same_pairs(ref, p));
+    minlsh_pairs_free(p);
+    for (nfail = 1;; nfail++) {
+        fa_arm(&fs, nfail);
+        rc = minlsh_clusters_from_matrix(&c, mx, MB, MR, 0.4, &fa);
+        fa_arm(&fs, 0);
+        if (rc == 0) break;
+        EXPECT(rc == MINLSH_E_NOMEM && c == NULL && fs.live == 0);
+        if (rc != MINLSH_E_NOMEM) break;
+    }
+    EXPECT(nfail > 3 && same_clusters(cref, c));
+    minlsh_clusters_free(c);
+    EXPECT_EQ_INT(fs.live, 0);
+    minlsh_pairs_free(ref);
+    minlsh_clusters_free(cref);
+    minlsh_sigmatrix_free(mx);
+    model_free(&m);
+    minlsh_family_free(fam);
+}
+
+/* Hot buckets that must stay linear: 100,000 identical documents and
+ * 100,000 empty ones, through the index and the matrix path. */
+static void test_hot_linear(void) {
+    const size_t N = 100000;
+    minlsh_family *fam = make_family(64, 3);
+    minlsh_index *ix = NULL;
+    minlsh_sigmatrix *mx = NULL;
+    minlsh_clusters *c = NULL;
+    minlsh_pairs *p = NULL;
+    uint32_t sig[64], empty[64];
+    uint64_t st = 4, *ids = (uint64_t *)malloc(N * sizeof *ids);
+    double t0, t_ix, t_cm, t_pe;
+    size_t i, n;
+    uint32_t done;
+    for (i = 0; i < 64; i++) {
+        sig[i] = (uint32_t)tl_rand(&st);
+        empty[i] = MINLSH_EMPTY_VALUE;
+    }
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, 16, 4, NULL));
+    EXPECT_OK(minlsh_sigmatrix_new(&mx, fam, 0, NULL));
+    t0 = now_s();
+    for (i = 0; i < N; i++) {
+        EXPECT_OK(minlsh_index_insert(ix, i, sig, 64));
+        EXPECT_OK(minlsh_index_insert(ix, N + i, empty, 64));
+    }
+    /* A bounded query of the hot signature: band 0 alone is over the limit. */
+    EXPECT_OK(minlsh_index_query_limited(ix, sig, 64, 1000, ids, NULL, N, &n, &done));
+    EXPECT(n == 0 && done == 0);
+    EXPECT_OK(minlsh_index_query_limited(ix, sig, 64, N, ids, NULL, N, &n, &done));
+    EXPECT(n == N && done == 1); /* band 1 would count them again */
+    t_ix = now_s() - t0;
+    for (i = 0; i < N; i++) {
+        EXPECT_OK(minlsh_sigmatrix_append(mx, sig, 64, NULL));
+        EXPECT_OK(minlsh_sigmatrix_append(mx, empty, 64, NULL));
+    }
+    t0 = now_s();
+    EXPECT_OK(minlsh_clusters_from_matrix(&c, mx, 16, 4, 0.8, NULL));
+    t_cm = now_s() - t0;
+    EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
+    EXPECT_OK(minlsh_clusters_members(c, 0, ids, N, &n));
+    EXPECT(n == N && ids[0] == 0 && ids[N - 1] == 2 * (N - 1));
+    minlsh_clusters_free(c);
+    /* The pairs would be 5e9: refused up front, quickly, when bounded. */
+    t0 = now_s();
+    p = (minlsh_pairs *)(uintptr_t)1;
+    EXPECT_ERR(minlsh_pairs_from_matrix(&p, mx, 16, 4, 0.0, 100000000, NULL), MINLSH_E_TOOBIG);
+    t_pe = now_s() - t0;
+    EXPECT(p == NULL);
+    printf("  100,000 identical + 100,000 empty: index %.3f s, matrix clusters %.3f s, "
+           "bounded pairs refused in %.3f s\n",
+           t_ix, t_cm, t_pe);
+    EXPECT(t_ix < 20 && t_cm < 10 && t_pe < 10);
+    minlsh_index_free(ix);
+    minlsh_sigmatrix_free(mx);
+    minlsh_family_free(fam);
+    free(ids);
+}
+
 int main(void) {
     RUN(test_band_keys);
     RUN(test_basic);
@@ -1492,5 +2004,12 @@ int main(void) {
     RUN(test_nomem);
     RUN(test_hot_bucket);
     RUN(test_s_curve);
+    RUN(test_band_key_kernels);
+    RUN(test_ordered_table);
+    RUN(test_many);
+    RUN(test_query_limited);
+    RUN(test_matrix_equals_index);
+    RUN(test_matrix_nomem);
+    RUN(test_hot_linear);
     return TL_SUMMARY("test_index");
 }

@@ -2,13 +2,16 @@
  * Band keys, an interchange format (docs/lsh.md): key j is SipHash-2-4 with
  * the 16-byte key LE64(j) || "mlshband" over the r values
  * sig[j*r .. j*r+r-1], each as 4 little-endian bytes.
+ *
+ * All b messages of a signature have the same length, so the SIMD files
+ * (bandkey_avx2.c, bandkey_avx512.c) hash eight bands at once in lockstep;
+ * this file has the scalar specification and picks the implementation of
+ * the process's SIMD level (lib/common/cpu.c chooses it once). Every
+ * implementation gives the same bits.
  */
 #include "lsh.h"
 
 #include "shingle/shingle.h"
-
-/* "mlshband" read as a little-endian 64-bit integer: the second key word. */
-#define MINLSH__BAND_KEY_SALT UINT64_C(0x646e616268736c6d)
 
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) &&             \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -17,27 +20,74 @@
 #define MINLSH__LSH_NATIVE_LE 0
 #endif
 
+uint64_t minlsh__lsh_band_key(const uint32_t *sig, uint32_t j, uint32_t rows) {
+    const uint32_t *band = sig + (size_t)j * rows;
+#if MINLSH__LSH_NATIVE_LE
+    /* The values in memory already are the message bytes. */
+    return minlsh__siphash24_u64(j, MINLSH__BAND_KEY_SALT, band, (size_t)rows * 4);
+#else
+    minlsh__siphash s;
+    uint8_t buf[256];
+    uint32_t i = 0;
+    minlsh__siphash_init(&s, j, MINLSH__BAND_KEY_SALT, 0);
+    while (i < rows) {
+        size_t n = 0;
+        for (; i < rows && n < sizeof buf; i++, n += 4) minlsh__store32le(buf + n, band[i]);
+        minlsh__siphash_update(&s, buf, n);
+    }
+    return minlsh__siphash_final64(&s);
+#endif
+}
+
+void minlsh__lsh_band_keys_portable(const uint32_t *sig, uint32_t bands,
+                                    uint32_t rows, uint64_t *keys) {
+    uint32_t j;
+    for (j = 0; j < bands; j++) keys[j] = minlsh__lsh_band_key(sig, j, rows);
+}
+
+minlsh__lsh_band_keys_fn minlsh__lsh_band_keys_for_level(int level) {
+    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
+    switch (level) {
+    case MINLSH__SIMD_PORTABLE:
+        return minlsh__lsh_band_keys_portable;
+#if MINLSH__WITH_AVX2
+    case MINLSH__SIMD_AVX2:
+        return minlsh__lsh_band_keys_avx2;
+#endif
+#if MINLSH__WITH_AVX512
+    case MINLSH__SIMD_AVX512:
+        return minlsh__lsh_band_keys_avx512;
+#endif
+    default:
+        return NULL;
+    }
+}
+
 void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,
                            uint64_t *keys) {
-    uint32_t j;
-    for (j = 0; j < bands; j++) {
-        const uint32_t *band = sig + (size_t)j * rows;
-#if MINLSH__LSH_NATIVE_LE
-        /* The values in memory already are the message bytes. */
-        keys[j] = minlsh__siphash24_u64(j, MINLSH__BAND_KEY_SALT, band, (size_t)rows * 4);
-#else
-        minlsh__siphash s;
-        uint8_t buf[256];
-        uint32_t i = 0;
-        minlsh__siphash_init(&s, j, MINLSH__BAND_KEY_SALT, 0);
-        while (i < rows) {
-            size_t n = 0;
-            for (; i < rows && n < sizeof buf; i++, n += 4) minlsh__store32le(buf + n, band[i]);
-            minlsh__siphash_update(&s, buf, n);
+    /* minlsh__simd_level() is a compiled-in level the CPU has, chosen once;
+     * the switch is a handful of instructions beside eight SipHashes. */
+    switch (minlsh__simd_level()) {
+#if MINLSH__WITH_AVX512
+    case MINLSH__SIMD_AVX512:
+        if (bands > 2) {
+            minlsh__lsh_band_keys_avx512(sig, bands, rows, keys);
+            return;
         }
-        keys[j] = minlsh__siphash_final64(&s);
+        break;
 #endif
+#if MINLSH__WITH_AVX2
+    case MINLSH__SIMD_AVX2:
+        if (bands > 2) {
+            minlsh__lsh_band_keys_avx2(sig, bands, rows, keys);
+            return;
+        }
+        break;
+#endif
+    default:
+        break;
     }
+    minlsh__lsh_band_keys_portable(sig, bands, rows, keys);
 }
 
 int minlsh_band_keys(const uint32_t *sig, size_t k, uint32_t bands,
@@ -50,4 +100,28 @@ int minlsh_band_keys(const uint32_t *sig, size_t k, uint32_t bands,
     if (keys == NULL) return MINLSH_E_NULL;
     minlsh__lsh_band_keys(sig, bands, rows, keys);
     return 0;
+}
+
+/* NH-style: sum of products of value pairs offset by fixed odd constants,
+ * mod 2^64, then a bijective mix. Vectorises well; only used to put
+ * identical signatures together (collisions are settled by comparing). */
+uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
+    /* Four independent sums: four multiplies in flight. */
+    uint64_t acc[4] = {0, 0, 0, 0};
+    uint32_t i;
+    for (i = 0; i + 8 <= k; i += 8) {
+        uint32_t l;
+        for (l = 0; l < 4; l++) {
+            uint32_t x = sig[i + 2 * l] + (uint32_t)(UINT32_C(0x9E3779B9) * (i + 2 * l + 1));
+            uint32_t y = sig[i + 2 * l + 1] + (uint32_t)(UINT32_C(0x85EBCA77) * (i + 2 * l + 2));
+            acc[l] += (uint64_t)x * y;
+        }
+    }
+    for (; i + 1 < k; i += 2) {
+        uint32_t x = sig[i] + (uint32_t)(UINT32_C(0x9E3779B9) * (i + 1));
+        uint32_t y = sig[i + 1] + (uint32_t)(UINT32_C(0x85EBCA77) * (i + 2));
+        acc[0] += (uint64_t)x * y;
+    }
+    if (k & 1) acc[1] += (uint64_t)(sig[k - 1] + UINT32_C(0x632BE5AB)) * UINT32_C(0xC2B2AE3D);
+    return minlsh__mix64((acc[0] + acc[1] + acc[2] + acc[3]) ^ ((uint64_t)k << 32));
 }

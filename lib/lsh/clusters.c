@@ -3,12 +3,14 @@
  * halving and union by size. Groups of two or more, members ascending,
  * groups ordered by their smallest member.
  *
- * minlsh_index_clusters never materialises the pairs. With min_similarity
- * 0 every bucket is one clique, so chaining its members is enough: linear
- * however hot the bucket. Otherwise the members of a bucket are grouped by
- * identical signature (identical signatures estimate 1, so they are joined,
- * and they relate to everyone else alike), and only one representative per
- * distinct signature is compared pairwise, skipping pairs already joined.
+ * minlsh_index_clusters never materialises the pairs. The index already
+ * keeps identical signatures as one group (they estimate 1, so they are
+ * joined, and they relate to everyone else alike): union-find runs over
+ * groups, each weighing its member count. With min_similarity 0 every
+ * bucket is one clique, so chaining its groups is enough: linear however hot
+ * the bucket. Otherwise the groups of a bucket are compared pairwise,
+ * skipping pairs already joined and stopping once the bucket is one
+ * component.
  */
 #include "lsh.h"
 
@@ -53,10 +55,10 @@ uint32_t minlsh__lsh_uf_find(minlsh__lsh_uf *uf, uint32_t x) {
     return x;
 }
 
-void minlsh__lsh_uf_union(minlsh__lsh_uf *uf, uint32_t x, uint32_t y) {
+int minlsh__lsh_uf_union(minlsh__lsh_uf *uf, uint32_t x, uint32_t y) {
     x = minlsh__lsh_uf_find(uf, x);
     y = minlsh__lsh_uf_find(uf, y);
-    if (x == y) return;
+    if (x == y) return 0;
     if (uf->size[x] < uf->size[y]) {
         uint32_t t = x;
         x = y;
@@ -64,6 +66,7 @@ void minlsh__lsh_uf_union(minlsh__lsh_uf *uf, uint32_t x, uint32_t y) {
     }
     uf->parent[y] = x;
     uf->size[x] += uf->size[y];
+    return 1;
 }
 
 /* ---- the result handle -------------------------------------------------- */
@@ -72,9 +75,9 @@ void minlsh__lsh_uf_union(minlsh__lsh_uf *uf, uint32_t x, uint32_t y) {
  * ids[] ascending and label[i] the (root) label of node i, labels below
  * n_labels. Groups are numbered in order of first appearance, which is the
  * order of their smallest member; a counting pass then places members. */
-static int minlsh__clusters_build(minlsh_clusters **out, const minlsh_allocator *a,
-                                  const uint64_t *ids, const uint32_t *label,
-                                  size_t m, size_t n_labels) {
+int minlsh__lsh_clusters_build(minlsh_clusters **out, const minlsh_allocator *a,
+                               const uint64_t *ids, const uint32_t *label,
+                               size_t m, size_t n_labels) {
     minlsh_clusters *c;
     uint32_t *group = NULL;
     size_t *fill = NULL, i, g, ng = 0;
@@ -189,7 +192,7 @@ int minlsh_clusters_from_edges(minlsh_clusters **out, const uint64_t *a,
     }
     /* Every endpoint has an edge to another node: all are in groups. */
     for (i = 0; i < m; i++) label[i] = minlsh__lsh_uf_find(&uf, (uint32_t)i);
-    rc = minlsh__clusters_build(out, &al, u, label, m, m);
+    rc = minlsh__lsh_clusters_build(out, &al, u, label, m, m);
 done:
     minlsh__free(&al, label);
     minlsh__lsh_uf_free(&uf, &al);
@@ -199,64 +202,44 @@ done:
 
 /* ---- from an index ------------------------------------------------------ */
 
-/* A 64-bit digest of a whole signature, to group identical ones. */
-static uint64_t minlsh__sig_digest(const uint32_t *sig, uint32_t k) {
-    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ k;
-    uint32_t i;
-    for (i = 0; i + 1 < k; i += 2)
-        h = minlsh__mix64(h ^ ((uint64_t)sig[i] | ((uint64_t)sig[i + 1] << 32))) + i;
-    if (i < k) h = minlsh__mix64(h ^ sig[i]) + i;
-    return h;
-}
-
-typedef struct minlsh__lsh_member {
-    uint64_t digest;
-    uint32_t slot;
-} minlsh__lsh_member;
-
-static int minlsh__member_cmp(const void *x, const void *y) {
-    const minlsh__lsh_member *p = (const minlsh__lsh_member *)x;
-    const minlsh__lsh_member *q = (const minlsh__lsh_member *)y;
-    if (p->digest != q->digest) return p->digest < q->digest ? -1 : 1;
-    if (p->slot != q->slot) return p->slot < q->slot ? -1 : 1;
-    return 0;
-}
-
-/* Join the members of one bucket (m[0..n), sorted by digest) whose edges
- * pass min_similarity. reps is scratch for n slots. */
-static void minlsh__join_bucket(const minlsh_index *ix, minlsh__lsh_uf *uf,
-                                const minlsh__lsh_member *m, size_t n,
-                                uint32_t *reps, double min_similarity) {
-    size_t i, x, y, nr = 0, run = 0;
-    size_t bytes = (size_t)ix->k * sizeof(uint32_t);
-    for (i = 0; i < n; i++) {
-        if (i > 0 && m[i].digest == m[run].digest &&
-            memcmp(minlsh__lsh_sig(ix, m[i].slot), minlsh__lsh_sig(ix, m[run].slot),
-                   bytes) == 0) {
-            minlsh__lsh_uf_union(uf, m[run].slot, m[i].slot);
-            continue;
-        }
-        if (i == 0 || m[i].digest != m[run].digest) run = i;
-        reps[nr++] = m[i].slot; /* a new signature (or a digest collision) */
+/* Join the groups g[0..n) of one bucket whose pairs pass min_similarity,
+ * skipping pairs already in one component and stopping as soon as the
+ * whole bucket is one component, so a bucket of near-duplicates costs about
+ * n estimates, not n^2/2. roots is scratch for n values. */
+void minlsh__lsh_join_bucket(minlsh__lsh_uf *uf, const uint32_t *g, size_t n,
+                             uint64_t *roots, double min_similarity,
+                             minlsh__lsh_sig_of_fn sig_of, const void *ctx, uint32_t k) {
+    size_t x, y, distinct;
+    if (n < 2) return;
+    if (min_similarity <= 0.0) {
+        /* Every pair in a bucket is an edge: a chain joins them all. */
+        for (x = 1; x < n; x++) (void)minlsh__lsh_uf_union(uf, g[0], g[x]);
+        return;
     }
-    for (x = 0; x < nr; x++)
-        for (y = x + 1; y < nr; y++) {
+    for (x = 0; x < n; x++) roots[x] = minlsh__lsh_uf_find(uf, g[x]);
+    minlsh__lsh_sort_u64(roots, n);
+    distinct = minlsh__lsh_unique_u64(roots, n);
+    for (x = 0; x < n && distinct > 1; x++)
+        for (y = x + 1; y < n && distinct > 1; y++) {
             double est;
-            if (minlsh__lsh_uf_find(uf, reps[x]) == minlsh__lsh_uf_find(uf, reps[y])) continue;
-            (void)minlsh_signature_estimate(&est, minlsh__lsh_sig(ix, reps[x]),
-                                            minlsh__lsh_sig(ix, reps[y]), ix->k);
-            if (est >= min_similarity) minlsh__lsh_uf_union(uf, reps[x], reps[y]);
+            if (minlsh__lsh_uf_find(uf, g[x]) == minlsh__lsh_uf_find(uf, g[y])) continue;
+            est = minlsh__lsh_estimate(sig_of(ctx, g[x]), sig_of(ctx, g[y]), k);
+            /* Each join of two of the bucket's components leaves one fewer. */
+            if (est >= min_similarity && minlsh__lsh_uf_union(uf, g[x], g[y])) distinct--;
         }
+}
+
+static const uint32_t *minlsh__index_sig_of(const void *ctx, uint32_t g) {
+    return minlsh__lsh_gsig((const minlsh_index *)ctx, g);
 }
 
 int minlsh_index_clusters(const minlsh_index *index, double min_similarity,
                           minlsh_clusters **out) {
     const minlsh_allocator *a;
     minlsh__lsh_uf uf = {NULL, NULL};
-    minlsh__lsh_member *m = NULL;
-    uint32_t *reps = NULL, *label = NULL;
-    uint64_t *ids = NULL, *digest = NULL;
-    size_t m_cap = 0, r_cap = 0, ns, s, p, n, kept;
+    uint32_t *m = NULL, *label = NULL;
+    uint64_t *ids = NULL, *roots = NULL;
+    size_t m_cap = 0, r_cap = 0, ng, g, s, p, n, kept;
     uint32_t j;
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
@@ -264,74 +247,66 @@ int minlsh_index_clusters(const minlsh_index *index, double min_similarity,
     if (index == NULL) return MINLSH_E_NULL;
     if (!(min_similarity >= 0.0 && min_similarity <= 1.0)) return MINLSH_E_PARAM;
     a = &index->alloc;
-    ns = index->n_slots;
-    rc = minlsh__lsh_uf_init(&uf, a, ns);
+    ng = index->n_groups;
+    /* Union-find over groups, each weighing its member count: members of a
+     * group are one component already (identical signatures estimate 1). */
+    rc = minlsh__lsh_uf_init(&uf, a, ng);
     if (rc != 0) return rc;
-    if (min_similarity > 0.0) {
-        digest = (uint64_t *)minlsh__malloc(a, (ns > 0 ? ns : 1) * sizeof *digest);
-        if (digest == NULL) {
-            rc = MINLSH_E_NOMEM;
-            goto done;
-        }
-        for (s = 0; s < ns; s++)
-            if (index->state[s] == MINLSH__LSH_BUCKETED)
-                digest[s] = minlsh__sig_digest(minlsh__lsh_sig(index, s), index->k);
-    }
+    for (g = 0; g < ng; g++) uf.size[g] = minlsh__lsh_group_at(index, g)->count;
     for (j = 0; j < index->bands && rc == 0; j++) {
         const minlsh__lsh_table *t = &index->band[j];
-        for (p = 0; p < t->cap && rc == 0; p++) {
+        for (p = 0; p < t->len && rc == 0; p++) {
             uint32_t head = t->e[p].val, x;
-            if (head == MINLSH__LSH_NIL) continue;
-            x = minlsh__lsh_link_at(index, head, j)->next;
-            if (x == MINLSH__LSH_NIL) continue;
-            if (min_similarity <= 0.0) {
-                /* Every pair in a bucket is an edge: a chain joins them all. */
-                for (; x != MINLSH__LSH_NIL; x = minlsh__lsh_link_at(index, x, j)->next)
-                    minlsh__lsh_uf_union(&uf, head, x);
+            if (head == MINLSH__LSH_NIL || minlsh__lsh_gnext(index, head)[j] == MINLSH__LSH_NIL)
                 continue;
-            }
-            for (n = 0, x = head; x != MINLSH__LSH_NIL;
-                 x = minlsh__lsh_link_at(index, x, j)->next, n++) {
+            for (n = 0, x = head; x != MINLSH__LSH_NIL; x = minlsh__lsh_gnext(index, x)[j], n++) {
                 void *grown = m;
                 rc = minlsh__reserve(a, &grown, &m_cap, n, n + 1, sizeof *m);
-                m = (minlsh__lsh_member *)grown;
+                m = (uint32_t *)grown;
                 if (rc != 0) break;
-                m[n].digest = digest[x];
-                m[n].slot = x;
+                m[n] = x;
             }
             if (rc == 0) {
-                void *grown = reps;
-                rc = minlsh__reserve(a, &grown, &r_cap, 0, n, sizeof *reps);
-                reps = (uint32_t *)grown;
+                void *grown = roots;
+                rc = minlsh__reserve(a, &grown, &r_cap, 0, n, sizeof *roots);
+                roots = (uint64_t *)grown;
             }
             if (rc != 0) break;
-            qsort(m, n, sizeof *m, minlsh__member_cmp);
-            minlsh__join_bucket(index, &uf, m, n, reps, min_similarity);
+            minlsh__lsh_join_bucket(&uf, m, n, roots, min_similarity, minlsh__index_sig_of,
+                                    index, index->k);
         }
     }
     if (rc != 0) goto done;
-    /* The grouped documents (only bucketed ones can be), by ascending id,
-     * labelled by their root. */
-    for (s = 0, n = 0; s < ns; s++)
-        if (uf.size[minlsh__lsh_uf_find(&uf, (uint32_t)s)] >= 2) n++;
+    /* The grouped documents (never those of the empty signature), by
+     * ascending id, labelled by their root. */
+    for (s = 0, n = 0; s < index->n_slots; s++) {
+        uint32_t gs = minlsh__lsh_doc_at(index, s)->group;
+        if (gs != MINLSH__LSH_NIL && gs != index->empty_group &&
+            uf.size[minlsh__lsh_uf_find(&uf, gs)] >= 2)
+            n++;
+    }
     ids = (uint64_t *)minlsh__malloc(a, (n > 0 ? n : 1) * sizeof *ids);
     label = (uint32_t *)minlsh__malloc(a, (n > 0 ? n : 1) * sizeof *label);
     if (ids == NULL || label == NULL) {
         rc = MINLSH_E_NOMEM;
         goto done;
     }
-    for (s = 0, kept = 0; s < ns; s++)
-        if (uf.size[minlsh__lsh_uf_find(&uf, (uint32_t)s)] >= 2) ids[kept++] = index->ids[s];
+    for (s = 0, kept = 0; s < index->n_slots; s++) {
+        uint32_t gs = minlsh__lsh_doc_at(index, s)->group;
+        if (gs != MINLSH__LSH_NIL && gs != index->empty_group &&
+            uf.size[minlsh__lsh_uf_find(&uf, gs)] >= 2)
+            ids[kept++] = *minlsh__lsh_id_at(index, s);
+    }
     minlsh__lsh_sort_u64(ids, n);
     for (s = 0; s < n; s++)
-        label[s] = minlsh__lsh_uf_find(&uf, minlsh__lsh_find_id(index, ids[s]));
-    rc = minlsh__clusters_build(out, a, ids, label, n, ns);
+        label[s] = minlsh__lsh_uf_find(
+            &uf, minlsh__lsh_doc_at(index, minlsh__lsh_find_id(index, ids[s]))->group);
+    rc = minlsh__lsh_clusters_build(out, a, ids, label, n, ng);
 done:
     minlsh__free(a, m);
-    minlsh__free(a, reps);
+    minlsh__free(a, roots);
     minlsh__free(a, ids);
     minlsh__free(a, label);
-    minlsh__free(a, digest);
     minlsh__lsh_uf_free(&uf, a);
     return rc;
 }

@@ -1,241 +1,186 @@
 /*
- * The band index: documents, the id table, the per-band bucket tables, and
- * insert / remove / query / get. lsh.h describes the layout.
+ * The band index: documents, groups of identical signatures, the id table,
+ * the signature table, the per-band bucket tables, and insert / remove /
+ * query / get. lsh.h describes the layout.
  *
- * Every mutation first makes room (growing arrays and tables only copies
- * what is there, so a growth that succeeds leaves the index logically
+ * Every mutation first makes room (growing a table or a chunked array only
+ * moves what is there, so a growth that succeeds leaves the index logically
  * unchanged) and only then links the document in, a step that cannot fail.
+ *
+ * Speed: an insert of a new signature computes its b band keys (eight at
+ * once with SIMD), then prefetches the home entry of every table it will
+ * touch (id, signature, b bands) before looking at any of them, so the b+2
+ * cache misses of a large index overlap instead of queueing.
  */
 #include "lsh.h"
 
-/* ---- open-addressing tables --------------------------------------------- */
+#if defined(__GNUC__)
+#define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#else
+#define MINLSH__PREFETCH(p) ((void)(p))
+#define MINLSH__PREFETCH_W(p) ((void)(p))
+#endif
 
-#define MINLSH__TAB_MIN 16
-#define MINLSH__TAB_MAX UINT64_C(0x100000000) /* homes come from 32-bit tags */
+/* ---- hashing of ids ----------------------------------------------------- */
 
-MINLSH__INLINE size_t minlsh__tab_home(const minlsh__lsh_table *t, uint32_t tag) {
-    return (size_t)(tag >> t->shift);
-}
-
-static void minlsh__tab_put(minlsh__lsh_entry *e, size_t mask, unsigned shift,
-                            minlsh__lsh_entry x) {
-    size_t p = (size_t)(x.tag >> shift);
-    while (e[p].val != MINLSH__LSH_NIL) p = (p + 1) & mask;
-    e[p] = x;
-}
-
-static int minlsh__tab_grow(const minlsh_allocator *a, minlsh__lsh_table *t) {
-    minlsh__lsh_entry *e;
-    size_t ncap, i;
-    unsigned shift;
-    if (t->cap == 0) {
-        ncap = MINLSH__TAB_MIN;
-    } else {
-        if ((uint64_t)t->cap >= MINLSH__TAB_MAX ||
-            t->cap > SIZE_MAX / (2 * sizeof(minlsh__lsh_entry)))
-            return MINLSH_E_TOOBIG;
-        ncap = t->cap * 2;
-    }
-    e = (minlsh__lsh_entry *)minlsh__malloc(a, ncap * sizeof *e);
-    if (e == NULL) return MINLSH_E_NOMEM;
-    for (i = 0; i < ncap; i++) e[i].val = MINLSH__LSH_NIL;
-    for (shift = 32, i = ncap; i > 1; i >>= 1) shift--;
-    for (i = 0; i < t->cap; i++)
-        if (t->e[i].val != MINLSH__LSH_NIL) minlsh__tab_put(e, ncap - 1, shift, t->e[i]);
-    minlsh__free(a, t->e);
-    t->e = e;
-    t->cap = ncap;
-    t->shift = shift;
-    return 0;
-}
-
-/* Room for one more entry. Load stays at most 3/4; a table already at the
- * largest size may fill further (it always keeps an empty entry, since it
- * holds fewer than 2^32 - 1). */
-static int minlsh__tab_make_room(const minlsh_allocator *a, minlsh__lsh_table *t) {
-    int rc;
-    if (t->cap != 0 && t->used + 1 <= t->cap / 4 * 3) return 0;
-    rc = minlsh__tab_grow(a, t);
-    if (rc == MINLSH_E_TOOBIG && t->cap != 0 && t->used + 1 < t->cap) return 0;
-    return rc;
-}
-
-/* Backward-shift deletion: no tombstones, so lookups never slow down. */
-static void minlsh__tab_delete(minlsh__lsh_table *t, size_t p) {
-    size_t mask = t->cap - 1, i = p, j = p;
-    for (;;) {
-        size_t h;
-        t->e[i].val = MINLSH__LSH_NIL;
-        for (;;) {
-            j = (j + 1) & mask;
-            if (t->e[j].val == MINLSH__LSH_NIL) {
-                t->used--;
-                return;
-            }
-            h = minlsh__tab_home(t, t->e[j].tag);
-            /* The entry at j may move to i unless its home lies cyclically
-             * in (i, j]. */
-            if (i <= j ? (i < h && h <= j) : (i < h || h <= j)) continue;
-            break;
-        }
-        t->e[i] = t->e[j];
-        i = j;
-    }
-}
-
-/* ---- lookups ------------------------------------------------------------ */
-
-/* Position of (band j, key) in its table: *found = 1 and the bucket's
- * entry, or *found = 0 and the empty entry where it would go. */
-static size_t minlsh__band_pos(const minlsh_index *ix, uint32_t j, uint64_t key,
-                               int *found) {
-    const minlsh__lsh_table *t = &ix->band[j];
-    uint32_t tag = (uint32_t)(key >> 32), lo = (uint32_t)key;
-    size_t mask, p;
-    *found = 0;
-    if (t->cap == 0) return 0;
-    mask = t->cap - 1;
-    for (p = minlsh__tab_home(t, tag);; p = (p + 1) & mask) {
-        minlsh__lsh_entry e = t->e[p];
-        if (e.val == MINLSH__LSH_NIL) return p;
-        /* The tag is a filter; the head's prev completes the 64-bit key. */
-        if (e.tag == tag && minlsh__lsh_link_at(ix, e.val, j)->prev == lo) {
-            *found = 1;
-            return p;
-        }
-    }
-}
-
-uint32_t minlsh__lsh_bucket_head(const minlsh_index *ix, uint32_t j, uint64_t key) {
-    int found;
-    size_t p = minlsh__band_pos(ix, j, key, &found);
-    return found ? ix->band[j].e[p].val : MINLSH__LSH_NIL;
-}
-
-static uint32_t minlsh__id_tag(uint64_t id) {
+MINLSH__INLINE uint32_t minlsh__id_tag(uint64_t id) {
     return (uint32_t)(minlsh__mix64(id) >> 32);
 }
 
-static size_t minlsh__id_pos(const minlsh_index *ix, uint64_t id, int *found) {
+MINLSH__INLINE uint32_t minlsh__sig_tag(const uint32_t *sig, uint32_t k) {
+    return (uint32_t)(minlsh__lsh_sig_hash(sig, k) >> 32);
+}
+
+/* Position of id in the id table (found: *found = 1), else where it goes. */
+static size_t minlsh__id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag,
+                             int *found) {
     const minlsh__lsh_table *t = &ix->idt;
-    uint32_t tag = minlsh__id_tag(id);
-    size_t mask, p;
+    size_t p;
     *found = 0;
     if (t->cap == 0) return 0;
-    mask = t->cap - 1;
-    for (p = minlsh__tab_home(t, tag);; p = (p + 1) & mask) {
-        minlsh__lsh_entry e = t->e[p];
-        if (e.val == MINLSH__LSH_NIL) return p;
-        if (e.tag == tag && ix->ids[e.val] == id) {
+    for (p = minlsh__tab_seek(t, tag); t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag;
+         p++)
+        if (*minlsh__lsh_id_at(ix, t->e[p].val) == id) {
             *found = 1;
             return p;
         }
-    }
+    return p;
 }
 
 uint32_t minlsh__lsh_find_id(const minlsh_index *ix, uint64_t id) {
     int found;
-    size_t p = minlsh__id_pos(ix, id, &found);
+    size_t p = minlsh__id_pos(ix, id, minlsh__id_tag(id), &found);
     return found ? ix->idt.e[p].val : MINLSH__LSH_NIL;
 }
 
-/* ---- bucket lists ------------------------------------------------------- */
-
-static void minlsh__bucket_link(minlsh_index *ix, uint32_t j, uint64_t key,
-                                uint32_t slot) {
-    minlsh__lsh_table *t = &ix->band[j];
-    minlsh__lsh_link *s = minlsh__lsh_link_at(ix, slot, j);
-    int found;
-    size_t p = minlsh__band_pos(ix, j, key, &found);
-    if (found) {
-        /* Second place: the head keeps the key, and no tail is needed. */
-        uint32_t head = t->e[p].val;
-        minlsh__lsh_link *h = minlsh__lsh_link_at(ix, head, j);
-        s->next = h->next;
-        s->prev = head;
-        if (h->next != MINLSH__LSH_NIL) minlsh__lsh_link_at(ix, h->next, j)->prev = slot;
-        h->next = slot;
-    } else {
-        t->e[p].tag = (uint32_t)(key >> 32);
-        t->e[p].val = slot;
-        t->used++;
-        s->next = MINLSH__LSH_NIL;
-        s->prev = (uint32_t)key;
-    }
-}
-
-static void minlsh__bucket_unlink(minlsh_index *ix, uint32_t j, uint64_t key,
-                                  uint32_t slot) {
-    minlsh__lsh_table *t = &ix->band[j];
-    minlsh__lsh_link *s = minlsh__lsh_link_at(ix, slot, j);
-    int found;
-    size_t p = minlsh__band_pos(ix, j, key, &found);
-    if (!found) return; /* cannot happen: the slot is linked under this key */
-    if (t->e[p].val == slot) {
-        if (s->next == MINLSH__LSH_NIL) {
-            minlsh__tab_delete(t, p);
-        } else {
-            t->e[p].val = s->next;
-            minlsh__lsh_link_at(ix, s->next, j)->prev = (uint32_t)key;
+/* The group with exactly these k values (not the empty signature), or NIL;
+ * *pos is where a new group with this tag would go. */
+static uint32_t minlsh__sig_find(const minlsh_index *ix, const uint32_t *sig, uint32_t tag,
+                                 size_t *pos) {
+    const minlsh__lsh_table *t = &ix->sigt;
+    size_t p, bytes = (size_t)ix->k * sizeof *sig;
+    *pos = 0;
+    if (t->cap == 0) return MINLSH__LSH_NIL;
+    for (p = minlsh__tab_seek(t, tag); t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag;
+         p++)
+        if (memcmp(minlsh__lsh_gsig(ix, t->e[p].val), sig, bytes) == 0) {
+            *pos = p;
+            return t->e[p].val;
         }
-    } else {
-        minlsh__lsh_link_at(ix, s->prev, j)->next = s->next;
-        if (s->next != MINLSH__LSH_NIL) minlsh__lsh_link_at(ix, s->next, j)->prev = s->prev;
+    *pos = p;
+    return MINLSH__LSH_NIL;
+}
+
+/* ---- buckets ------------------------------------------------------------ */
+
+int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
+                           uint64_t key, const uint32_t *vals) {
+    const uint32_t *own = minlsh__lsh_gsig(ix, g) + (size_t)j * ix->rows;
+    uint32_t i, diff = 0;
+    for (i = 0; i < ix->rows; i++) diff |= own[i] ^ vals[i];
+    if (diff == 0) return 1;
+    /* Different values under the same 32-bit tag: the same bucket only if
+     * the whole 64-bit keys collide. */
+    return minlsh__lsh_band_key(minlsh__lsh_gsig(ix, g), j, ix->rows) == key;
+}
+
+/* Position of the bucket (band j, key) in its table: *found = 1, or
+ * *found = 0 and the position where it would go. */
+static size_t minlsh__bucket_pos(const minlsh_index *ix, uint32_t j, uint64_t key,
+                                 const uint32_t *vals, int *found) {
+    const minlsh__lsh_table *t = &ix->band[j];
+    uint32_t tag = (uint32_t)(key >> 32);
+    size_t p;
+    *found = 0;
+    if (t->cap == 0) return 0;
+    for (p = minlsh__tab_seek(t, tag); t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag;
+         p++)
+        if (minlsh__lsh_band_match(ix, t->e[p].val, j, key, vals)) {
+            *found = 1;
+            return p;
+        }
+    return p;
+}
+
+uint32_t minlsh__lsh_bucket_head(const minlsh_index *ix, uint32_t j, uint64_t key,
+                                 const uint32_t *vals) {
+    int found;
+    size_t p = minlsh__bucket_pos(ix, j, key, vals, &found);
+    return found ? ix->band[j].e[p].val : MINLSH__LSH_NIL;
+}
+
+/* The run an entry's lookup and insertion go through starts at its home
+ * and, at the loads these tables keep, often spans a few cache lines:
+ * fetch LINES of them at once rather than one miss after another. */
+#ifndef MINLSH__PREFETCH_LINES
+#define MINLSH__PREFETCH_LINES 2
+#endif
+MINLSH__INLINE void minlsh__prefetch_home(const minlsh__lsh_table *t, uint32_t tag, int write) {
+    const char *p;
+    int i;
+    if (t->cap == 0) return;
+    p = (const char *)&t->e[minlsh__tab_home(t, tag)];
+    for (i = 0; i < MINLSH__PREFETCH_LINES; i++) {
+        if (write) MINLSH__PREFETCH_W(p + 64 * i);
+        else MINLSH__PREFETCH(p + 64 * i);
     }
 }
 
-/* ---- slots -------------------------------------------------------------- */
-
-static int minlsh__slots_grow(minlsh_index *ix, size_t need) {
-    const minlsh_allocator *a = &ix->alloc;
-    size_t ncap = ix->slot_cap != 0 ? ix->slot_cap : 16;
-    size_t b_sig, b_ids, b_links;
-    uint64_t *ids;
-    uint32_t *sigs;
-    uint8_t *state;
-    minlsh__lsh_link *links;
-    if (need <= ix->slot_cap) return 0;
-    if ((uint64_t)need > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
-    while (ncap < need) ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
-    if ((uint64_t)ncap > MINLSH__LSH_MAX_DOCS) ncap = (size_t)MINLSH__LSH_MAX_DOCS;
-    if (minlsh__mul_size(&b_ids, ncap, sizeof *ids) != 0 ||
-        minlsh__mul_size(&b_sig, ncap, (size_t)ix->k * sizeof *sigs) != 0 ||
-        minlsh__mul_size(&b_links, ncap, (size_t)ix->bands * sizeof *links) != 0)
-        return MINLSH_E_TOOBIG;
-    ids = (uint64_t *)minlsh__malloc(a, b_ids);
-    sigs = (uint32_t *)minlsh__malloc(a, b_sig);
-    state = (uint8_t *)minlsh__malloc(a, ncap);
-    links = (minlsh__lsh_link *)minlsh__malloc(a, b_links);
-    if (ids == NULL || sigs == NULL || state == NULL || links == NULL) {
-        minlsh__free(a, ids);
-        minlsh__free(a, sigs);
-        minlsh__free(a, state);
-        minlsh__free(a, links);
-        return MINLSH_E_NOMEM;
+/* Link group g (whose band keys are keys) into every band. Room reserved. */
+static void minlsh__group_band(minlsh_index *ix, uint32_t g, const uint64_t *keys) {
+    const uint32_t *sig = minlsh__lsh_gsig(ix, g);
+    uint32_t *gnext = minlsh__lsh_gnext(ix, g), j;
+    for (j = 0; j < ix->bands; j++) {
+        minlsh__lsh_table *t = &ix->band[j];
+        int found;
+        size_t p = minlsh__bucket_pos(ix, j, keys[j], sig + (size_t)j * ix->rows, &found);
+        if (found) {
+            /* Second place: the first group keeps the table entry. */
+            uint32_t *hn = minlsh__lsh_gnext(ix, t->e[p].val) + j;
+            gnext[j] = *hn;
+            *hn = g;
+        } else {
+            minlsh__lsh_entry x;
+            x.tag = (uint32_t)(keys[j] >> 32);
+            x.val = g;
+            gnext[j] = MINLSH__LSH_NIL;
+            minlsh__tab_insert_at(t, p, x);
+        }
     }
-    if (ix->n_slots > 0) {
-        memcpy(ids, ix->ids, ix->n_slots * sizeof *ids);
-        memcpy(sigs, ix->sigs, ix->n_slots * (size_t)ix->k * sizeof *sigs);
-        memcpy(state, ix->state, ix->n_slots);
-        memcpy(links, ix->links, ix->n_slots * (size_t)ix->bands * sizeof *links);
-    }
-    minlsh__free(a, ix->ids);
-    minlsh__free(a, ix->sigs);
-    minlsh__free(a, ix->state);
-    minlsh__free(a, ix->links);
-    ix->ids = ids;
-    ix->sigs = sigs;
-    ix->state = state;
-    ix->links = links;
-    ix->slot_cap = ncap;
-    return 0;
 }
 
-int minlsh__lsh_reserve(minlsh_index *ix, size_t n) {
-    int rc = minlsh__slots_grow(ix, n);
-    while (rc == 0 && (ix->idt.cap == 0 || n > ix->idt.cap / 4 * 3))
-        rc = minlsh__tab_grow(&ix->alloc, &ix->idt);
-    return rc;
+/* Unlink group g from every band. */
+static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
+    uint64_t keys[MINLSH_FAMILY_K_MAX];
+    const uint32_t *sig = minlsh__lsh_gsig(ix, g);
+    uint32_t *gnext = minlsh__lsh_gnext(ix, g), j;
+    /* Keys are recomputed rather than stored: 8 bytes per (group, band)
+     * saved for b SipHashes per removed signature. */
+    minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
+    for (j = 0; j < ix->bands; j++)
+        minlsh__prefetch_home(&ix->band[j], (uint32_t)(keys[j] >> 32), 1);
+    for (j = 0; j < ix->bands; j++) {
+        minlsh__lsh_table *t = &ix->band[j];
+        int found;
+        size_t p = minlsh__bucket_pos(ix, j, keys[j], sig + (size_t)j * ix->rows, &found);
+        uint32_t head, x;
+        if (!found) continue; /* cannot happen: g is linked under this key */
+        head = t->e[p].val;
+        if (head == g) {
+            if (gnext[j] == MINLSH__LSH_NIL) minlsh__tab_delete_at(t, p);
+            else t->e[p].val = gnext[j];
+            continue;
+        }
+        /* Walk the bucket: short, since identical signatures are one group. */
+        for (x = head; x != MINLSH__LSH_NIL; x = minlsh__lsh_gnext(ix, x)[j]) {
+            uint32_t *xn = minlsh__lsh_gnext(ix, x) + j;
+            if (*xn == g) {
+                *xn = gnext[j];
+                break;
+            }
+        }
+    }
 }
 
 /* ---- create / free / accessors ------------------------------------------ */
@@ -262,7 +207,11 @@ int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
     ix->rows = rows;
     ix->seed = seed;
     ix->config_id = config_id;
-    ix->free_head = MINLSH__LSH_NIL;
+    ix->free_slot = ix->free_group = ix->empty_group = MINLSH__LSH_NIL;
+    ix->ids.elem = sizeof(uint64_t);
+    ix->docs.elem = sizeof(minlsh__lsh_doc);
+    ix->groups.elem = sizeof(minlsh__lsh_group) + ((size_t)bands + k) * sizeof(uint32_t);
+    ix->groups.elem = (ix->groups.elem + 7) & ~(size_t)7; /* head_id stays aligned */
     *out = ix;
     return 0;
 }
@@ -285,13 +234,13 @@ void minlsh_index_free(minlsh_index *index) {
     uint32_t j;
     if (index == NULL) return;
     al = index->alloc;
-    for (j = 0; j < index->bands; j++) minlsh__free(&al, index->band[j].e);
+    for (j = 0; j < index->bands; j++) minlsh__tab_free(&al, &index->band[j]);
     minlsh__free(&al, index->band);
-    minlsh__free(&al, index->idt.e);
-    minlsh__free(&al, index->ids);
-    minlsh__free(&al, index->sigs);
-    minlsh__free(&al, index->state);
-    minlsh__free(&al, index->links);
+    minlsh__tab_free(&al, &index->idt);
+    minlsh__tab_free(&al, &index->sigt);
+    minlsh__store_free(&al, &index->ids);
+    minlsh__store_free(&al, &index->docs);
+    minlsh__store_free(&al, &index->groups);
     minlsh__free(&al, index->meta);
     minlsh__free(&al, index);
 }
@@ -317,75 +266,241 @@ uint64_t minlsh_index_config_id(const minlsh_index *index) {
 
 /* ---- insert / remove ---------------------------------------------------- */
 
-int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig) {
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
-    uint32_t j, slot;
-    int empty, found, rc;
-    size_t p;
-    if (ix->count >= MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
-    empty = minlsh_signature_is_empty(sig, ix->k) == 1;
-    /* Make room first: every step below may fail, none changes content. */
-    if (ix->free_head == MINLSH__LSH_NIL) {
-        rc = minlsh__slots_grow(ix, ix->n_slots + 1);
-        if (rc != 0) return rc;
+int minlsh__lsh_reserve(minlsh_index *ix, size_t n) {
+    const minlsh_allocator *a = &ix->alloc;
+    size_t extra = n > ix->count ? n - ix->count : 0;
+    uint32_t j;
+    int rc;
+    if ((uint64_t)n > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
+    if ((rc = minlsh__store_reserve(a, &ix->ids, n)) != 0 ||
+        (rc = minlsh__store_reserve(a, &ix->docs, n)) != 0 ||
+        (rc = minlsh__tab_reserve(a, &ix->idt, extra)) != 0)
+        return rc;
+    /* Groups and buckets only as many as there may be: a hint, no more. */
+    if ((rc = minlsh__store_reserve(a, &ix->groups, n)) != 0 ||
+        (rc = minlsh__tab_reserve(a, &ix->sigt, extra)) != 0)
+        return rc;
+    for (j = 0; j < ix->bands; j++)
+        if ((rc = minlsh__tab_reserve(a, &ix->band[j], extra)) != 0) return rc;
+    return 0;
+}
+
+/* Take a slot from the free list or the end; room is reserved. */
+static uint32_t minlsh__take_slot(minlsh_index *ix) {
+    uint32_t s;
+    if (ix->free_slot != MINLSH__LSH_NIL) {
+        s = ix->free_slot;
+        ix->free_slot = minlsh__lsh_doc_at(ix, s)->next;
+    } else {
+        s = (uint32_t)ix->n_slots++;
     }
-    rc = minlsh__tab_make_room(&ix->alloc, &ix->idt);
-    if (rc != 0) return rc;
-    if (!empty) {
-        /* Conservative: room in every band, even where the key exists. */
-        for (j = 0; j < ix->bands; j++) {
-            rc = minlsh__tab_make_room(&ix->alloc, &ix->band[j]);
-            if (rc != 0) return rc;
+    return s;
+}
+
+static uint32_t minlsh__take_group(minlsh_index *ix) {
+    uint32_t g;
+    if (ix->free_group != MINLSH__LSH_NIL) {
+        g = ix->free_group;
+        ix->free_group = minlsh__lsh_group_at(ix, g)->head;
+    } else {
+        g = (uint32_t)ix->n_groups++;
+    }
+    ix->live_groups++;
+    return g;
+}
+
+/* Add slot s to group g's member list (at the front). */
+static void minlsh__member_add(minlsh_index *ix, uint32_t g, uint32_t s) {
+    minlsh__lsh_group *gr = minlsh__lsh_group_at(ix, g);
+    minlsh__lsh_doc *d = minlsh__lsh_doc_at(ix, s);
+    d->group = g;
+    d->prev = MINLSH__LSH_NIL;
+    d->next = gr->count > 0 ? gr->head : MINLSH__LSH_NIL;
+    if (gr->count > 0) minlsh__lsh_doc_at(ix, gr->head)->prev = s;
+    gr->head = s;
+    gr->head_id = *minlsh__lsh_id_at(ix, s);
+    gr->count++;
+}
+
+/* What an insert computes before it looks at the index: the hashes, the
+ * band keys, and prefetches of every table entry it will touch. A batch
+ * prepares a few documents ahead, so the cache misses of one overlap with
+ * the work on the others. keys points to room for b keys. */
+typedef struct minlsh__ins_prep {
+    uint32_t idtag, sigtag;
+    int empty;
+    uint64_t *keys;
+} minlsh__ins_prep;
+
+static void minlsh__insert_prepare(const minlsh_index *ix, uint64_t id, const uint32_t *sig,
+                                   minlsh__ins_prep *pp) {
+    uint32_t j;
+    pp->idtag = minlsh__id_tag(id);
+    minlsh__prefetch_home(&ix->idt, pp->idtag, 1);
+    pp->empty = minlsh_signature_is_empty(sig, ix->k) == 1;
+    pp->sigtag = 0;
+    if (pp->empty) return;
+    pp->sigtag = minlsh__sig_tag(sig, ix->k);
+    minlsh__prefetch_home(&ix->sigt, pp->sigtag, 1);
+    minlsh__lsh_band_keys(sig, ix->bands, ix->rows, pp->keys);
+    for (j = 0; j < ix->bands; j++)
+        minlsh__prefetch_home(&ix->band[j], (uint32_t)(pp->keys[j] >> 32), 1);
+}
+
+static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *sig,
+                                 const minlsh__ins_prep *pp) {
+    const minlsh_allocator *a = &ix->alloc;
+    uint32_t j, slot, g;
+    int found, rc;
+    size_t p, sp = 0;
+    (void)minlsh__id_pos(ix, id, pp->idtag, &found);
+    if (found) return MINLSH_E_EXISTS;
+    if (ix->count >= MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
+    g = pp->empty ? ix->empty_group : minlsh__sig_find(ix, sig, pp->sigtag, &sp);
+    /* Make room first: every step below may fail, none changes content. */
+    if (ix->free_slot == MINLSH__LSH_NIL) {
+        if ((rc = minlsh__store_reserve(a, &ix->ids, ix->n_slots + 1)) != 0 ||
+            (rc = minlsh__store_reserve(a, &ix->docs, ix->n_slots + 1)) != 0)
+            return rc;
+    }
+    if ((rc = minlsh__tab_reserve(a, &ix->idt, 1)) != 0) return rc;
+    if (g == MINLSH__LSH_NIL) {
+        if (ix->free_group == MINLSH__LSH_NIL &&
+            (rc = minlsh__store_reserve(a, &ix->groups, ix->n_groups + 1)) != 0)
+            return rc;
+        if (!pp->empty) {
+            size_t cap = ix->sigt.cap;
+            if ((rc = minlsh__tab_reserve(a, &ix->sigt, 1)) != 0) return rc;
+            /* Conservative: room in every band, even where the key exists. */
+            for (j = 0; j < ix->bands; j++)
+                if ((rc = minlsh__tab_reserve(a, &ix->band[j], 1)) != 0) return rc;
+            if (cap != ix->sigt.cap) /* the table moved */
+                (void)minlsh__sig_find(ix, sig, pp->sigtag, &sp);
         }
-        minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
     }
     /* Link: nothing can fail from here on. */
-    if (ix->free_head != MINLSH__LSH_NIL) {
-        slot = ix->free_head;
-        ix->free_head = (uint32_t)ix->ids[slot];
-    } else {
-        slot = (uint32_t)ix->n_slots++;
+    p = minlsh__id_pos(ix, id, pp->idtag, &found);
+    slot = minlsh__take_slot(ix);
+    *minlsh__lsh_id_at(ix, slot) = id;
+    {
+        minlsh__lsh_entry x;
+        x.tag = pp->idtag;
+        x.val = slot;
+        minlsh__tab_insert_at(&ix->idt, p, x);
     }
-    ix->ids[slot] = id;
-    memcpy(ix->sigs + (size_t)slot * ix->k, sig, (size_t)ix->k * sizeof *sig);
-    ix->state[slot] = empty ? MINLSH__LSH_EMPTYSIG : MINLSH__LSH_BUCKETED;
-    p = minlsh__id_pos(ix, id, &found);
-    ix->idt.e[p].tag = minlsh__id_tag(id);
-    ix->idt.e[p].val = slot;
-    ix->idt.used++;
-    if (!empty)
-        for (j = 0; j < ix->bands; j++) minlsh__bucket_link(ix, j, keys[j], slot);
+    if (g == MINLSH__LSH_NIL) {
+        minlsh__lsh_group *gr;
+        g = minlsh__take_group(ix);
+        gr = minlsh__lsh_group_at(ix, g);
+        gr->count = 0;
+        gr->head = MINLSH__LSH_NIL;
+        memcpy(minlsh__lsh_gsig(ix, g), sig, (size_t)ix->k * sizeof *sig);
+        if (pp->empty) {
+            /* The empty signature is in no bucket: never a candidate. */
+            for (j = 0; j < ix->bands; j++) minlsh__lsh_gnext(ix, g)[j] = MINLSH__LSH_NIL;
+            ix->empty_group = g;
+        } else {
+            minlsh__lsh_entry x;
+            x.tag = pp->sigtag;
+            x.val = g;
+            minlsh__tab_insert_at(&ix->sigt, sp, x);
+            minlsh__group_band(ix, g, pp->keys);
+        }
+    }
+    minlsh__member_add(ix, g, slot);
     ix->count++;
     return 0;
+}
+
+int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig) {
+    uint64_t keys[MINLSH_FAMILY_K_MAX];
+    minlsh__ins_prep pp;
+    pp.keys = keys;
+    minlsh__insert_prepare(ix, id, sig, &pp);
+    return minlsh__insert_commit(ix, id, sig, &pp);
 }
 
 int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
                         size_t k_sig) {
     if (index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
-    if (minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL) return MINLSH_E_EXISTS;
     return minlsh__lsh_insert(index, id, sig);
 }
 
+/* Documents prepared ahead of the one being inserted or queried. */
+#define MINLSH__AHEAD 4
+
+int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uint32_t *sigs,
+                             size_t n, size_t k_sig, size_t *n_done) {
+    minlsh__ins_prep pp[MINLSH__AHEAD];
+    uint64_t *keys;
+    size_t i, k;
+    uint32_t b;
+    int rc = 0;
+    if (n_done != NULL) *n_done = 0;
+    if (index == NULL) return MINLSH_E_NULL;
+    if (n > 0 && (ids == NULL || sigs == NULL)) return MINLSH_E_NULL;
+    if (k_sig != index->k) return MINLSH_E_PARAM;
+    if (n == 0) return 0;
+    k = index->k;
+    b = index->bands;
+    keys = (uint64_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *keys);
+    if (keys == NULL) return MINLSH_E_NOMEM;
+    for (i = 0; i < MINLSH__AHEAD; i++) pp[i].keys = keys + i * b;
+    for (i = 0; i < n && i < MINLSH__AHEAD; i++)
+        minlsh__insert_prepare(index, ids[i], sigs + i * k, &pp[i]);
+    for (i = 0; i < n; i++) {
+        minlsh__ins_prep *cur = &pp[i % MINLSH__AHEAD];
+        rc = minlsh__insert_commit(index, ids[i], sigs + i * k, cur);
+        if (rc != 0) break;
+        /* The slot is free again: prepare the document AHEAD places on. */
+        if (i + MINLSH__AHEAD < n)
+            minlsh__insert_prepare(index, ids[i + MINLSH__AHEAD], sigs + (i + MINLSH__AHEAD) * k,
+                                   cur);
+    }
+    minlsh__free(&index->alloc, keys);
+    if (n_done != NULL) *n_done = i;
+    return rc;
+}
+
 int minlsh_index_remove(minlsh_index *index, uint64_t id) {
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
-    uint32_t j, slot;
+    minlsh__lsh_doc *d;
+    minlsh__lsh_group *gr;
+    uint32_t slot, g;
     int found;
     size_t p;
     if (index == NULL) return MINLSH_E_NULL;
-    p = minlsh__id_pos(index, id, &found);
+    p = minlsh__id_pos(index, id, minlsh__id_tag(id), &found);
     if (!found) return MINLSH_E_NOTFOUND;
     slot = index->idt.e[p].val;
-    if (index->state[slot] == MINLSH__LSH_BUCKETED) {
-        /* Keys are recomputed rather than stored: 8 bytes per (document,
-         * band) saved for b SipHash calls per remove. */
-        minlsh__lsh_band_keys(minlsh__lsh_sig(index, slot), index->bands, index->rows, keys);
-        for (j = 0; j < index->bands; j++) minlsh__bucket_unlink(index, j, keys[j], slot);
+    d = minlsh__lsh_doc_at(index, slot);
+    g = d->group;
+    gr = minlsh__lsh_group_at(index, g);
+    /* Out of the member list: O(1) however many copies share the group. */
+    if (d->prev != MINLSH__LSH_NIL) minlsh__lsh_doc_at(index, d->prev)->next = d->next;
+    else {
+        gr->head = d->next;
+        if (d->next != MINLSH__LSH_NIL) gr->head_id = *minlsh__lsh_id_at(index, d->next);
     }
-    minlsh__tab_delete(&index->idt, p);
-    index->state[slot] = MINLSH__LSH_FREE;
-    index->ids[slot] = index->free_head;
-    index->free_head = slot;
+    if (d->next != MINLSH__LSH_NIL) minlsh__lsh_doc_at(index, d->next)->prev = d->prev;
+    if (--gr->count == 0) {
+        if (g == index->empty_group) {
+            index->empty_group = MINLSH__LSH_NIL;
+        } else {
+            const uint32_t *sig = minlsh__lsh_gsig(index, g);
+            size_t sp;
+            minlsh__group_unband(index, g);
+            if (minlsh__sig_find(index, sig, minlsh__sig_tag(sig, index->k), &sp) == g)
+                minlsh__tab_delete_at(&index->sigt, sp);
+        }
+        gr->head = index->free_group;
+        index->free_group = g;
+        index->live_groups--;
+    }
+    minlsh__tab_delete_at(&index->idt, p);
+    d->group = MINLSH__LSH_NIL;
+    d->next = index->free_slot;
+    index->free_slot = slot;
     index->count--;
     return 0;
 }
@@ -404,7 +519,8 @@ int minlsh_index_get(const minlsh_index *index, uint64_t id, uint32_t *sig,
     if (n_out != NULL) *n_out = index->k;
     if (cap < index->k) return MINLSH_E_BUFSIZE;
     if (sig == NULL) return MINLSH_E_NULL;
-    memcpy(sig, minlsh__lsh_sig(index, slot), (size_t)index->k * sizeof *sig);
+    memcpy(sig, minlsh__lsh_gsig(index, minlsh__lsh_doc_at(index, slot)->group),
+           (size_t)index->k * sizeof *sig);
     return 0;
 }
 
@@ -412,69 +528,268 @@ int minlsh_index_get(const minlsh_index *index, uint64_t id, uint32_t *sig,
 
 #define MINLSH__QUERY_STACK 256
 
-int minlsh_index_query(const minlsh_index *index, const uint32_t *sig,
-                       size_t k_sig, uint64_t *ids, double *similarity, size_t cap,
-                       size_t *n_out) {
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
-    uint64_t small[MINLSH__QUERY_STACK];
-    uint64_t *got = small;
-    size_t n = 0, got_cap = MINLSH__QUERY_STACK, i;
+/* A growable scratch array that starts on the caller's stack. */
+typedef struct minlsh__scratch {
+    void *p;
+    size_t n, cap, elem;
+    void *stack;
+    const minlsh_allocator *a;
+} minlsh__scratch;
+
+static int minlsh__scratch_push(minlsh__scratch *s, const void *x) {
+    if (s->n == s->cap) {
+        size_t bytes;
+        void *bigger;
+        if (minlsh__mul_size(&bytes, s->cap, 2 * s->elem) != 0) return MINLSH_E_TOOBIG;
+        bigger = minlsh__malloc(s->a, bytes);
+        if (bigger == NULL) return MINLSH_E_NOMEM;
+        memcpy(bigger, s->p, s->n * s->elem);
+        if (s->p != s->stack) minlsh__free(s->a, s->p);
+        s->p = bigger;
+        s->cap *= 2;
+    }
+    memcpy((unsigned char *)s->p + s->n * s->elem, x, s->elem);
+    s->n++;
+    return 0;
+}
+
+static void minlsh__scratch_free(minlsh__scratch *s) {
+    if (s->p != s->stack) minlsh__free(s->a, s->p);
+    s->p = s->stack;
+}
+
+/* A query in three stages, so that a batch can overlap the cache misses
+ * of several: prepare (band keys, prefetch of the table entries), probe
+ * (find each band's first entry with the key's tag, prefetch the group it
+ * names), finish (verify, collect, sort, estimate). keys and pos point to
+ * room for b values each. */
+typedef struct minlsh__q_prep {
+    int empty;
+    uint64_t *keys;
+    size_t *pos; /* per band: the first entry with the key's tag, or SIZE_MAX */
+} minlsh__q_prep;
+
+static void minlsh__query_prepare(const minlsh_index *index, const uint32_t *sig,
+                                  minlsh__q_prep *qp) {
     uint32_t j;
+    qp->empty = index->count == 0 || minlsh_signature_is_empty(sig, index->k) == 1;
+    if (qp->empty) return;
+    minlsh__lsh_band_keys(sig, index->bands, index->rows, qp->keys);
+    for (j = 0; j < index->bands; j++)
+        minlsh__prefetch_home(&index->band[j], (uint32_t)(qp->keys[j] >> 32), 0);
+}
+
+static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
+    uint32_t j;
+    if (qp->empty) return;
+    for (j = 0; j < index->bands; j++) {
+        const minlsh__lsh_table *t = &index->band[j];
+        uint32_t tag = (uint32_t)(qp->keys[j] >> 32);
+        size_t p;
+        qp->pos[j] = SIZE_MAX;
+        if (t->cap == 0) continue;
+        p = minlsh__tab_seek(t, tag);
+        if (t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag) {
+            const uint32_t *vals = minlsh__lsh_gsig(index, t->e[p].val) + (size_t)j * index->rows;
+            qp->pos[j] = p;
+            MINLSH__PREFETCH(minlsh__lsh_group_at(index, t->e[p].val));
+            MINLSH__PREFETCH(vals);
+            MINLSH__PREFETCH(vals + index->rows - 1);
+        }
+    }
+}
+
+/* max_members 0: no limit. */
+static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
+                                const minlsh__q_prep *qp, uint64_t max_members, uint64_t *ids,
+                                double *similarity, size_t cap, size_t *n_out,
+                                uint32_t *bands_searched) {
+    uint64_t gstack[MINLSH__QUERY_STACK];
+    minlsh__lsh_kv rstack[MINLSH__QUERY_STACK];
+    minlsh__scratch gs, rs;
+    uint64_t members = 0;
+    uint32_t j, done = 0;
+    size_t i, n = 0;
     int rc = 0;
+    if (qp->empty) {
+        if (n_out != NULL) *n_out = 0; /* empty documents are never candidates */
+        if (bands_searched != NULL) *bands_searched = index->bands;
+        return 0;
+    }
+    gs.p = gs.stack = gstack;
+    gs.n = 0;
+    gs.cap = MINLSH__QUERY_STACK;
+    gs.elem = sizeof *gstack;
+    gs.a = &index->alloc;
+    rs.p = rs.stack = rstack;
+    rs.n = 0;
+    rs.cap = MINLSH__QUERY_STACK;
+    rs.elem = sizeof *rstack;
+    rs.a = &index->alloc;
+    /* The groups of every matching bucket. */
+    for (j = 0; j < index->bands && rc == 0; j++) {
+        const minlsh__lsh_table *t = &index->band[j];
+        const uint32_t *vals = sig + (size_t)j * index->rows;
+        uint32_t tag = (uint32_t)(qp->keys[j] >> 32), g = MINLSH__LSH_NIL;
+        size_t band_start = gs.n, p;
+        uint64_t band_members = 0;
+        if (qp->pos[j] != SIZE_MAX)
+            for (p = qp->pos[j]; t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag; p++)
+                if (minlsh__lsh_band_match(index, t->e[p].val, j, qp->keys[j], vals)) {
+                    g = t->e[p].val;
+                    break;
+                }
+        for (; g != MINLSH__LSH_NIL && rc == 0; g = minlsh__lsh_gnext(index, g)[j]) {
+            uint64_t gg = g;
+            band_members += minlsh__lsh_group_at(index, g)->count;
+            if (max_members != 0 && members + band_members > max_members) break;
+            rc = minlsh__scratch_push(&gs, &gg);
+        }
+        if (rc != 0) break;
+        if (max_members != 0 && members + band_members > max_members) {
+            /* This bucket would pass the limit: leave the band out whole, so
+             * the result depends only on which documents share which band. */
+            gs.n = band_start;
+            break;
+        }
+        members += band_members;
+        done = j + 1;
+    }
+    if (rc == 0) {
+        uint64_t *gv = (uint64_t *)gs.p;
+        size_t ng;
+        minlsh__lsh_sort_u64(gv, gs.n);
+        ng = minlsh__lsh_unique_u64(gv, gs.n);
+        /* Expand the groups to their members: (id, index of the group). */
+        for (i = 0; i < ng && rc == 0; i++) {
+            const minlsh__lsh_group *gr = minlsh__lsh_group_at(index, (size_t)gv[i]);
+            minlsh__lsh_kv r;
+            uint32_t s;
+            r.val = i;
+            if (gr->count == 1) { /* the usual case: no slot to visit */
+                r.key = gr->head_id;
+                rc = minlsh__scratch_push(&rs, &r);
+                continue;
+            }
+            for (s = gr->head; s != MINLSH__LSH_NIL && rc == 0; s = minlsh__lsh_doc_at(index, s)->next) {
+                r.key = *minlsh__lsh_id_at(index, s);
+                rc = minlsh__scratch_push(&rs, &r);
+            }
+        }
+        if (rc == 0) {
+            n = rs.n;
+            if (n_out != NULL) *n_out = n;
+            if (bands_searched != NULL) *bands_searched = done;
+            if (cap < n) rc = MINLSH_E_BUFSIZE;
+        }
+        if (rc == 0) {
+            minlsh__lsh_kv *rv = (minlsh__lsh_kv *)rs.p;
+            minlsh__lsh_sort_kv(rv, n);
+            for (i = 0; i < n; i++) ids[i] = rv[i].key;
+            if (similarity != NULL) {
+                /* One estimate per group, for all its members: the group
+                 * numbers are no longer needed, so their array holds it. */
+                for (i = 0; i < ng; i++) {
+                    double est = minlsh__lsh_estimate(sig, minlsh__lsh_gsig(index, (size_t)gv[i]),
+                                                      index->k);
+                    memcpy(&gv[i], &est, sizeof est);
+                }
+                for (i = 0; i < n; i++) memcpy(&similarity[i], &gv[rv[i].val], sizeof(double));
+            }
+        }
+    }
+    minlsh__scratch_free(&gs);
+    minlsh__scratch_free(&rs);
+    return rc;
+}
+
+static int minlsh__query(const minlsh_index *index, const uint32_t *sig, size_t k_sig,
+                         uint64_t max_members, uint64_t *ids, double *similarity,
+                         size_t cap, size_t *n_out, uint32_t *bands_searched) {
+    uint64_t keys[MINLSH_FAMILY_K_MAX];
+    size_t pos[MINLSH_FAMILY_K_MAX];
+    minlsh__q_prep qp;
     if (index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
     if (ids == NULL && cap > 0) return MINLSH_E_NULL;
-    if (index->count == 0 || minlsh_signature_is_empty(sig, index->k) == 1) {
-        if (n_out != NULL) *n_out = 0; /* empty documents are never candidates */
+    qp.keys = keys;
+    qp.pos = pos;
+    minlsh__query_prepare(index, sig, &qp);
+    minlsh__query_probe(index, &qp);
+    return minlsh__query_finish(index, sig, &qp, max_members, ids, similarity, cap, n_out,
+                                bands_searched);
+}
+
+int minlsh_index_query(const minlsh_index *index, const uint32_t *sig,
+                       size_t k_sig, uint64_t *ids, double *similarity, size_t cap,
+                       size_t *n_out) {
+    return minlsh__query(index, sig, k_sig, 0, ids, similarity, cap, n_out, NULL);
+}
+
+int minlsh_index_query_limited(const minlsh_index *index, const uint32_t *sig,
+                               size_t k_sig, uint64_t max_members, uint64_t *ids,
+                               double *similarity, size_t cap, size_t *n_out,
+                               uint32_t *bands_searched) {
+    if (bands_searched == NULL) return MINLSH_E_NULL;
+    return minlsh__query(index, sig, k_sig, max_members, ids, similarity, cap, n_out,
+                         bands_searched);
+}
+
+int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, size_t n,
+                            size_t k_sig, uint64_t *ids, double *similarity, size_t cap,
+                            size_t *offsets, size_t *n_out) {
+    minlsh__q_prep qp[MINLSH__AHEAD];
+    uint64_t *keys;
+    size_t *pos, i, k, total = 0;
+    uint32_t b;
+    int rc = 0, short_buf = 0;
+    if (index == NULL || (sigs == NULL && n > 0) || offsets == NULL) return MINLSH_E_NULL;
+    if (k_sig != index->k) return MINLSH_E_PARAM;
+    if (ids == NULL && cap > 0) return MINLSH_E_NULL;
+    offsets[0] = 0;
+    if (n == 0) {
+        if (n_out != NULL) *n_out = 0;
         return 0;
     }
-    minlsh__lsh_band_keys(sig, index->bands, index->rows, keys);
-    /* Collect the members of every matching bucket, then sort and drop
-     * repeats: a per-call dedup that needs no mutable state in the index,
-     * so concurrent readers are safe. */
-    for (j = 0; j < index->bands && rc == 0; j++) {
-        uint32_t s = minlsh__lsh_bucket_head(index, j, keys[j]);
-        for (; s != MINLSH__LSH_NIL; s = minlsh__lsh_link_at(index, s, j)->next) {
-            if (n == got_cap) {
-                uint64_t *bigger;
-                size_t bytes;
-                if (minlsh__mul_size(&bytes, got_cap, 2 * sizeof *got) != 0) {
-                    rc = MINLSH_E_TOOBIG;
-                    break;
-                }
-                bigger = (uint64_t *)minlsh__malloc(&index->alloc, bytes);
-                if (bigger == NULL) {
-                    rc = MINLSH_E_NOMEM;
-                    break;
-                }
-                memcpy(bigger, got, n * sizeof *got);
-                if (got != small) minlsh__free(&index->alloc, got);
-                got = bigger;
-                got_cap *= 2;
-            }
-            got[n++] = s;
+    k = index->k;
+    b = index->bands;
+    keys = (uint64_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *keys);
+    pos = (size_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *pos);
+    if (keys == NULL || pos == NULL) {
+        minlsh__free(&index->alloc, keys);
+        minlsh__free(&index->alloc, pos);
+        return MINLSH_E_NOMEM;
+    }
+    for (i = 0; i < MINLSH__AHEAD; i++) {
+        qp[i].keys = keys + i * b;
+        qp[i].pos = pos + i * b;
+    }
+    /* Three documents in flight: query i finishes while i+1 probes and i+2
+     * and i+3 have their keys and table entries on the way. */
+    for (i = 0; i < n && i < MINLSH__AHEAD; i++) minlsh__query_prepare(index, sigs + i * k, &qp[i]);
+    if (n > 0) minlsh__query_probe(index, &qp[0]);
+    for (i = 0; i < n && rc == 0; i++) {
+        minlsh__q_prep *cur = &qp[i % MINLSH__AHEAD];
+        size_t got = 0, room = !short_buf && cap > total ? cap - total : 0;
+        if (i + 1 < n) minlsh__query_probe(index, &qp[(i + 1) % MINLSH__AHEAD]);
+        rc = minlsh__query_finish(index, sigs + i * k, cur, 0, room > 0 ? ids + total : NULL,
+                                  similarity != NULL && room > 0 ? similarity + total : NULL,
+                                  room, &got, NULL);
+        if (rc == MINLSH_E_BUFSIZE) {
+            /* Go on counting: the caller learns the size needed. */
+            short_buf = 1;
+            rc = 0;
         }
+        total += got;
+        offsets[i + 1] = total;
+        if (i + MINLSH__AHEAD < n)
+            minlsh__query_prepare(index, sigs + (i + MINLSH__AHEAD) * k, cur);
     }
-    if (rc == 0) {
-        minlsh__lsh_sort_u64(got, n);
-        n = minlsh__lsh_unique_u64(got, n);
-        if (n_out != NULL) *n_out = n;
-        if (cap < n) rc = MINLSH_E_BUFSIZE;
-    }
-    if (rc == 0) {
-        /* Slots are not in id order: sort the ids themselves, in the
-         * caller's buffer, and find each slot again for the estimate. */
-        for (i = 0; i < n; i++) ids[i] = index->ids[got[i]];
-        minlsh__lsh_sort_u64(ids, n);
-        if (similarity != NULL)
-            for (i = 0; i < n; i++) {
-                uint32_t s = minlsh__lsh_find_id(index, ids[i]);
-                (void)minlsh_signature_estimate(&similarity[i], sig,
-                                                minlsh__lsh_sig(index, s), index->k);
-            }
-    }
-    if (got != small) minlsh__free(&index->alloc, got);
-    return rc;
+    minlsh__free(&index->alloc, keys);
+    minlsh__free(&index->alloc, pos);
+    if (rc != 0) return rc;
+    if (n_out != NULL) *n_out = total;
+    return short_buf ? MINLSH_E_BUFSIZE : 0;
 }
 
 /* ---- metadata ----------------------------------------------------------- */
@@ -516,7 +831,25 @@ int minlsh_index_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
     /* Written straight into the caller's buffer and sorted there: no
      * allocation, so this cannot fail for lack of memory. */
     for (s = 0; s < index->n_slots; s++)
-        if (index->state[s] != MINLSH__LSH_FREE) ids[n++] = index->ids[s];
+        if (minlsh__lsh_doc_at(index, s)->group != MINLSH__LSH_NIL)
+            ids[n++] = *minlsh__lsh_id_at(index, s);
     minlsh__lsh_sort_u64(ids, n);
     return 0;
+}
+
+/* ---- memory accounting (benches and tests) ------------------------------- */
+
+void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
+    size_t cap = minlsh__store_cap(&ix->groups), gbytes;
+    uint32_t j;
+    memset(m, 0, sizeof *m);
+    gbytes = minlsh__store_bytes(&ix->groups);
+    /* The group store splits into its parts in proportion. */
+    m->signatures = cap * (size_t)ix->k * sizeof(uint32_t);
+    m->band_links = cap * (size_t)ix->bands * sizeof(uint32_t);
+    for (j = 0; j < ix->bands; j++) m->band_tables += minlsh__tab_bytes(&ix->band[j]);
+    m->other = gbytes - m->signatures - m->band_links + minlsh__store_bytes(&ix->ids) +
+               minlsh__store_bytes(&ix->docs) + minlsh__tab_bytes(&ix->idt) +
+               minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
+               sizeof *ix + ix->meta_len;
 }

@@ -1,81 +1,209 @@
 /*
  * lib/lsh internal: the band index structure and the helpers its files
- * share (docs/lsh.md has the design and the memory figures).
+ * share (docs/lsh.md section 4 has the design and the memory figures).
  *
- * Layout. Documents live in slots 0..n_slots-1 (recycled through a free
- * list). Per slot: the id, a copy of the k signature values, a state byte
- * and, per band, one link record {next, prev}. Per band, an open-addressing
- * table (linear probing) of buckets {tag, head}: tag is the high 32 bits of
- * the 64-bit band key, head the first member's slot. The low 32 bits of the
- * key are kept in the head member's prev field, which a head does not need,
- * so a bucket costs 8 bytes and the full key is still compared. Members of a
- * bucket form a doubly-linked list through the link records, so insert and
- * remove are O(1) however large the bucket.
+ * Layout. A document lives in a slot (its id and its links); documents with
+ * identical signatures share one group, which holds the signature once and
+ * is the only thing banded, so a million copies of one page cost one bucket
+ * entry per band. Per group: its member count, its first member, per band
+ * the next group of the same bucket (singly linked), and the k values.
+ * Per band, an ordered open-addressing table (table.c) of buckets
+ * {high 32 bits of the band key, first group}; the rest of the key is
+ * checked against the first group's signature (the band's values, or in the
+ * rare case they differ, its band key recomputed), so a bucket costs one
+ * 8-byte entry and a group 4 bytes per band.
+ *
+ * Slots and groups live in chunked arrays (fixed 4096-element chunks after
+ * a first chunk that grows by doubling), so growing never copies a
+ * signature and the slack is at most one chunk.
  */
 #ifndef MINLSH_LSH_H
 #define MINLSH_LSH_H
 
 #include "common/common.h"
 
-/* "no slot": list ends and empty table entries. */
+/* "no slot / no group": list ends and empty table entries. */
 #define MINLSH__LSH_NIL UINT32_C(0xFFFFFFFF)
-/* Slots are 0..2^32-3, so a slot index never equals NIL. */
+/* Slots are 0..2^32-3, so a slot or group number never equals NIL. */
 #define MINLSH__LSH_MAX_DOCS UINT32_C(0xFFFFFFFE)
 
-#define MINLSH__LSH_FREE 0       /* slot not in use */
-#define MINLSH__LSH_BUCKETED 1   /* live, linked into one bucket per band */
-#define MINLSH__LSH_EMPTYSIG 2   /* live, empty-set signature: in no bucket */
+/* "mlshband" read as a little-endian 64-bit integer: the second word of
+ * every band key's SipHash key (docs/lsh.md section 3). */
+#define MINLSH__BAND_KEY_SALT UINT64_C(0x646e616268736c6d)
 
+/* ---- ordered open-addressing tables (table.c) ----------------------------- */
+
+/* An entry: a 32-bit tag (high half of a 64-bit hash) and a 32-bit value;
+ * val == NIL marks an empty entry. */
 typedef struct minlsh__lsh_entry {
-    uint32_t tag; /* high 32 bits of the key (band table) or of mix64(id) */
-    uint32_t val; /* head slot / slot; NIL marks an empty entry */
+    uint32_t tag;
+    uint32_t val;
 } minlsh__lsh_entry;
 
-typedef struct minlsh__lsh_link {
-    uint32_t next; /* next member of the bucket, or NIL */
-    uint32_t prev; /* previous member; for the head: low 32 bits of the key */
-} minlsh__lsh_link;
-
-/* An open-addressing table whose home position comes from the tag alone, so
- * it can be rehashed and have entries deleted (backward shift) without
- * looking anything else up. */
+/* Linear probing with a monotone home, home(tag) = tag * cap / 2^32, and
+ * entries kept in tag order (a new entry shifts the rest of its run one
+ * place right; a deleted one lets it shift back). Being sorted, the table
+ * can be rehashed to any size in one sequential pass, so it grows by 5/4
+ * (never by 2) and its load stays between 0.7 and 0.875: at most 11.5 bytes
+ * per entry. Lookups stop at the first larger tag. No wrap-around: entries
+ * past cap go into a tail, whose last entry is always kept empty. */
 typedef struct minlsh__lsh_table {
-    minlsh__lsh_entry *e;
-    size_t cap;     /* 0 or a power of two, at most 2^32 */
+    minlsh__lsh_entry *e; /* len entries */
+    size_t cap;           /* home positions: 0 or 16..2^32 */
+    size_t len;           /* cap plus the tail */
     size_t used;
-    unsigned shift; /* 32 - log2(cap): home = tag >> shift */
 } minlsh__lsh_table;
+
+MINLSH__INLINE size_t minlsh__tab_home(const minlsh__lsh_table *t, uint32_t tag) {
+    return (size_t)(((uint64_t)tag * (uint64_t)t->cap) >> 32);
+}
+
+/* The first position at or after tag's home holding an empty entry or an
+ * entry with a tag >= tag (entries with this tag follow from there). The
+ * table must have cap > 0. */
+MINLSH__INLINE size_t minlsh__tab_seek(const minlsh__lsh_table *t, uint32_t tag) {
+    size_t p = minlsh__tab_home(t, tag);
+    while (t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag < tag) p++;
+    return p;
+}
+
+/* Room for `extra` more entries (load at most 7/8) and an empty last
+ * entry, which is what one insert needs: call it before every insert.
+ * On failure the table is unchanged. 0, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+int minlsh__tab_reserve(const minlsh_allocator *a, minlsh__lsh_table *t, size_t extra);
+/* Put x at position p (a position minlsh__tab_seek could give for x.tag,
+ * possibly advanced past entries of equal tag). Needs a reserved place. */
+void minlsh__tab_insert_at(minlsh__lsh_table *t, size_t p, minlsh__lsh_entry x);
+/* Delete the entry at p (backward shift: no tombstones). */
+void minlsh__tab_delete_at(minlsh__lsh_table *t, size_t p);
+void minlsh__tab_free(const minlsh_allocator *a, minlsh__lsh_table *t);
+/* Bytes allocated. */
+size_t minlsh__tab_bytes(const minlsh__lsh_table *t);
+
+/* ---- chunked arrays (store.c) --------------------------------------------- */
+
+#define MINLSH__STORE_SHIFT 12
+#define MINLSH__STORE_CHUNK ((size_t)1 << MINLSH__STORE_SHIFT)
+
+typedef struct minlsh__lsh_store {
+    unsigned char **chunk; /* n_chunks pointers */
+    size_t n_chunks, chunk_cap;
+    size_t first_cap; /* elements in chunk 0 (grows to MINLSH__STORE_CHUNK) */
+    size_t elem;      /* bytes per element */
+} minlsh__lsh_store;
+
+MINLSH__INLINE void *minlsh__store_at(const minlsh__lsh_store *s, size_t i) {
+    return s->chunk[i >> MINLSH__STORE_SHIFT] + (i & (MINLSH__STORE_CHUNK - 1)) * s->elem;
+}
+/* Elements that fit without allocating. */
+MINLSH__INLINE size_t minlsh__store_cap(const minlsh__lsh_store *s) {
+    return s->n_chunks <= 1 ? (s->n_chunks == 0 ? 0 : s->first_cap)
+                            : s->n_chunks * MINLSH__STORE_CHUNK;
+}
+/* Room for at least n elements. On failure the store is unchanged. */
+int minlsh__store_reserve(const minlsh_allocator *a, minlsh__lsh_store *s, size_t n);
+void minlsh__store_free(const minlsh_allocator *a, minlsh__lsh_store *s);
+size_t minlsh__store_bytes(const minlsh__lsh_store *s);
+
+/* ---- the index ------------------------------------------------------------- */
+
+/* A slot's links: its group (NIL: a free slot) and its neighbours in the
+ * group's member list (a free slot's next chains the free list). */
+typedef struct minlsh__lsh_doc {
+    uint32_t group;
+    uint32_t next;
+    uint32_t prev;
+} minlsh__lsh_doc;
+
+/* A group record, followed in the same element by next[bands] and the
+ * k signature values (the element is padded to a multiple of 8 bytes).
+ * count 0: a free group (head chains the free list). head_id saves a
+ * query two dependent cache misses for the common group of one. */
+typedef struct minlsh__lsh_group {
+    uint64_t head_id; /* id of the first member */
+    uint32_t count;   /* members */
+    uint32_t head;    /* first member slot */
+} minlsh__lsh_group;
 
 struct minlsh_index {
     minlsh_allocator alloc;
     uint32_t k, bands, rows;
     uint64_t seed, config_id;
-    size_t count;       /* live documents */
-    size_t n_slots;     /* slots ever handed out (high-water mark) */
-    size_t slot_cap;
-    uint32_t free_head; /* free slots, chained through ids[] */
-    uint64_t *ids;      /* slot_cap */
-    uint32_t *sigs;     /* slot_cap * k */
-    uint8_t *state;     /* slot_cap, MINLSH__LSH_* */
-    minlsh__lsh_link *links; /* slot_cap * bands, slot-major */
-    minlsh__lsh_table idt;   /* id -> slot */
-    minlsh__lsh_table *band; /* bands tables: band key -> bucket */
+    size_t count;        /* live documents */
+    size_t n_slots;      /* slots ever handed out (high-water mark) */
+    size_t n_groups;     /* groups ever handed out */
+    size_t live_groups;
+    uint32_t free_slot;  /* free slots, chained through doc.next */
+    uint32_t free_group; /* free groups, chained through group.head */
+    uint32_t empty_group; /* the group of the empty signature, or NIL */
+    minlsh__lsh_store ids;    /* uint64_t per slot */
+    minlsh__lsh_store docs;   /* minlsh__lsh_doc per slot */
+    minlsh__lsh_store groups; /* group record + next[b] + sig[k] per group */
+    minlsh__lsh_table idt;    /* hash of id -> slot */
+    minlsh__lsh_table sigt;   /* hash of the signature -> group */
+    minlsh__lsh_table *band;  /* bands tables: band key -> first group */
     uint8_t *meta;
     size_t meta_len;
 };
 
-MINLSH__INLINE const uint32_t *minlsh__lsh_sig(const minlsh_index *ix, size_t slot) {
-    return ix->sigs + slot * ix->k;
+MINLSH__INLINE uint64_t *minlsh__lsh_id_at(const minlsh_index *ix, size_t slot) {
+    return (uint64_t *)minlsh__store_at(&ix->ids, slot);
+}
+MINLSH__INLINE minlsh__lsh_doc *minlsh__lsh_doc_at(const minlsh_index *ix, size_t slot) {
+    return (minlsh__lsh_doc *)minlsh__store_at(&ix->docs, slot);
+}
+MINLSH__INLINE minlsh__lsh_group *minlsh__lsh_group_at(const minlsh_index *ix, size_t g) {
+    return (minlsh__lsh_group *)minlsh__store_at(&ix->groups, g);
+}
+/* next[j] of group g: the next group in g's bucket of band j, or NIL. */
+MINLSH__INLINE uint32_t *minlsh__lsh_gnext(const minlsh_index *ix, size_t g) {
+    return (uint32_t *)(void *)(minlsh__lsh_group_at(ix, g) + 1);
+}
+/* The k values of group g. */
+MINLSH__INLINE uint32_t *minlsh__lsh_gsig(const minlsh_index *ix, size_t g) {
+    return minlsh__lsh_gnext(ix, g) + ix->bands;
 }
 
-MINLSH__INLINE minlsh__lsh_link *minlsh__lsh_link_at(const minlsh_index *ix,
-                                                     size_t slot, uint32_t j) {
-    return ix->links + slot * ix->bands + j;
-}
-
-/* bandkey.c: the b keys of sig, no argument checks (b*r <= length of sig). */
+/* bandkey.c: the b keys of sig, no argument checks (b*r <= length of sig),
+ * with the process's SIMD level. */
 void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,
                            uint64_t *keys);
+/* One band's key. */
+uint64_t minlsh__lsh_band_key(const uint32_t *sig, uint32_t j, uint32_t rows);
+typedef void (*minlsh__lsh_band_keys_fn)(const uint32_t *sig, uint32_t bands,
+                                         uint32_t rows, uint64_t *keys);
+/* The implementation of a SIMD level (MINLSH__SIMD_*), or NULL if this build
+ * or this CPU does not have it. For tests and benches. */
+minlsh__lsh_band_keys_fn minlsh__lsh_band_keys_for_level(int level);
+void minlsh__lsh_band_keys_portable(const uint32_t *sig, uint32_t bands,
+                                    uint32_t rows, uint64_t *keys);
+#if MINLSH__WITH_AVX2
+void minlsh__lsh_band_keys_avx2(const uint32_t *sig, uint32_t bands,
+                                uint32_t rows, uint64_t *keys);
+#endif
+#if MINLSH__WITH_AVX512
+void minlsh__lsh_band_keys_avx512(const uint32_t *sig, uint32_t bands,
+                                  uint32_t rows, uint64_t *keys);
+#endif
+
+/* minlsh_signature_estimate for two signatures known not to be empty (the
+ * same double: equal positions / k), in one vectorisable pass. */
+MINLSH__INLINE double minlsh__lsh_estimate(const uint32_t *a, const uint32_t *b, uint32_t k) {
+    uint32_t i, e0 = 0, e1 = 0, e2 = 0, e3 = 0;
+    /* Four independent counts (compilers at -O2 leave this loop scalar). */
+    for (i = 0; i + 4 <= k; i += 4) {
+        e0 += a[i] == b[i];
+        e1 += a[i + 1] == b[i + 1];
+        e2 += a[i + 2] == b[i + 2];
+        e3 += a[i + 3] == b[i + 3];
+    }
+    for (; i < k; i++) e0 += a[i] == b[i];
+    return (double)(e0 + e1 + e2 + e3) / (double)k;
+}
+
+/* A 64-bit hash of a whole signature (internal: only groups identical
+ * signatures; any collision is resolved by comparing the values). */
+uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k);
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */
@@ -84,18 +212,44 @@ int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
                              const minlsh_allocator *alloc);
 /* The slot of id, or NIL. */
 uint32_t minlsh__lsh_find_id(const minlsh_index *ix, uint64_t id);
-/* The head slot of the bucket (band j, key), or NIL. */
-uint32_t minlsh__lsh_bucket_head(const minlsh_index *ix, uint32_t j, uint64_t key);
-/* Insert a document known to be absent (k values). Leaves the index
- * unchanged on error. */
+/* Insert a document (k values): MINLSH_E_EXISTS if its id is there. Leaves
+ * the index unchanged on error. */
 int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig);
-/* Make room for n documents in the slot arrays and the id table. */
+/* Make room for n documents in every structure. */
 int minlsh__lsh_reserve(minlsh_index *ix, size_t n);
+/* 1 if band j of group g has the 64-bit key `key` whose band values are
+ * `vals` (r values): the values compare equal, or (a 64-bit key collision)
+ * g's band key is `key` all the same. */
+int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
+                           uint64_t key, const uint32_t *vals);
+/* The first group of the bucket (band j, key), whose values are vals, or
+ * NIL. */
+uint32_t minlsh__lsh_bucket_head(const minlsh_index *ix, uint32_t j, uint64_t key,
+                                 const uint32_t *vals);
+
+/* Bytes an index has allocated, by purpose: the signature values (one copy
+ * per group), what grows with b (bucket tables and per-group links), and
+ * the rest (ids, slots, id and signature tables, group headers, chunk
+ * slack of the per-document arrays). */
+typedef struct minlsh__lsh_memory {
+    size_t signatures, band_tables, band_links, other;
+} minlsh__lsh_memory;
+void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m);
 
 /* sort.c: ascending, in place, O(n log n) worst case. */
 void minlsh__lsh_sort_u64(uint64_t *v, size_t n);
 /* Drop adjacent duplicates of a sorted array; returns the new length. */
 size_t minlsh__lsh_unique_u64(uint64_t *v, size_t n);
+/* Records of two 64-bit words, ordered by (key, val). */
+typedef struct minlsh__lsh_kv {
+    uint64_t key, val;
+} minlsh__lsh_kv;
+/* Ascending by (key, val), in place, O(n log n) worst case. */
+void minlsh__lsh_sort_kv(minlsh__lsh_kv *v, size_t n);
+/* Stable LSD radix sort of n records by bits [lo_bit, hi_bit) of key,
+ * using tmp (n records) as scratch; the result ends in v. Linear time. */
+void minlsh__lsh_radix_kv(minlsh__lsh_kv *v, minlsh__lsh_kv *tmp, size_t n, int lo_bit,
+                          int hi_bit);
 
 /* clusters.c: union-find over n nodes (parent/size arrays of n). */
 typedef struct minlsh__lsh_uf {
@@ -106,6 +260,35 @@ typedef struct minlsh__lsh_uf {
 int minlsh__lsh_uf_init(minlsh__lsh_uf *uf, const minlsh_allocator *a, size_t n);
 void minlsh__lsh_uf_free(minlsh__lsh_uf *uf, const minlsh_allocator *a);
 uint32_t minlsh__lsh_uf_find(minlsh__lsh_uf *uf, uint32_t x);
-void minlsh__lsh_uf_union(minlsh__lsh_uf *uf, uint32_t x, uint32_t y);
+/* Returns 1 if two components were joined, 0 if x and y were already one. */
+int minlsh__lsh_uf_union(minlsh__lsh_uf *uf, uint32_t x, uint32_t y);
+
+/* Join the groups g[0..n) of one bucket whose estimate passes
+ * min_similarity (0: all of them, in a chain), skipping pairs already in one
+ * component and stopping when the bucket is one component. roots: scratch
+ * for n values. sig_of gives a group's k values. */
+typedef const uint32_t *(*minlsh__lsh_sig_of_fn)(const void *ctx, uint32_t g);
+void minlsh__lsh_join_bucket(minlsh__lsh_uf *uf, const uint32_t *g, size_t n,
+                             uint64_t *roots, double min_similarity,
+                             minlsh__lsh_sig_of_fn sig_of, const void *ctx, uint32_t k);
+
+/* pairs.c: the pair list handle, shared with the matrix path. */
+typedef struct minlsh__lsh_pair {
+    uint64_t a, b;
+    double sim;
+} minlsh__lsh_pair;
+
+struct minlsh_pairs {
+    minlsh_allocator alloc;
+    size_t n;
+    minlsh__lsh_pair *v;
+};
+
+/* clusters.c: build the handle from m nodes in groups of two or more:
+ * ids[] ascending and label[i] the (root) label of node i, labels below
+ * n_labels. */
+int minlsh__lsh_clusters_build(minlsh_clusters **out, const minlsh_allocator *a,
+                               const uint64_t *ids, const uint32_t *label,
+                               size_t m, size_t n_labels);
 
 #endif /* MINLSH_LSH_H */

@@ -2,29 +2,21 @@
  * Candidate and verified pairs of an index: every unordered pair of
  * documents sharing at least one bucket, each exactly once, sorted by (a, b).
  *
- * Each band's multi-member buckets are walked and their pairs emitted, but a
- * pair is emitted only from the first band whose r values the two documents
- * share, so near-duplicates agreeing on many bands do not multiply the
- * memory. Equal values imply equal keys, so that band is also one where they
- * share a bucket. Only a pair whose first shared bucket comes from a 64-bit
- * key collision between different values is emitted twice (there, and at its
- * first band of equal values); the final sort and dedup remove the repeat and
- * make the result independent of table layout and insertion order.
+ * Members of one group (identical signatures, not empty) share every band:
+ * each pair of them is listed once, with estimate 1. Between groups, each
+ * band's multi-group buckets are walked, but a pair of groups is taken only
+ * from the first band whose r values the two share, so near-duplicates
+ * agreeing on many bands do not multiply the memory. Equal values imply
+ * equal keys, so that band is also one where they share a bucket. Only a
+ * pair whose first shared bucket comes from a 64-bit key collision between
+ * different values is taken twice (there, and at its first band of equal
+ * values); the final sort and dedup remove the repeat and make the result
+ * independent of table layout and insertion order. A pair of groups stands
+ * for every pair of their members, all with the same estimate.
  */
 #include "lsh.h"
 
 #include <stdlib.h>
-
-typedef struct minlsh__lsh_pair {
-    uint64_t a, b;
-    double sim;
-} minlsh__lsh_pair;
-
-struct minlsh_pairs {
-    minlsh_allocator alloc;
-    size_t n;
-    minlsh__lsh_pair *v;
-};
 
 static int minlsh__pair_cmp(const void *x, const void *y) {
     const minlsh__lsh_pair *p = (const minlsh__lsh_pair *)x;
@@ -34,10 +26,10 @@ static int minlsh__pair_cmp(const void *x, const void *y) {
     return 0;
 }
 
-/* 1 if slots x and y have the same values in some band before j. */
+/* 1 if groups x and y have the same values in some band before j. */
 static int minlsh__shared_before(const minlsh_index *ix, uint32_t x, uint32_t y,
                                  uint32_t j) {
-    const uint32_t *sx = minlsh__lsh_sig(ix, x), *sy = minlsh__lsh_sig(ix, y);
+    const uint32_t *sx = minlsh__lsh_gsig(ix, x), *sy = minlsh__lsh_gsig(ix, y);
     size_t bytes = (size_t)ix->rows * sizeof *sx;
     uint32_t i;
     for (i = 0; i < j; i++) {
@@ -47,18 +39,47 @@ static int minlsh__shared_before(const minlsh_index *ix, uint32_t x, uint32_t y,
     return 0;
 }
 
-/* Gather the members of the bucket whose head is `head` into *m. */
+static int minlsh__push_pair(minlsh_pairs *pr, size_t *cap, uint64_t ia, uint64_t ib,
+                             double sim) {
+    void *grown = pr->v;
+    int rc = minlsh__reserve(&pr->alloc, &grown, cap, pr->n, pr->n + 1, sizeof *pr->v);
+    pr->v = (minlsh__lsh_pair *)grown;
+    if (rc != 0) return rc;
+    pr->v[pr->n].a = ia < ib ? ia : ib;
+    pr->v[pr->n].b = ia < ib ? ib : ia;
+    pr->v[pr->n].sim = sim;
+    pr->n++;
+    return 0;
+}
+
+/* Every pair of a member of group x with a member of group y (x == y: every
+ * pair within x). */
+static int minlsh__push_members(const minlsh_index *ix, minlsh_pairs *pr, size_t *cap,
+                                uint32_t x, uint32_t y, double sim) {
+    uint32_t s, t;
+    int rc = 0;
+    for (s = minlsh__lsh_group_at(ix, x)->head; s != MINLSH__LSH_NIL && rc == 0;
+         s = minlsh__lsh_doc_at(ix, s)->next) {
+        uint64_t is = *minlsh__lsh_id_at(ix, s);
+        t = x == y ? minlsh__lsh_doc_at(ix, s)->next : minlsh__lsh_group_at(ix, y)->head;
+        for (; t != MINLSH__LSH_NIL && rc == 0; t = minlsh__lsh_doc_at(ix, t)->next)
+            rc = minlsh__push_pair(pr, cap, is, *minlsh__lsh_id_at(ix, t), sim);
+    }
+    return rc;
+}
+
+/* Gather the groups of the bucket whose first group is `head` into *m. */
 static int minlsh__gather(const minlsh_index *ix, uint32_t j, uint32_t head,
                           uint32_t **m, size_t *m_cap, size_t *n) {
-    uint32_t s;
+    uint32_t g;
     int rc;
     *n = 0;
-    for (s = head; s != MINLSH__LSH_NIL; s = minlsh__lsh_link_at(ix, s, j)->next) {
+    for (g = head; g != MINLSH__LSH_NIL; g = minlsh__lsh_gnext(ix, g)[j]) {
         void *grown = *m;
         rc = minlsh__reserve(&ix->alloc, &grown, m_cap, *n, *n + 1, sizeof **m);
         *m = (uint32_t *)grown;
         if (rc != 0) return rc;
-        (*m)[(*n)++] = s;
+        (*m)[(*n)++] = g;
     }
     return 0;
 }
@@ -67,7 +88,7 @@ int minlsh_index_pairs(const minlsh_index *index, double min_similarity,
                        minlsh_pairs **out) {
     minlsh_pairs *pr;
     uint32_t *m = NULL;
-    size_t m_cap = 0, v_cap = 0, nm, p, x, y, o;
+    size_t m_cap = 0, v_cap = 0, nm, p, x, y, o, g;
     uint32_t j;
     int rc = 0;
     if (out == NULL) return MINLSH_E_NULL;
@@ -77,32 +98,25 @@ int minlsh_index_pairs(const minlsh_index *index, double min_similarity,
     pr = (minlsh_pairs *)minlsh__calloc(&index->alloc, 1, sizeof *pr);
     if (pr == NULL) return MINLSH_E_NOMEM;
     pr->alloc = index->alloc;
+    /* Identical signatures: estimate 1, which passes any min_similarity. */
+    for (g = 0; g < index->n_groups && rc == 0; g++)
+        if (minlsh__lsh_group_at(index, g)->count >= 2 && g != index->empty_group)
+            rc = minlsh__push_members(index, pr, &v_cap, (uint32_t)g, (uint32_t)g, 1.0);
     for (j = 0; j < index->bands && rc == 0; j++) {
         const minlsh__lsh_table *t = &index->band[j];
-        for (p = 0; p < t->cap && rc == 0; p++) {
+        for (p = 0; p < t->len && rc == 0; p++) {
             uint32_t head = t->e[p].val;
-            if (head == MINLSH__LSH_NIL ||
-                minlsh__lsh_link_at(index, head, j)->next == MINLSH__LSH_NIL)
+            if (head == MINLSH__LSH_NIL || minlsh__lsh_gnext(index, head)[j] == MINLSH__LSH_NIL)
                 continue;
             rc = minlsh__gather(index, j, head, &m, &m_cap, &nm);
             for (x = 0; x < nm && rc == 0; x++) {
-                for (y = x + 1; y < nm; y++) {
-                    minlsh__lsh_pair q;
-                    void *grown;
-                    uint64_t ia = index->ids[m[x]], ib = index->ids[m[y]];
+                for (y = x + 1; y < nm && rc == 0; y++) {
+                    double sim;
                     if (minlsh__shared_before(index, m[x], m[y], j)) continue;
-                    (void)minlsh_signature_estimate(&q.sim, minlsh__lsh_sig(index, m[x]),
-                                                    minlsh__lsh_sig(index, m[y]),
-                                                    index->k);
-                    if (!(q.sim >= min_similarity)) continue;
-                    q.a = ia < ib ? ia : ib;
-                    q.b = ia < ib ? ib : ia;
-                    grown = pr->v;
-                    rc = minlsh__reserve(&pr->alloc, &grown, &v_cap, pr->n, pr->n + 1,
-                                         sizeof *pr->v);
-                    pr->v = (minlsh__lsh_pair *)grown;
-                    if (rc != 0) break;
-                    pr->v[pr->n++] = q;
+                    sim = minlsh__lsh_estimate(minlsh__lsh_gsig(index, m[x]),
+                                               minlsh__lsh_gsig(index, m[y]), index->k);
+                    if (!(sim >= min_similarity)) continue;
+                    rc = minlsh__push_members(index, pr, &v_cap, m[x], m[y], sim);
                 }
             }
         }

@@ -9,13 +9,10 @@
 /* The live ids, ascending, in a new array of ix->count entries. */
 static int minlsh__sorted_ids(const minlsh_index *ix, uint64_t **out) {
     uint64_t *ids;
-    size_t s, n = 0;
     *out = NULL;
     ids = (uint64_t *)minlsh__malloc(&ix->alloc, (ix->count > 0 ? ix->count : 1) * sizeof *ids);
     if (ids == NULL) return MINLSH_E_NOMEM;
-    for (s = 0; s < ix->n_slots; s++)
-        if (ix->state[s] != MINLSH__LSH_FREE) ids[n++] = ix->ids[s];
-    minlsh__lsh_sort_u64(ids, n);
+    (void)minlsh_index_ids(ix, ids, ix->count, NULL);
     *out = ids;
     return 0;
 }
@@ -38,7 +35,8 @@ static void minlsh__index_write(const minlsh_index *ix, const uint64_t *ids,
     h.count = ix->count;
     minlsh__header_write(w, &h);
     for (i = 0; i < ix->count; i++) {
-        const uint32_t *sig = minlsh__lsh_sig(ix, minlsh__lsh_find_id(ix, ids[i]));
+        uint32_t slot = minlsh__lsh_find_id(ix, ids[i]);
+        const uint32_t *sig = minlsh__lsh_gsig(ix, minlsh__lsh_doc_at(ix, slot)->group);
         minlsh__store64le(rec, ids[i]);
         for (v = 0; v < ix->k; v++) minlsh__store32le(rec + 8 + 4 * (size_t)v, sig[v]);
         minlsh__writer_put(w, rec, 8 + 4 * (size_t)ix->k);

@@ -1,0 +1,30 @@
+# Benchmarks (not part of make check):
+#   make bench        one program, one run: shingling, MinHash per kernel,
+#                     end to end at 1 and all threads, memory bandwidth, the
+#                     band index, all-pairs scaling; ends with a summary of
+#                     "key: value" lines
+#   make bench-scale  1 million generated documents of ~3 KB, deduplicated end
+#                     to end: wall time and peak memory against 2 min / 8 GiB
+#   make bench-hot    100,000 identical, empty and repeated-paragraph
+#                     documents against 100,000 distinct ones
+# The programs may include internal headers; they are never installed.
+
+BENCH_BIN := $(BUILD)/bench/bench
+BENCH_CFLAGS := -std=c11 $(OPT) $(WARN) -Iinclude -Ilib -Ibench $(CFLAGS)
+
+# test_batch uses the library's threads.
+TEST_LIBS_test_batch := -lpthread
+
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ $(STATIC_LIB) $(LDFLAGS) -lpthread -lm
+
+.PHONY: bench bench-scale bench-hot
+bench: $(BENCH_BIN)
+	$(BENCH_BIN) all
+
+bench-scale: $(BENCH_BIN)
+	$(BENCH_BIN) scale
+
+bench-hot: $(BENCH_BIN)
+	$(BENCH_BIN) hot
