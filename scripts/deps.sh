@@ -6,18 +6,26 @@
 #   sh scripts/deps.sh python  build + pytest, numpy, setuptools, wheel, pip, venv
 #                                (the Python binding; make check-python)
 #   sh scripts/deps.sh go      build + the Go toolchain (the Go binding; make check-go)
+#   sh scripts/deps.sh dask    python + Dask, distributed, pandas (minlsh.dask;
+#                                make check-dask, make bench-dask)
+#   sh scripts/deps.sh hardening  test + abigail-tools (make abi-check), lcov (make
+#                                coverage), valgrind (make check-valgrind), cppcheck
 # Needs root (or sudo) only when something is actually missing.
 set -eu
 build="gcc make libc6-dev pkg-config binutils"
 test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk"
 python="$build python3 python3-pytest python3-numpy python3-setuptools python3-wheel python3-pip python3-venv"
 go="$build golang-go"
+dask="$python python3-dask python3-distributed python3-pandas"
+hardening="$test abigail-tools lcov valgrind cppcheck"
 case "${1:-test}" in
     build) want=$build ;;
     test) want=$test ;;
     python) want=$python ;;
     go) want=$go ;;
-    *) echo "usage: deps.sh build|test|python|go" >&2; exit 2 ;;
+    dask) want=$dask ;;
+    hardening) want=$hardening ;;
+    *) echo "usage: deps.sh build|test|python|go|dask|hardening" >&2; exit 2 ;;
 esac
 missing=""
 for p in $want; do

@@ -1590,7 +1590,10 @@ static void test_allocation_failures(void) {
             minlsh_shingler_free(cp);
         }
         EXPECT_EQ_INT(bad, 0);
-        EXPECT(retried > 3 * 321); /* the fresh set at least fails every time */
+        /* The fresh set at least fails every time. (Feeds reserve room for
+         * what their chunk may add, so that a chunk is all or nothing, and
+         * finish often needs nothing more for the stream itself.) */
+        EXPECT(retried >= 321);
     }
 
     /* assign: NOMEM leaves the set unchanged */

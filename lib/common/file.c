@@ -1,5 +1,5 @@
-/* Files: the atomic writer, whole-file reads, the bounds-checked reader and
- * the header shared by every minlsh file. POSIX. */
+/* Files: the atomic writer, whole-file reads, read-only mappings and the
+ * header shared by every minlsh file. POSIX. */
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -39,6 +40,22 @@ static char *minlsh__strdup_cat(const minlsh_allocator *a, const char *s,
     return out;
 }
 
+/* The directory part of path ("." for a bare name, "/" for "/name"). */
+static char *minlsh__dir_of(const minlsh_allocator *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    size_t n;
+    if (slash == NULL) return minlsh__strdup_cat(a, ".", "");
+    n = (size_t)(slash - path);
+    if (n == 0) n = 1; /* "/file" */
+    dir = (char *)minlsh__malloc(a, n + 1);
+    if (dir != NULL) {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    return dir;
+}
+
 int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
                              const char *path) {
     memset(w, 0, sizeof *w);
@@ -50,8 +67,9 @@ int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
     if (path[0] == '\0') return MINLSH_E_IO; /* as open("") would say */
     w->path = minlsh__strdup_cat(a, path, "");
     w->tmp = minlsh__strdup_cat(a, path, ".tmp-0000000000000000");
+    w->dir = minlsh__dir_of(a, path);
     w->buf = (uint8_t *)minlsh__malloc(a, MINLSH__WRITE_BUF);
-    if (w->path == NULL || w->tmp == NULL || w->buf == NULL) {
+    if (w->path == NULL || w->tmp == NULL || w->dir == NULL || w->buf == NULL) {
         minlsh__writer_abort(w);
         return MINLSH_E_NOMEM;
     }
@@ -123,12 +141,6 @@ void minlsh__writer_put(minlsh__writer *w, const void *p, size_t n) {
     }
 }
 
-void minlsh__writer_put32(minlsh__writer *w, uint32_t v) {
-    uint8_t b[4];
-    minlsh__store32le(b, v);
-    minlsh__writer_put(w, b, 4);
-}
-
 void minlsh__writer_put64(minlsh__writer *w, uint64_t v) {
     uint8_t b[8];
     minlsh__store64le(b, v);
@@ -146,9 +158,11 @@ static void minlsh__writer_release(minlsh__writer *w) {
         minlsh__free(w->alloc, w->buf);
         minlsh__free(w->alloc, w->tmp);
         minlsh__free(w->alloc, w->path);
+        minlsh__free(w->alloc, w->dir);
         w->buf = NULL;
         w->tmp = NULL;
         w->path = NULL;
+        w->dir = NULL;
     }
 }
 
@@ -161,31 +175,16 @@ void minlsh__writer_abort(minlsh__writer *w) {
     minlsh__writer_release(w);
 }
 
-/* fsync the directory holding path so the rename itself is durable. */
-static int minlsh__fsync_dir(const minlsh_allocator *a, const char *path) {
-    const char *slash = strrchr(path, '/');
-    char *dir;
+/* fsync the directory dir so the rename itself is durable. */
+static int minlsh__fsync_dir(const char *dir) {
     int fd, rc = 0;
-    if (slash == NULL) {
-        dir = minlsh__strdup_cat(a, ".", "");
-    } else {
-        size_t n = (size_t)(slash - path);
-        if (n == 0) n = 1; /* "/file" */
-        dir = (char *)minlsh__malloc(a, n + 1);
-        if (dir != NULL) {
-            memcpy(dir, path, n);
-            dir[n] = '\0';
-        }
-    }
-    if (dir == NULL) return MINLSH_E_NOMEM;
-    fd = open(dir, O_RDONLY);
+    fd = open(dir, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         rc = MINLSH_E_IO;
     } else {
         if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) rc = MINLSH_E_IO;
         close(fd);
     }
-    minlsh__free(a, dir);
     return rc;
 }
 
@@ -208,35 +207,47 @@ int minlsh__writer_finish(minlsh__writer *w, size_t *n_out) {
         return rc;
     }
     /* The data is in place; a failed directory fsync only weakens
-     * durability after a power cut, but the caller asked for durability. */
-    rc = minlsh__fsync_dir(w->alloc, w->path);
+     * durability after a power cut, but the caller asked for durability.
+     * (Nothing is allocated from here on: a MINLSH_E_NOMEM must mean that
+     * the old file is untouched.) */
+    rc = minlsh__fsync_dir(w->dir);
     if (n_out != NULL) *n_out = (size_t)w->total;
     minlsh__writer_release(w);
     return rc;
 }
 
-/* ---- whole-file read ---------------------------------------------------- */
+/* ---- whole-file read and read-only mapping ------------------------------ */
+
+/* Open path for reading: a regular file whose size fits a size_t. Returns 0
+ * with *fd open and *size set (the caller closes), or MINLSH_E_IO /
+ * MINLSH_E_TOOBIG with nothing open. */
+static int minlsh__open_regular(const char *path, int *fd, size_t *size) {
+    struct stat st;
+    int rc = 0;
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) return MINLSH_E_IO;
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
+        rc = MINLSH_E_IO;
+    else if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX)
+        rc = MINLSH_E_TOOBIG;
+    if (rc != 0) {
+        close(*fd);
+        *fd = -1;
+        return rc;
+    }
+    *size = (size_t)st.st_size;
+    return 0;
+}
 
 int minlsh__file_read(const minlsh_allocator *a, const char *path,
                       uint8_t **data, size_t *len) {
-    struct stat st;
     uint8_t *buf;
     size_t size, off = 0;
-    int fd;
+    int fd, rc;
     *data = NULL;
     *len = 0;
     if (path == NULL) return MINLSH_E_NULL;
-    fd = open(path, O_RDONLY);
-    if (fd < 0) return MINLSH_E_IO;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
-        close(fd);
-        return MINLSH_E_IO;
-    }
-    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
-        close(fd);
-        return MINLSH_E_TOOBIG;
-    }
-    size = (size_t)st.st_size;
+    if ((rc = minlsh__open_regular(path, &fd, &size)) != 0) return rc;
     if (size == 0) {
         close(fd);
         return 0; /* an empty file: the parser reports it */
@@ -263,27 +274,29 @@ int minlsh__file_read(const minlsh_allocator *a, const char *path,
     return 0;
 }
 
-/* ---- reader ------------------------------------------------------------- */
-
-const uint8_t *minlsh__reader_take(minlsh__reader *r, size_t n) {
-    const uint8_t *p;
-    if (r->err != 0 || n > r->len - r->pos) {
-        r->err = MINLSH_E_CORRUPT;
-        return NULL;
+int minlsh__file_map(const char *path, const uint8_t **data, size_t *len) {
+    void *p;
+    size_t size;
+    int fd, rc;
+    *data = NULL;
+    *len = 0;
+    if (path == NULL) return MINLSH_E_NULL;
+    if ((rc = minlsh__open_regular(path, &fd, &size)) != 0) return rc;
+    if (size == 0) {
+        close(fd);
+        return 0; /* nothing to map: the parser reports an empty file */
     }
-    p = r->p + r->pos;
-    r->pos += n;
-    return p;
+    p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd); /* the mapping keeps the file open */
+    if (p == MAP_FAILED) return MINLSH_E_IO;
+    *data = (const uint8_t *)p;
+    *len = size;
+    return 0;
 }
 
-uint32_t minlsh__reader_get32(minlsh__reader *r) {
-    const uint8_t *p = minlsh__reader_take(r, 4);
-    return p != NULL ? minlsh__load32le(p) : 0;
-}
-
-uint64_t minlsh__reader_get64(minlsh__reader *r) {
-    const uint8_t *p = minlsh__reader_take(r, 8);
-    return p != NULL ? minlsh__load64le(p) : 0;
+void minlsh__file_unmap(const void *data, size_t len) {
+    /* munmap takes a non-const pointer; the pages were never written. */
+    if (data != NULL) (void)munmap((void *)(uintptr_t)data, len);
 }
 
 /* ---- header ------------------------------------------------------------- */
@@ -340,26 +353,6 @@ static int minlsh__header_check(const uint8_t *b, size_t len, const char magic[8
     h->config_id = minlsh__load64le(b + 40);
     h->count = minlsh__load64le(b + 48);
     if (h->k == 0 || h->k > MINLSH_FAMILY_K_MAX || h->flags != 0) return MINLSH_E_CORRUPT;
-    return 0;
-}
-
-int minlsh__header_read(const void *buf, size_t len, const char magic[8],
-                        size_t payload_bytes_per_item, minlsh__header *h,
-                        const uint8_t **payload) {
-    const uint8_t *b = (const uint8_t *)buf;
-    size_t payload_len, expect;
-    int rc = minlsh__header_check(b, len, magic, h);
-    if (rc != 0) return rc;
-    if (h->count > (uint64_t)SIZE_MAX) return MINLSH_E_TOOBIG;
-    if (minlsh__mul_size(&payload_len, (size_t)h->count, payload_bytes_per_item) != 0)
-        return MINLSH_E_CORRUPT;
-    if (minlsh__add_size(&expect, payload_len, MINLSH__HEADER_BYTES + 8) != 0)
-        return MINLSH_E_CORRUPT;
-    if (expect != len) return MINLSH_E_CORRUPT;
-    if (minlsh__load64le(b + MINLSH__HEADER_BYTES + payload_len) !=
-        minlsh__sum64(b + MINLSH__HEADER_BYTES, payload_len))
-        return MINLSH_E_CORRUPT;
-    *payload = b + MINLSH__HEADER_BYTES;
     return 0;
 }
 

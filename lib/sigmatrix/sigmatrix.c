@@ -3,6 +3,11 @@
  * contiguous, appended in order; and its file format (docs/format.md for
  * the header and checksum, docs/minhash.md for the payload).
  * Readers may share a matrix; append and free need exclusive access.
+ *
+ * A matrix either owns its storage (new, load) or is a read-only view of a
+ * mapped file (minlsh_sigmatrix_map): readers go through values and meta,
+ * which point at the owned arrays or into the mapping; only an owning matrix
+ * can be modified.
  */
 #include "common/common.h"
 
@@ -13,9 +18,16 @@ struct minlsh_sigmatrix {
     uint64_t config_id;
     size_t count; /* documents */
     size_t cap;   /* documents the storage can hold */
-    uint32_t *values; /* count * k values, document after document */
-    uint8_t *meta;    /* application metadata, meta_len bytes (NULL if 0) */
+    const uint32_t *values; /* count * k values, document after document:
+                               store, or inside the mapping */
+    const uint8_t *meta;    /* application metadata, meta_len bytes (NULL if
+                               0): meta_store, or inside the mapping */
     size_t meta_len;
+    uint32_t *store;        /* owned values (cap documents), or NULL */
+    uint8_t *meta_store;    /* owned metadata, or NULL */
+    int readonly;           /* append and set_metadata refuse (MINLSH_E_STATE) */
+    const void *map;        /* the file mapping (NULL if none), map_len bytes */
+    size_t map_len;
 };
 
 /* Values converted to little-endian bytes per write, so the checksum and
@@ -40,6 +52,11 @@ static int minlsh__matrix_create(minlsh_sigmatrix **out, uint32_t k,
     m->values = NULL;
     m->meta = NULL;
     m->meta_len = 0;
+    m->store = NULL;
+    m->meta_store = NULL;
+    m->readonly = 0;
+    m->map = NULL;
+    m->map_len = 0;
     *out = m;
     return 0;
 }
@@ -56,8 +73,9 @@ int minlsh_sigmatrix_new(minlsh_sigmatrix **out, const minlsh_family *family,
 void minlsh_sigmatrix_free(minlsh_sigmatrix *matrix) {
     if (matrix != NULL) {
         minlsh_allocator al = matrix->alloc;
-        minlsh__free(&al, matrix->values);
-        minlsh__free(&al, matrix->meta);
+        if (matrix->map != NULL) minlsh__file_unmap(matrix->map, matrix->map_len);
+        minlsh__free(&al, matrix->store);
+        minlsh__free(&al, matrix->meta_store);
         minlsh__free(&al, matrix);
     }
 }
@@ -96,16 +114,18 @@ int minlsh_sigmatrix_append(minlsh_sigmatrix *matrix, const uint32_t *sig,
     int rc;
     if (matrix == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != matrix->k) return MINLSH_E_PARAM;
+    if (matrix->readonly) return MINLSH_E_STATE;
     if (matrix->count == SIZE_MAX ||
         minlsh__matrix_fits(matrix->count + 1, matrix->k, matrix->meta_len) != 0)
         return MINLSH_E_TOOBIG;
-    p = matrix->values;
-    /* reserve leaves values and cap untouched on failure. */
+    p = matrix->store;
+    /* reserve leaves store and cap untouched on failure. */
     rc = minlsh__reserve(&matrix->alloc, &p, &matrix->cap, matrix->count,
                          matrix->count + 1, (size_t)matrix->k * sizeof(uint32_t));
     if (rc != 0) return rc;
-    matrix->values = (uint32_t *)p;
-    memcpy(matrix->values + matrix->count * matrix->k, sig,
+    matrix->store = (uint32_t *)p;
+    matrix->values = matrix->store;
+    memcpy(matrix->store + matrix->count * matrix->k, sig,
            (size_t)matrix->k * sizeof(uint32_t));
     if (pos_out != NULL) *pos_out = (uint64_t)matrix->count;
     matrix->count++;
@@ -145,6 +165,7 @@ int minlsh_sigmatrix_set_metadata(minlsh_sigmatrix *matrix, const void *data,
                                   size_t len) {
     uint8_t *copy = NULL;
     if (matrix == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
+    if (matrix->readonly) return MINLSH_E_STATE;
     if ((uint64_t)len > MINLSH__METADATA_MAX ||
         minlsh__matrix_fits(matrix->count, matrix->k, len) != 0)
         return MINLSH_E_TOOBIG;
@@ -154,7 +175,8 @@ int minlsh_sigmatrix_set_metadata(minlsh_sigmatrix *matrix, const void *data,
         if (copy == NULL) return MINLSH_E_NOMEM;
         memcpy(copy, data, len);
     }
-    minlsh__free(&matrix->alloc, matrix->meta);
+    minlsh__free(&matrix->alloc, matrix->meta_store);
+    matrix->meta_store = copy;
     matrix->meta = copy;
     matrix->meta_len = len;
     return 0;
@@ -218,17 +240,16 @@ int minlsh_sigmatrix_save_buffer(const minlsh_sigmatrix *matrix, void *buf,
     return minlsh__writer_finish(&w, n_out);
 }
 
-int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out, const void *buf,
-                                 size_t len, const minlsh_family *family,
-                                 uint64_t config_id,
-                                 const minlsh_allocator *alloc) {
-    const uint8_t *b = (const uint8_t *)buf, *payload, *meta;
-    minlsh__header h;
-    minlsh_sigmatrix *m;
-    size_t per_item = 4, total, i, meta_len;
+/* Validate a saved matrix (docs/format.md, "Validation on load", every
+ * step, checksums included) and, when family is non-NULL, its fingerprint.
+ * On success h, *payload and the metadata locate everything inside buf. */
+static int minlsh__matrix_parse(const void *buf, size_t len, const minlsh_family *family,
+                                uint64_t config_id, minlsh__header *h,
+                                const uint8_t **payload, const uint8_t **meta,
+                                size_t *meta_len) {
+    const uint8_t *b = (const uint8_t *)buf;
+    size_t per_item = 4;
     int rc;
-    if (out == NULL) return MINLSH_E_NULL;
-    *out = NULL;
     if (buf == NULL && len > 0) return MINLSH_E_NULL;
     /* The payload item size depends on k, which lives in the header being
      * validated: peek at it here; minlsh__header_read_meta verifies the header
@@ -238,27 +259,37 @@ int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out, const void *buf,
         uint32_t k = minlsh__load32le(b + 16);
         if (k >= 1 && k <= MINLSH_FAMILY_K_MAX) per_item = 4 * (size_t)k;
     }
-    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_MATRIX, per_item, &h, &payload,
-                                  &meta, &meta_len);
+    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_MATRIX, per_item, h, payload,
+                                  meta, meta_len);
     if (rc != 0) return rc;
-    if (h.bands != 0 || h.rows != 0 || h.flags != 0) return MINLSH_E_CORRUPT;
+    if (h->bands != 0 || h->rows != 0 || h->flags != 0) return MINLSH_E_CORRUPT;
     if (family != NULL &&
-        (h.k != minlsh_family_k(family) || h.seed != minlsh_family_seed(family) ||
-         h.config_id != config_id))
+        (h->k != minlsh_family_k(family) || h->seed != minlsh_family_seed(family) ||
+         h->config_id != config_id))
         return MINLSH_E_MISMATCH;
-    rc = minlsh__matrix_create(&m, h.k, h.seed, h.config_id, alloc);
+    return 0;
+}
+
+/* An owning matrix with a copy of the parsed content. */
+static int minlsh__matrix_from_parsed(minlsh_sigmatrix **out, const minlsh__header *h,
+                                      const uint8_t *payload, const uint8_t *meta,
+                                      size_t meta_len, const minlsh_allocator *alloc) {
+    minlsh_sigmatrix *m;
+    size_t total, i;
+    int rc = minlsh__matrix_create(&m, h->k, h->seed, h->config_id, alloc);
     if (rc != 0) return rc;
     /* header_read_meta proved 64 + count * 4k + 8 + meta_len + 8 == len, so
      * nothing overflows and no allocation is larger than the input. */
-    total = (size_t)h.count * h.k;
+    total = (size_t)h->count * h->k;
     if (total > 0) {
-        m->values = (uint32_t *)minlsh__malloc(&m->alloc, total * sizeof(uint32_t));
-        if (m->values == NULL) {
+        m->store = (uint32_t *)minlsh__malloc(&m->alloc, total * sizeof(uint32_t));
+        if (m->store == NULL) {
             minlsh_sigmatrix_free(m);
             return MINLSH_E_NOMEM;
         }
-        for (i = 0; i < total; i++) m->values[i] = minlsh__load32le(payload + 4 * i);
-        m->count = (size_t)h.count;
+        for (i = 0; i < total; i++) m->store[i] = minlsh__load32le(payload + 4 * i);
+        m->values = m->store;
+        m->count = (size_t)h->count;
         m->cap = m->count;
     }
     if (meta_len > 0) {
@@ -270,6 +301,21 @@ int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out, const void *buf,
     }
     *out = m;
     return 0;
+}
+
+int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out, const void *buf,
+                                 size_t len, const minlsh_family *family,
+                                 uint64_t config_id,
+                                 const minlsh_allocator *alloc) {
+    const uint8_t *payload, *meta;
+    minlsh__header h;
+    size_t meta_len;
+    int rc;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    rc = minlsh__matrix_parse(buf, len, family, config_id, &h, &payload, &meta, &meta_len);
+    if (rc != 0) return rc;
+    return minlsh__matrix_from_parsed(out, &h, payload, meta, meta_len, alloc);
 }
 
 int minlsh_sigmatrix_load(minlsh_sigmatrix **out, const char *path,
@@ -289,4 +335,55 @@ int minlsh_sigmatrix_load(minlsh_sigmatrix **out, const char *path,
     rc = minlsh_sigmatrix_load_buffer(out, data, len, family, config_id, alloc);
     minlsh__free(&al, data);
     return rc;
+}
+
+/* The values of a mapped file can be used in place only where the CPU's
+ * byte order is the file's. */
+static int minlsh__little_endian(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+int minlsh_sigmatrix_map(minlsh_sigmatrix **out, const char *path,
+                         const minlsh_family *family, uint64_t config_id,
+                         const minlsh_allocator *alloc) {
+    const uint8_t *data, *payload, *meta;
+    minlsh__header h;
+    minlsh_allocator al;
+    minlsh_sigmatrix *m = NULL;
+    size_t len, meta_len;
+    int rc;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (path == NULL) return MINLSH_E_NULL;
+    rc = minlsh__alloc_setup(&al, alloc);
+    if (rc != 0) return rc;
+    rc = minlsh__file_map(path, &data, &len);
+    if (rc != 0) return rc;
+    rc = minlsh__matrix_parse(data, len, family, config_id, &h, &payload, &meta, &meta_len);
+    if (rc == 0 && !minlsh__little_endian()) {
+        /* Big-endian: a private converted copy, read-only all the same. */
+        rc = minlsh__matrix_from_parsed(&m, &h, payload, meta, meta_len, &al);
+        minlsh__file_unmap(data, len);
+        if (rc != 0) return rc;
+        m->readonly = 1;
+        *out = m;
+        return 0;
+    }
+    if (rc == 0) rc = minlsh__matrix_create(&m, h.k, h.seed, h.config_id, &al);
+    if (rc != 0) {
+        minlsh__file_unmap(data, len);
+        return rc;
+    }
+    /* The payload starts 64 bytes into a page-aligned mapping: its 32-bit
+     * values are aligned. */
+    m->values = (size_t)h.count > 0 ? (const uint32_t *)(const void *)payload : NULL;
+    m->count = (size_t)h.count;
+    m->meta = meta_len > 0 ? meta : NULL;
+    m->meta_len = meta_len;
+    m->readonly = 1;
+    m->map = data;
+    m->map_len = len;
+    *out = m;
+    return 0;
 }
