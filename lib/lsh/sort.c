@@ -8,86 +8,101 @@
  */
 #include "lsh.h"
 
-static void minlsh__sort_insertion(uint64_t *v, size_t n) {
-    size_t i, j;
-    for (i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        for (j = i; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
-        v[j] = x;
+/* One introsort, instantiated below for plain 64-bit keys and for two-word
+ * records; only the element type and the strict order differ. */
+#define MINLSH__INTROSORT(NAME, T, LESS)                                       \
+    static void NAME##_insertion(T *v, size_t n) {                             \
+        size_t i, j;                                                           \
+        for (i = 1; i < n; i++) {                                              \
+            T x = v[i];                                                        \
+            for (j = i; j > 0 && LESS(&x, &v[j - 1]); j--) v[j] = v[j - 1];     \
+            v[j] = x;                                                          \
+        }                                                                      \
+    }                                                                          \
+    static void NAME##_sift(T *v, size_t root, size_t n) {                     \
+        T x = v[root];                                                         \
+        for (;;) {                                                             \
+            size_t c = 2 * root + 1;                                           \
+            if (c >= n) break;                                                 \
+            if (c + 1 < n && LESS(&v[c], &v[c + 1])) c++;                      \
+            if (!LESS(&x, &v[c])) break;                                       \
+            v[root] = v[c];                                                    \
+            root = c;                                                          \
+        }                                                                      \
+        v[root] = x;                                                           \
+    }                                                                          \
+    static void NAME##_heap(T *v, size_t n) {                                  \
+        size_t i;                                                              \
+        for (i = n / 2; i > 0; i--) NAME##_sift(v, i - 1, n);                  \
+        for (i = n; i > 1; i--) {                                              \
+            T t = v[0];                                                        \
+            v[0] = v[i - 1];                                                   \
+            v[i - 1] = t;                                                      \
+            NAME##_sift(v, 0, i - 1);                                          \
+        }                                                                      \
+    }                                                                          \
+    static void NAME##_range(T *v, size_t n, unsigned depth) {                 \
+        while (n > 16) {                                                       \
+            T pivot, a, b, c;                                                  \
+            size_t i, j;                                                       \
+            if (depth == 0) {                                                  \
+                NAME##_heap(v, n);                                             \
+                return;                                                        \
+            }                                                                  \
+            depth--;                                                           \
+            /* median of three */                                              \
+            a = v[0];                                                          \
+            b = v[n / 2];                                                      \
+            c = v[n - 1];                                                      \
+            if (LESS(&b, &a)) {                                                \
+                T t = a;                                                       \
+                a = b;                                                         \
+                b = t;                                                         \
+            }                                                                  \
+            if (LESS(&c, &b)) b = LESS(&c, &a) ? a : c;                        \
+            pivot = b;                                                         \
+            /* Hoare partition: runs of equal keys split evenly instead of     \
+             * degrading to quadratic time. */                                 \
+            i = 0;                                                             \
+            j = n - 1;                                                         \
+            for (;;) {                                                         \
+                T t;                                                           \
+                while (LESS(&v[i], &pivot)) i++;                               \
+                while (LESS(&pivot, &v[j])) j--;                               \
+                if (i >= j) break;                                             \
+                t = v[i];                                                      \
+                v[i] = v[j];                                                   \
+                v[j] = t;                                                      \
+                i++;                                                           \
+                j--;                                                           \
+            }                                                                  \
+            /* [0, j] <= pivot <= [j+1, n): recurse on the smaller side. */    \
+            if (j + 1 < n - (j + 1)) {                                         \
+                NAME##_range(v, j + 1, depth);                                 \
+                v += j + 1;                                                    \
+                n -= j + 1;                                                    \
+            } else {                                                           \
+                NAME##_range(v + j + 1, n - (j + 1), depth);                   \
+                n = j + 1;                                                     \
+            }                                                                  \
+        }                                                                      \
+        NAME##_insertion(v, n);                                                \
+    }                                                                          \
+    static void NAME(T *v, size_t n) {                                         \
+        unsigned depth = 0;                                                    \
+        size_t m;                                                              \
+        for (m = n; m > 1; m >>= 1) depth += 2;                                \
+        NAME##_range(v, n, depth);                                             \
     }
-}
 
-static void minlsh__sort_sift(uint64_t *v, size_t root, size_t n) {
-    uint64_t x = v[root];
-    for (;;) {
-        size_t c = 2 * root + 1;
-        if (c >= n) break;
-        if (c + 1 < n && v[c + 1] > v[c]) c++;
-        if (v[c] <= x) break;
-        v[root] = v[c];
-        root = c;
-    }
-    v[root] = x;
-}
+#define MINLSH__U64_LESS(x, y) (*(x) < *(y))
+#define MINLSH__KV_LESS(x, y)                                                  \
+    ((x)->key < (y)->key || ((x)->key == (y)->key && (x)->val < (y)->val))
 
-static void minlsh__sort_heap(uint64_t *v, size_t n) {
-    size_t i;
-    for (i = n / 2; i > 0; i--) minlsh__sort_sift(v, i - 1, n);
-    for (i = n; i > 1; i--) {
-        uint64_t t = v[0];
-        v[0] = v[i - 1];
-        v[i - 1] = t;
-        minlsh__sort_sift(v, 0, i - 1);
-    }
-}
+MINLSH__INTROSORT(minlsh__introsort_u64, uint64_t, MINLSH__U64_LESS)
+MINLSH__INTROSORT(minlsh__introsort_kv, minlsh__lsh_kv, MINLSH__KV_LESS)
 
-static void minlsh__sort_range(uint64_t *v, size_t n, unsigned depth) {
-    while (n > 16) {
-        uint64_t a, b, c, pivot;
-        size_t i, j;
-        if (depth == 0) {
-            minlsh__sort_heap(v, n);
-            return;
-        }
-        depth--;
-        a = v[0];
-        b = v[n / 2];
-        c = v[n - 1];
-        pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        /* Hoare partition: runs of equal keys split evenly instead of
-         * degrading to quadratic time. */
-        i = 0;
-        j = n - 1;
-        for (;;) {
-            uint64_t t;
-            while (v[i] < pivot) i++;
-            while (v[j] > pivot) j--;
-            if (i >= j) break;
-            t = v[i];
-            v[i] = v[j];
-            v[j] = t;
-            i++;
-            j--;
-        }
-        /* [0, j] <= pivot <= [j+1, n): recurse on the smaller side. */
-        if (j + 1 < n - (j + 1)) {
-            minlsh__sort_range(v, j + 1, depth);
-            v += j + 1;
-            n -= j + 1;
-        } else {
-            minlsh__sort_range(v + j + 1, n - (j + 1), depth);
-            n = j + 1;
-        }
-    }
-    minlsh__sort_insertion(v, n);
-}
-
-void minlsh__lsh_sort_u64(uint64_t *v, size_t n) {
-    unsigned depth = 0;
-    size_t m;
-    for (m = n; m > 1; m >>= 1) depth += 2;
-    minlsh__sort_range(v, n, depth);
-}
+void minlsh__lsh_sort_u64(uint64_t *v, size_t n) { minlsh__introsort_u64(v, n); }
 
 size_t minlsh__lsh_unique_u64(uint64_t *v, size_t n) {
     size_t i, o;
@@ -97,95 +112,7 @@ size_t minlsh__lsh_unique_u64(uint64_t *v, size_t n) {
     return o;
 }
 
-/* ---- records of two words ------------------------------------------------- */
-
-MINLSH__INLINE int minlsh__kv_less(const minlsh__lsh_kv *x, const minlsh__lsh_kv *y) {
-    return x->key < y->key || (x->key == y->key && x->val < y->val);
-}
-
-static void minlsh__kv_insertion(minlsh__lsh_kv *v, size_t n) {
-    size_t i, j;
-    for (i = 1; i < n; i++) {
-        minlsh__lsh_kv x = v[i];
-        for (j = i; j > 0 && minlsh__kv_less(&x, &v[j - 1]); j--) v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-static void minlsh__kv_sift(minlsh__lsh_kv *v, size_t root, size_t n) {
-    minlsh__lsh_kv x = v[root];
-    for (;;) {
-        size_t c = 2 * root + 1;
-        if (c >= n) break;
-        if (c + 1 < n && minlsh__kv_less(&v[c], &v[c + 1])) c++;
-        if (!minlsh__kv_less(&x, &v[c])) break;
-        v[root] = v[c];
-        root = c;
-    }
-    v[root] = x;
-}
-
-static void minlsh__kv_heap(minlsh__lsh_kv *v, size_t n) {
-    size_t i;
-    for (i = n / 2; i > 0; i--) minlsh__kv_sift(v, i - 1, n);
-    for (i = n; i > 1; i--) {
-        minlsh__lsh_kv t = v[0];
-        v[0] = v[i - 1];
-        v[i - 1] = t;
-        minlsh__kv_sift(v, 0, i - 1);
-    }
-}
-
-static void minlsh__kv_range(minlsh__lsh_kv *v, size_t n, unsigned depth) {
-    while (n > 16) {
-        minlsh__lsh_kv pivot, a, b, c;
-        size_t i, j;
-        if (depth == 0) {
-            minlsh__kv_heap(v, n);
-            return;
-        }
-        depth--;
-        a = v[0];
-        b = v[n / 2];
-        c = v[n - 1];
-        if (minlsh__kv_less(&b, &a)) {
-            minlsh__lsh_kv t = a;
-            a = b;
-            b = t;
-        }
-        if (minlsh__kv_less(&c, &b)) b = minlsh__kv_less(&c, &a) ? a : c;
-        pivot = b;
-        i = 0;
-        j = n - 1;
-        for (;;) {
-            minlsh__lsh_kv t;
-            while (minlsh__kv_less(&v[i], &pivot)) i++;
-            while (minlsh__kv_less(&pivot, &v[j])) j--;
-            if (i >= j) break;
-            t = v[i];
-            v[i] = v[j];
-            v[j] = t;
-            i++;
-            j--;
-        }
-        if (j + 1 < n - (j + 1)) {
-            minlsh__kv_range(v, j + 1, depth);
-            v += j + 1;
-            n -= j + 1;
-        } else {
-            minlsh__kv_range(v + j + 1, n - (j + 1), depth);
-            n = j + 1;
-        }
-    }
-    minlsh__kv_insertion(v, n);
-}
-
-void minlsh__lsh_sort_kv(minlsh__lsh_kv *v, size_t n) {
-    unsigned depth = 0;
-    size_t m;
-    for (m = n; m > 1; m >>= 1) depth += 2;
-    minlsh__kv_range(v, n, depth);
-}
+void minlsh__lsh_sort_kv(minlsh__lsh_kv *v, size_t n) { minlsh__introsort_kv(v, n); }
 
 /* LSD radix sort, 11 bits per pass (a 2048-entry histogram stays in L1);
  * stable, so records equal in the bits looked at keep their order. Passes
