@@ -579,6 +579,21 @@ static int run_all(const options *o) {
     return 0;
 }
 
+/* ---- bench index: the band index section alone ------------------------------ */
+
+static int run_index(const options *o) {
+    summary sm;
+    minlsh_family *fam = NULL;
+    memset(&sm, 0, sizeof sm);
+    check(minlsh_family_new(&fam, 128, 1, NULL), "family");
+    bench_index(fam, o->quick, &sm);
+    printf("\nindex_bytes_per_doc_band: %.2f\n", sm.bytes_per_doc_band);
+    printf("index_inserts_per_sec_per_core: %.0f\n", sm.inserts);
+    printf("index_queries_per_sec_per_core: %.0f\n", sm.queries);
+    minlsh_family_free(fam);
+    return 0;
+}
+
 /* ---- bench scale: 1M documents of ~3 KB ---------------------------------------- */
 
 static int run_scale(const options *o) {
@@ -848,7 +863,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--quick") == 0) o.quick = 1;
         else if (argv[i][0] != '-') what = argv[i];
         else {
-            fprintf(stderr, "usage: bench [all|scale|hot] [--words FILE] [--seed N] [--quick]\n");
+            fprintf(stderr, "usage: bench [all|scale|hot|index] [--words FILE] [--seed N] [--quick]\n");
             return 2;
         }
     }
@@ -860,6 +875,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "all") == 0) return run_all(&o);
     if (strcmp(what, "scale") == 0) return run_scale(&o);
     if (strcmp(what, "hot") == 0) return run_hot(&o);
+    if (strcmp(what, "index") == 0) return run_index(&o);
     fprintf(stderr, "bench: unknown benchmark %s\n", what);
     return 2;
 }

@@ -106,22 +106,27 @@ int minlsh_band_keys(const uint32_t *sig, size_t k, uint32_t bands,
  * mod 2^64, then a bijective mix. Vectorises well; only used to put
  * identical signatures together (collisions are settled by comparing). */
 uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
-    /* Four independent sums: four multiplies in flight. */
-    uint64_t acc[4] = {0, 0, 0, 0};
-    uint32_t i;
+    /* Four independent sums in registers: four multiplies in flight (an
+     * array of sums would be kept in memory, one store-to-load chain). */
+    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    uint32_t i, c0 = UINT32_C(0x9E3779B9), c1 = UINT32_C(0x85EBCA77) * 2;
     for (i = 0; i + 8 <= k; i += 8) {
-        uint32_t l;
-        for (l = 0; l < 4; l++) {
-            uint32_t x = sig[i + 2 * l] + (uint32_t)(UINT32_C(0x9E3779B9) * (i + 2 * l + 1));
-            uint32_t y = sig[i + 2 * l + 1] + (uint32_t)(UINT32_C(0x85EBCA77) * (i + 2 * l + 2));
-            acc[l] += (uint64_t)x * y;
-        }
+        /* x_m = sig[m] + C0*(m+1), y_m = sig[m+1] + C1*(m+2), m = i + 2l */
+        a0 += (uint64_t)(sig[i] + c0) * (uint32_t)(sig[i + 1] + c1);
+        a1 += (uint64_t)(sig[i + 2] + c0 + UINT32_C(0x9E3779B9) * 2) *
+              (uint32_t)(sig[i + 3] + c1 + UINT32_C(0x85EBCA77) * 2);
+        a2 += (uint64_t)(sig[i + 4] + c0 + UINT32_C(0x9E3779B9) * 4) *
+              (uint32_t)(sig[i + 5] + c1 + UINT32_C(0x85EBCA77) * 4);
+        a3 += (uint64_t)(sig[i + 6] + c0 + UINT32_C(0x9E3779B9) * 6) *
+              (uint32_t)(sig[i + 7] + c1 + UINT32_C(0x85EBCA77) * 6);
+        c0 += UINT32_C(0x9E3779B9) * 8;
+        c1 += UINT32_C(0x85EBCA77) * 8;
     }
     for (; i + 1 < k; i += 2) {
         uint32_t x = sig[i] + (uint32_t)(UINT32_C(0x9E3779B9) * (i + 1));
         uint32_t y = sig[i + 1] + (uint32_t)(UINT32_C(0x85EBCA77) * (i + 2));
-        acc[0] += (uint64_t)x * y;
+        a0 += (uint64_t)x * y;
     }
-    if (k & 1) acc[1] += (uint64_t)(sig[k - 1] + UINT32_C(0x632BE5AB)) * UINT32_C(0xC2B2AE3D);
-    return minlsh__mix64((acc[0] + acc[1] + acc[2] + acc[3]) ^ ((uint64_t)k << 32));
+    if (k & 1) a1 += (uint64_t)(sig[k - 1] + UINT32_C(0x632BE5AB)) * UINT32_C(0xC2B2AE3D);
+    return minlsh__mix64((a0 + a1 + a2 + a3) ^ ((uint64_t)k << 32));
 }

@@ -14,26 +14,10 @@
  */
 #include "lsh.h"
 
-#if defined(__GNUC__)
-#define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 3)
-#define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
-#else
-#define MINLSH__PREFETCH(p) ((void)(p))
-#define MINLSH__PREFETCH_W(p) ((void)(p))
-#endif
-
 /* ---- hashing of ids ----------------------------------------------------- */
 
-MINLSH__INLINE uint32_t minlsh__id_tag(uint64_t id) {
-    return (uint32_t)(minlsh__mix64(id) >> 32);
-}
-
-MINLSH__INLINE uint32_t minlsh__sig_tag(const uint32_t *sig, uint32_t k) {
-    return (uint32_t)(minlsh__lsh_sig_hash(sig, k) >> 32);
-}
-
 /* Position of id in the id table (found: *found = 1), else where it goes. */
-static size_t minlsh__id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag,
+size_t minlsh__lsh_id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag,
                              int *found) {
     const minlsh__lsh_table *t = &ix->idt;
     size_t p;
@@ -50,13 +34,13 @@ static size_t minlsh__id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag,
 
 uint32_t minlsh__lsh_find_id(const minlsh_index *ix, uint64_t id) {
     int found;
-    size_t p = minlsh__id_pos(ix, id, minlsh__id_tag(id), &found);
+    size_t p = minlsh__lsh_id_pos(ix, id, minlsh__lsh_id_tag(id), &found);
     return found ? ix->idt.e[p].val : MINLSH__LSH_NIL;
 }
 
 /* The group with exactly these k values (not the empty signature), or NIL;
  * *pos is where a new group with this tag would go. */
-static uint32_t minlsh__sig_find(const minlsh_index *ix, const uint32_t *sig, uint32_t tag,
+uint32_t minlsh__lsh_sig_find(const minlsh_index *ix, const uint32_t *sig, uint32_t tag,
                                  size_t *pos) {
     const minlsh__lsh_table *t = &ix->sigt;
     size_t p, bytes = (size_t)ix->k * sizeof *sig;
@@ -276,17 +260,18 @@ int minlsh__lsh_reserve(minlsh_index *ix, size_t n) {
         (rc = minlsh__store_reserve(a, &ix->docs, n)) != 0 ||
         (rc = minlsh__tab_reserve(a, &ix->idt, extra)) != 0)
         return rc;
-    /* Groups and buckets only as many as there may be: a hint, no more. */
-    if ((rc = minlsh__store_reserve(a, &ix->groups, n)) != 0 ||
-        (rc = minlsh__tab_reserve(a, &ix->sigt, extra)) != 0)
-        return rc;
+    /* Tables for as many groups and buckets as there may be: rebuilding
+     * them at every 5/4 step would cost more than the slack. The group store
+     * is left to grow chunk by chunk (it never copies), so n copies of one
+     * signature do not reserve n signatures. */
+    if ((rc = minlsh__tab_reserve(a, &ix->sigt, extra)) != 0) return rc;
     for (j = 0; j < ix->bands; j++)
         if ((rc = minlsh__tab_reserve(a, &ix->band[j], extra)) != 0) return rc;
     return 0;
 }
 
 /* Take a slot from the free list or the end; room is reserved. */
-static uint32_t minlsh__take_slot(minlsh_index *ix) {
+uint32_t minlsh__lsh_take_slot(minlsh_index *ix) {
     uint32_t s;
     if (ix->free_slot != MINLSH__LSH_NIL) {
         s = ix->free_slot;
@@ -297,7 +282,7 @@ static uint32_t minlsh__take_slot(minlsh_index *ix) {
     return s;
 }
 
-static uint32_t minlsh__take_group(minlsh_index *ix) {
+uint32_t minlsh__lsh_take_group(minlsh_index *ix) {
     uint32_t g;
     if (ix->free_group != MINLSH__LSH_NIL) {
         g = ix->free_group;
@@ -310,7 +295,7 @@ static uint32_t minlsh__take_group(minlsh_index *ix) {
 }
 
 /* Add slot s to group g's member list (at the front). */
-static void minlsh__member_add(minlsh_index *ix, uint32_t g, uint32_t s) {
+void minlsh__lsh_member_add(minlsh_index *ix, uint32_t g, uint32_t s) {
     minlsh__lsh_group *gr = minlsh__lsh_group_at(ix, g);
     minlsh__lsh_doc *d = minlsh__lsh_doc_at(ix, s);
     d->group = g;
@@ -335,12 +320,12 @@ typedef struct minlsh__ins_prep {
 static void minlsh__insert_prepare(const minlsh_index *ix, uint64_t id, const uint32_t *sig,
                                    minlsh__ins_prep *pp) {
     uint32_t j;
-    pp->idtag = minlsh__id_tag(id);
+    pp->idtag = minlsh__lsh_id_tag(id);
     minlsh__prefetch_home(&ix->idt, pp->idtag, 1);
     pp->empty = minlsh_signature_is_empty(sig, ix->k) == 1;
     pp->sigtag = 0;
     if (pp->empty) return;
-    pp->sigtag = minlsh__sig_tag(sig, ix->k);
+    pp->sigtag = minlsh__lsh_sig_tag(sig, ix->k);
     minlsh__prefetch_home(&ix->sigt, pp->sigtag, 1);
     minlsh__lsh_band_keys(sig, ix->bands, ix->rows, pp->keys);
     for (j = 0; j < ix->bands; j++)
@@ -353,10 +338,10 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
     uint32_t j, slot, g;
     int found, rc;
     size_t p, sp = 0;
-    (void)minlsh__id_pos(ix, id, pp->idtag, &found);
+    (void)minlsh__lsh_id_pos(ix, id, pp->idtag, &found);
     if (found) return MINLSH_E_EXISTS;
     if (ix->count >= MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
-    g = pp->empty ? ix->empty_group : minlsh__sig_find(ix, sig, pp->sigtag, &sp);
+    g = pp->empty ? ix->empty_group : minlsh__lsh_sig_find(ix, sig, pp->sigtag, &sp);
     /* Make room first: every step below may fail, none changes content. */
     if (ix->free_slot == MINLSH__LSH_NIL) {
         if ((rc = minlsh__store_reserve(a, &ix->ids, ix->n_slots + 1)) != 0 ||
@@ -375,12 +360,12 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
             for (j = 0; j < ix->bands; j++)
                 if ((rc = minlsh__tab_reserve(a, &ix->band[j], 1)) != 0) return rc;
             if (cap != ix->sigt.cap) /* the table moved */
-                (void)minlsh__sig_find(ix, sig, pp->sigtag, &sp);
+                (void)minlsh__lsh_sig_find(ix, sig, pp->sigtag, &sp);
         }
     }
     /* Link: nothing can fail from here on. */
-    p = minlsh__id_pos(ix, id, pp->idtag, &found);
-    slot = minlsh__take_slot(ix);
+    p = minlsh__lsh_id_pos(ix, id, pp->idtag, &found);
+    slot = minlsh__lsh_take_slot(ix);
     *minlsh__lsh_id_at(ix, slot) = id;
     {
         minlsh__lsh_entry x;
@@ -390,7 +375,7 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
     }
     if (g == MINLSH__LSH_NIL) {
         minlsh__lsh_group *gr;
-        g = minlsh__take_group(ix);
+        g = minlsh__lsh_take_group(ix);
         gr = minlsh__lsh_group_at(ix, g);
         gr->count = 0;
         gr->head = MINLSH__LSH_NIL;
@@ -407,7 +392,7 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
             minlsh__group_band(ix, g, pp->keys);
         }
     }
-    minlsh__member_add(ix, g, slot);
+    minlsh__lsh_member_add(ix, g, slot);
     ix->count++;
     return 0;
 }
@@ -430,6 +415,34 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
 /* Documents prepared ahead of the one being inserted or queried. */
 #define MINLSH__AHEAD 4
 
+/* The caller's signatures are read once each, AHEAD documents before their
+ * turn: fetch them a further AHEAD ahead so that hashing them does not wait
+ * on memory (k values: k/16 cache lines). */
+MINLSH__INLINE void minlsh__prefetch_sig(const uint32_t *sig, size_t k) {
+    size_t i;
+    for (i = 0; i < k; i += 16) MINLSH__PREFETCH(sig + i);
+    MINLSH__PREFETCH(sig + k - 1);
+}
+
+/* A run of new documents takes slots and groups from the ends of their
+ * stores, one after another: fetch the ones `ahead` inserts from now for
+ * writing, so that filling a group (its k values, about 9 cache lines at
+ * k = 128) does not stall on memory. Only a guess: nothing is fetched when
+ * free lists are in use or the chunk does not exist yet. */
+static void minlsh__prefetch_new(const minlsh_index *ix, size_t ahead) {
+    size_t s = ix->n_slots + ahead, g = ix->n_groups + ahead, i;
+    if (ix->free_slot == MINLSH__LSH_NIL && s < minlsh__store_cap(&ix->ids) &&
+        s < minlsh__store_cap(&ix->docs)) {
+        MINLSH__PREFETCH_W(minlsh__lsh_id_at(ix, s));
+        MINLSH__PREFETCH_W(minlsh__lsh_doc_at(ix, s));
+    }
+    if (ix->free_group == MINLSH__LSH_NIL && g < minlsh__store_cap(&ix->groups)) {
+        const char *p = (const char *)minlsh__lsh_group_at(ix, g);
+        for (i = 0; i < ix->groups.elem; i += 64) MINLSH__PREFETCH_W(p + i);
+        MINLSH__PREFETCH_W(p + ix->groups.elem - 1);
+    }
+}
+
 int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uint32_t *sigs,
                              size_t n, size_t k_sig, size_t *n_done) {
     minlsh__ins_prep pp[MINLSH__AHEAD];
@@ -444,6 +457,11 @@ int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uin
     if (n == 0) return 0;
     k = index->k;
     b = index->bands;
+    /* Room for all n at once: the tables are sized once instead of being
+     * rebuilt at every 5/4 step on the way. Only a hint: if it fails, each
+     * insert still reserves what it needs (and fails where memory ends). */
+    if (n > 1 && (uint64_t)index->count + n <= MINLSH__LSH_MAX_DOCS)
+        (void)minlsh__lsh_reserve(index, index->count + n);
     keys = (uint64_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *keys);
     if (keys == NULL) return MINLSH_E_NOMEM;
     for (i = 0; i < MINLSH__AHEAD; i++) pp[i].keys = keys + i * b;
@@ -451,8 +469,10 @@ int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uin
         minlsh__insert_prepare(index, ids[i], sigs + i * k, &pp[i]);
     for (i = 0; i < n; i++) {
         minlsh__ins_prep *cur = &pp[i % MINLSH__AHEAD];
+        if (i + 2 * MINLSH__AHEAD < n) minlsh__prefetch_sig(sigs + (i + 2 * MINLSH__AHEAD) * k, k);
         rc = minlsh__insert_commit(index, ids[i], sigs + i * k, cur);
         if (rc != 0) break;
+        minlsh__prefetch_new(index, MINLSH__AHEAD - 1);
         /* The slot is free again: prepare the document AHEAD places on. */
         if (i + MINLSH__AHEAD < n)
             minlsh__insert_prepare(index, ids[i + MINLSH__AHEAD], sigs + (i + MINLSH__AHEAD) * k,
@@ -470,7 +490,7 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
     int found;
     size_t p;
     if (index == NULL) return MINLSH_E_NULL;
-    p = minlsh__id_pos(index, id, minlsh__id_tag(id), &found);
+    p = minlsh__lsh_id_pos(index, id, minlsh__lsh_id_tag(id), &found);
     if (!found) return MINLSH_E_NOTFOUND;
     slot = index->idt.e[p].val;
     d = minlsh__lsh_doc_at(index, slot);
@@ -490,7 +510,7 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
             const uint32_t *sig = minlsh__lsh_gsig(index, g);
             size_t sp;
             minlsh__group_unband(index, g);
-            if (minlsh__sig_find(index, sig, minlsh__sig_tag(sig, index->k), &sp) == g)
+            if (minlsh__lsh_sig_find(index, sig, minlsh__lsh_sig_tag(sig, index->k), &sp) == g)
                 minlsh__tab_delete_at(&index->sigt, sp);
         }
         gr->head = index->free_group;
@@ -772,6 +792,7 @@ int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, siz
         minlsh__q_prep *cur = &qp[i % MINLSH__AHEAD];
         size_t got = 0, room = !short_buf && cap > total ? cap - total : 0;
         if (i + 1 < n) minlsh__query_probe(index, &qp[(i + 1) % MINLSH__AHEAD]);
+        if (i + 2 * MINLSH__AHEAD < n) minlsh__prefetch_sig(sigs + (i + 2 * MINLSH__AHEAD) * k, k);
         rc = minlsh__query_finish(index, sigs + i * k, cur, 0, room > 0 ? ids + total : NULL,
                                   similarity != NULL && room > 0 ? similarity + total : NULL,
                                   room, &got, NULL);
