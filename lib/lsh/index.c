@@ -412,8 +412,12 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
     return minlsh__lsh_insert(index, id, sig);
 }
 
-/* Documents prepared ahead of the one being inserted or queried. */
+/* Documents prepared ahead of the one being inserted or queried, and
+ * (queries) probed ahead: the second round of misses, the groups. */
 #define MINLSH__AHEAD 4
+#ifndef MINLSH__PROBE_AHEAD
+#define MINLSH__PROBE_AHEAD 2
+#endif
 
 /* The caller's signatures are read once each, AHEAD documents before their
  * turn: fetch them a further AHEAD ahead so that hashing them does not wait
@@ -600,7 +604,7 @@ static void minlsh__query_prepare(const minlsh_index *index, const uint32_t *sig
 }
 
 static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
-    uint32_t j;
+    uint32_t j, last = MINLSH__LSH_NIL;
     if (qp->empty) return;
     for (j = 0; j < index->bands; j++) {
         const minlsh__lsh_table *t = &index->band[j];
@@ -610,11 +614,17 @@ static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
         if (t->cap == 0) continue;
         p = minlsh__tab_seek(t, tag);
         if (t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag) {
-            const uint32_t *vals = minlsh__lsh_gsig(index, t->e[p].val) + (size_t)j * index->rows;
             qp->pos[j] = p;
-            MINLSH__PREFETCH(minlsh__lsh_group_at(index, t->e[p].val));
-            MINLSH__PREFETCH(vals);
-            MINLSH__PREFETCH(vals + index->rows - 1);
+            /* The whole group: the band check reads its band's values, the
+             * estimate all k of them. Most bands of a near-duplicate name
+             * the same group: fetch it once. */
+            if (t->e[p].val != last) {
+                const char *g = (const char *)minlsh__lsh_group_at(index, t->e[p].val);
+                size_t o;
+                last = t->e[p].val;
+                for (o = 0; o < index->groups.elem; o += 64) MINLSH__PREFETCH(g + o);
+                MINLSH__PREFETCH(g + index->groups.elem - 1);
+            }
         }
     }
 }
@@ -784,14 +794,15 @@ int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, siz
         qp[i].keys = keys + i * b;
         qp[i].pos = pos + i * b;
     }
-    /* Three documents in flight: query i finishes while i+1 probes and i+2
-     * and i+3 have their keys and table entries on the way. */
+    /* Four documents in flight: query i finishes while i+1 and i+2 have
+     * their groups on the way (probed) and i+3 its table entries. */
     for (i = 0; i < n && i < MINLSH__AHEAD; i++) minlsh__query_prepare(index, sigs + i * k, &qp[i]);
-    if (n > 0) minlsh__query_probe(index, &qp[0]);
+    for (i = 0; i < n && i < MINLSH__PROBE_AHEAD; i++) minlsh__query_probe(index, &qp[i]);
     for (i = 0; i < n && rc == 0; i++) {
         minlsh__q_prep *cur = &qp[i % MINLSH__AHEAD];
         size_t got = 0, room = !short_buf && cap > total ? cap - total : 0;
-        if (i + 1 < n) minlsh__query_probe(index, &qp[(i + 1) % MINLSH__AHEAD]);
+        if (i + MINLSH__PROBE_AHEAD < n)
+            minlsh__query_probe(index, &qp[(i + MINLSH__PROBE_AHEAD) % MINLSH__AHEAD]);
         if (i + 2 * MINLSH__AHEAD < n) minlsh__prefetch_sig(sigs + (i + 2 * MINLSH__AHEAD) * k, k);
         rc = minlsh__query_finish(index, sigs + i * k, cur, 0, room > 0 ? ids + total : NULL,
                                   similarity != NULL && room > 0 ? similarity + total : NULL,
