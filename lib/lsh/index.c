@@ -419,13 +419,23 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
 #define MINLSH__PROBE_AHEAD 2
 #endif
 
+/* Every cache line of bytes [p, p + n), n > 0. */
+MINLSH__INLINE void minlsh__prefetch_range(const void *p, size_t n, int write) {
+    const char *c = (const char *)p;
+    size_t o;
+    for (o = 0; o < n; o += 64) {
+        if (write) MINLSH__PREFETCH_W(c + o);
+        else MINLSH__PREFETCH(c + o);
+    }
+    if (write) MINLSH__PREFETCH_W(c + n - 1);
+    else MINLSH__PREFETCH(c + n - 1);
+}
+
 /* The caller's signatures are read once each, AHEAD documents before their
  * turn: fetch them a further AHEAD ahead so that hashing them does not wait
  * on memory (k values: k/16 cache lines). */
 MINLSH__INLINE void minlsh__prefetch_sig(const uint32_t *sig, size_t k) {
-    size_t i;
-    for (i = 0; i < k; i += 16) MINLSH__PREFETCH(sig + i);
-    MINLSH__PREFETCH(sig + k - 1);
+    minlsh__prefetch_range(sig, k * sizeof *sig, 0);
 }
 
 /* A run of new documents takes slots and groups from the ends of their
@@ -434,17 +444,14 @@ MINLSH__INLINE void minlsh__prefetch_sig(const uint32_t *sig, size_t k) {
  * k = 128) does not stall on memory. Only a guess: nothing is fetched when
  * free lists are in use or the chunk does not exist yet. */
 static void minlsh__prefetch_new(const minlsh_index *ix, size_t ahead) {
-    size_t s = ix->n_slots + ahead, g = ix->n_groups + ahead, i;
+    size_t s = ix->n_slots + ahead, g = ix->n_groups + ahead;
     if (ix->free_slot == MINLSH__LSH_NIL && s < minlsh__store_cap(&ix->ids) &&
         s < minlsh__store_cap(&ix->docs)) {
         MINLSH__PREFETCH_W(minlsh__lsh_id_at(ix, s));
         MINLSH__PREFETCH_W(minlsh__lsh_doc_at(ix, s));
     }
-    if (ix->free_group == MINLSH__LSH_NIL && g < minlsh__store_cap(&ix->groups)) {
-        const char *p = (const char *)minlsh__lsh_group_at(ix, g);
-        for (i = 0; i < ix->groups.elem; i += 64) MINLSH__PREFETCH_W(p + i);
-        MINLSH__PREFETCH_W(p + ix->groups.elem - 1);
-    }
+    if (ix->free_group == MINLSH__LSH_NIL && g < minlsh__store_cap(&ix->groups))
+        minlsh__prefetch_range(minlsh__lsh_group_at(ix, g), ix->groups.elem, 1);
 }
 
 int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uint32_t *sigs,
@@ -619,11 +626,8 @@ static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
              * estimate all k of them. Most bands of a near-duplicate name
              * the same group: fetch it once. */
             if (t->e[p].val != last) {
-                const char *g = (const char *)minlsh__lsh_group_at(index, t->e[p].val);
-                size_t o;
                 last = t->e[p].val;
-                for (o = 0; o < index->groups.elem; o += 64) MINLSH__PREFETCH(g + o);
-                MINLSH__PREFETCH(g + index->groups.elem - 1);
+                minlsh__prefetch_range(minlsh__lsh_group_at(index, last), index->groups.elem, 0);
             }
         }
     }
