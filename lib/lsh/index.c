@@ -14,10 +14,26 @@
  */
 #include "lsh.h"
 
+#if defined(__GNUC__)
+#define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#else
+#define MINLSH__PREFETCH(p) ((void)(p))
+#define MINLSH__PREFETCH_W(p) ((void)(p))
+#endif
+
 /* ---- hashing of ids ----------------------------------------------------- */
 
+MINLSH__INLINE uint32_t minlsh__id_tag(uint64_t id) {
+    return (uint32_t)(minlsh__mix64(id) >> 32);
+}
+
+MINLSH__INLINE uint32_t minlsh__sig_tag(const uint32_t *sig, uint32_t k) {
+    return (uint32_t)(minlsh__lsh_sig_hash(sig, k) >> 32);
+}
+
 /* Position of id in the id table (found: *found = 1), else where it goes. */
-size_t minlsh__lsh_id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag,
+static size_t minlsh__id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag,
                              int *found) {
     const minlsh__lsh_table *t = &ix->idt;
     size_t p;
@@ -34,13 +50,13 @@ size_t minlsh__lsh_id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag,
 
 uint32_t minlsh__lsh_find_id(const minlsh_index *ix, uint64_t id) {
     int found;
-    size_t p = minlsh__lsh_id_pos(ix, id, minlsh__lsh_id_tag(id), &found);
+    size_t p = minlsh__id_pos(ix, id, minlsh__id_tag(id), &found);
     return found ? ix->idt.e[p].val : MINLSH__LSH_NIL;
 }
 
 /* The group with exactly these k values (not the empty signature), or NIL;
  * *pos is where a new group with this tag would go. */
-uint32_t minlsh__lsh_sig_find(const minlsh_index *ix, const uint32_t *sig, uint32_t tag,
+static uint32_t minlsh__sig_find(const minlsh_index *ix, const uint32_t *sig, uint32_t tag,
                                  size_t *pos) {
     const minlsh__lsh_table *t = &ix->sigt;
     size_t p, bytes = (size_t)ix->k * sizeof *sig;
@@ -271,7 +287,7 @@ int minlsh__lsh_reserve(minlsh_index *ix, size_t n) {
 }
 
 /* Take a slot from the free list or the end; room is reserved. */
-uint32_t minlsh__lsh_take_slot(minlsh_index *ix) {
+static uint32_t minlsh__take_slot(minlsh_index *ix) {
     uint32_t s;
     if (ix->free_slot != MINLSH__LSH_NIL) {
         s = ix->free_slot;
@@ -282,7 +298,7 @@ uint32_t minlsh__lsh_take_slot(minlsh_index *ix) {
     return s;
 }
 
-uint32_t minlsh__lsh_take_group(minlsh_index *ix) {
+static uint32_t minlsh__take_group(minlsh_index *ix) {
     uint32_t g;
     if (ix->free_group != MINLSH__LSH_NIL) {
         g = ix->free_group;
@@ -295,7 +311,7 @@ uint32_t minlsh__lsh_take_group(minlsh_index *ix) {
 }
 
 /* Add slot s to group g's member list (at the front). */
-void minlsh__lsh_member_add(minlsh_index *ix, uint32_t g, uint32_t s) {
+static void minlsh__member_add(minlsh_index *ix, uint32_t g, uint32_t s) {
     minlsh__lsh_group *gr = minlsh__lsh_group_at(ix, g);
     minlsh__lsh_doc *d = minlsh__lsh_doc_at(ix, s);
     d->group = g;
@@ -320,12 +336,12 @@ typedef struct minlsh__ins_prep {
 static void minlsh__insert_prepare(const minlsh_index *ix, uint64_t id, const uint32_t *sig,
                                    minlsh__ins_prep *pp) {
     uint32_t j;
-    pp->idtag = minlsh__lsh_id_tag(id);
+    pp->idtag = minlsh__id_tag(id);
     minlsh__prefetch_home(&ix->idt, pp->idtag, 1);
     pp->empty = minlsh_signature_is_empty(sig, ix->k) == 1;
     pp->sigtag = 0;
     if (pp->empty) return;
-    pp->sigtag = minlsh__lsh_sig_tag(sig, ix->k);
+    pp->sigtag = minlsh__sig_tag(sig, ix->k);
     minlsh__prefetch_home(&ix->sigt, pp->sigtag, 1);
     minlsh__lsh_band_keys(sig, ix->bands, ix->rows, pp->keys);
     for (j = 0; j < ix->bands; j++)
@@ -338,10 +354,10 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
     uint32_t j, slot, g;
     int found, rc;
     size_t p, sp = 0;
-    (void)minlsh__lsh_id_pos(ix, id, pp->idtag, &found);
+    (void)minlsh__id_pos(ix, id, pp->idtag, &found);
     if (found) return MINLSH_E_EXISTS;
     if (ix->count >= MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
-    g = pp->empty ? ix->empty_group : minlsh__lsh_sig_find(ix, sig, pp->sigtag, &sp);
+    g = pp->empty ? ix->empty_group : minlsh__sig_find(ix, sig, pp->sigtag, &sp);
     /* Make room first: every step below may fail, none changes content. */
     if (ix->free_slot == MINLSH__LSH_NIL) {
         if ((rc = minlsh__store_reserve(a, &ix->ids, ix->n_slots + 1)) != 0 ||
@@ -360,12 +376,12 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
             for (j = 0; j < ix->bands; j++)
                 if ((rc = minlsh__tab_reserve(a, &ix->band[j], 1)) != 0) return rc;
             if (cap != ix->sigt.cap) /* the table moved */
-                (void)minlsh__lsh_sig_find(ix, sig, pp->sigtag, &sp);
+                (void)minlsh__sig_find(ix, sig, pp->sigtag, &sp);
         }
     }
     /* Link: nothing can fail from here on. */
-    p = minlsh__lsh_id_pos(ix, id, pp->idtag, &found);
-    slot = minlsh__lsh_take_slot(ix);
+    p = minlsh__id_pos(ix, id, pp->idtag, &found);
+    slot = minlsh__take_slot(ix);
     *minlsh__lsh_id_at(ix, slot) = id;
     {
         minlsh__lsh_entry x;
@@ -375,7 +391,7 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
     }
     if (g == MINLSH__LSH_NIL) {
         minlsh__lsh_group *gr;
-        g = minlsh__lsh_take_group(ix);
+        g = minlsh__take_group(ix);
         gr = minlsh__lsh_group_at(ix, g);
         gr->count = 0;
         gr->head = MINLSH__LSH_NIL;
@@ -392,7 +408,7 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
             minlsh__group_band(ix, g, pp->keys);
         }
     }
-    minlsh__lsh_member_add(ix, g, slot);
+    minlsh__member_add(ix, g, slot);
     ix->count++;
     return 0;
 }
@@ -415,9 +431,7 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
 /* Documents prepared ahead of the one being inserted or queried, and
  * (queries) probed ahead: the second round of misses, the groups. */
 #define MINLSH__AHEAD 4
-#ifndef MINLSH__PROBE_AHEAD
 #define MINLSH__PROBE_AHEAD 2
-#endif
 
 /* Every cache line of bytes [p, p + n), n > 0. */
 MINLSH__INLINE void minlsh__prefetch_range(const void *p, size_t n, int write) {
@@ -501,7 +515,7 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
     int found;
     size_t p;
     if (index == NULL) return MINLSH_E_NULL;
-    p = minlsh__lsh_id_pos(index, id, minlsh__lsh_id_tag(id), &found);
+    p = minlsh__id_pos(index, id, minlsh__id_tag(id), &found);
     if (!found) return MINLSH_E_NOTFOUND;
     slot = index->idt.e[p].val;
     d = minlsh__lsh_doc_at(index, slot);
@@ -521,7 +535,7 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
             const uint32_t *sig = minlsh__lsh_gsig(index, g);
             size_t sp;
             minlsh__group_unband(index, g);
-            if (minlsh__lsh_sig_find(index, sig, minlsh__lsh_sig_tag(sig, index->k), &sp) == g)
+            if (minlsh__sig_find(index, sig, minlsh__sig_tag(sig, index->k), &sp) == g)
                 minlsh__tab_delete_at(&index->sigt, sp);
         }
         gr->head = index->free_group;

@@ -205,22 +205,6 @@ MINLSH__INLINE double minlsh__lsh_estimate(const uint32_t *a, const uint32_t *b,
  * signatures; any collision is resolved by comparing the values). */
 uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k);
 
-#if defined(__GNUC__)
-#define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 3)
-#define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
-#else
-#define MINLSH__PREFETCH(p) ((void)(p))
-#define MINLSH__PREFETCH_W(p) ((void)(p))
-#endif
-
-/* The tags (high 32 bits of a 64-bit hash) of an id and of a signature. */
-MINLSH__INLINE uint32_t minlsh__lsh_id_tag(uint64_t id) {
-    return (uint32_t)(minlsh__mix64(id) >> 32);
-}
-MINLSH__INLINE uint32_t minlsh__lsh_sig_tag(const uint32_t *sig, uint32_t k) {
-    return (uint32_t)(minlsh__lsh_sig_hash(sig, k) >> 32);
-}
-
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */
 int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
@@ -228,18 +212,6 @@ int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
                              const minlsh_allocator *alloc);
 /* The slot of id, or NIL. */
 uint32_t minlsh__lsh_find_id(const minlsh_index *ix, uint64_t id);
-/* Position of id (tag: its tag) in the id table: *found = 1, or *found = 0
- * and the position where it would go. */
-size_t minlsh__lsh_id_pos(const minlsh_index *ix, uint64_t id, uint32_t tag, int *found);
-/* The group with exactly these k values (not the empty signature), or NIL;
- * *pos is where a new group with this tag would go in the signature table. */
-uint32_t minlsh__lsh_sig_find(const minlsh_index *ix, const uint32_t *sig, uint32_t tag,
-                              size_t *pos);
-/* A slot / a group from the free list or the end of its store (room
- * reserved), and the insertion of slot s into group g's member list. */
-uint32_t minlsh__lsh_take_slot(minlsh_index *ix);
-uint32_t minlsh__lsh_take_group(minlsh_index *ix);
-void minlsh__lsh_member_add(minlsh_index *ix, uint32_t g, uint32_t s);
 /* Insert a document (k values): MINLSH_E_EXISTS if its id is there. Leaves
  * the index unchanged on error. */
 int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig);
