@@ -1518,6 +1518,41 @@ static void test_band_key_kernels(void) {
            minlsh__simd_level_name(minlsh__cpu_simd_level()));
 }
 
+/* Every signature-hash implementation gives the portable bits, at every k
+ * from 1 to 300 (tails of every length, odd k) and the maximum, on random
+ * values and on the extremes 0 and 0xFFFFFFFF. */
+static void test_sig_hash_kernels(void) {
+    static uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint64_t st = 11;
+    int level, tried = 0, fill;
+    for (fill = 0; fill < 3; fill++) {
+        size_t i;
+        for (i = 0; i < MINLSH_FAMILY_K_MAX; i++)
+            sig[i] = fill == 0 ? (uint32_t)tl_rand(&st) : fill == 1 ? 0 : UINT32_C(0xFFFFFFFF);
+        for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+            minlsh__lsh_sig_hash_fn fn = minlsh__lsh_sig_hash_for_level(level);
+            uint32_t k;
+            if (fn == NULL) continue;
+            if (fill == 0) tried++;
+            for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2)
+                EXPECT_MSG(fn(sig, k) == minlsh__lsh_sig_hash_portable(sig, k),
+                           "level %d k=%u fill %d", level, (unsigned)k, fill);
+        }
+    }
+    /* Position matters: swapping two values changes the hash. */
+    {
+        uint32_t t, v;
+        uint64_t h0;
+        for (v = 0; v < 128; v++) sig[v] = (uint32_t)tl_rand(&st);
+        h0 = minlsh__lsh_sig_hash(sig, 128);
+        t = sig[3];
+        sig[3] = sig[4];
+        sig[4] = t;
+        EXPECT(minlsh__lsh_sig_hash(sig, 128) != h0);
+    }
+    EXPECT(tried >= 1);
+}
+
 /* The ordered table keeps its invariants through growth, inserts at every
  * kind of place and deletions (checked against a plain list). */
 static void test_ordered_table(void) {
@@ -2005,6 +2040,7 @@ int main(void) {
     RUN(test_hot_bucket);
     RUN(test_s_curve);
     RUN(test_band_key_kernels);
+    RUN(test_sig_hash_kernels);
     RUN(test_ordered_table);
     RUN(test_many);
     RUN(test_query_limited);

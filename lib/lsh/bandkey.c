@@ -105,7 +105,7 @@ int minlsh_band_keys(const uint32_t *sig, size_t k, uint32_t bands,
 /* NH-style: sum of products of value pairs offset by fixed odd constants,
  * mod 2^64, then a bijective mix. Vectorises well; only used to put
  * identical signatures together (collisions are settled by comparing). */
-uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
+uint64_t minlsh__lsh_sig_hash_portable(const uint32_t *sig, uint32_t k) {
     /* Four independent sums in registers: four multiplies in flight (an
      * array of sums would be kept in memory, one store-to-load chain). */
     uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
@@ -129,4 +129,37 @@ uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
     }
     if (k & 1) a1 += (uint64_t)(sig[k - 1] + UINT32_C(0x632BE5AB)) * UINT32_C(0xC2B2AE3D);
     return minlsh__mix64((a0 + a1 + a2 + a3) ^ ((uint64_t)k << 32));
+}
+
+minlsh__lsh_sig_hash_fn minlsh__lsh_sig_hash_for_level(int level) {
+    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
+    switch (level) {
+    case MINLSH__SIMD_PORTABLE:
+        return minlsh__lsh_sig_hash_portable;
+#if MINLSH__WITH_AVX2
+    case MINLSH__SIMD_AVX2:
+        return minlsh__lsh_sig_hash_avx2;
+#endif
+#if MINLSH__WITH_AVX512
+    case MINLSH__SIMD_AVX512:
+        return minlsh__lsh_sig_hash_avx512;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
+    switch (minlsh__simd_level()) {
+#if MINLSH__WITH_AVX512
+    case MINLSH__SIMD_AVX512:
+        return minlsh__lsh_sig_hash_avx512(sig, k);
+#endif
+#if MINLSH__WITH_AVX2
+    case MINLSH__SIMD_AVX2:
+        return minlsh__lsh_sig_hash_avx2(sig, k);
+#endif
+    default:
+        return minlsh__lsh_sig_hash_portable(sig, k);
+    }
 }

@@ -139,6 +139,37 @@ void minlsh__lsh_band_keys_avx2(const uint32_t *sig, uint32_t bands, uint32_t ro
                                         (size_t)rows * 4);
 }
 
+/* minlsh__lsh_sig_hash (bandkey.c has the definition): the sum of the pair
+ * products is a sum mod 2^64, so any grouping of the terms gives the same
+ * bits. Four pairs per vector, as in the AVX-512 file. */
+uint64_t minlsh__lsh_sig_hash_avx2(const uint32_t *sig, uint32_t k) {
+    const uint32_t c0 = UINT32_C(0x9E3779B9), c1 = UINT32_C(0x85EBCA77);
+    __m256i off = _mm256_setr_epi32((int)(c0 * 1), (int)(c1 * 2), (int)(c0 * 3), (int)(c1 * 4),
+                                    (int)(c0 * 5), (int)(c1 * 6), (int)(c0 * 7), (int)(c1 * 8));
+    const __m256i step = _mm256_set1_epi64x((long long)(((uint64_t)(c1 * 8) << 32) | (c0 * 8)));
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+    uint64_t lanes[4], sum;
+    uint32_t i = 0, pairs = k & ~UINT32_C(1);
+    for (; i + 16 <= pairs; i += 16) {
+        __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(sig + i)), off);
+        __m256i b;
+        off = _mm256_add_epi32(off, step);
+        b = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(sig + i + 8)), off);
+        off = _mm256_add_epi32(off, step);
+        acc0 = _mm256_add_epi64(acc0, _mm256_mul_epu32(a, _mm256_srli_epi64(a, 32)));
+        acc1 = _mm256_add_epi64(acc1, _mm256_mul_epu32(b, _mm256_srli_epi64(b, 32)));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)lanes, _mm256_add_epi64(acc0, acc1));
+    sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    /* The last pairs (fewer than eight) one by one, with their offsets. */
+    for (; i < pairs; i += 2) {
+        uint32_t x = sig[i] + c0 * (i + 1), y = sig[i + 1] + c1 * (i + 2);
+        sum += (uint64_t)x * y;
+    }
+    if (k & 1) sum += (uint64_t)(sig[k - 1] + UINT32_C(0x632BE5AB)) * UINT32_C(0xC2B2AE3D);
+    return minlsh__mix64(sum ^ ((uint64_t)k << 32));
+}
+
 #else
 typedef int minlsh__bandkey_avx2_unused; /* ISO C wants a declaration */
 #endif

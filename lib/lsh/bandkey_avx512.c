@@ -144,6 +144,47 @@ void minlsh__lsh_band_keys_avx512(const uint32_t *sig, uint32_t bands, uint32_t 
     if (j < bands) bk512_lanes(sig, rows, j, bands - j, keys + j, 0, 0, NULL);
 }
 
+/* minlsh__lsh_sig_hash (bandkey.c has the definition): the sum of the pair
+ * products is a sum mod 2^64, so any grouping of the terms gives the same
+ * bits. Here eight pairs per vector: each 64-bit lane holds x (low half)
+ * and y (high half) of one pair, once the per-position offsets are added,
+ * and VPMULUDQ multiplies them. */
+uint64_t minlsh__lsh_sig_hash_avx512(const uint32_t *sig, uint32_t k) {
+    /* Offsets of positions 0..15: (p even ? C0 : C1) * (p + 1) mod 2^32. */
+    const uint32_t c0 = UINT32_C(0x9E3779B9), c1 = UINT32_C(0x85EBCA77);
+    __m512i off = _mm512_setr_epi32(
+        (int)(c0 * 1), (int)(c1 * 2), (int)(c0 * 3), (int)(c1 * 4), (int)(c0 * 5),
+        (int)(c1 * 6), (int)(c0 * 7), (int)(c1 * 8), (int)(c0 * 9), (int)(c1 * 10),
+        (int)(c0 * 11), (int)(c1 * 12), (int)(c0 * 13), (int)(c1 * 14), (int)(c0 * 15),
+        (int)(c1 * 16));
+    const __m512i step = _mm512_set1_epi64((long long)(((uint64_t)(c1 * 16) << 32) | (c0 * 16)));
+    __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
+    uint32_t i = 0, pairs = k & ~UINT32_C(1);
+    uint64_t sum;
+    for (; i + 32 <= pairs; i += 32) {
+        __m512i a = _mm512_add_epi32(_mm512_loadu_si512((const void *)(sig + i)), off);
+        __m512i b;
+        off = _mm512_add_epi32(off, step);
+        b = _mm512_add_epi32(_mm512_loadu_si512((const void *)(sig + i + 16)), off);
+        off = _mm512_add_epi32(off, step);
+        acc0 = _mm512_add_epi64(acc0, _mm512_mul_epu32(a, _mm512_srli_epi64(a, 32)));
+        acc1 = _mm512_add_epi64(acc1, _mm512_mul_epu32(b, _mm512_srli_epi64(b, 32)));
+    }
+    for (; i < pairs; i += 16) {
+        /* The last 2..30 values of the pairs: lanes past them are masked
+         * out of the load and of the sum. */
+        uint32_t left = pairs - i < 16 ? pairs - i : 16;
+        __mmask16 m = (__mmask16)((1u << left) - 1u);
+        __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, sig + i), off);
+        off = _mm512_add_epi32(off, step);
+        acc0 = _mm512_mask_add_epi64(acc0, (__mmask8)((1u << (left / 2)) - 1u), acc0,
+                                     _mm512_mul_epu32(a, _mm512_srli_epi64(a, 32)));
+    }
+    sum = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(acc0, acc1));
+    if (k & 1) sum += (uint64_t)(sig[k - 1] + UINT32_C(0x632BE5AB)) * UINT32_C(0xC2B2AE3D);
+    return minlsh__mix64(sum ^ ((uint64_t)k << 32));
+}
+
 #else
 typedef int minlsh__bandkey_avx512_unused; /* ISO C wants a declaration */
 #endif

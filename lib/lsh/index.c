@@ -14,6 +14,13 @@
  */
 #include "lsh.h"
 
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+#include <emmintrin.h>
+#define MINLSH__HAVE_STREAM 1
+#else
+#define MINLSH__HAVE_STREAM 0
+#endif
+
 #if defined(__GNUC__)
 #define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
@@ -21,6 +28,35 @@
 #define MINLSH__PREFETCH(p) ((void)(p))
 #define MINLSH__PREFETCH_W(p) ((void)(p))
 #endif
+
+/* Copy n bytes to dst with streaming stores when they are whole cache lines
+ * (dst 64-aligned, n a multiple of 64), else with memcpy. A new group's
+ * values are written once and not read again soon: streaming them spares
+ * the read of every line before it is overwritten, and the cache. Streaming
+ * stores are weakly ordered: minlsh__stream_fence() before returning. */
+static void minlsh__copy_lines(void *dst, const void *src, size_t n) {
+#if MINLSH__HAVE_STREAM
+    if ((((uintptr_t)dst | n) & 63) == 0) {
+        __m128i *d = (__m128i *)dst;
+        const __m128i *s = (const __m128i *)src;
+        size_t i;
+        for (i = 0; i < n / 16; i += 4) {
+            _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
+            _mm_stream_si128(d + i + 1, _mm_loadu_si128(s + i + 1));
+            _mm_stream_si128(d + i + 2, _mm_loadu_si128(s + i + 2));
+            _mm_stream_si128(d + i + 3, _mm_loadu_si128(s + i + 3));
+        }
+        return;
+    }
+#endif
+    memcpy(dst, src, n);
+}
+
+MINLSH__INLINE void minlsh__stream_fence(void) {
+#if MINLSH__HAVE_STREAM
+    _mm_sfence();
+#endif
+}
 
 /* ---- hashing of ids ----------------------------------------------------- */
 
@@ -210,8 +246,9 @@ int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
     ix->free_slot = ix->free_group = ix->empty_group = MINLSH__LSH_NIL;
     ix->ids.elem = sizeof(uint64_t);
     ix->docs.elem = sizeof(minlsh__lsh_doc);
-    ix->groups.elem = sizeof(minlsh__lsh_group) + ((size_t)bands + k) * sizeof(uint32_t);
+    ix->groups.elem = sizeof(minlsh__lsh_group) + (size_t)bands * sizeof(uint32_t);
     ix->groups.elem = (ix->groups.elem + 7) & ~(size_t)7; /* head_id stays aligned */
+    ix->sigs.elem = (size_t)k * sizeof(uint32_t);
     *out = ix;
     return 0;
 }
@@ -241,6 +278,7 @@ void minlsh_index_free(minlsh_index *index) {
     minlsh__store_free(&al, &index->ids);
     minlsh__store_free(&al, &index->docs);
     minlsh__store_free(&al, &index->groups);
+    minlsh__store_free(&al, &index->sigs);
     minlsh__free(&al, index->meta);
     minlsh__free(&al, index);
 }
@@ -364,17 +402,18 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
             (rc = minlsh__store_reserve(a, &ix->docs, ix->n_slots + 1)) != 0)
             return rc;
     }
-    if ((rc = minlsh__tab_reserve(a, &ix->idt, 1)) != 0) return rc;
+    if ((rc = minlsh__tab_reserve1(a, &ix->idt)) != 0) return rc;
     if (g == MINLSH__LSH_NIL) {
         if (ix->free_group == MINLSH__LSH_NIL &&
-            (rc = minlsh__store_reserve(a, &ix->groups, ix->n_groups + 1)) != 0)
+            ((rc = minlsh__store_reserve(a, &ix->groups, ix->n_groups + 1)) != 0 ||
+             (rc = minlsh__store_reserve(a, &ix->sigs, ix->n_groups + 1)) != 0))
             return rc;
         if (!pp->empty) {
             size_t cap = ix->sigt.cap;
-            if ((rc = minlsh__tab_reserve(a, &ix->sigt, 1)) != 0) return rc;
+            if ((rc = minlsh__tab_reserve1(a, &ix->sigt)) != 0) return rc;
             /* Conservative: room in every band, even where the key exists. */
             for (j = 0; j < ix->bands; j++)
-                if ((rc = minlsh__tab_reserve(a, &ix->band[j], 1)) != 0) return rc;
+                if ((rc = minlsh__tab_reserve1(a, &ix->band[j])) != 0) return rc;
             if (cap != ix->sigt.cap) /* the table moved */
                 (void)minlsh__sig_find(ix, sig, pp->sigtag, &sp);
         }
@@ -395,7 +434,7 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
         gr = minlsh__lsh_group_at(ix, g);
         gr->count = 0;
         gr->head = MINLSH__LSH_NIL;
-        memcpy(minlsh__lsh_gsig(ix, g), sig, (size_t)ix->k * sizeof *sig);
+        minlsh__copy_lines(minlsh__lsh_gsig(ix, g), sig, (size_t)ix->k * sizeof *sig);
         if (pp->empty) {
             /* The empty signature is in no bucket: never a candidate. */
             for (j = 0; j < ix->bands; j++) minlsh__lsh_gnext(ix, g)[j] = MINLSH__LSH_NIL;
@@ -416,9 +455,12 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
 int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig) {
     uint64_t keys[MINLSH_FAMILY_K_MAX];
     minlsh__ins_prep pp;
+    int rc;
     pp.keys = keys;
     minlsh__insert_prepare(ix, id, sig, &pp);
-    return minlsh__insert_commit(ix, id, sig, &pp);
+    rc = minlsh__insert_commit(ix, id, sig, &pp);
+    minlsh__stream_fence();
+    return rc;
 }
 
 int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
@@ -430,7 +472,9 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
 
 /* Documents prepared ahead of the one being inserted or queried, and
  * (queries) probed ahead: the second round of misses, the groups. */
+#ifndef MINLSH__AHEAD
 #define MINLSH__AHEAD 4
+#endif
 #define MINLSH__PROBE_AHEAD 2
 
 /* Every cache line of bytes [p, p + n), n > 0. */
@@ -454,9 +498,9 @@ MINLSH__INLINE void minlsh__prefetch_sig(const uint32_t *sig, size_t k) {
 
 /* A run of new documents takes slots and groups from the ends of their
  * stores, one after another: fetch the ones `ahead` inserts from now for
- * writing, so that filling a group (its k values, about 9 cache lines at
- * k = 128) does not stall on memory. Only a guess: nothing is fetched when
- * free lists are in use or the chunk does not exist yet. */
+ * writing, so that filling them does not stall on memory (the k values are
+ * streamed, not fetched). Only a guess: nothing is fetched when free lists
+ * are in use or the chunk does not exist yet. */
 static void minlsh__prefetch_new(const minlsh_index *ix, size_t ahead) {
     size_t s = ix->n_slots + ahead, g = ix->n_groups + ahead;
     if (ix->free_slot == MINLSH__LSH_NIL && s < minlsh__store_cap(&ix->ids) &&
@@ -503,6 +547,7 @@ int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uin
             minlsh__insert_prepare(index, ids[i + MINLSH__AHEAD], sigs + (i + MINLSH__AHEAD) * k,
                                    cur);
     }
+    minlsh__stream_fence();
     minlsh__free(&index->alloc, keys);
     if (n_done != NULL) *n_done = i;
     return rc;
@@ -642,6 +687,7 @@ static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
             if (t->e[p].val != last) {
                 last = t->e[p].val;
                 minlsh__prefetch_range(minlsh__lsh_group_at(index, last), index->groups.elem, 0);
+                minlsh__prefetch_range(minlsh__lsh_gsig(index, last), index->sigs.elem, 0);
             }
         }
     }
@@ -895,10 +941,10 @@ void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
     memset(m, 0, sizeof *m);
     gbytes = minlsh__store_bytes(&ix->groups);
     /* The group store splits into its parts in proportion. */
-    m->signatures = cap * (size_t)ix->k * sizeof(uint32_t);
+    m->signatures = minlsh__store_bytes(&ix->sigs);
     m->band_links = cap * (size_t)ix->bands * sizeof(uint32_t);
     for (j = 0; j < ix->bands; j++) m->band_tables += minlsh__tab_bytes(&ix->band[j]);
-    m->other = gbytes - m->signatures - m->band_links + minlsh__store_bytes(&ix->ids) +
+    m->other = gbytes - m->band_links + minlsh__store_bytes(&ix->ids) +
                minlsh__store_bytes(&ix->docs) + minlsh__tab_bytes(&ix->idt) +
                minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
                sizeof *ix + ix->meta_len;

@@ -6,7 +6,9 @@
  * identical signatures share one group, which holds the signature once and
  * is the only thing banded, so a million copies of one page cost one bucket
  * entry per band. Per group: its member count, its first member, per band
- * the next group of the same bucket (singly linked), and the k values.
+ * the next group of the same bucket (singly linked), and, in a store of
+ * their own, the k values (whole cache lines at the usual k, which insert
+ * writes with streaming stores: no line is read only to be overwritten).
  * Per band, an ordered open-addressing table (table.c) of buckets
  * {high 32 bits of the band key, first group}; the rest of the key is
  * checked against the first group's signature (the band's values, or in the
@@ -71,6 +73,13 @@ MINLSH__INLINE size_t minlsh__tab_seek(const minlsh__lsh_table *t, uint32_t tag)
  * entry, which is what one insert needs: call it before every insert.
  * On failure the table is unchanged. 0, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 int minlsh__tab_reserve(const minlsh_allocator *a, minlsh__lsh_table *t, size_t extra);
+/* minlsh__tab_reserve(a, t, 1) with the usual case inline: room already. */
+MINLSH__INLINE int minlsh__tab_reserve1(const minlsh_allocator *a, minlsh__lsh_table *t) {
+    if (t->cap != 0 && t->used + 1 <= t->cap - t->cap / 8 &&
+        t->e[t->len - 1].val == MINLSH__LSH_NIL)
+        return 0;
+    return minlsh__tab_reserve(a, t, 1);
+}
 /* Put x at position p (a position minlsh__tab_seek could give for x.tag,
  * possibly advanced past entries of equal tag). Needs a reserved place. */
 void minlsh__tab_insert_at(minlsh__lsh_table *t, size_t p, minlsh__lsh_entry x);
@@ -115,8 +124,8 @@ typedef struct minlsh__lsh_doc {
     uint32_t prev;
 } minlsh__lsh_doc;
 
-/* A group record, followed in the same element by next[bands] and the
- * k signature values (the element is padded to a multiple of 8 bytes).
+/* A group record, followed in the same element by next[bands] (the element
+ * is padded to a multiple of 8 bytes); the k values are in ix->sigs.
  * count 0: a free group (head chains the free list). head_id saves a
  * query two dependent cache misses for the common group of one. */
 typedef struct minlsh__lsh_group {
@@ -138,7 +147,8 @@ struct minlsh_index {
     uint32_t empty_group; /* the group of the empty signature, or NIL */
     minlsh__lsh_store ids;    /* uint64_t per slot */
     minlsh__lsh_store docs;   /* minlsh__lsh_doc per slot */
-    minlsh__lsh_store groups; /* group record + next[b] + sig[k] per group */
+    minlsh__lsh_store groups; /* group record + next[b] per group */
+    minlsh__lsh_store sigs;   /* k values per group */
     minlsh__lsh_table idt;    /* hash of id -> slot */
     minlsh__lsh_table sigt;   /* hash of the signature -> group */
     minlsh__lsh_table *band;  /* bands tables: band key -> first group */
@@ -161,7 +171,7 @@ MINLSH__INLINE uint32_t *minlsh__lsh_gnext(const minlsh_index *ix, size_t g) {
 }
 /* The k values of group g. */
 MINLSH__INLINE uint32_t *minlsh__lsh_gsig(const minlsh_index *ix, size_t g) {
-    return minlsh__lsh_gnext(ix, g) + ix->bands;
+    return (uint32_t *)minlsh__store_at(&ix->sigs, g);
 }
 
 /* bandkey.c: the b keys of sig, no argument checks (b*r <= length of sig),
@@ -202,8 +212,19 @@ MINLSH__INLINE double minlsh__lsh_estimate(const uint32_t *a, const uint32_t *b,
 }
 
 /* A 64-bit hash of a whole signature (internal: only groups identical
- * signatures; any collision is resolved by comparing the values). */
+ * signatures; any collision is resolved by comparing the values), with the
+ * process's SIMD level; every implementation gives the same bits. */
 uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k);
+typedef uint64_t (*minlsh__lsh_sig_hash_fn)(const uint32_t *sig, uint32_t k);
+/* As minlsh__lsh_band_keys_for_level. */
+minlsh__lsh_sig_hash_fn minlsh__lsh_sig_hash_for_level(int level);
+uint64_t minlsh__lsh_sig_hash_portable(const uint32_t *sig, uint32_t k);
+#if MINLSH__WITH_AVX2
+uint64_t minlsh__lsh_sig_hash_avx2(const uint32_t *sig, uint32_t k);
+#endif
+#if MINLSH__WITH_AVX512
+uint64_t minlsh__lsh_sig_hash_avx512(const uint32_t *sig, uint32_t k);
+#endif
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */

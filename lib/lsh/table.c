@@ -98,10 +98,15 @@ int minlsh__tab_reserve(const minlsh_allocator *a, minlsh__lsh_table *t, size_t 
 }
 
 void minlsh__tab_insert_at(minlsh__lsh_table *t, size_t p, minlsh__lsh_entry x) {
-    size_t e = p;
-    while (t->e[e].val != MINLSH__LSH_NIL) e++;
-    if (e > p) memmove(&t->e[p + 1], &t->e[p], (e - p) * sizeof *t->e);
-    t->e[p] = x;
+    minlsh__lsh_entry *e = t->e + p, *end = e;
+    while (end->val != MINLSH__LSH_NIL) end++;
+    /* Runs are short at these loads: an inline shift beats a memmove call. */
+    if (end - e > 16) {
+        memmove(e + 1, e, (size_t)(end - e) * sizeof *e);
+    } else {
+        for (; end > e; end--) end[0] = end[-1];
+    }
+    *e = x;
     t->used++;
 }
 
