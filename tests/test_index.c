@@ -1553,6 +1553,36 @@ static void test_sig_hash_kernels(void) {
     EXPECT(tried >= 1);
 }
 
+/* Every equal-count implementation (the estimate's numerator) agrees with
+ * the portable one at every k from 1 to 300 and the maximum, for pairs
+ * agreeing nowhere, everywhere, and at random places (including the tail
+ * past the last whole vector). */
+static void test_equal_count_kernels(void) {
+    static uint32_t a[MINLSH_FAMILY_K_MAX], b[MINLSH_FAMILY_K_MAX];
+    uint64_t st = 12;
+    int level, tried = 0, mode;
+    for (mode = 0; mode < 3; mode++) {
+        size_t i;
+        for (i = 0; i < MINLSH_FAMILY_K_MAX; i++) {
+            a[i] = (uint32_t)tl_rand(&st);
+            b[i] = mode == 0 ? ~a[i] : mode == 1 ? a[i] : (tl_rand(&st) & 1 ? a[i] : a[i] ^ 1u);
+        }
+        for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+            minlsh__lsh_equal_count_fn fn = minlsh__lsh_equal_count_for_level(level);
+            uint32_t k;
+            if (fn == NULL) continue;
+            if (mode == 0) tried++;
+            for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2) {
+                uint32_t want = minlsh__lsh_equal_count_portable(a, b, k);
+                EXPECT_MSG(fn(a, b, k) == want, "level %d k=%u mode %d", level, (unsigned)k, mode);
+                if (mode == 0) EXPECT_EQ_INT(want, 0);
+                if (mode == 1) EXPECT_EQ_INT(want, k);
+            }
+        }
+    }
+    EXPECT(tried >= 1);
+}
+
 /* The ordered table keeps its invariants through growth, inserts at every
  * kind of place and deletions (checked against a plain list). */
 static void test_ordered_table(void) {
@@ -2041,6 +2071,7 @@ int main(void) {
     RUN(test_s_curve);
     RUN(test_band_key_kernels);
     RUN(test_sig_hash_kernels);
+    RUN(test_equal_count_kernels);
     RUN(test_ordered_table);
     RUN(test_many);
     RUN(test_query_limited);

@@ -163,3 +163,49 @@ uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
         return minlsh__lsh_sig_hash_portable(sig, k);
     }
 }
+
+uint32_t minlsh__lsh_equal_count_portable(const uint32_t *a, const uint32_t *b, uint32_t k) {
+    uint32_t i, e0 = 0, e1 = 0, e2 = 0, e3 = 0;
+    /* Four independent counts (compilers at -O2 leave this loop scalar). */
+    for (i = 0; i + 4 <= k; i += 4) {
+        e0 += a[i] == b[i];
+        e1 += a[i + 1] == b[i + 1];
+        e2 += a[i + 2] == b[i + 2];
+        e3 += a[i + 3] == b[i + 3];
+    }
+    for (; i < k; i++) e0 += a[i] == b[i];
+    return e0 + e1 + e2 + e3;
+}
+
+minlsh__lsh_equal_count_fn minlsh__lsh_equal_count_for_level(int level) {
+    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
+    switch (level) {
+    case MINLSH__SIMD_PORTABLE:
+        return minlsh__lsh_equal_count_portable;
+#if MINLSH__WITH_AVX2
+    case MINLSH__SIMD_AVX2:
+        return minlsh__lsh_equal_count_avx2;
+#endif
+#if MINLSH__WITH_AVX512
+    case MINLSH__SIMD_AVX512:
+        return minlsh__lsh_equal_count_avx512;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+uint32_t minlsh__lsh_equal_count(const uint32_t *a, const uint32_t *b, uint32_t k) {
+    switch (minlsh__simd_level()) {
+#if MINLSH__WITH_AVX512
+    case MINLSH__SIMD_AVX512:
+        return minlsh__lsh_equal_count_avx512(a, b, k);
+#endif
+#if MINLSH__WITH_AVX2
+    case MINLSH__SIMD_AVX2:
+        return minlsh__lsh_equal_count_avx2(a, b, k);
+#endif
+    default:
+        return minlsh__lsh_equal_count_portable(a, b, k);
+    }
+}

@@ -170,6 +170,19 @@ uint64_t minlsh__lsh_sig_hash_avx2(const uint32_t *sig, uint32_t k) {
     return minlsh__mix64(sum ^ ((uint64_t)k << 32));
 }
 
+/* Positions where a and b agree (the estimate's numerator): eight
+ * comparisons per instruction, the tail one by one. */
+uint32_t minlsh__lsh_equal_count_avx2(const uint32_t *a, const uint32_t *b, uint32_t k) {
+    uint32_t i = 0, n = 0;
+    for (; i + 8 <= k; i += 8) {
+        __m256i eq = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(a + i)),
+                                        _mm256_loadu_si256((const __m256i *)(const void *)(b + i)));
+        n += (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq)));
+    }
+    for (; i < k; i++) n += a[i] == b[i];
+    return n;
+}
+
 #else
 typedef int minlsh__bandkey_avx2_unused; /* ISO C wants a declaration */
 #endif

@@ -185,6 +185,21 @@ uint64_t minlsh__lsh_sig_hash_avx512(const uint32_t *sig, uint32_t k) {
     return minlsh__mix64(sum ^ ((uint64_t)k << 32));
 }
 
+/* Positions where a and b agree (the estimate's numerator): sixteen
+ * comparisons per instruction, the tail under a mask. */
+uint32_t minlsh__lsh_equal_count_avx512(const uint32_t *a, const uint32_t *b, uint32_t k) {
+    uint32_t i = 0, n = 0;
+    for (; i + 16 <= k; i += 16)
+        n += (uint32_t)__builtin_popcount(_mm512_cmpeq_epi32_mask(
+            _mm512_loadu_si512((const void *)(a + i)), _mm512_loadu_si512((const void *)(b + i))));
+    if (i < k) {
+        __mmask16 m = (__mmask16)((1u << (k - i)) - 1u);
+        n += (uint32_t)__builtin_popcount(_mm512_mask_cmpeq_epi32_mask(
+            m, _mm512_maskz_loadu_epi32(m, a + i), _mm512_maskz_loadu_epi32(m, b + i)));
+    }
+    return n;
+}
+
 #else
 typedef int minlsh__bandkey_avx512_unused; /* ISO C wants a declaration */
 #endif

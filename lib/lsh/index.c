@@ -149,6 +149,9 @@ uint32_t minlsh__lsh_bucket_head(const minlsh_index *ix, uint32_t j, uint64_t ke
 /* The run an entry's lookup and insertion go through starts at its home
  * and, at the loads these tables keep, often spans a few cache lines:
  * fetch LINES of them at once rather than one miss after another. */
+#ifndef MINLSH__QPREFETCH_LINES
+#define MINLSH__QPREFETCH_LINES 2
+#endif
 #ifndef MINLSH__PREFETCH_LINES
 #define MINLSH__PREFETCH_LINES 2
 #endif
@@ -157,7 +160,7 @@ MINLSH__INLINE void minlsh__prefetch_home(const minlsh__lsh_table *t, uint32_t t
     int i;
     if (t->cap == 0) return;
     p = (const char *)&t->e[minlsh__tab_home(t, tag)];
-    for (i = 0; i < MINLSH__PREFETCH_LINES; i++) {
+    for (i = 0; i < (write ? MINLSH__PREFETCH_LINES : MINLSH__QPREFETCH_LINES); i++) {
         if (write) MINLSH__PREFETCH_W(p + 64 * i);
         else MINLSH__PREFETCH(p + 64 * i);
     }
@@ -475,7 +478,9 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
 #ifndef MINLSH__AHEAD
 #define MINLSH__AHEAD 4
 #endif
+#ifndef MINLSH__PROBE_AHEAD
 #define MINLSH__PROBE_AHEAD 2
+#endif
 
 /* Every cache line of bytes [p, p + n), n > 0. */
 MINLSH__INLINE void minlsh__prefetch_range(const void *p, size_t n, int write) {

@@ -196,19 +196,24 @@ void minlsh__lsh_band_keys_avx512(const uint32_t *sig, uint32_t bands,
                                   uint32_t rows, uint64_t *keys);
 #endif
 
+/* Positions where a and b agree, with the process's SIMD level; every
+ * implementation gives the same count. */
+uint32_t minlsh__lsh_equal_count(const uint32_t *a, const uint32_t *b, uint32_t k);
+typedef uint32_t (*minlsh__lsh_equal_count_fn)(const uint32_t *a, const uint32_t *b, uint32_t k);
+/* As minlsh__lsh_band_keys_for_level. */
+minlsh__lsh_equal_count_fn minlsh__lsh_equal_count_for_level(int level);
+uint32_t minlsh__lsh_equal_count_portable(const uint32_t *a, const uint32_t *b, uint32_t k);
+#if MINLSH__WITH_AVX2
+uint32_t minlsh__lsh_equal_count_avx2(const uint32_t *a, const uint32_t *b, uint32_t k);
+#endif
+#if MINLSH__WITH_AVX512
+uint32_t minlsh__lsh_equal_count_avx512(const uint32_t *a, const uint32_t *b, uint32_t k);
+#endif
+
 /* minlsh_signature_estimate for two signatures known not to be empty (the
- * same double: equal positions / k), in one vectorisable pass. */
+ * same double: equal positions / k). */
 MINLSH__INLINE double minlsh__lsh_estimate(const uint32_t *a, const uint32_t *b, uint32_t k) {
-    uint32_t i, e0 = 0, e1 = 0, e2 = 0, e3 = 0;
-    /* Four independent counts (compilers at -O2 leave this loop scalar). */
-    for (i = 0; i + 4 <= k; i += 4) {
-        e0 += a[i] == b[i];
-        e1 += a[i + 1] == b[i + 1];
-        e2 += a[i + 2] == b[i + 2];
-        e3 += a[i + 3] == b[i + 3];
-    }
-    for (; i < k; i++) e0 += a[i] == b[i];
-    return (double)(e0 + e1 + e2 + e3) / (double)k;
+    return (double)minlsh__lsh_equal_count(a, b, k) / (double)k;
 }
 
 /* A 64-bit hash of a whole signature (internal: only groups identical
