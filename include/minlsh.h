@@ -583,7 +583,8 @@ MINLSH_API uint64_t minlsh_index_config_id(const minlsh_index *index);
 
 /* Insert a document. On error the index is unchanged.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k_sig != k), MINLSH_E_EXISTS,
- * MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2 documents). */
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2 documents, or more
+ * than 2^31 - 1 distinct signatures). */
 MINLSH_API int minlsh_index_insert(minlsh_index *index, uint64_t id,
                                    const uint32_t *sig, size_t k_sig);
 /* Insert n documents: ids[i] with the k values sigs[i*k .. i*k+k-1]. The

@@ -256,10 +256,10 @@ int minlsh_index_clusters(const minlsh_index *index, double min_similarity,
     for (j = 0; j < index->bands && rc == 0; j++) {
         const minlsh__lsh_table *t = &index->band[j];
         for (p = 0; p < t->len && rc == 0; p++) {
-            uint32_t head = t->e[p].val, x;
-            if (head == MINLSH__LSH_NIL || minlsh__lsh_gnext(index, head)[j] == MINLSH__LSH_NIL)
-                continue;
-            for (n = 0, x = head; x != MINLSH__LSH_NIL; x = minlsh__lsh_gnext(index, x)[j], n++) {
+            uint32_t v = t->e[p].val, x;
+            /* Only chains hold two groups or more. */
+            if (v == MINLSH__LSH_NIL || !(v & MINLSH__LSH_CHAIN)) continue;
+            for (n = 0; (x = minlsh__lsh_bucket_next(index, &v)) != MINLSH__LSH_NIL; n++) {
                 void *grown = m;
                 rc = minlsh__reserve(a, &grown, &m_cap, n, n + 1, sizeof *m);
                 m = (uint32_t *)grown;

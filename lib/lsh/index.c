@@ -138,18 +138,12 @@ static size_t minlsh__bucket_pos(const minlsh_index *ix, uint32_t j, uint64_t ke
     if (t->cap == 0) return 0;
     for (p = minlsh__tab_seek(t, tag); t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag;
          p++)
-        if (minlsh__lsh_band_match(ix, t->e[p].val, j, key, vals)) {
+        if (minlsh__lsh_band_match(ix, minlsh__lsh_bucket_first(ix, t->e[p].val), j, key,
+                                   vals)) {
             *found = 1;
             return p;
         }
     return p;
-}
-
-uint32_t minlsh__lsh_bucket_head(const minlsh_index *ix, uint32_t j, uint64_t key,
-                                 const uint32_t *vals) {
-    int found;
-    size_t p = minlsh__bucket_pos(ix, j, key, vals, &found);
-    return found ? ix->band[j].e[p].val : MINLSH__LSH_NIL;
 }
 
 /* The run an entry's lookup and insertion go through starts at its home
@@ -172,24 +166,55 @@ MINLSH__INLINE void minlsh__prefetch_home(const minlsh__lsh_table *t, uint32_t t
     }
 }
 
-/* Link group g (whose band keys are keys) into every band. Room reserved. */
+/* A chain node from the free list or the end; room is reserved. */
+static uint32_t minlsh__take_node(minlsh_index *ix) {
+    uint32_t n;
+    if (ix->free_node != MINLSH__LSH_NIL) {
+        n = ix->free_node;
+        ix->free_node = minlsh__lsh_node_at(ix, n)->next;
+    } else {
+        n = (uint32_t)ix->n_nodes++;
+    }
+    return n;
+}
+
+static void minlsh__drop_node(minlsh_index *ix, uint32_t n) {
+    minlsh__lsh_node_at(ix, n)->next = ix->free_node;
+    ix->free_node = n;
+}
+
+/* Link group g (whose band keys are keys) into every band. Room reserved:
+ * a table entry and two nodes per band. */
 static void minlsh__group_band(minlsh_index *ix, uint32_t g, const uint64_t *keys) {
     const uint32_t *sig = minlsh__lsh_gsig(ix, g);
-    uint32_t *gnext = minlsh__lsh_gnext(ix, g), j;
+    uint32_t j;
     for (j = 0; j < ix->bands; j++) {
         minlsh__lsh_table *t = &ix->band[j];
         int found;
         size_t p = minlsh__bucket_pos(ix, j, keys[j], sig + (size_t)j * ix->rows, &found);
         if (found) {
-            /* Second place: the first group keeps the table entry. */
-            uint32_t *hn = minlsh__lsh_gnext(ix, t->e[p].val) + j;
-            gnext[j] = *hn;
-            *hn = g;
+            /* Second place: the first group stays first. */
+            uint32_t v = t->e[p].val, n = minlsh__take_node(ix);
+            minlsh__lsh_node *nd = minlsh__lsh_node_at(ix, n);
+            nd->group = g;
+            if (v & MINLSH__LSH_CHAIN) {
+                minlsh__lsh_node *first = minlsh__lsh_node_at(ix, v & ~MINLSH__LSH_CHAIN);
+                nd->next = first->next;
+                first->next = n;
+            } else {
+                /* A bucket of one becomes a chain of two. */
+                uint32_t f = minlsh__take_node(ix);
+                minlsh__lsh_node *first = minlsh__lsh_node_at(ix, f);
+                nd = minlsh__lsh_node_at(ix, n); /* both in reserved chunks: stable */
+                nd->next = MINLSH__LSH_NIL;
+                first->group = v;
+                first->next = n;
+                t->e[p].val = MINLSH__LSH_CHAIN | f;
+            }
         } else {
             minlsh__lsh_entry x;
             x.tag = (uint32_t)(keys[j] >> 32);
             x.val = g;
-            gnext[j] = MINLSH__LSH_NIL;
             minlsh__tab_insert_at(t, p, x);
         }
     }
@@ -199,7 +224,7 @@ static void minlsh__group_band(minlsh_index *ix, uint32_t g, const uint64_t *key
 static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
     uint64_t keys[MINLSH_FAMILY_K_MAX];
     const uint32_t *sig = minlsh__lsh_gsig(ix, g);
-    uint32_t *gnext = minlsh__lsh_gnext(ix, g), j;
+    uint32_t j;
     /* Keys are recomputed rather than stored: 8 bytes per (group, band)
      * saved for b SipHashes per removed signature. */
     minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
@@ -209,21 +234,30 @@ static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
         minlsh__lsh_table *t = &ix->band[j];
         int found;
         size_t p = minlsh__bucket_pos(ix, j, keys[j], sig + (size_t)j * ix->rows, &found);
-        uint32_t head, x;
+        uint32_t v, prev, n;
+        minlsh__lsh_node *first;
         if (!found) continue; /* cannot happen: g is linked under this key */
-        head = t->e[p].val;
-        if (head == g) {
-            if (gnext[j] == MINLSH__LSH_NIL) minlsh__tab_delete_at(t, p);
-            else t->e[p].val = gnext[j];
+        v = t->e[p].val;
+        if (!(v & MINLSH__LSH_CHAIN)) { /* a bucket of g alone */
+            minlsh__tab_delete_at(t, p);
             continue;
         }
-        /* Walk the bucket: short, since identical signatures are one group. */
-        for (x = head; x != MINLSH__LSH_NIL; x = minlsh__lsh_gnext(ix, x)[j]) {
-            uint32_t *xn = minlsh__lsh_gnext(ix, x) + j;
-            if (*xn == g) {
-                *xn = gnext[j];
-                break;
-            }
+        /* Walk the chain: short, since identical signatures are one group. */
+        prev = MINLSH__LSH_NIL;
+        for (n = v & ~MINLSH__LSH_CHAIN; n != MINLSH__LSH_NIL; n = minlsh__lsh_node_at(ix, n)->next) {
+            if (minlsh__lsh_node_at(ix, n)->group == g) break;
+            prev = n;
+        }
+        if (n == MINLSH__LSH_NIL) continue; /* cannot happen either */
+        if (prev == MINLSH__LSH_NIL) t->e[p].val = MINLSH__LSH_CHAIN | minlsh__lsh_node_at(ix, n)->next;
+        else minlsh__lsh_node_at(ix, prev)->next = minlsh__lsh_node_at(ix, n)->next;
+        minlsh__drop_node(ix, n);
+        /* A chain of one is a bucket of one again. */
+        first = minlsh__lsh_node_at(ix, t->e[p].val & ~MINLSH__LSH_CHAIN);
+        if (first->next == MINLSH__LSH_NIL) {
+            uint32_t f = t->e[p].val & ~MINLSH__LSH_CHAIN;
+            t->e[p].val = first->group;
+            minlsh__drop_node(ix, f);
         }
     }
 }
@@ -235,6 +269,7 @@ int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
                              const minlsh_allocator *alloc) {
     minlsh_allocator al;
     minlsh_index *ix;
+    uint32_t j;
     int rc;
     *out = NULL;
     rc = minlsh__alloc_setup(&al, alloc);
@@ -255,8 +290,10 @@ int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
     ix->free_slot = ix->free_group = ix->empty_group = MINLSH__LSH_NIL;
     ix->ids.elem = sizeof(uint64_t);
     ix->docs.elem = sizeof(minlsh__lsh_doc);
-    ix->groups.elem = sizeof(minlsh__lsh_group) + (size_t)bands * sizeof(uint32_t);
-    ix->groups.elem = (ix->groups.elem + 7) & ~(size_t)7; /* head_id stays aligned */
+    ix->groups.elem = sizeof(minlsh__lsh_group);
+    ix->nodes.elem = sizeof(minlsh__lsh_node);
+    ix->free_node = MINLSH__LSH_NIL;
+    for (j = 0; j < bands; j++) ix->band[j].max_load = MINLSH__LSH_BAND_LOAD;
     ix->sigs.elem = (size_t)k * sizeof(uint32_t);
     *out = ix;
     return 0;
@@ -288,6 +325,7 @@ void minlsh_index_free(minlsh_index *index) {
     minlsh__store_free(&al, &index->docs);
     minlsh__store_free(&al, &index->groups);
     minlsh__store_free(&al, &index->sigs);
+    minlsh__store_free(&al, &index->nodes);
     minlsh__free(&al, index->meta);
     minlsh__free(&al, index);
 }
@@ -400,8 +438,8 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
     const minlsh_allocator *a = &ix->alloc;
     uint32_t j, slot, g;
     int found, rc;
-    size_t p, sp = 0;
-    (void)minlsh__id_pos(ix, id, pp->idtag, &found);
+    size_t p, sp = 0, idcap = ix->idt.cap;
+    p = minlsh__id_pos(ix, id, pp->idtag, &found);
     if (found) return MINLSH_E_EXISTS;
     if (ix->count >= MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
     g = pp->empty ? ix->empty_group : minlsh__sig_find(ix, sig, pp->sigtag, &sp);
@@ -413,22 +451,29 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
     }
     if ((rc = minlsh__tab_reserve1(a, &ix->idt)) != 0) return rc;
     if (g == MINLSH__LSH_NIL) {
-        if (ix->free_group == MINLSH__LSH_NIL &&
-            ((rc = minlsh__store_reserve(a, &ix->groups, ix->n_groups + 1)) != 0 ||
-             (rc = minlsh__store_reserve(a, &ix->sigs, ix->n_groups + 1)) != 0))
-            return rc;
+        if (ix->free_group == MINLSH__LSH_NIL) {
+            /* Group numbers must stay clear of the chain bit. */
+            if (ix->n_groups + 1 > MINLSH__LSH_MAX_GROUPS) return MINLSH_E_TOOBIG;
+            if ((rc = minlsh__store_reserve(a, &ix->groups, ix->n_groups + 1)) != 0 ||
+                (rc = minlsh__store_reserve(a, &ix->sigs, ix->n_groups + 1)) != 0)
+                return rc;
+        }
         if (!pp->empty) {
-            size_t cap = ix->sigt.cap;
+            size_t cap = ix->sigt.cap, nodes = ix->n_nodes + 2 * (size_t)ix->bands;
             if ((rc = minlsh__tab_reserve1(a, &ix->sigt)) != 0) return rc;
-            /* Conservative: room in every band, even where the key exists. */
+            /* Conservative: room in every band, even where the key exists,
+             * and two chain nodes per band, even where none is needed. */
             for (j = 0; j < ix->bands; j++)
                 if ((rc = minlsh__tab_reserve1(a, &ix->band[j])) != 0) return rc;
+            if (nodes > MINLSH__LSH_MAX_GROUPS) return MINLSH_E_TOOBIG;
+            if ((rc = minlsh__store_reserve(a, &ix->nodes, nodes)) != 0) return rc;
             if (cap != ix->sigt.cap) /* the table moved */
                 (void)minlsh__sig_find(ix, sig, pp->sigtag, &sp);
         }
     }
-    /* Link: nothing can fail from here on. */
-    p = minlsh__id_pos(ix, id, pp->idtag, &found);
+    /* Link: nothing can fail from here on. A rebuilt table of the same
+     * size has every entry where it was (the layout is canonical). */
+    if (idcap != ix->idt.cap) p = minlsh__id_pos(ix, id, pp->idtag, &found);
     slot = minlsh__take_slot(ix);
     *minlsh__lsh_id_at(ix, slot) = id;
     {
@@ -446,7 +491,6 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
         minlsh__copy_lines(minlsh__lsh_gsig(ix, g), sig, (size_t)ix->k * sizeof *sig);
         if (pp->empty) {
             /* The empty signature is in no bucket: never a candidate. */
-            for (j = 0; j < ix->bands; j++) minlsh__lsh_gnext(ix, g)[j] = MINLSH__LSH_NIL;
             ix->empty_group = g;
         } else {
             minlsh__lsh_entry x;
@@ -697,8 +741,13 @@ static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
              * the same group: fetch it once. */
             if (t->e[p].val != last) {
                 last = t->e[p].val;
-                minlsh__prefetch_range(minlsh__lsh_group_at(index, last), index->groups.elem, 0);
-                minlsh__prefetch_range(minlsh__lsh_gsig(index, last), index->sigs.elem, 0);
+                if (last & MINLSH__LSH_CHAIN) { /* a shared bucket: its first node */
+                    MINLSH__PREFETCH(minlsh__lsh_node_at(index, last & ~MINLSH__LSH_CHAIN));
+                } else {
+                    minlsh__prefetch_range(minlsh__lsh_group_at(index, last),
+                                           index->groups.elem, 0);
+                    minlsh__prefetch_range(minlsh__lsh_gsig(index, last), index->sigs.elem, 0);
+                }
             }
         }
     }
@@ -735,16 +784,17 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
     for (j = 0; j < index->bands && rc == 0; j++) {
         const minlsh__lsh_table *t = &index->band[j];
         const uint32_t *vals = sig + (size_t)j * index->rows;
-        uint32_t tag = (uint32_t)(qp->keys[j] >> 32), g = MINLSH__LSH_NIL;
+        uint32_t tag = (uint32_t)(qp->keys[j] >> 32), it = MINLSH__LSH_NIL, g;
         size_t band_start = gs.n, p;
         uint64_t band_members = 0;
         if (qp->pos[j] != SIZE_MAX)
             for (p = qp->pos[j]; t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag; p++)
-                if (minlsh__lsh_band_match(index, t->e[p].val, j, qp->keys[j], vals)) {
-                    g = t->e[p].val;
+                if (minlsh__lsh_band_match(index, minlsh__lsh_bucket_first(index, t->e[p].val), j,
+                                           qp->keys[j], vals)) {
+                    it = t->e[p].val;
                     break;
                 }
-        for (; g != MINLSH__LSH_NIL && rc == 0; g = minlsh__lsh_gnext(index, g)[j]) {
+        while (rc == 0 && (g = minlsh__lsh_bucket_next(index, &it)) != MINLSH__LSH_NIL) {
             uint64_t gg = g;
             band_members += minlsh__lsh_group_at(index, g)->count;
             if (max_members != 0 && members + band_members > max_members) break;
@@ -947,15 +997,12 @@ int minlsh_index_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
 /* ---- memory accounting (benches and tests) ------------------------------- */
 
 void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
-    size_t cap = minlsh__store_cap(&ix->groups), gbytes;
     uint32_t j;
     memset(m, 0, sizeof *m);
-    gbytes = minlsh__store_bytes(&ix->groups);
-    /* The group store splits into its parts in proportion. */
     m->signatures = minlsh__store_bytes(&ix->sigs);
-    m->band_links = cap * (size_t)ix->bands * sizeof(uint32_t);
+    m->band_links = minlsh__store_bytes(&ix->nodes);
     for (j = 0; j < ix->bands; j++) m->band_tables += minlsh__tab_bytes(&ix->band[j]);
-    m->other = gbytes - m->band_links + minlsh__store_bytes(&ix->ids) +
+    m->other = minlsh__store_bytes(&ix->groups) + minlsh__store_bytes(&ix->ids) +
                minlsh__store_bytes(&ix->docs) + minlsh__tab_bytes(&ix->idt) +
                minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
                sizeof *ix + ix->meta_len;

@@ -5,15 +5,19 @@
  * Layout. A document lives in a slot (its id and its links); documents with
  * identical signatures share one group, which holds the signature once and
  * is the only thing banded, so a million copies of one page cost one bucket
- * entry per band. Per group: its member count, its first member, per band
- * the next group of the same bucket (singly linked), and, in a store of
- * their own, the k values (whole cache lines at the usual k, which insert
- * writes with streaming stores: no line is read only to be overwritten).
- * Per band, an ordered open-addressing table (table.c) of buckets
- * {high 32 bits of the band key, first group}; the rest of the key is
- * checked against the first group's signature (the band's values, or in the
- * rare case they differ, its band key recomputed), so a bucket costs one
- * 8-byte entry and a group 4 bytes per band.
+ * entry per band. Per group: its member count and first member, and, in a
+ * store of their own, the k values (whole cache lines at the usual k, which
+ * insert writes with streaming stores: no line is read only to be
+ * overwritten). Per band, an ordered open-addressing table (table.c) of
+ * buckets {high 32 bits of the band key, value}; the rest of the key is
+ * checked against the bucket's first group (the band's values, or in the
+ * rare case they differ, its band key recomputed). The value of a bucket
+ * of one group is that group; a bucket of several is a chain of nodes
+ * {group, next} (value MINLSH__LSH_CHAIN | first node). Most buckets hold
+ * one group, so a (group, band) costs one 8-byte entry and nothing else,
+ * which leaves room in the memory budget for tables at a lower load
+ * (faster inserts: shorter runs to shift); shared buckets pay 8 bytes per
+ * group in them.
  *
  * Slots and groups live in chunked arrays (fixed 4096-element chunks after
  * a first chunk that grows by doubling), so growing never copies a
@@ -26,8 +30,15 @@
 
 /* "no slot / no group": list ends and empty table entries. */
 #define MINLSH__LSH_NIL UINT32_C(0xFFFFFFFF)
-/* Slots are 0..2^32-3, so a slot or group number never equals NIL. */
+/* Slots are 0..2^32-3, so a slot number never equals NIL. */
 #define MINLSH__LSH_MAX_DOCS UINT32_C(0xFFFFFFFE)
+/* A bucket value with this bit is a chain; groups and nodes are numbered
+ * 0..2^31-2, so neither a group nor CHAIN | node equals NIL. */
+#define MINLSH__LSH_CHAIN UINT32_C(0x80000000)
+#define MINLSH__LSH_MAX_GROUPS UINT32_C(0x7FFFFFFF)
+/* Maximum load of the band tables, in 64ths (0.703): between 11.6 and 14.4
+ * bytes per (bucket, band) with the tail. */
+#define MINLSH__LSH_BAND_LOAD 45
 
 /* "mlshband" read as a little-endian 64-bit integer: the second word of
  * every band key's SipHash key (docs/lsh.md section 3). */
@@ -46,15 +57,23 @@ typedef struct minlsh__lsh_entry {
  * entries kept in tag order (a new entry shifts the rest of its run one
  * place right; a deleted one lets it shift back). Being sorted, the table
  * can be rehashed to any size in one sequential pass, so it grows by 5/4
- * (never by 2) and its load stays between 0.7 and 0.875: at most 11.5 bytes
- * per entry. Lookups stop at the first larger tag. No wrap-around: entries
- * past cap go into a tail, whose last entry is always kept empty. */
+ * (never by 2) and its load stays between 4/5 of its maximum and the
+ * maximum: 7/8 by default (at most 11.5 bytes per entry). Lookups stop at
+ * the first larger tag. No wrap-around: entries past cap go into a tail,
+ * whose last entry is always kept empty. */
 typedef struct minlsh__lsh_table {
     minlsh__lsh_entry *e; /* len entries */
     size_t cap;           /* home positions: 0 or 16..2^32 */
     size_t len;           /* cap plus the tail */
     size_t used;
+    unsigned max_load;    /* in 64ths, 1..63; 0 means 56 (7/8) */
 } minlsh__lsh_table;
+
+/* used entries fit cap home positions at t's maximum load */
+MINLSH__INLINE int minlsh__tab_fits(const minlsh__lsh_table *t, size_t cap, size_t used) {
+    uint64_t ml = t->max_load != 0 ? t->max_load : 56;
+    return (uint64_t)used <= ((uint64_t)cap * ml) >> 6;
+}
 
 MINLSH__INLINE size_t minlsh__tab_home(const minlsh__lsh_table *t, uint32_t tag) {
     return (size_t)(((uint64_t)tag * (uint64_t)t->cap) >> 32);
@@ -75,7 +94,7 @@ MINLSH__INLINE size_t minlsh__tab_seek(const minlsh__lsh_table *t, uint32_t tag)
 int minlsh__tab_reserve(const minlsh_allocator *a, minlsh__lsh_table *t, size_t extra);
 /* minlsh__tab_reserve(a, t, 1) with the usual case inline: room already. */
 MINLSH__INLINE int minlsh__tab_reserve1(const minlsh_allocator *a, minlsh__lsh_table *t) {
-    if (t->cap != 0 && t->used + 1 <= t->cap - t->cap / 8 &&
+    if (t->cap != 0 && minlsh__tab_fits(t, t->cap, t->used + 1) &&
         t->e[t->len - 1].val == MINLSH__LSH_NIL)
         return 0;
     return minlsh__tab_reserve(a, t, 1);
@@ -124,10 +143,9 @@ typedef struct minlsh__lsh_doc {
     uint32_t prev;
 } minlsh__lsh_doc;
 
-/* A group record, followed in the same element by next[bands] (the element
- * is padded to a multiple of 8 bytes); the k values are in ix->sigs.
- * count 0: a free group (head chains the free list). head_id saves a
- * query two dependent cache misses for the common group of one. */
+/* A group record; the k values are in ix->sigs. count 0: a free group
+ * (head chains the free list). head_id saves a query two dependent cache
+ * misses for the common group of one. */
 typedef struct minlsh__lsh_group {
     uint64_t head_id; /* id of the first member */
     uint32_t count;   /* members */
@@ -145,13 +163,16 @@ struct minlsh_index {
     uint32_t free_slot;  /* free slots, chained through doc.next */
     uint32_t free_group; /* free groups, chained through group.head */
     uint32_t empty_group; /* the group of the empty signature, or NIL */
+    size_t n_nodes;       /* chain nodes ever handed out */
+    uint32_t free_node;   /* free nodes, chained through node.next */
     minlsh__lsh_store ids;    /* uint64_t per slot */
     minlsh__lsh_store docs;   /* minlsh__lsh_doc per slot */
-    minlsh__lsh_store groups; /* group record + next[b] per group */
+    minlsh__lsh_store groups; /* minlsh__lsh_group per group */
     minlsh__lsh_store sigs;   /* k values per group */
+    minlsh__lsh_store nodes;  /* minlsh__lsh_node: chains of shared buckets */
     minlsh__lsh_table idt;    /* hash of id -> slot */
     minlsh__lsh_table sigt;   /* hash of the signature -> group */
-    minlsh__lsh_table *band;  /* bands tables: band key -> first group */
+    minlsh__lsh_table *band;  /* bands tables: band key -> group or chain */
     uint8_t *meta;
     size_t meta_len;
 };
@@ -165,9 +186,32 @@ MINLSH__INLINE minlsh__lsh_doc *minlsh__lsh_doc_at(const minlsh_index *ix, size_
 MINLSH__INLINE minlsh__lsh_group *minlsh__lsh_group_at(const minlsh_index *ix, size_t g) {
     return (minlsh__lsh_group *)minlsh__store_at(&ix->groups, g);
 }
-/* next[j] of group g: the next group in g's bucket of band j, or NIL. */
-MINLSH__INLINE uint32_t *minlsh__lsh_gnext(const minlsh_index *ix, size_t g) {
-    return (uint32_t *)(void *)(minlsh__lsh_group_at(ix, g) + 1);
+/* A link of a shared bucket's chain: the bucket's groups in order, the
+ * first one (whose values the bucket's key is checked against) first. */
+typedef struct minlsh__lsh_node {
+    uint32_t group;
+    uint32_t next; /* node, or NIL */
+} minlsh__lsh_node;
+MINLSH__INLINE minlsh__lsh_node *minlsh__lsh_node_at(const minlsh_index *ix, size_t n) {
+    return (minlsh__lsh_node *)minlsh__store_at(&ix->nodes, n);
+}
+/* The first group of the bucket whose table value is v (not NIL). */
+MINLSH__INLINE uint32_t minlsh__lsh_bucket_first(const minlsh_index *ix, uint32_t v) {
+    return (v & MINLSH__LSH_CHAIN) ? minlsh__lsh_node_at(ix, v & ~MINLSH__LSH_CHAIN)->group : v;
+}
+/* The groups of a bucket one by one: start with *it = the table value,
+ * call until it returns NIL. */
+MINLSH__INLINE uint32_t minlsh__lsh_bucket_next(const minlsh_index *ix, uint32_t *it) {
+    uint32_t v = *it;
+    const minlsh__lsh_node *nd;
+    if (v == MINLSH__LSH_NIL) return MINLSH__LSH_NIL;
+    if (!(v & MINLSH__LSH_CHAIN)) {
+        *it = MINLSH__LSH_NIL;
+        return v;
+    }
+    nd = minlsh__lsh_node_at(ix, v & ~MINLSH__LSH_CHAIN);
+    *it = nd->next == MINLSH__LSH_NIL ? MINLSH__LSH_NIL : (MINLSH__LSH_CHAIN | nd->next);
+    return nd->group;
 }
 /* The k values of group g. */
 MINLSH__INLINE uint32_t *minlsh__lsh_gsig(const minlsh_index *ix, size_t g) {
@@ -248,13 +292,10 @@ int minlsh__lsh_reserve(minlsh_index *ix, size_t n);
  * g's band key is `key` all the same. */
 int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
                            uint64_t key, const uint32_t *vals);
-/* The first group of the bucket (band j, key), whose values are vals, or
- * NIL. */
-uint32_t minlsh__lsh_bucket_head(const minlsh_index *ix, uint32_t j, uint64_t key,
-                                 const uint32_t *vals);
 
 /* Bytes an index has allocated, by purpose: the signature values (one copy
- * per group), what grows with b (bucket tables and per-group links), and
+ * per group), what grows with b (bucket tables and the chain nodes of
+ * shared buckets), and
  * the rest (ids, slots, id and signature tables, group headers, chunk
  * slack of the per-document arrays). */
 typedef struct minlsh__lsh_memory {

@@ -68,13 +68,13 @@ static int minlsh__push_members(const minlsh_index *ix, minlsh_pairs *pr, size_t
     return rc;
 }
 
-/* Gather the groups of the bucket whose first group is `head` into *m. */
-static int minlsh__gather(const minlsh_index *ix, uint32_t j, uint32_t head,
-                          uint32_t **m, size_t *m_cap, size_t *n) {
+/* Gather the groups of the bucket whose table value is v into *m. */
+static int minlsh__gather(const minlsh_index *ix, uint32_t v, uint32_t **m, size_t *m_cap,
+                          size_t *n) {
     uint32_t g;
     int rc;
     *n = 0;
-    for (g = head; g != MINLSH__LSH_NIL; g = minlsh__lsh_gnext(ix, g)[j]) {
+    while ((g = minlsh__lsh_bucket_next(ix, &v)) != MINLSH__LSH_NIL) {
         void *grown = *m;
         rc = minlsh__reserve(&ix->alloc, &grown, m_cap, *n, *n + 1, sizeof **m);
         *m = (uint32_t *)grown;
@@ -105,10 +105,10 @@ int minlsh_index_pairs(const minlsh_index *index, double min_similarity,
     for (j = 0; j < index->bands && rc == 0; j++) {
         const minlsh__lsh_table *t = &index->band[j];
         for (p = 0; p < t->len && rc == 0; p++) {
-            uint32_t head = t->e[p].val;
-            if (head == MINLSH__LSH_NIL || minlsh__lsh_gnext(index, head)[j] == MINLSH__LSH_NIL)
-                continue;
-            rc = minlsh__gather(index, j, head, &m, &m_cap, &nm);
+            uint32_t v = t->e[p].val;
+            /* Only chains hold two groups or more. */
+            if (v == MINLSH__LSH_NIL || !(v & MINLSH__LSH_CHAIN)) continue;
+            rc = minlsh__gather(index, v, &m, &m_cap, &nm);
             for (x = 0; x < nm && rc == 0; x++) {
                 for (y = x + 1; y < nm && rc == 0; y++) {
                     double sim;

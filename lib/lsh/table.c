@@ -10,19 +10,15 @@
  * Why sorted: rehashing to any new size is then one sequential pass (each
  * entry goes to max(its new home, previous position + 1), which keeps both
  * invariants), so the table can grow by 5/4 instead of doubling and its
- * load stays in [0.7, 0.875]: the memory per entry stays between 9.1 and
- * 11.5 bytes instead of 9.1 to 18.3. Lookups also stop at the first larger
- * tag, so an absent key costs about as much as a present one.
+ * load stays within 4/5 of its maximum: at the default maximum of 7/8 the
+ * memory per entry stays between 9.1 and 11.5 bytes instead of 9.1 to
+ * 18.3. Lookups also stop at the first larger tag, so an absent key costs
+ * about as much as a present one.
  */
 #include "lsh.h"
 
 #define MINLSH__TAB_MIN 16
 #define MINLSH__TAB_MAX UINT64_C(0x100000000) /* homes come from 32-bit tags */
-
-/* used <= cap * 7/8 */
-static int minlsh__tab_fits(size_t cap, size_t used) {
-    return (uint64_t)used <= (uint64_t)cap - (uint64_t)cap / 8;
-}
 
 static size_t minlsh__tab_tail(size_t cap, size_t extra) {
     return cap / 64 + 16 + extra;
@@ -58,6 +54,7 @@ static int minlsh__tab_rebuild(const minlsh_allocator *a, minlsh__lsh_table *t,
     for (;;) {
         n.cap = cap;
         n.used = t->used;
+        n.max_load = t->max_load;
         if (minlsh__add_size(&n.len, cap, tail) != 0 ||
             minlsh__mul_size(&bytes, n.len, sizeof *n.e) != 0)
             return MINLSH_E_TOOBIG;
@@ -81,18 +78,18 @@ int minlsh__tab_reserve(const minlsh_allocator *a, minlsh__lsh_table *t, size_t 
     /* The last entry must be empty before each insert (the caller reserves
      * once per insert; a bulk reserve only sets the size). */
     if (t->cap != 0 && t->e[t->len - 1].val == MINLSH__LSH_NIL) {
-        if (minlsh__tab_fits(t->cap, need)) return 0;
+        if (minlsh__tab_fits(t, t->cap, need)) return 0;
         if ((uint64_t)t->cap >= MINLSH__TAB_MAX && need < t->cap) return 0;
     }
     cap = t->cap;
-    if (!minlsh__tab_fits(cap, need)) {
+    if (!minlsh__tab_fits(t, cap, need)) {
         if (cap < MINLSH__TAB_MIN) cap = MINLSH__TAB_MIN;
-        while (!minlsh__tab_fits(cap, need) && (uint64_t)cap < MINLSH__TAB_MAX) {
+        while (!minlsh__tab_fits(t, cap, need) && (uint64_t)cap < MINLSH__TAB_MAX) {
             size_t grown = cap + cap / 4;
             if ((uint64_t)grown > MINLSH__TAB_MAX) grown = (size_t)MINLSH__TAB_MAX;
             cap = grown;
         }
-        if (!minlsh__tab_fits(cap, need) && need >= cap) return MINLSH_E_TOOBIG;
+        if (!minlsh__tab_fits(t, cap, need) && need >= cap) return MINLSH_E_TOOBIG;
     }
     return minlsh__tab_rebuild(a, t, cap, 1);
 }
