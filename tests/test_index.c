@@ -1998,6 +1998,40 @@ static void test_matrix_nomem(void) {
 
 /* Hot buckets that must stay linear: 100,000 identical documents and
  * 100,000 empty ones, through the index and the matrix path. */
+/* Group and chain-node numbers stay clear of the chain bit: past 2^31 - 1
+ * distinct signatures an insert is refused and changes nothing, while a
+ * copy of a stored signature (no new group) still goes in. The counters
+ * are set by hand: 2^31 real signatures would take a terabyte. */
+static void test_group_limit(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    minlsh_index *ix = NULL;
+    uint32_t a[MK], b[MK];
+    uint64_t st = 99;
+    size_t i, saved;
+    for (i = 0; i < MK; i++) {
+        a[i] = (uint32_t)tl_rand(&st);
+        b[i] = (uint32_t)tl_rand(&st);
+    }
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0, MB, MR, NULL));
+    EXPECT_OK(minlsh_index_insert(ix, 1, a, MK));
+    saved = ix->n_groups;
+    ix->n_groups = MINLSH__LSH_MAX_GROUPS;
+    EXPECT_ERR(minlsh_index_insert(ix, 2, b, MK), MINLSH_E_TOOBIG);
+    EXPECT_EQ_U64(minlsh_index_count(ix), 1);
+    EXPECT_OK(minlsh_index_insert(ix, 3, a, MK)); /* a copy: no new group */
+    ix->n_groups = saved;
+    saved = ix->n_nodes;
+    ix->n_nodes = MINLSH__LSH_MAX_GROUPS - 2 * (size_t)MB + 1;
+    EXPECT_ERR(minlsh_index_insert(ix, 2, b, MK), MINLSH_E_TOOBIG);
+    EXPECT_EQ_U64(minlsh_index_count(ix), 2);
+    EXPECT_EQ_INT(minlsh_index_contains(ix, 2), 0);
+    ix->n_nodes = saved;
+    EXPECT_OK(minlsh_index_insert(ix, 2, b, MK));
+    EXPECT_EQ_U64(minlsh_index_count(ix), 3);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+}
+
 static void test_hot_linear(void) {
     const size_t N = 100000;
     minlsh_family *fam = make_family(64, 3);
@@ -2078,5 +2112,6 @@ int main(void) {
     RUN(test_matrix_equals_index);
     RUN(test_matrix_nomem);
     RUN(test_hot_linear);
+    RUN(test_group_limit);
     return TL_SUMMARY("test_index");
 }
