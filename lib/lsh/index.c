@@ -147,22 +147,19 @@ static size_t minlsh__bucket_pos(const minlsh_index *ix, uint32_t j, uint64_t ke
 }
 
 /* The run an entry's lookup and insertion go through starts at its home
- * and, at the loads these tables keep, often spans a few cache lines:
- * fetch LINES of them at once rather than one miss after another. */
-#ifndef MINLSH__QPREFETCH_LINES
-#define MINLSH__QPREFETCH_LINES 2
-#endif
-#ifndef MINLSH__PREFETCH_LINES
-#define MINLSH__PREFETCH_LINES 2
-#endif
+ * and often crosses into the next cache line: fetch both at once rather
+ * than one miss after the other (one line or three measured slower, for
+ * inserts and queries alike; docs/lsh.md section 7). */
 MINLSH__INLINE void minlsh__prefetch_home(const minlsh__lsh_table *t, uint32_t tag, int write) {
     const char *p;
-    int i;
     if (t->cap == 0) return;
     p = (const char *)&t->e[minlsh__tab_home(t, tag)];
-    for (i = 0; i < (write ? MINLSH__PREFETCH_LINES : MINLSH__QPREFETCH_LINES); i++) {
-        if (write) MINLSH__PREFETCH_W(p + 64 * i);
-        else MINLSH__PREFETCH(p + 64 * i);
+    if (write) {
+        MINLSH__PREFETCH_W(p);
+        MINLSH__PREFETCH_W(p + 64);
+    } else {
+        MINLSH__PREFETCH(p);
+        MINLSH__PREFETCH(p + 64);
     }
 }
 
@@ -525,12 +522,8 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
 
 /* Documents prepared ahead of the one being inserted or queried, and
  * (queries) probed ahead: the second round of misses, the groups. */
-#ifndef MINLSH__AHEAD
 #define MINLSH__AHEAD 4
-#endif
-#ifndef MINLSH__PROBE_AHEAD
 #define MINLSH__PROBE_AHEAD 2
-#endif
 
 /* Every cache line of bytes [p, p + n), n > 0. */
 MINLSH__INLINE void minlsh__prefetch_range(const void *p, size_t n, int write) {
