@@ -465,8 +465,9 @@ static void bench_index(const minlsh_family *fam, int quick, summary *sm) {
     ROW("bytes per document: everything else", other_bytes, 1.0, "%12.1f");
     ROW("bytes per (document, band): all but signatures", total, 1.0, "%12.2f");
 #undef ROW
-    printf("  (band structures = the 9 bucket tables and the per-group links; everything else =\n"
-           "  ids, slots, the id and signature tables, group headers; signatures: 512 B/doc)\n");
+    printf("  (band structures = the 9 bucket tables and the chain nodes of shared buckets;\n"
+           "  everything else = ids, slots, the id and signature tables, group headers;\n"
+           "  signatures: 512 B/doc)\n");
     /* The headline figures: the largest size measured, fastest call. */
     s = ns - 1;
     sm->bytes_per_doc_band = res[s].band_bytes;

@@ -2032,6 +2032,48 @@ static void test_group_limit(void) {
     minlsh_family_free(fam);
 }
 
+/* The memory budget of issue 4: at most 16 bytes per (document, band) for
+ * the band structures (tables and chain nodes), whatever the sharing: all
+ * buckets of one group, every bucket shared by two groups (copies that
+ * differ only past the banded values), and buckets of eight. k = 128,
+ * b = 9, r = 13 as in the bench; 24,000 documents. */
+static void test_band_memory_budget(void) {
+    const uint32_t K = 128, B = 9, R = 13;
+    const size_t n = 24000;
+    minlsh_family *fam = make_family(K, 3);
+    uint32_t *sigs = (uint32_t *)malloc(n * K * sizeof *sigs);
+    uint64_t *ids = (uint64_t *)malloc(n * sizeof *ids), st = 5;
+    int share;
+    EXPECT(sigs != NULL && ids != NULL);
+    for (share = 1; share <= 8 && sigs != NULL && ids != NULL; share *= (share == 1 ? 2 : 4)) {
+        minlsh_index *ix = NULL;
+        minlsh__lsh_memory mem;
+        size_t i, v;
+        double per;
+        for (i = 0; i < n; i++) {
+            ids[i] = i + 1;
+            if (i % (size_t)share == 0) {
+                for (v = 0; v < K; v++) sigs[i * K + v] = (uint32_t)tl_rand(&st);
+            } else { /* the base's banded values, a tail of its own */
+                size_t base = i - i % (size_t)share;
+                memcpy(sigs + i * K, sigs + base * K, K * sizeof *sigs);
+                sigs[i * K + K - 1] ^= (uint32_t)(i % (size_t)share);
+            }
+        }
+        EXPECT_OK(minlsh_index_new(&ix, fam, 0, B, R, NULL));
+        EXPECT_OK(minlsh_index_insert_many(ix, ids, sigs, n, K, NULL));
+        minlsh__lsh_index_memory(ix, &mem);
+        per = (double)(mem.band_tables + mem.band_links) / (double)n / B;
+        printf("  %zu groups per bucket: %.2f bytes per (document, band)\n", (size_t)share, per);
+        EXPECT_MSG(per <= 16.0, "%.2f B per (document, band) with buckets of %d", per, share);
+        if (share == 1) EXPECT(mem.band_links <= 1024); /* no chains: one small first chunk */
+        minlsh_index_free(ix);
+    }
+    free(sigs);
+    free(ids);
+    minlsh_family_free(fam);
+}
+
 static void test_hot_linear(void) {
     const size_t N = 100000;
     minlsh_family *fam = make_family(64, 3);
@@ -2113,5 +2155,6 @@ int main(void) {
     RUN(test_matrix_nomem);
     RUN(test_hot_linear);
     RUN(test_group_limit);
+    RUN(test_band_memory_budget);
     return TL_SUMMARY("test_index");
 }

@@ -351,21 +351,44 @@ uint64_t minlsh_index_config_id(const minlsh_index *index) {
 int minlsh__lsh_reserve(minlsh_index *ix, size_t n) {
     const minlsh_allocator *a = &ix->alloc;
     size_t extra = n > ix->count ? n - ix->count : 0;
-    uint32_t j;
     int rc;
     if ((uint64_t)n > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
     if ((rc = minlsh__store_reserve(a, &ix->ids, n)) != 0 ||
         (rc = minlsh__store_reserve(a, &ix->docs, n)) != 0 ||
         (rc = minlsh__tab_reserve(a, &ix->idt, extra)) != 0)
         return rc;
-    /* Tables for as many groups and buckets as there may be: rebuilding
-     * them at every 5/4 step would cost more than the slack. The group store
-     * is left to grow chunk by chunk (it never copies), so n copies of one
-     * signature do not reserve n signatures. */
-    if ((rc = minlsh__tab_reserve(a, &ix->sigt, extra)) != 0) return rc;
-    for (j = 0; j < ix->bands; j++)
-        if ((rc = minlsh__tab_reserve(a, &ix->band[j], extra)) != 0) return rc;
     return 0;
+}
+
+static size_t minlsh__band_entries(const minlsh_index *ix) {
+    size_t n = 0;
+    uint32_t j;
+    for (j = 0; j < ix->bands; j++) n += ix->band[j].used;
+    return n;
+}
+
+void minlsh__lsh_batch_begin(const minlsh_index *ix, minlsh__lsh_batch *bt) {
+    bt->groups0 = ix->sigt.used;
+    bt->buckets0 = minlsh__band_entries(ix);
+}
+
+void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, size_t done,
+                              size_t n) {
+    const minlsh_allocator *a = &ix->alloc;
+    double rest = (double)(n - done);
+    size_t dg = ix->sigt.used - bt->groups0, db = minlsh__band_entries(ix) - bt->buckets0;
+    uint32_t j;
+    if (done != MINLSH__LSH_SAMPLE || n - done < MINLSH__LSH_SAMPLE) return;
+    /* The rest at the sample's rates, one entry in 64 over: the tables are
+     * rebuilt once instead of at every 5/4 step on the way (each a new
+     * table to fault in), and a corpus whose buckets are shared does not
+     * get tables sized for one bucket per document. Only a hint: on
+     * failure the inserts reserve what they need. */
+    (void)minlsh__tab_reserve(a, &ix->sigt, (size_t)(rest * (double)dg / (double)done * 1.016));
+    for (j = 0; j < ix->bands; j++)
+        (void)minlsh__tab_reserve(
+            a, &ix->band[j],
+            (size_t)(rest * (double)db / ((double)done * ix->bands) * 1.016));
 }
 
 /* Take a slot from the free list or the end; room is reserved. */
@@ -563,6 +586,7 @@ static void minlsh__prefetch_new(const minlsh_index *ix, size_t ahead) {
 int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uint32_t *sigs,
                              size_t n, size_t k_sig, size_t *n_done) {
     minlsh__ins_prep pp[MINLSH__AHEAD];
+    minlsh__lsh_batch bt;
     uint64_t *keys;
     size_t i, k;
     uint32_t b;
@@ -574,11 +598,13 @@ int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uin
     if (n == 0) return 0;
     k = index->k;
     b = index->bands;
-    /* Room for all n at once: the tables are sized once instead of being
-     * rebuilt at every 5/4 step on the way. Only a hint: if it fails, each
-     * insert still reserves what it needs (and fails where memory ends). */
+    /* Room for all n ids at once, and for their groups and buckets once
+     * the first documents have shown how many they add. Only hints: if
+     * they fail, each insert still reserves what it needs (and fails where
+     * memory ends). */
     if (n > 1 && (uint64_t)index->count + n <= MINLSH__LSH_MAX_DOCS)
         (void)minlsh__lsh_reserve(index, index->count + n);
+    minlsh__lsh_batch_begin(index, &bt);
     keys = (uint64_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *keys);
     if (keys == NULL) return MINLSH_E_NOMEM;
     for (i = 0; i < MINLSH__AHEAD; i++) pp[i].keys = keys + i * b;
@@ -589,6 +615,7 @@ int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uin
         if (i + 2 * MINLSH__AHEAD < n) minlsh__prefetch_sig(sigs + (i + 2 * MINLSH__AHEAD) * k, k);
         rc = minlsh__insert_commit(index, ids[i], sigs + i * k, cur);
         if (rc != 0) break;
+        minlsh__lsh_batch_sample(index, &bt, i + 1, n);
         minlsh__prefetch_new(index, MINLSH__AHEAD - 1);
         /* The slot is free again: prepare the document AHEAD places on. */
         if (i + MINLSH__AHEAD < n)

@@ -285,8 +285,20 @@ uint32_t minlsh__lsh_find_id(const minlsh_index *ix, uint64_t id);
 /* Insert a document (k values): MINLSH_E_EXISTS if its id is there. Leaves
  * the index unchanged on error. */
 int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig);
-/* Make room for n documents in every structure. */
+/* Make room for n documents in the per-document structures (ids, slots,
+ * id table). */
 int minlsh__lsh_reserve(minlsh_index *ix, size_t n);
+/* A batch of inserts (insert_many, load) sizes the signature and bucket
+ * tables after its first MINLSH__LSH_SAMPLE documents, for the rest at the
+ * rates those added entries: begin before the first insert, sample after
+ * each (it acts once, when done == MINLSH__LSH_SAMPLE). */
+#define MINLSH__LSH_SAMPLE 4096
+typedef struct minlsh__lsh_batch {
+    size_t groups0, buckets0;
+} minlsh__lsh_batch;
+void minlsh__lsh_batch_begin(const minlsh_index *ix, minlsh__lsh_batch *bt);
+void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, size_t done,
+                              size_t n);
 /* 1 if band j of group g has the 64-bit key `key` whose band values are
  * `vals` (r values): the values compare equal, or (a 64-bit key collision)
  * g's band key is `key` all the same. */

@@ -86,6 +86,7 @@ int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
     size_t meta_len, item, i, n;
     uint32_t k_peek, v;
     uint32_t sig[MINLSH_FAMILY_K_MAX];
+    minlsh__lsh_batch bt;
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
@@ -115,10 +116,12 @@ int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
     if (rc != 0) return rc;
     rc = minlsh__lsh_reserve(ix, n);
     if (rc == 0) rc = minlsh_index_set_metadata(ix, meta, meta_len);
+    minlsh__lsh_batch_begin(ix, &bt);
     for (i = 0; i < n && rc == 0; i++) {
         const uint8_t *p = payload + i * item;
         for (v = 0; v < h.k; v++) sig[v] = minlsh__load32le(p + 8 + 4 * (size_t)v);
         rc = minlsh__lsh_insert(ix, minlsh__load64le(p), sig);
+        if (rc == 0) minlsh__lsh_batch_sample(ix, &bt, i + 1, n);
     }
     if (rc != 0) {
         minlsh_index_free(ix);
