@@ -116,8 +116,11 @@ static uint32_t minlsh__sig_find(const minlsh_index *ix, const uint32_t *sig, ui
 
 /* ---- buckets ------------------------------------------------------------ */
 
-int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
-                           uint64_t key, const uint32_t *vals) {
+/* 1 if band j of group g has the 64-bit key `key` whose band values are
+ * `vals` (r values): the values compare equal, or (a 64-bit key collision)
+ * g's band key is `key` all the same. */
+MINLSH__INLINE int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
+                                         uint64_t key, const uint32_t *vals) {
     const uint32_t *own = minlsh__lsh_gsig(ix, g) + (size_t)j * ix->rows;
     uint32_t i, diff = 0;
     for (i = 0; i < ix->rows; i++) diff |= own[i] ^ vals[i];
@@ -818,7 +821,10 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
             uint64_t gg = g;
             band_members += minlsh__lsh_group_at(index, g)->count;
             if (max_members != 0 && members + band_members > max_members) break;
-            rc = minlsh__scratch_push(&gs, &gg);
+            /* Most bands of a near-duplicate name the group the band before
+             * named: skip the repeat here rather than sort it out below. */
+            if (gs.n > band_start || gs.n == 0 || ((const uint64_t *)gs.p)[gs.n - 1] != gg)
+                rc = minlsh__scratch_push(&gs, &gg);
         }
         if (rc != 0) break;
         if (max_members != 0 && members + band_members > max_members) {

@@ -299,12 +299,6 @@ typedef struct minlsh__lsh_batch {
 void minlsh__lsh_batch_begin(const minlsh_index *ix, minlsh__lsh_batch *bt);
 void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, size_t done,
                               size_t n);
-/* 1 if band j of group g has the 64-bit key `key` whose band values are
- * `vals` (r values): the values compare equal, or (a 64-bit key collision)
- * g's band key is `key` all the same. */
-int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
-                           uint64_t key, const uint32_t *vals);
-
 /* Bytes an index has allocated, by purpose: the signature values (one copy
  * per group), what grows with b (bucket tables and the chain nodes of
  * shared buckets), and
