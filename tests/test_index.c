@@ -1490,9 +1490,11 @@ static void test_band_key_kernels(void) {
     int level, tried = 0;
     for (i = 0; i < 1024; i++) sig[i] = (uint32_t)tl_rand(&st);
     for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
-        minlsh__lsh_band_keys_fn fn = minlsh__lsh_band_keys_for_level(level);
+        const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
+        minlsh__lsh_band_keys_fn fn;
         uint32_t b, r;
-        if (fn == NULL) continue;
+        if (kn == NULL) continue;
+        fn = kn->band_keys;
         tried++;
         for (r = 1; r <= 64; r++)
             for (b = 1; b * r <= 64; b++) {
@@ -1530,12 +1532,12 @@ static void test_sig_hash_kernels(void) {
         for (i = 0; i < MINLSH_FAMILY_K_MAX; i++)
             sig[i] = fill == 0 ? (uint32_t)tl_rand(&st) : fill == 1 ? 0 : UINT32_C(0xFFFFFFFF);
         for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
-            minlsh__lsh_sig_hash_fn fn = minlsh__lsh_sig_hash_for_level(level);
+            const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
             uint32_t k;
-            if (fn == NULL) continue;
+            if (kn == NULL) continue;
             if (fill == 0) tried++;
             for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2)
-                EXPECT_MSG(fn(sig, k) == minlsh__lsh_sig_hash_portable(sig, k),
+                EXPECT_MSG(kn->sig_hash(sig, k) == minlsh__lsh_sig_hash_portable(sig, k),
                            "level %d k=%u fill %d", level, (unsigned)k, fill);
         }
     }
@@ -1568,13 +1570,14 @@ static void test_equal_count_kernels(void) {
             b[i] = mode == 0 ? ~a[i] : mode == 1 ? a[i] : (tl_rand(&st) & 1 ? a[i] : a[i] ^ 1u);
         }
         for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
-            minlsh__lsh_equal_count_fn fn = minlsh__lsh_equal_count_for_level(level);
+            const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
             uint32_t k;
-            if (fn == NULL) continue;
+            if (kn == NULL) continue;
             if (mode == 0) tried++;
             for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2) {
                 uint32_t want = minlsh__lsh_equal_count_portable(a, b, k);
-                EXPECT_MSG(fn(a, b, k) == want, "level %d k=%u mode %d", level, (unsigned)k, mode);
+                EXPECT_MSG(kn->equal_count(a, b, k) == want, "level %d k=%u mode %d", level,
+                           (unsigned)k, mode);
                 if (mode == 0) EXPECT_EQ_INT(want, 0);
                 if (mode == 1) EXPECT_EQ_INT(want, k);
             }

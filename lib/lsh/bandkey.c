@@ -45,51 +45,6 @@ void minlsh__lsh_band_keys_portable(const uint32_t *sig, uint32_t bands,
     for (j = 0; j < bands; j++) keys[j] = minlsh__lsh_band_key(sig, j, rows);
 }
 
-minlsh__lsh_band_keys_fn minlsh__lsh_band_keys_for_level(int level) {
-    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
-    switch (level) {
-    case MINLSH__SIMD_PORTABLE:
-        return minlsh__lsh_band_keys_portable;
-#if MINLSH__WITH_AVX2
-    case MINLSH__SIMD_AVX2:
-        return minlsh__lsh_band_keys_avx2;
-#endif
-#if MINLSH__WITH_AVX512
-    case MINLSH__SIMD_AVX512:
-        return minlsh__lsh_band_keys_avx512;
-#endif
-    default:
-        return NULL;
-    }
-}
-
-void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,
-                           uint64_t *keys) {
-    /* minlsh__simd_level() is a compiled-in level the CPU has, chosen once;
-     * the switch is a handful of instructions beside eight SipHashes. */
-    switch (minlsh__simd_level()) {
-#if MINLSH__WITH_AVX512
-    case MINLSH__SIMD_AVX512:
-        if (bands > 2) {
-            minlsh__lsh_band_keys_avx512(sig, bands, rows, keys);
-            return;
-        }
-        break;
-#endif
-#if MINLSH__WITH_AVX2
-    case MINLSH__SIMD_AVX2:
-        if (bands > 2) {
-            minlsh__lsh_band_keys_avx2(sig, bands, rows, keys);
-            return;
-        }
-        break;
-#endif
-    default:
-        break;
-    }
-    minlsh__lsh_band_keys_portable(sig, bands, rows, keys);
-}
-
 int minlsh_band_keys(const uint32_t *sig, size_t k, uint32_t bands,
                      uint32_t rows, uint64_t *keys, size_t cap, size_t *n_out) {
     if (sig == NULL) return MINLSH_E_NULL;
@@ -131,39 +86,6 @@ uint64_t minlsh__lsh_sig_hash_portable(const uint32_t *sig, uint32_t k) {
     return minlsh__mix64((a0 + a1 + a2 + a3) ^ ((uint64_t)k << 32));
 }
 
-minlsh__lsh_sig_hash_fn minlsh__lsh_sig_hash_for_level(int level) {
-    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
-    switch (level) {
-    case MINLSH__SIMD_PORTABLE:
-        return minlsh__lsh_sig_hash_portable;
-#if MINLSH__WITH_AVX2
-    case MINLSH__SIMD_AVX2:
-        return minlsh__lsh_sig_hash_avx2;
-#endif
-#if MINLSH__WITH_AVX512
-    case MINLSH__SIMD_AVX512:
-        return minlsh__lsh_sig_hash_avx512;
-#endif
-    default:
-        return NULL;
-    }
-}
-
-uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
-    switch (minlsh__simd_level()) {
-#if MINLSH__WITH_AVX512
-    case MINLSH__SIMD_AVX512:
-        return minlsh__lsh_sig_hash_avx512(sig, k);
-#endif
-#if MINLSH__WITH_AVX2
-    case MINLSH__SIMD_AVX2:
-        return minlsh__lsh_sig_hash_avx2(sig, k);
-#endif
-    default:
-        return minlsh__lsh_sig_hash_portable(sig, k);
-    }
-}
-
 uint32_t minlsh__lsh_equal_count_portable(const uint32_t *a, const uint32_t *b, uint32_t k) {
     uint32_t i, e0 = 0, e1 = 0, e2 = 0, e3 = 0;
     /* Four independent counts (compilers at -O2 leave this loop scalar). */
@@ -177,35 +99,66 @@ uint32_t minlsh__lsh_equal_count_portable(const uint32_t *a, const uint32_t *b, 
     return e0 + e1 + e2 + e3;
 }
 
-minlsh__lsh_equal_count_fn minlsh__lsh_equal_count_for_level(int level) {
+/* ---- the kernels of each SIMD level, and the dispatch ------------------- */
+
+static const minlsh__lsh_kernels minlsh__lsh_kernels_portable = {
+    minlsh__lsh_band_keys_portable, minlsh__lsh_sig_hash_portable,
+    minlsh__lsh_equal_count_portable};
+#if MINLSH__WITH_AVX2
+static const minlsh__lsh_kernels minlsh__lsh_kernels_avx2 = {
+    minlsh__lsh_band_keys_avx2, minlsh__lsh_sig_hash_avx2, minlsh__lsh_equal_count_avx2};
+#endif
+#if MINLSH__WITH_AVX512
+static const minlsh__lsh_kernels minlsh__lsh_kernels_avx512 = {
+    minlsh__lsh_band_keys_avx512, minlsh__lsh_sig_hash_avx512, minlsh__lsh_equal_count_avx512};
+#endif
+
+const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level) {
     if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
     switch (level) {
     case MINLSH__SIMD_PORTABLE:
-        return minlsh__lsh_equal_count_portable;
+        return &minlsh__lsh_kernels_portable;
 #if MINLSH__WITH_AVX2
     case MINLSH__SIMD_AVX2:
-        return minlsh__lsh_equal_count_avx2;
+        return &minlsh__lsh_kernels_avx2;
 #endif
 #if MINLSH__WITH_AVX512
     case MINLSH__SIMD_AVX512:
-        return minlsh__lsh_equal_count_avx512;
+        return &minlsh__lsh_kernels_avx512;
 #endif
     default:
         return NULL;
     }
 }
 
-uint32_t minlsh__lsh_equal_count(const uint32_t *a, const uint32_t *b, uint32_t k) {
+/* minlsh__simd_level() is a compiled-in level the CPU has, chosen once
+ * (unlike minlsh__cpu_simd_level(), which asks the CPU: slow in a VM). */
+MINLSH__INLINE const minlsh__lsh_kernels *minlsh__lsh_active(void) {
     switch (minlsh__simd_level()) {
 #if MINLSH__WITH_AVX512
     case MINLSH__SIMD_AVX512:
-        return minlsh__lsh_equal_count_avx512(a, b, k);
+        return &minlsh__lsh_kernels_avx512;
 #endif
 #if MINLSH__WITH_AVX2
     case MINLSH__SIMD_AVX2:
-        return minlsh__lsh_equal_count_avx2(a, b, k);
+        return &minlsh__lsh_kernels_avx2;
 #endif
     default:
-        return minlsh__lsh_equal_count_portable(a, b, k);
+        return &minlsh__lsh_kernels_portable;
     }
+}
+
+void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,
+                           uint64_t *keys) {
+    /* One or two bands fill too few lanes to pay for the vector setup. */
+    if (bands > 2) minlsh__lsh_active()->band_keys(sig, bands, rows, keys);
+    else minlsh__lsh_band_keys_portable(sig, bands, rows, keys);
+}
+
+uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
+    return minlsh__lsh_active()->sig_hash(sig, k);
+}
+
+uint32_t minlsh__lsh_equal_count(const uint32_t *a, const uint32_t *b, uint32_t k) {
+    return minlsh__lsh_active()->equal_count(a, b, k);
 }

@@ -180,7 +180,14 @@ uint64_t minlsh__lsh_sig_hash_avx512(const uint32_t *sig, uint32_t k) {
         acc0 = _mm512_mask_add_epi64(acc0, (__mmask8)((1u << (left / 2)) - 1u), acc0,
                                      _mm512_mul_epu32(a, _mm512_srli_epi64(a, 32)));
     }
-    sum = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(acc0, acc1));
+    {
+        /* Summed as unsigned: the header's reduce_add adds signed lanes,
+         * whose wrap-around is undefined behaviour in C. */
+        uint64_t lanes[8];
+        int l;
+        _mm512_storeu_si512((void *)lanes, _mm512_add_epi64(acc0, acc1));
+        for (sum = 0, l = 0; l < 8; l++) sum += lanes[l];
+    }
     if (k & 1) sum += (uint64_t)(sig[k - 1] + UINT32_C(0x632BE5AB)) * UINT32_C(0xC2B2AE3D);
     return minlsh__mix64(sum ^ ((uint64_t)k << 32));
 }

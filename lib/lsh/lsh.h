@@ -226,9 +226,6 @@ void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,
 uint64_t minlsh__lsh_band_key(const uint32_t *sig, uint32_t j, uint32_t rows);
 typedef void (*minlsh__lsh_band_keys_fn)(const uint32_t *sig, uint32_t bands,
                                          uint32_t rows, uint64_t *keys);
-/* The implementation of a SIMD level (MINLSH__SIMD_*), or NULL if this build
- * or this CPU does not have it. For tests and benches. */
-minlsh__lsh_band_keys_fn minlsh__lsh_band_keys_for_level(int level);
 void minlsh__lsh_band_keys_portable(const uint32_t *sig, uint32_t bands,
                                     uint32_t rows, uint64_t *keys);
 #if MINLSH__WITH_AVX2
@@ -244,8 +241,6 @@ void minlsh__lsh_band_keys_avx512(const uint32_t *sig, uint32_t bands,
  * implementation gives the same count. */
 uint32_t minlsh__lsh_equal_count(const uint32_t *a, const uint32_t *b, uint32_t k);
 typedef uint32_t (*minlsh__lsh_equal_count_fn)(const uint32_t *a, const uint32_t *b, uint32_t k);
-/* As minlsh__lsh_band_keys_for_level. */
-minlsh__lsh_equal_count_fn minlsh__lsh_equal_count_for_level(int level);
 uint32_t minlsh__lsh_equal_count_portable(const uint32_t *a, const uint32_t *b, uint32_t k);
 #if MINLSH__WITH_AVX2
 uint32_t minlsh__lsh_equal_count_avx2(const uint32_t *a, const uint32_t *b, uint32_t k);
@@ -265,8 +260,6 @@ MINLSH__INLINE double minlsh__lsh_estimate(const uint32_t *a, const uint32_t *b,
  * process's SIMD level; every implementation gives the same bits. */
 uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k);
 typedef uint64_t (*minlsh__lsh_sig_hash_fn)(const uint32_t *sig, uint32_t k);
-/* As minlsh__lsh_band_keys_for_level. */
-minlsh__lsh_sig_hash_fn minlsh__lsh_sig_hash_for_level(int level);
 uint64_t minlsh__lsh_sig_hash_portable(const uint32_t *sig, uint32_t k);
 #if MINLSH__WITH_AVX2
 uint64_t minlsh__lsh_sig_hash_avx2(const uint32_t *sig, uint32_t k);
@@ -274,6 +267,17 @@ uint64_t minlsh__lsh_sig_hash_avx2(const uint32_t *sig, uint32_t k);
 #if MINLSH__WITH_AVX512
 uint64_t minlsh__lsh_sig_hash_avx512(const uint32_t *sig, uint32_t k);
 #endif
+
+/* The three kernels of one SIMD level: every level gives the portable
+ * bits. The kernels of a level (MINLSH__SIMD_*), or NULL if this build or
+ * this CPU does not have it; for tests and benches (the functions above
+ * pick the process's level themselves). */
+typedef struct minlsh__lsh_kernels {
+    minlsh__lsh_band_keys_fn band_keys;
+    minlsh__lsh_sig_hash_fn sig_hash;
+    minlsh__lsh_equal_count_fn equal_count;
+} minlsh__lsh_kernels;
+const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level);
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */
