@@ -151,10 +151,11 @@ uint64_t minlsh__lsh_sig_hash_avx2(const uint32_t *sig, uint32_t k) {
     uint64_t lanes[4], sum;
     uint32_t i = 0, pairs = k & ~UINT32_C(1);
     for (; i + 16 <= pairs; i += 16) {
-        __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(sig + i)), off);
+        const __m256i *in = (const __m256i *)(const void *)(sig + i);
+        __m256i a = _mm256_add_epi32(_mm256_loadu_si256(in), off);
         __m256i b;
         off = _mm256_add_epi32(off, step);
-        b = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(sig + i + 8)), off);
+        b = _mm256_add_epi32(_mm256_loadu_si256(in + 1), off);
         off = _mm256_add_epi32(off, step);
         acc0 = _mm256_add_epi64(acc0, _mm256_mul_epu32(a, _mm256_srli_epi64(a, 32)));
         acc1 = _mm256_add_epi64(acc1, _mm256_mul_epu32(b, _mm256_srli_epi64(b, 32)));

@@ -234,7 +234,7 @@ static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
         minlsh__lsh_table *t = &ix->band[j];
         int found;
         size_t p = minlsh__bucket_pos(ix, j, keys[j], sig + (size_t)j * ix->rows, &found);
-        uint32_t v, prev, n;
+        uint32_t v, prev, n, next;
         minlsh__lsh_node *first;
         if (!found) continue; /* cannot happen: g is linked under this key */
         v = t->e[p].val;
@@ -244,13 +244,15 @@ static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
         }
         /* Walk the chain: short, since identical signatures are one group. */
         prev = MINLSH__LSH_NIL;
-        for (n = v & ~MINLSH__LSH_CHAIN; n != MINLSH__LSH_NIL; n = minlsh__lsh_node_at(ix, n)->next) {
+        for (n = v & ~MINLSH__LSH_CHAIN; n != MINLSH__LSH_NIL;
+             n = minlsh__lsh_node_at(ix, n)->next) {
             if (minlsh__lsh_node_at(ix, n)->group == g) break;
             prev = n;
         }
         if (n == MINLSH__LSH_NIL) continue; /* cannot happen either */
-        if (prev == MINLSH__LSH_NIL) t->e[p].val = MINLSH__LSH_CHAIN | minlsh__lsh_node_at(ix, n)->next;
-        else minlsh__lsh_node_at(ix, prev)->next = minlsh__lsh_node_at(ix, n)->next;
+        next = minlsh__lsh_node_at(ix, n)->next;
+        if (prev == MINLSH__LSH_NIL) t->e[p].val = MINLSH__LSH_CHAIN | next;
+        else minlsh__lsh_node_at(ix, prev)->next = next;
         minlsh__drop_node(ix, n);
         /* A chain of one is a bucket of one again. */
         first = minlsh__lsh_node_at(ix, t->e[p].val & ~MINLSH__LSH_CHAIN);
@@ -375,6 +377,13 @@ void minlsh__lsh_batch_begin(const minlsh_index *ix, minlsh__lsh_batch *bt) {
     bt->buckets0 = minlsh__band_entries(ix);
 }
 
+/* rest documents at rate entries each, one in 64 over; at most one per
+ * document (a table never needs more), so it fits a size_t. */
+static size_t minlsh__batch_extra(double rest, double rate) {
+    double e = rest * rate * 1.016;
+    return (size_t)(e < rest ? e : rest);
+}
+
 void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, size_t done,
                               size_t n) {
     const minlsh_allocator *a = &ix->alloc;
@@ -382,16 +391,15 @@ void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, siz
     size_t dg = ix->sigt.used - bt->groups0, db = minlsh__band_entries(ix) - bt->buckets0;
     uint32_t j;
     if (done != MINLSH__LSH_SAMPLE || n - done < MINLSH__LSH_SAMPLE) return;
-    /* The rest at the sample's rates, one entry in 64 over: the tables are
-     * rebuilt once instead of at every 5/4 step on the way (each a new
-     * table to fault in), and a corpus whose buckets are shared does not
-     * get tables sized for one bucket per document. Only a hint: on
-     * failure the inserts reserve what they need. */
-    (void)minlsh__tab_reserve(a, &ix->sigt, (size_t)(rest * (double)dg / (double)done * 1.016));
+    /* The rest at the sample's rates: the tables are rebuilt once instead
+     * of at every 5/4 step on the way (each a new table to fault in), and
+     * a corpus whose buckets are shared does not get tables sized for one
+     * bucket per document. Only a hint: on failure the inserts reserve
+     * what they need. */
+    (void)minlsh__tab_reserve(a, &ix->sigt, minlsh__batch_extra(rest, (double)dg / (double)done));
     for (j = 0; j < ix->bands; j++)
         (void)minlsh__tab_reserve(
-            a, &ix->band[j],
-            (size_t)(rest * (double)db / ((double)done * ix->bands) * 1.016));
+            a, &ix->band[j], minlsh__batch_extra(rest, (double)db / ((double)done * ix->bands)));
 }
 
 /* Take a slot from the free list or the end; room is reserved. */
