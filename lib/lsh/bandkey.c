@@ -113,8 +113,8 @@ static const minlsh__lsh_kernels minlsh__lsh_kernels_avx512 = {
     minlsh__lsh_band_keys_avx512, minlsh__lsh_sig_hash_avx512, minlsh__lsh_equal_count_avx512};
 #endif
 
-const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level) {
-    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
+/* The kernels of a level this build has, or NULL. */
+static const minlsh__lsh_kernels *minlsh__lsh_kernels_built(int level) {
     switch (level) {
     case MINLSH__SIMD_PORTABLE:
         return &minlsh__lsh_kernels_portable;
@@ -131,21 +131,16 @@ const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level) {
     }
 }
 
-/* minlsh__simd_level() is a compiled-in level the CPU has, chosen once
- * (unlike minlsh__cpu_simd_level(), which asks the CPU: slow in a VM). */
+const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level) {
+    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
+    return minlsh__lsh_kernels_built(level);
+}
+
+/* minlsh__simd_level() is a compiled-in level the CPU has, chosen once, so
+ * never NULL (minlsh__cpu_simd_level() asks the CPU: slow in a VM, not for
+ * every call). */
 MINLSH__INLINE const minlsh__lsh_kernels *minlsh__lsh_active(void) {
-    switch (minlsh__simd_level()) {
-#if MINLSH__WITH_AVX512
-    case MINLSH__SIMD_AVX512:
-        return &minlsh__lsh_kernels_avx512;
-#endif
-#if MINLSH__WITH_AVX2
-    case MINLSH__SIMD_AVX2:
-        return &minlsh__lsh_kernels_avx2;
-#endif
-    default:
-        return &minlsh__lsh_kernels_portable;
-    }
+    return minlsh__lsh_kernels_built(minlsh__simd_level());
 }
 
 void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,

@@ -205,7 +205,6 @@ static void minlsh__group_band(minlsh_index *ix, uint32_t g, const uint64_t *key
                 /* A bucket of one becomes a chain of two. */
                 uint32_t f = minlsh__take_node(ix);
                 minlsh__lsh_node *first = minlsh__lsh_node_at(ix, f);
-                nd = minlsh__lsh_node_at(ix, n); /* both in reserved chunks: stable */
                 nd->next = MINLSH__LSH_NIL;
                 first->group = v;
                 first->next = n;
@@ -234,7 +233,7 @@ static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
         minlsh__lsh_table *t = &ix->band[j];
         int found;
         size_t p = minlsh__bucket_pos(ix, j, keys[j], sig + (size_t)j * ix->rows, &found);
-        uint32_t v, prev, n, next;
+        uint32_t v, prev, n, next, f;
         minlsh__lsh_node *first;
         if (!found) continue; /* cannot happen: g is linked under this key */
         v = t->e[p].val;
@@ -255,9 +254,9 @@ static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
         else minlsh__lsh_node_at(ix, prev)->next = next;
         minlsh__drop_node(ix, n);
         /* A chain of one is a bucket of one again. */
-        first = minlsh__lsh_node_at(ix, t->e[p].val & ~MINLSH__LSH_CHAIN);
+        f = t->e[p].val & ~MINLSH__LSH_CHAIN;
+        first = minlsh__lsh_node_at(ix, f);
         if (first->next == MINLSH__LSH_NIL) {
-            uint32_t f = t->e[p].val & ~MINLSH__LSH_CHAIN;
             t->e[p].val = first->group;
             minlsh__drop_node(ix, f);
         }
