@@ -16,6 +16,7 @@
  * includes internal headers (the kernel table, the shingle engine, the
  * index's memory accounting); it is never installed.
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #define _POSIX_C_SOURCE 200809L
 #include "minlsh.h"
 
@@ -265,7 +266,7 @@ static void bench_minhash(summary *sm) {
     double portable = 0.0, best_simd = 0.0;
     const char *best_name = "";
     check(minlsh_family_new(&fam, 128, 1, NULL), "family");
-    check(minlsh_family_coefficients(fam, a, b, 128, NULL), "coefficients");
+    check(minlsh_family_copy_coefficients(fam, a, b, 128, NULL), "coefficients");
     for (i = 0; i < n; i++) h[i] = rnd();
     printf("\n== MinHash kernels (k = 128, %zu shingles per call, one thread, best of 5) ==\n", n);
     printf("  active kernel: %s\n", minlsh_simd_kernel_name());
@@ -311,14 +312,14 @@ static void bench_end_to_end(const corpus *c, const minlsh_family *fam, uint64_t
         double t0;
         minlsh_index *ix = NULL;
         t0 = wall_now();
-        check(minlsh_family_sign_batch(fam, g_sh, (const void *const *)c->text, c->len, c->n, sigs,
-                                       c->n * 128, NULL, NULL, 1),
+        check(minlsh_family_sign_batch(fam, g_sh, (const void *const *)c->text, c->len, c->n, 1,
+                                       sigs, c->n * 128, NULL, NULL),
               "sign_batch");
         t0 = wall_now() - t0;
         if (t0 < t1) t1 = t0;
         t0 = wall_now();
-        check(minlsh_family_sign_batch(fam, g_sh, (const void *const *)c->text, c->len, c->n, sigs,
-                                       c->n * 128, NULL, NULL, 0),
+        check(minlsh_family_sign_batch(fam, g_sh, (const void *const *)c->text, c->len, c->n, 0,
+                                       sigs, c->n * 128, NULL, NULL),
               "sign_batch");
         t0 = wall_now() - t0;
         if (t0 < tn) tn = t0;
@@ -391,7 +392,7 @@ static void bench_index_at(size_t n, const minlsh_family *fam, index_result *res
         t0 = cpu_now() - t0;
         if ((double)n / t0 > res->q) res->q = (double)n / t0;
         t0 = cpu_now();
-        check(minlsh_index_query_many(ix, qs, n, K, out, sim, 2 * n, off, &got), "query_many");
+        check(minlsh_index_query_many(ix, qs, n, K, off, out, sim, 2 * n, &got), "query_many");
         t0 = cpu_now() - t0;
         if (got != n) check(MINLSH_E_STATE, "query_many result");
         if ((double)n / t0 > res->q_many) res->q_many = (double)n / t0;
@@ -615,7 +616,7 @@ static int run_scale(const options *o) {
     check(minlsh_shingler_new(&sh, NULL, NULL), "shingler");
     check(minlsh_sigmatrix_new(&mx, fam, 0, NULL), "matrix");
     po.threshold = threshold;
-    check(minlsh_plan_compute(&po, &bands, &rows, NULL, NULL), "plan");
+    check(minlsh_plan_compute(&bands, &rows, NULL, NULL, &po), "plan");
     printf("minlsh %s scale benchmark: %zu generated documents of ~3 KB, %u CPUs, kernel %s\n",
            minlsh_version_string(), N, online_cpus(), minlsh_simd_kernel_name());
     printf("  shingle word:5, k = 128, b = %u, r = %u (balanced plan for t = %.1f)\n", bands, rows,
@@ -628,8 +629,8 @@ static int run_scale(const options *o) {
         t_gen += wall_now() - ts;
         bytes += c.bytes;
         ts = wall_now();
-        check(minlsh_family_sign_batch(fam, sh, (const void *const *)c.text, c.len, n, sigs, n * 128,
-                                       NULL, NULL, 0),
+        check(minlsh_family_sign_batch(fam, sh, (const void *const *)c.text, c.len, n, 0, sigs,
+                                       n * 128, NULL, NULL),
               "sign_batch");
         for (i = 0; i < n; i++) check(minlsh_sigmatrix_append(mx, sigs + i * 128, 128, NULL), "append");
         t_sign += wall_now() - ts;
@@ -655,7 +656,7 @@ static int run_scale(const options *o) {
         if (corpus_source(i) != i) planted++;
     for (i = 0; i < minlsh_pairs_count(pairs); i++) {
         uint64_t a, b;
-        check(minlsh_pairs_get(pairs, i, &a, &b, NULL), "pairs_get");
+        check(minlsh_pairs_copy_pair(&a, &b, NULL, pairs, i), "pairs_get");
         if (corpus_source(b) == a) found++;
     }
     pass = total < 120.0 && rss < 8192.0;
@@ -731,8 +732,8 @@ static void hot_run(const corpus *c, const minlsh_family *fam, const minlsh_shin
     double t0;
     memset(hr, 0, sizeof *hr);
     t0 = wall_now();
-    check(minlsh_family_sign_batch(fam, sh, (const void *const *)c->text, c->len, c->n, sigs,
-                                   c->n * 128, NULL, NULL, 0),
+    check(minlsh_family_sign_batch(fam, sh, (const void *const *)c->text, c->len, c->n, 0,
+                                   sigs, c->n * 128, NULL, NULL),
           "sign_batch");
     hr->sign = wall_now() - t0;
     /* Batch dedup: matrix, then linear clustering. */
@@ -743,7 +744,7 @@ static void hot_run(const corpus *c, const minlsh_family *fam, const minlsh_shin
     hr->dedup = wall_now() - t0;
     hr->clusters = minlsh_clusters_count(cl);
     for (i = 0; i < hr->clusters; i++) {
-        check(minlsh_clusters_members(cl, i, NULL, 0, &n) == MINLSH_E_BUFSIZE ? 0 : -1, "members");
+        check(minlsh_clusters_copy_members(cl, i, NULL, 0, &n) == MINLSH_E_BUFSIZE ? 0 : -1, "members");
         if (n > hr->largest) hr->largest = n;
     }
     /* Incremental: an index, and a query of the first document bounded to

@@ -29,7 +29,7 @@
 /* Stream one page through the shingler and sign it. The page's id is the
  * first 8 bytes of its fingerprint: the same content always gets the same
  * id. */
-static int sign_page(const char *path, minlsh_shingle_stream *stream,
+static int sign_page(const char *path, minlsh_shinglestream *stream,
                      minlsh_shingleset *set, const minlsh_family *family,
                      uint32_t sig[NUM_PERM], uint64_t *id) {
     unsigned char chunk[CHUNK], fp[MINLSH_FINGERPRINT_BYTES];
@@ -38,24 +38,24 @@ static int sign_page(const char *path, minlsh_shingle_stream *stream,
     int rc = 0, i;
     if (f == NULL) return MINLSH_E_IO;
     while (rc == 0 && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        rc = minlsh_shingle_stream_feed(stream, chunk, n);
+        rc = minlsh_shinglestream_feed(stream, chunk, n);
     if (rc == 0 && ferror(f)) rc = MINLSH_E_IO;
     fclose(f);
     if (rc != 0) {
-        minlsh_shingle_stream_reset(stream);
+        minlsh_shinglestream_reset(stream);
         return rc;
     }
-    if ((rc = minlsh_shingle_stream_finish(stream, set, fp)) != 0) return rc;
+    if ((rc = minlsh_shinglestream_finish(stream, set, fp)) != 0) return rc;
     *id = 0;
     for (i = 7; i >= 0; i--) *id = (*id << 8) | fp[i];
-    return minlsh_family_sign(family, minlsh_shingleset_data(set),
+    return minlsh_family_sign(family, minlsh_shingleset_view_hashes(set),
                               minlsh_shingleset_count(set), sig, NUM_PERM, NULL);
 }
 
 int main(int argc, char **argv) {
     minlsh_plan_options po = MINLSH_PLAN_OPTIONS_INIT;
     minlsh_shingler *sh = NULL;
-    minlsh_shingle_stream *stream = NULL;
+    minlsh_shinglestream *stream = NULL;
     minlsh_shingleset *set = NULL;
     minlsh_family *family = NULL;
     minlsh_index *index = NULL;
@@ -70,11 +70,11 @@ int main(int argc, char **argv) {
     po.k = NUM_PERM;
     po.threshold = THRESHOLD;
     if ((rc = minlsh_shingler_new(&sh, NULL, NULL)) != 0 ||
-        (rc = minlsh_shingler_config_id(sh, &config_id)) != 0 ||
-        (rc = minlsh_shingle_stream_new(&stream, sh)) != 0 ||
+        (rc = minlsh_shingler_config_id(&config_id, sh)) != 0 ||
+        (rc = minlsh_shinglestream_new(&stream, sh, NULL)) != 0 ||
         (rc = minlsh_shingleset_new(&set, NULL)) != 0 ||
         (rc = minlsh_family_new(&family, NUM_PERM, SEED, NULL)) != 0 ||
-        (rc = minlsh_plan_compute(&po, &bands, &rows, NULL, NULL)) != 0)
+        (rc = minlsh_plan_compute(&bands, &rows, NULL, NULL, &po)) != 0)
         goto done;
 
     /* The family and config id make the load refuse an index built with
@@ -85,7 +85,10 @@ int main(int argc, char **argv) {
             rc = minlsh_index_new(&index, family, config_id, bands, rows, NULL);
         } else {
             if (probe != NULL) fclose(probe);
-            rc = minlsh_index_load(&index, argv[1], family, config_id, NULL);
+            minlsh_load_options opts = MINLSH_LOAD_OPTIONS_INIT;
+            opts.family = family;
+            opts.config_id = config_id;
+            rc = minlsh_index_load(&index, argv[1], &opts);
         }
     }
     if (rc == 0 && minlsh_index_count(index) > 0) {
@@ -141,7 +144,7 @@ done:
     minlsh_index_free(index);
     minlsh_family_free(family);
     minlsh_shingleset_free(set);
-    minlsh_shingle_stream_free(stream);
+    minlsh_shinglestream_free(stream);
     minlsh_shingler_free(sh);
     return status;
 }

@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
     }
     so.flags = MINLSH_NORM_CASEFOLD;
 
-    if ((rc = minlsh_plan_compute(&po, &bands, &rows, NULL, NULL)) != 0 ||
+    if ((rc = minlsh_plan_compute(&bands, &rows, NULL, NULL, &po)) != 0 ||
         (rc = minlsh_shingler_new(&sh, &so, NULL)) != 0 ||
         (rc = minlsh_family_new(&family, NUM_PERM, 1, NULL)) != 0 ||
         (rc = minlsh_index_new(&index, family, 0, bands, rows, NULL)) != 0)
@@ -158,21 +158,21 @@ int main(int argc, char **argv) {
         }
     }
     for (i = 0; i < c.n; i++) {
-        rc = minlsh_family_sign(family, minlsh_shingleset_data(c.sets[i]),
+        rc = minlsh_family_sign(family, minlsh_shingleset_view_hashes(c.sets[i]),
                                 minlsh_shingleset_count(c.sets[i]), sig, NUM_PERM, NULL);
         if (rc == 0) rc = minlsh_index_insert(index, i, sig, NUM_PERM);
         if (rc != 0) goto done;
     }
 
     /* Every candidate pair, confirmed with the exact Jaccard. */
-    if ((rc = minlsh_index_pairs(index, 0.0, &pairs)) != 0) goto done;
+    if ((rc = minlsh_pairs_from_index(&pairs, index, 0.0, 0, NULL)) != 0) goto done;
     ea = malloc((minlsh_pairs_count(pairs) + 1) * sizeof *ea);
     eb = malloc((minlsh_pairs_count(pairs) + 1) * sizeof *eb);
     if (ea == NULL || eb == NULL) goto done;
     for (i = 0; i < minlsh_pairs_count(pairs); i++) {
         uint64_t a, b;
         double j;
-        minlsh_pairs_get(pairs, i, &a, &b, NULL);
+        minlsh_pairs_copy_pair(&a, &b, NULL, pairs, i);
         if (minlsh_shingleset_jaccard(&j, c.sets[a], c.sets[b]) == 0 && j >= po.threshold) {
             ea[n_edges] = a;
             eb[n_edges] = b;
@@ -187,11 +187,11 @@ int main(int argc, char **argv) {
         uint64_t *members;
         size_t m, n_members = 0;
         /* Ask for the size first: a zero-capacity call reports it. */
-        rc = minlsh_clusters_members(groups, i, NULL, 0, &n_members);
+        rc = minlsh_clusters_copy_members(groups, i, NULL, 0, &n_members);
         if (rc != MINLSH_E_BUFSIZE) goto done;
         members = malloc(n_members * sizeof *members);
         if (members == NULL) goto done;
-        rc = minlsh_clusters_members(groups, i, members, n_members, &n_members);
+        rc = minlsh_clusters_copy_members(groups, i, members, n_members, &n_members);
         if (rc != 0) {
             free(members);
             goto done;

@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
             status = fail(argv[1 + i], rc);
             goto done;
         }
-        rc = minlsh_family_sign(family, minlsh_shingleset_data(sets[i]),
+        rc = minlsh_family_sign(family, minlsh_shingleset_view_hashes(sets[i]),
                                 minlsh_shingleset_count(sets[i]), sigs[i], NUM_PERM, NULL);
         if (rc != 0) {
             status = fail("sign", rc);

@@ -10,6 +10,11 @@
 
 #include <minlsh.h>
 
+/* Load options as one argument: the family to check against (NULL: any
+ * file), its config id, and an allocator (NULL: malloc/free). */
+#define LOAD_OPTS(family, config_id, alloc)                                    \
+    (&(minlsh_load_options){MINLSH_LOAD_OPTIONS_VERSION, 0, (family), (config_id), (alloc)})
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

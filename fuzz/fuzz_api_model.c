@@ -16,6 +16,7 @@
  * Similarities are the library's own minlsh_signature_estimate (the
  * specification of an estimate); thresholds are chosen away from any j/k.
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #include "fuzz.h"
 
 #define MK 12       /* largest k */
@@ -164,8 +165,8 @@ static void check_clusters(const minlsh_clusters *cl, const uint64_t (*edges)[2]
     FUZZ_CHECK(minlsh_clusters_count(cl) == ng);
     for (g = 0; g < ng; g++) {
         size_t cnt = 0, want = 0, lab = 0;
-        FUZZ_CHECK(minlsh_clusters_members(cl, g, NULL, 0, &cnt) == MINLSH_E_BUFSIZE);
-        FUZZ_OK(minlsh_clusters_members(cl, g, members, cnt, &cnt));
+        FUZZ_CHECK(minlsh_clusters_copy_members(cl, g, NULL, 0, &cnt) == MINLSH_E_BUFSIZE);
+        FUZZ_OK(minlsh_clusters_copy_members(cl, g, members, cnt, &cnt));
         FUZZ_CHECK(cnt >= 2);
         for (i = 1; i < cnt; i++) FUZZ_CHECK(members[i - 1] < members[i]);
         if (prev_min_set) FUZZ_CHECK(prev_min < members[0]);
@@ -181,7 +182,7 @@ static void check_clusters(const minlsh_clusters *cl, const uint64_t (*edges)[2]
             FUZZ_CHECK(j < nn && label[j] == lab);
         }
     }
-    FUZZ_CHECK(minlsh_clusters_members(cl, ng, members, 1, NULL) == MINLSH_E_NOTFOUND);
+    FUZZ_CHECK(minlsh_clusters_copy_members(cl, ng, members, 1, NULL) == MINLSH_E_NOTFOUND);
 }
 
 static void make_sig(fuzz_in *in, const model *m, uint32_t alphabet, uint32_t *sig) {
@@ -270,7 +271,7 @@ static void check_index(const minlsh_index *ix, const model *m) {
     FUZZ_CHECK(minlsh_index_count(ix) == m->n);
     FUZZ_CHECK(minlsh_index_k(ix) == m->k && minlsh_index_bands(ix) == m->bands &&
                minlsh_index_rows(ix) == m->rows);
-    FUZZ_OK(minlsh_index_ids(ix, ids, MDOCS, &n));
+    FUZZ_OK(minlsh_index_copy_ids(ix, ids, MDOCS, &n));
     FUZZ_CHECK(n == m->n);
     sorted_ids(m, want);
     FUZZ_CHECK(n == 0 || memcmp(ids, want, n * sizeof *ids) == 0);
@@ -342,7 +343,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             id = make_id(&in);
             at = find(&m, id);
             FUZZ_CHECK(minlsh_index_contains(ix, id) == (at >= 0));
-            rc = minlsh_index_get(ix, id, got, MK, &kn);
+            rc = minlsh_index_copy_signature(ix, id, got, MK, &kn);
             if (at < 0) {
                 FUZZ_CHECK(rc == MINLSH_E_NOTFOUND);
             } else {
@@ -365,15 +366,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             minlsh_pairs *p = NULL;
             double t = thresholds[fuzz_u8(&in) % 5];
             size_t np = model_pairs(&m, t, pairs_buf, sims), i;
-            FUZZ_OK(minlsh_index_pairs(ix, t, &p));
+            FUZZ_OK(minlsh_pairs_from_index(&p, ix, t, 0, NULL));
             FUZZ_CHECK(minlsh_pairs_count(p) == np);
             for (i = 0; i < np; i++) {
                 uint64_t a, b;
                 double s;
-                FUZZ_OK(minlsh_pairs_get(p, i, &a, &b, &s));
+                FUZZ_OK(minlsh_pairs_copy_pair(&a, &b, &s, p, i));
                 FUZZ_CHECK(a == pairs_buf[i][0] && b == pairs_buf[i][1] && s == sims[i]);
             }
-            FUZZ_CHECK(minlsh_pairs_get(p, np, NULL, NULL, NULL) == MINLSH_E_NOTFOUND);
+            FUZZ_CHECK(minlsh_pairs_copy_pair(NULL, NULL, NULL, p, np) == MINLSH_E_NOTFOUND);
             minlsh_pairs_free(p);
             break;
         }
@@ -381,7 +382,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             minlsh_clusters *cl = NULL;
             double t = thresholds[fuzz_u8(&in) % 5];
             size_t np = model_pairs(&m, t, pairs_buf, sims);
-            FUZZ_OK(minlsh_index_clusters(ix, t, &cl));
+            FUZZ_OK(minlsh_clusters_from_index(&cl, ix, t, NULL));
             check_clusters(cl, (const uint64_t(*)[2])pairs_buf, np);
             minlsh_clusters_free(cl);
             break;
@@ -394,7 +395,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             buf = (uint8_t *)malloc(len);
             FUZZ_CHECK(buf != NULL);
             FUZZ_OK(minlsh_index_save_buffer(ix, buf, len, NULL));
-            FUZZ_OK(minlsh_index_load_buffer(&ix2, buf, len, fam, config_id, NULL));
+            FUZZ_OK(minlsh_index_load_buffer(&ix2, buf, len, LOAD_OPTS(fam, config_id, NULL)));
             free(buf);
             minlsh_index_free(ix);
             ix = ix2;
@@ -407,7 +408,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             for (i = 0; i < len; i++) m.meta[i] = fuzz_u8(&in);
             FUZZ_OK(minlsh_index_set_metadata(ix, m.meta, len));
             m.meta_len = len;
-            FUZZ_OK(minlsh_index_metadata(ix, got, sizeof got, &n));
+            FUZZ_OK(minlsh_index_copy_metadata(ix, got, sizeof got, &n));
             FUZZ_CHECK(n == len && memcmp(got, m.meta, len) == 0);
             break;
         }
@@ -429,12 +430,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_CHECK(minlsh_sigmatrix_count(mx) == mxn);
             for (i = 0; i < mxn; i++) {
                 double e = -1;
-                FUZZ_OK(minlsh_sigmatrix_get(mx, i, got, MK, NULL));
+                FUZZ_OK(minlsh_sigmatrix_copy_column(mx, i, got, MK, NULL));
                 FUZZ_CHECK(memcmp(got, mxsig[i], 4 * (size_t)m.k) == 0);
                 FUZZ_OK(minlsh_sigmatrix_estimate(&e, mx, i, mxn - 1 - i));
                 FUZZ_CHECK(e == est(&m, mxsig[i], mxsig[mxn - 1 - i]));
             }
-            FUZZ_CHECK(minlsh_sigmatrix_get(mx, mxn, got, MK, NULL) == MINLSH_E_NOTFOUND);
+            FUZZ_CHECK(minlsh_sigmatrix_copy_column(mx, mxn, got, MK, NULL) == MINLSH_E_NOTFOUND);
             {
                 /* Its pairs and clusters, as an index of column i under id i. */
                 static model mm;
@@ -457,7 +458,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 for (j = 0; j < np; j++) {
                     uint64_t a, b;
                     double sv;
-                    FUZZ_OK(minlsh_pairs_get(p, j, &a, &b, &sv));
+                    FUZZ_OK(minlsh_pairs_copy_pair(&a, &b, &sv, p, j));
                     FUZZ_CHECK(a == pairs_buf[j][0] && b == pairs_buf[j][1] && sv == sims[j]);
                 }
                 minlsh_pairs_free(p);
@@ -473,7 +474,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             buf = (uint8_t *)malloc(len);
             FUZZ_CHECK(buf != NULL);
             FUZZ_OK(minlsh_sigmatrix_save_buffer(mx, buf, len, NULL));
-            FUZZ_OK(minlsh_sigmatrix_load_buffer(&mx2, buf, len, fam, config_id, NULL));
+            FUZZ_OK(minlsh_sigmatrix_load_buffer(&mx2, buf, len, LOAD_OPTS(fam, config_id, NULL)));
             free(buf);
             minlsh_sigmatrix_free(mx);
             mx = mx2;

@@ -18,7 +18,7 @@ static void load_one(const uint8_t *data, size_t size) {
     uint64_t *ids, *cand;
     uint32_t sig[MINLSH_FAMILY_K_MAX];
     size_t need = 0, n, i, j, k, nc;
-    int rc = minlsh_index_load_buffer(&ix, data, size, NULL, 0, NULL);
+    int rc = minlsh_index_load_buffer(&ix, data, size, NULL);
     FUZZ_CHECK(rc == 0 || rc == MINLSH_E_FORMAT || rc == MINLSH_E_CORRUPT ||
                rc == MINLSH_E_TOOBIG || rc == MINLSH_E_NOMEM);
     if (rc != 0) {
@@ -41,12 +41,12 @@ static void load_one(const uint8_t *data, size_t size) {
     ids = (uint64_t *)malloc((n + 1) * sizeof *ids);
     cand = (uint64_t *)malloc((n + 1) * sizeof *cand);
     FUZZ_CHECK(ids != NULL && cand != NULL);
-    FUZZ_OK(minlsh_index_ids(ix, ids, n, NULL));
+    FUZZ_OK(minlsh_index_copy_ids(ix, ids, n, NULL));
     for (i = 0; i < n; i++) {
         if (i > 0) FUZZ_CHECK(ids[i - 1] < ids[i]);
         if (i >= 32) continue; /* bounded work per input */
         FUZZ_CHECK(minlsh_index_contains(ix, ids[i]) == 1);
-        FUZZ_OK(minlsh_index_get(ix, ids[i], sig, k, NULL));
+        FUZZ_OK(minlsh_index_copy_signature(ix, ids[i], sig, k, NULL));
         FUZZ_OK(minlsh_index_query(ix, sig, k, cand, NULL, n, &nc));
         if (minlsh_signature_is_empty(sig, k) == 1) {
             FUZZ_CHECK(nc == 0);
@@ -57,16 +57,16 @@ static void load_one(const uint8_t *data, size_t size) {
     }
     if (n <= 256) {
         size_t np;
-        FUZZ_OK(minlsh_index_pairs(ix, 0.0, &pairs));
+        FUZZ_OK(minlsh_pairs_from_index(&pairs, ix, 0.0, 0, NULL));
         np = minlsh_pairs_count(pairs);
         for (i = 0; i < np; i++) {
             uint64_t a, b;
             double s;
-            FUZZ_OK(minlsh_pairs_get(pairs, i, &a, &b, &s));
+            FUZZ_OK(minlsh_pairs_copy_pair(&a, &b, &s, pairs, i));
             FUZZ_CHECK(a < b && s >= 0.0 && s <= 1.0);
             FUZZ_CHECK(minlsh_index_contains(ix, a) == 1 && minlsh_index_contains(ix, b) == 1);
         }
-        FUZZ_OK(minlsh_index_clusters(ix, 0.0, &cl));
+        FUZZ_OK(minlsh_clusters_from_index(&cl, ix, 0.0, NULL));
         /* Every pair's ends are in one cluster, so there are no more
          * clusters than pairs. */
         FUZZ_CHECK(minlsh_clusters_count(cl) <= np);

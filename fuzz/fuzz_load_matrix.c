@@ -21,7 +21,7 @@ static void load_one(const uint8_t *data, size_t size) {
     uint8_t *out;
     size_t need = 0, got = 0;
     uint64_t i, count;
-    int rc = minlsh_sigmatrix_load_buffer(&m, data, size, NULL, 0, NULL);
+    int rc = minlsh_sigmatrix_load_buffer(&m, data, size, NULL);
     FUZZ_CHECK(load_status_ok(rc) && rc != MINLSH_E_MISMATCH);
     if (rc != 0) {
         FUZZ_CHECK(m == NULL);
@@ -40,19 +40,17 @@ static void load_one(const uint8_t *data, size_t size) {
     /* Every column readable; estimates in [0, 1]. */
     for (i = 0; i < count && i < 64; i++) {
         double e = -1;
-        FUZZ_CHECK(minlsh_sigmatrix_column(m, i) != NULL);
+        FUZZ_CHECK(minlsh_sigmatrix_view_column(m, i) != NULL);
         FUZZ_OK(minlsh_sigmatrix_estimate(&e, m, i, count - 1 - i));
         FUZZ_CHECK(e >= 0.0 && e <= 1.0);
     }
-    FUZZ_CHECK(minlsh_sigmatrix_column(m, count) == NULL);
+    FUZZ_CHECK(minlsh_sigmatrix_view_column(m, count) == NULL);
     /* With the file's own family it loads; with another it is refused. */
     FUZZ_OK(minlsh_family_new(&fam, minlsh_sigmatrix_k(m), minlsh_sigmatrix_seed(m), NULL));
-    FUZZ_OK(minlsh_sigmatrix_load_buffer(&m2, data, size, fam,
-                                         minlsh_sigmatrix_config_id(m), NULL));
+    FUZZ_OK(minlsh_sigmatrix_load_buffer(&m2, data, size, LOAD_OPTS(fam, minlsh_sigmatrix_config_id(m), NULL)));
     minlsh_sigmatrix_free(m2);
     m2 = NULL;
-    FUZZ_CHECK(minlsh_sigmatrix_load_buffer(&m2, data, size, fam,
-                                            minlsh_sigmatrix_config_id(m) ^ 1, NULL) ==
+    FUZZ_CHECK(minlsh_sigmatrix_load_buffer(&m2, data, size, LOAD_OPTS(fam, minlsh_sigmatrix_config_id(m) ^ 1, NULL)) ==
                MINLSH_E_MISMATCH);
     FUZZ_CHECK(m2 == NULL);
     minlsh_family_free(fam);

@@ -67,7 +67,7 @@ static void shingler_params(fuzz_in *in) {
         uint64_t id = 0;
         FUZZ_CHECK(minlsh_shingler_unit(sh) == o.unit && minlsh_shingler_k(sh) == o.k &&
                    minlsh_shingler_flags(sh) == o.flags);
-        FUZZ_OK(minlsh_shingler_config_id(sh, &id));
+        FUZZ_OK(minlsh_shingler_config_id(&id, sh));
         FUZZ_OK(minlsh_shingler_hash(sh, "x", 1, NULL, NULL)); /* any limit allows 1 byte */
     }
     minlsh_shingler_free(sh);
@@ -160,7 +160,7 @@ static void plan_params(fuzz_in *in) {
              (o.weight_fp == 0 && o.weight_fn == 0) || !open_unit(o.target_recall))
         want = MINLSH_E_PARAM;
     else want = 0;
-    rc = minlsh_plan_compute(&o, &b, &r, &fp, &fn);
+    rc = minlsh_plan_compute(&b, &r, &fp, &fn, &o);
     if (want == 0 && o.mode == MINLSH_PLAN_RECALL && rc == MINLSH_E_PARAM) {
         /* No (b, r) reaches the recall: check that for small k. */
         uint32_t bb, rr;
@@ -179,7 +179,7 @@ static void plan_params(fuzz_in *in) {
     FUZZ_CHECK(fn >= 0.0 && fn <= 1.0 - o.threshold + 1e-12);
     {
         uint32_t b2 = 0, r2 = 0;
-        FUZZ_OK(minlsh_plan_compute(&o, &b2, &r2, NULL, NULL));
+        FUZZ_OK(minlsh_plan_compute(&b2, &r2, NULL, NULL, &o));
         FUZZ_CHECK(b2 == b && r2 == r); /* deterministic */
     }
     if (o.mode == MINLSH_PLAN_RECALL) {

@@ -46,11 +46,11 @@ static void check_damage(fuzz_in *in, const uint8_t *buf, size_t len, int is_ind
     copy[pos] ^= (uint8_t)(1u << bit);
     if (is_index) {
         minlsh_index *ix = NULL;
-        rc = minlsh_index_load_buffer(&ix, copy, len, fam, config_id, NULL);
+        rc = minlsh_index_load_buffer(&ix, copy, len, LOAD_OPTS(fam, config_id, NULL));
         FUZZ_CHECK(damaged_status(rc) && ix == NULL);
     } else {
         minlsh_sigmatrix *m = NULL;
-        rc = minlsh_sigmatrix_load_buffer(&m, copy, len, fam, config_id, NULL);
+        rc = minlsh_sigmatrix_load_buffer(&m, copy, len, LOAD_OPTS(fam, config_id, NULL));
         FUZZ_CHECK(damaged_status(rc) && m == NULL);
     }
     /* A truncated copy (exact-size allocation, so ASan sees any overread). */
@@ -62,11 +62,11 @@ static void check_damage(fuzz_in *in, const uint8_t *buf, size_t len, int is_ind
         memcpy(t, copy, cut);
         if (is_index) {
             minlsh_index *ix = NULL;
-            rc = minlsh_index_load_buffer(&ix, t, cut, fam, config_id, NULL);
+            rc = minlsh_index_load_buffer(&ix, t, cut, LOAD_OPTS(fam, config_id, NULL));
             FUZZ_CHECK(damaged_status(rc) && ix == NULL);
         } else {
             minlsh_sigmatrix *m = NULL;
-            rc = minlsh_sigmatrix_load_buffer(&m, t, cut, fam, config_id, NULL);
+            rc = minlsh_sigmatrix_load_buffer(&m, t, cut, LOAD_OPTS(fam, config_id, NULL));
             FUZZ_CHECK(damaged_status(rc) && m == NULL);
         }
         free(t);
@@ -116,16 +116,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_OK(minlsh_sigmatrix_set_metadata(m, meta, meta_len));
     buf = save_matrix(m, &len);
     FUZZ_CHECK(len == 64 + (size_t)ndocs * 4 * k + 8 + meta_len + 8);
-    FUZZ_OK(minlsh_sigmatrix_load_buffer(&m2, buf, len, fam, config_id, NULL));
+    FUZZ_OK(minlsh_sigmatrix_load_buffer(&m2, buf, len, LOAD_OPTS(fam, config_id, NULL)));
     FUZZ_CHECK(minlsh_sigmatrix_count(m2) == ndocs && minlsh_sigmatrix_k(m2) == k &&
                minlsh_sigmatrix_seed(m2) == seed &&
                minlsh_sigmatrix_config_id(m2) == config_id);
     for (d = 0; d < ndocs; d++)
-        FUZZ_CHECK(memcmp(minlsh_sigmatrix_column(m2, d), sigs[d], 4 * (size_t)k) == 0);
+        FUZZ_CHECK(memcmp(minlsh_sigmatrix_view_column(m2, d), sigs[d], 4 * (size_t)k) == 0);
     {
         uint8_t mbuf[256];
         size_t mlen = 0;
-        FUZZ_OK(minlsh_sigmatrix_metadata(m2, mbuf, sizeof mbuf, &mlen));
+        FUZZ_OK(minlsh_sigmatrix_copy_metadata(m2, mbuf, sizeof mbuf, &mlen));
         FUZZ_CHECK(mlen == meta_len && memcmp(mbuf, meta, meta_len) == 0);
     }
     buf2 = save_matrix(m2, &len2);
@@ -145,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_OK(minlsh_index_set_metadata(ix, meta, meta_len));
     buf = save_index(ix, &len);
     FUZZ_CHECK(len == 64 + (size_t)minlsh_index_count(ix) * (8 + 4 * k) + 8 + meta_len + 8);
-    FUZZ_OK(minlsh_index_load_buffer(&ix2, buf, len, fam, config_id, NULL));
+    FUZZ_OK(minlsh_index_load_buffer(&ix2, buf, len, LOAD_OPTS(fam, config_id, NULL)));
     FUZZ_CHECK(minlsh_index_count(ix2) == minlsh_index_count(ix) &&
                minlsh_index_bands(ix2) == bands && minlsh_index_rows(ix2) == rows);
     buf2 = save_index(ix2, &len2);

@@ -52,7 +52,7 @@ static void one_shot(const minlsh_shingler *sh, const uint8_t *text, size_t len,
 static int same_set(const minlsh_shingleset *a, const minlsh_shingleset *b) {
     size_t n = minlsh_shingleset_count(a);
     if (n != minlsh_shingleset_count(b)) return 0;
-    return n == 0 || memcmp(minlsh_shingleset_data(a), minlsh_shingleset_data(b),
+    return n == 0 || memcmp(minlsh_shingleset_view_hashes(a), minlsh_shingleset_view_hashes(b),
                             n * sizeof(uint64_t)) == 0;
 }
 
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_in in = {data, size};
     minlsh_shingler_options o;
     minlsh_shingler *sh = NULL;
-    minlsh_shingle_stream *st = NULL;
+    minlsh_shinglestream *st = NULL;
     minlsh_family *fam = NULL;
     result base, other;
     uint8_t key[16], opt_bits, fp2[MINLSH_FINGERPRINT_BYTES];
@@ -101,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_OK(rc);
     FUZZ_CHECK(minlsh_shingler_unit(sh) == o.unit && minlsh_shingler_k(sh) == o.k &&
                minlsh_shingler_flags(sh) == o.flags);
-    FUZZ_OK(minlsh_shingler_config_id(sh, &cfg1));
+    FUZZ_OK(minlsh_shingler_config_id(&cfg1, sh));
 
     over = o.max_document_bytes != 0 && len > o.max_document_bytes;
     one_shot(sh, text, len, &base);
@@ -112,13 +112,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_OK(base.rc);
         n = minlsh_shingleset_count(base.set);
         for (i = 1; i < n; i++)
-            FUZZ_CHECK(minlsh_shingleset_data(base.set)[i - 1] <
-                       minlsh_shingleset_data(base.set)[i]);
+            FUZZ_CHECK(minlsh_shingleset_view_hashes(base.set)[i - 1] <
+                       minlsh_shingleset_view_hashes(base.set)[i]);
         if (len == 0) FUZZ_CHECK(n == 0);
     }
 
     /* The same document through a stream, in pseudo-random chunks. */
-    FUZZ_OK(minlsh_shingle_stream_new(&st, sh));
+    FUZZ_OK(minlsh_shinglestream_new(&st, sh, NULL));
     FUZZ_OK(minlsh_shingleset_new(&other.set, NULL));
     rc = 0;
     for (off = 0; off < len && rc == 0;) {
@@ -126,23 +126,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         split_state = split_state * UINT64_C(6364136223846793005) + 1442695040888963407u;
         chunk = (size_t)(split_state >> 33) % 67; /* 0 included */
         if (chunk > len - off) chunk = len - off;
-        rc = minlsh_shingle_stream_feed(st, text + off, chunk);
+        rc = minlsh_shinglestream_feed(st, text + off, chunk);
         if (rc == 0) off += chunk;
     }
     if (over) {
         FUZZ_CHECK(rc == MINLSH_E_TOOBIG);
-        FUZZ_CHECK(minlsh_shingle_stream_feed(st, "x", 1) == MINLSH_E_TOOBIG);
-        FUZZ_CHECK(minlsh_shingle_stream_finish(st, other.set, other.fp) ==
+        FUZZ_CHECK(minlsh_shinglestream_feed(st, "x", 1) == MINLSH_E_TOOBIG);
+        FUZZ_CHECK(minlsh_shinglestream_finish(st, other.set, other.fp) ==
                    MINLSH_E_TOOBIG);
     } else {
         FUZZ_OK(rc);
-        FUZZ_CHECK(minlsh_shingle_stream_bytes(st) == len);
-        FUZZ_OK(minlsh_shingle_stream_finish(st, other.set, other.fp));
+        FUZZ_CHECK(minlsh_shinglestream_bytes(st) == len);
+        FUZZ_OK(minlsh_shinglestream_finish(st, other.set, other.fp));
         FUZZ_CHECK(same_set(base.set, other.set));
         FUZZ_CHECK(memcmp(base.fp, other.fp, sizeof base.fp) == 0);
         /* Reused after finish, in one chunk. */
-        FUZZ_OK(minlsh_shingle_stream_feed(st, text, len));
-        FUZZ_OK(minlsh_shingle_stream_finish(st, other.set, fp2));
+        FUZZ_OK(minlsh_shinglestream_feed(st, text, len));
+        FUZZ_OK(minlsh_shinglestream_finish(st, other.set, fp2));
         FUZZ_CHECK(same_set(base.set, other.set));
         FUZZ_CHECK(memcmp(base.fp, fp2, sizeof fp2) == 0);
         /* The fingerprint alone, and validation alone. */
@@ -151,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(memcmp(base.fp, fp2, sizeof fp2) == 0);
         FUZZ_OK(minlsh_shingler_hash(sh, text, len, NULL, NULL));
     }
-    minlsh_shingle_stream_free(st);
+    minlsh_shinglestream_free(st);
     minlsh_shingleset_free(other.set);
 
     /* Signing straight from the text equals signing the set. */
@@ -165,7 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else {
             FUZZ_OK(rc);
             FUZZ_CHECK(k_out == 16);
-            FUZZ_OK(minlsh_family_sign(fam, minlsh_shingleset_data(base.set),
+            FUZZ_OK(minlsh_family_sign(fam, minlsh_shingleset_view_hashes(base.set),
                                        minlsh_shingleset_count(base.set), s2, 16, NULL));
             FUZZ_CHECK(memcmp(s1, s2, sizeof s1) == 0);
             FUZZ_CHECK(minlsh_signature_is_empty(s1, 16) ==
@@ -176,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 int32_t status = 99;
                 texts[0] = text;
                 memset(s2, 0, sizeof s2);
-                FUZZ_OK(minlsh_family_sign_batch(fam, sh, texts, &len, 1, s2, 16, NULL, &status, 1));
+                FUZZ_OK(minlsh_family_sign_batch(fam, sh, texts, &len, 1, 1, s2, 16, NULL, &status));
                 FUZZ_CHECK(status == 0 && memcmp(s1, s2, sizeof s1) == 0);
             }
         }
@@ -210,13 +210,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!over && (split_state & 0x100)) {
         minlsh_allocator al = {fz_alloc, fz_free, NULL};
         minlsh_shingler *fs = NULL;
-        minlsh_shingle_stream *fst = NULL;
+        minlsh_shinglestream *fst = NULL;
         int failures = 0;
         fz_calls = 0;
         fz_fail_at = 0;
         FUZZ_OK(minlsh_shingler_new(&fs, &o, &al));
         FUZZ_OK(minlsh_shingleset_new(&other.set, &al));
-        FUZZ_OK(minlsh_shingle_stream_new(&fst, fs));
+        FUZZ_OK(minlsh_shinglestream_new(&fst, fs, NULL));
         fz_calls = 0;
         fz_fail_at = 1 + (long)((split_state >> 12) % 24);
         for (off = 0; off < len;) {
@@ -224,18 +224,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             split_state = split_state * UINT64_C(6364136223846793005) + 1442695040888963407u;
             chunk = (size_t)(split_state >> 33) % 300 + 1;
             if (chunk > len - off) chunk = len - off;
-            rc = minlsh_shingle_stream_feed(fst, text + off, chunk);
+            rc = minlsh_shinglestream_feed(fst, text + off, chunk);
             if (rc == MINLSH_E_NOMEM) {
                 failures++;
-                rc = minlsh_shingle_stream_feed(fst, text + off, chunk); /* unchanged: retry */
+                rc = minlsh_shinglestream_feed(fst, text + off, chunk); /* unchanged: retry */
             }
             FUZZ_OK(rc);
             off += chunk;
         }
-        rc = minlsh_shingle_stream_finish(fst, other.set, other.fp);
+        rc = minlsh_shinglestream_finish(fst, other.set, other.fp);
         if (rc == MINLSH_E_NOMEM) {
             failures++;
-            rc = minlsh_shingle_stream_finish(fst, other.set, other.fp);
+            rc = minlsh_shinglestream_finish(fst, other.set, other.fp);
         }
         FUZZ_OK(rc);
         FUZZ_CHECK(failures <= 1);
@@ -248,7 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_fail_at = 0;
         if (rc == 0) FUZZ_CHECK(same_set(base.set, other.set));
         else FUZZ_CHECK(rc == MINLSH_E_NOMEM && same_set(base.set, other.set)); /* unchanged */
-        minlsh_shingle_stream_free(fst);
+        minlsh_shinglestream_free(fst);
         minlsh_shingleset_free(other.set);
         minlsh_shingler_free(fs);
     }
@@ -257,7 +257,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     {
         minlsh_shingler *sh2 = NULL;
         FUZZ_OK(minlsh_shingler_new(&sh2, &o, NULL));
-        FUZZ_OK(minlsh_shingler_config_id(sh2, &cfg2));
+        FUZZ_OK(minlsh_shingler_config_id(&cfg2, sh2));
         FUZZ_CHECK(cfg1 == cfg2);
         one_shot(sh2, text, len, &other);
         FUZZ_CHECK(other.rc == base.rc && same_set(base.set, other.set));

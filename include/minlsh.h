@@ -9,32 +9,52 @@
  *        --sigmatrix-> many signatures, one column per document, saved to disk
  *        --index-----> b x r band index: candidate pairs, verified pairs, clusters
  *
- * Conventions (docs/api.md has the long form):
- *  - Fallible functions return int: 0 (MINLSH_OK) on success, a negative
- *    MINLSH_E_* code otherwise. minlsh_strerror() turns it into text.
- *    There is no hidden "last error" state.
- *  - Handles come from minlsh_<noun>_new(&out, ...) or _load(&out, ...);
- *    on failure *out is NULL and nothing leaks. minlsh_<noun>_free(NULL) is
- *    a no-op.
- *  - Outputs go into caller buffers (ptr, cap, size_t *n_out). A short buffer
- *    gives MINLSH_E_BUFSIZE with the size needed in *n_out, and its content is
- *    unspecified. The buffer pointer may be NULL when cap is 0: that is how to
- *    ask for the size. n_out may always be NULL. The library never returns
- *    memory the caller must free().
- *  - No pointer the caller passes is kept after the call returns (except an
- *    allocator's opaque pointer, kept for the handle's lifetime).
- *  - Constructors take an optional allocator (NULL: malloc/free); it is
- *    copied into the handle and used for everything the handle allocates.
- *    Handles made from another handle (streams, pair and cluster results)
- *    use that handle's allocator.
- *    An allocator with a NULL function makes any constructor or loader return
- *    MINLSH_E_PARAM.
- *  - Threads: shinglers and families are immutable and may be shared by any
- *    number of threads. Streams, sets, matrices, indexes, pair and cluster
- *    results may be read concurrently; any call that modifies one needs
- *    exclusive access, which the caller provides. The library takes no locks
- *    and creates no threads, except minlsh_family_sign_batch, which joins
- *    its threads before returning.
+ * Conventions (docs/api.md has the long form). Every function follows them;
+ * the comments below state only what a function adds.
+ *  - Names: minlsh_<noun>_<verb>[_<part>]. The nouns are shingler,
+ *    shingleset, shinglestream, family, signature, sigmatrix, plan, index,
+ *    pairs and clusters. A result built from a source is
+ *    minlsh_<result>_from_<source>. Copying out of a handle into caller
+ *    memory is _copy_<part>; a borrowed pointer into a handle is
+ *    _view_<part>, valid until the handle is next modified or freed.
+ *  - Errors: fallible functions return int: 0 (MINLSH_OK) on success, a
+ *    negative MINLSH_E_* code otherwise; minlsh_strerror() turns it into
+ *    text. There is no hidden "last error" state. On error, outputs are
+ *    unspecified unless stated and the handles passed in are unchanged.
+ *  - Parameter order: (1) what the call makes: the new handle (**out) or
+ *    computed scalars (double *out, ...); (2) the handle acted on; (3) the
+ *    inputs; (4) caller destinations: a buffer as (ptr, cap, size_t *n_out),
+ *    a fixed-size array, or a handle to fill; (5) optional by-products, which
+ *    may be NULL. A function that makes a handle takes an optional allocator
+ *    last (loaders take it in minlsh_load_options).
+ *  - Handles: minlsh_<noun>_new(&out, ...), _load, _map and _from_<source>
+ *    set *out to NULL on failure and leak nothing. minlsh_<noun>_free(NULL)
+ *    is a no-op. Accessors returning a plain value return 0 for NULL.
+ *  - Buffers: a short buffer gives MINLSH_E_BUFSIZE with the size needed in
+ *    *n_out. The pointer may be NULL when cap is 0: that is how to ask for
+ *    the size. n_out may always be NULL. The library never returns memory the
+ *    caller must free().
+ *  - Pairs: every function that produces pairs takes max_pairs (0: no
+ *    limit); past it nothing is built and MINLSH_E_TOOBIG is returned.
+ *  - Allocators: NULL means malloc/free. The allocator is copied into the
+ *    handle and used for everything it allocates; an allocator with a NULL
+ *    function gives MINLSH_E_PARAM. No other pointer the caller passes is
+ *    kept after the call returns.
+ *  - Options structs start with a version field (set it to the
+ *    MINLSH_*_OPTIONS_VERSION you compiled against) and are initialised from
+ *    their MINLSH_*_OPTIONS_INIT macro or _options_init() function; a newer
+ *    library accepts every older version.
+ *  - Threads: any number of threads may call functions that take a handle
+ *    as const on the same handle at once; a function that takes a handle
+ *    non-const needs exclusive access to it, which the caller provides.
+ *    Functions without a handle are thread-safe. The library keeps no global
+ *    state (except the SIMD choice, made once and published atomically),
+ *    takes no locks and creates no threads, except minlsh_family_sign_batch,
+ *    which joins its threads before returning.
+ *  - Stability: everything declared here is part of the ABI from 0.1 on.
+ *    Functions declared under MINLSH_EXPERIMENTAL_API (at the end of this
+ *    file) may change or go in any release; they are exported in their own
+ *    version node, MINLSH_EXPERIMENTAL.
  *  - For equal keys, seeds and parameters, every number this library produces
  *    (shingle hashes, coefficients, signatures, band keys, files) is
  *    bit-identical on every platform and compiler.
@@ -49,8 +69,12 @@
 extern "C" {
 #endif
 
+/* MINLSH_API marks the exported functions. Define MINLSH_STATIC when linking
+ * the static library on Windows; the build defines MINLSH_BUILDING_DLL. */
 #if defined(_WIN32) && defined(MINLSH_BUILDING_DLL)
 #define MINLSH_API __declspec(dllexport)
+#elif defined(_WIN32) && !defined(MINLSH_STATIC)
+#define MINLSH_API __declspec(dllimport)
 #elif defined(__GNUC__) && __GNUC__ >= 4
 #define MINLSH_API __attribute__((visibility("default")))
 #else
@@ -70,7 +94,7 @@ extern "C" {
 #define MINLSH_VERSION_STRING "0.1.0"
 
 /* The version of the library actually linked (compare with the macros to
- * detect a header/library mismatch). Thread-safe. */
+ * detect a header/library mismatch). */
 MINLSH_API uint32_t minlsh_version_number(void);
 MINLSH_API const char *minlsh_version_string(void);
 
@@ -96,10 +120,10 @@ MINLSH_API const char *minlsh_version_string(void);
 #define MINLSH_E_UNSUPPORTED (-14) /* feature not available in this build or on this CPU */
 
 /* A static, human-readable description. Never NULL (unknown codes get a
- * generic text). Thread-safe. */
+ * generic text). */
 MINLSH_API const char *minlsh_strerror(int code);
 /* The symbolic name of a code ("MINLSH_E_PARAM"), or "MINLSH_E_UNKNOWN".
- * Never NULL. Thread-safe. */
+ * Never NULL. */
 MINLSH_API const char *minlsh_error_name(int code);
 
 /* ------------------------------------------------------------------------ */
@@ -144,8 +168,7 @@ MINLSH_API uint32_t minlsh_empty_value(void);
  * and published atomically; every kernel gives bit-identical results. The
  * environment variable MINLSH_KERNEL, read at that moment, may name a
  * narrower kernel to use instead (for tests and benchmarks); a wider,
- * unavailable or unknown name is ignored. Never NULL (a static string).
- * Thread-safe. */
+ * unavailable or unknown name is ignored. Never NULL (a static string). */
 MINLSH_API const char *minlsh_simd_kernel_name(void);
 
 /* ------------------------------------------------------------------------ */
@@ -154,12 +177,12 @@ MINLSH_API const char *minlsh_simd_kernel_name(void);
 
 /* SipHash-2-4 with a 64-bit tag. *out is the tag as an integer (the published
  * test vectors are its little-endian bytes). msg may be NULL when len is 0.
- * Errors: MINLSH_E_NULL. Thread-safe. */
+ * Errors: MINLSH_E_NULL. */
 MINLSH_API int minlsh_siphash24(uint64_t *out, const uint8_t key[16],
                                 const void *msg, size_t len);
 
 /* SipHash-2-4 with a 128-bit tag, written as 16 bytes in output order.
- * Errors: MINLSH_E_NULL. Thread-safe. */
+ * Errors: MINLSH_E_NULL. */
 MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
                                     const void *msg, size_t len);
 
@@ -202,12 +225,12 @@ typedef struct minlsh_shingler_options {
     { MINLSH_SHINGLER_OPTIONS_VERSION, MINLSH_UNIT_WORD, 5, 0, NULL, NULL, 0, 0 }
 
 /* Fill opts with the defaults of the given options version.
- * Errors: MINLSH_E_NULL, MINLSH_E_VERSION. Thread-safe. */
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
 MINLSH_API int minlsh_shingler_options_init(minlsh_shingler_options *opts,
                                             uint32_t version);
 
 /* The 16-byte default key: the ASCII bytes of "minlsh:shingles!". Returns a
- * pointer to static storage. Thread-safe. */
+ * pointer to static storage. */
 MINLSH_API const uint8_t *minlsh_default_key(void);
 
 typedef struct minlsh_shingler minlsh_shingler;
@@ -221,7 +244,7 @@ MINLSH_API int minlsh_shingler_new(minlsh_shingler **out,
 /* The key is wiped before the memory is released. NULL is a no-op. */
 MINLSH_API void minlsh_shingler_free(minlsh_shingler *shingler);
 
-/* Read back the configuration. Thread-safe. Return 0 for a NULL shingler. */
+/* Read back the configuration. Return 0 for a NULL shingler. */
 MINLSH_API uint32_t minlsh_shingler_unit(const minlsh_shingler *shingler);
 MINLSH_API uint32_t minlsh_shingler_k(const minlsh_shingler *shingler);
 MINLSH_API uint32_t minlsh_shingler_flags(const minlsh_shingler *shingler);
@@ -229,9 +252,9 @@ MINLSH_API uint32_t minlsh_shingler_flags(const minlsh_shingler *shingler);
 /* A 64-bit value that identifies the key and the whole configuration (unit,
  * k, flags, stop words) without revealing the key. Store it beside signatures
  * so that data shingled differently is refused instead of compared.
- * Errors: MINLSH_E_NULL. Thread-safe. */
-MINLSH_API int minlsh_shingler_config_id(const minlsh_shingler *shingler,
-                                         uint64_t *out);
+ * Errors: MINLSH_E_NULL. */
+MINLSH_API int minlsh_shingler_config_id(uint64_t *out,
+                                         const minlsh_shingler *shingler);
 
 /* A set of shingle hashes: sorted ascending, no duplicates. */
 typedef struct minlsh_shingleset minlsh_shingleset;
@@ -242,12 +265,12 @@ MINLSH_API int minlsh_shingleset_new(minlsh_shingleset **out,
 MINLSH_API void minlsh_shingleset_free(minlsh_shingleset *set);
 /* Number of hashes; 0 for NULL. */
 MINLSH_API size_t minlsh_shingleset_count(const minlsh_shingleset *set);
-/* Borrowed pointer to the sorted hashes, valid until the set is next
- * modified or freed. May be NULL when the count is 0. */
-MINLSH_API const uint64_t *minlsh_shingleset_data(const minlsh_shingleset *set);
-/* Copy the hashes out. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE. */
-MINLSH_API int minlsh_shingleset_copy(const minlsh_shingleset *set,
-                                      uint64_t *out, size_t cap, size_t *n_out);
+/* The sorted hashes, borrowed. May be NULL when the count is 0. */
+MINLSH_API const uint64_t *minlsh_shingleset_view_hashes(const minlsh_shingleset *set);
+/* Copy the sorted hashes out. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE. */
+MINLSH_API int minlsh_shingleset_copy_hashes(const minlsh_shingleset *set,
+                                             uint64_t *hashes, size_t cap,
+                                             size_t *n_out);
 /* Replace the content with n arbitrary hashes (sorted and deduplicated here).
  * On error the set is unchanged. Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_shingleset_assign(minlsh_shingleset *set,
@@ -260,7 +283,7 @@ MINLSH_API int minlsh_shingleset_jaccard(double *out,
 
 /* Exact Jaccard of two strictly increasing arrays (sorted merge). Two empty
  * arrays give 0. Errors: MINLSH_E_NULL, MINLSH_E_PARAM (not strictly
- * increasing). Thread-safe. */
+ * increasing). */
 MINLSH_API int minlsh_jaccard_sorted(double *out, const uint64_t *a, size_t na,
                                      const uint64_t *b, size_t nb);
 
@@ -269,7 +292,7 @@ MINLSH_API int minlsh_jaccard_sorted(double *out, const uint64_t *a, size_t na,
  * NULL when only fp is wanted; with both NULL it only validates). Identical to a stream fed the same bytes.
  * On error set is unchanged.
  * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_TOOBIG.
- * Thread-safe for a shared shingler (each call needs its own set). */
+ * */
 MINLSH_API int minlsh_shingler_hash(const minlsh_shingler *shingler,
                                     const void *text, size_t len,
                                     minlsh_shingleset *set,
@@ -279,12 +302,13 @@ MINLSH_API int minlsh_shingler_hash(const minlsh_shingler *shingler,
  * finish. The result is exactly what minlsh_shingler_hash gives on the
  * concatenation. The stream copies the shingler's configuration, so the
  * shingler may be freed while the stream lives. */
-typedef struct minlsh_shingle_stream minlsh_shingle_stream;
+typedef struct minlsh_shinglestream minlsh_shinglestream;
 
-/* Errors: MINLSH_E_NULL, MINLSH_E_NOMEM. Uses the shingler's allocator. */
-MINLSH_API int minlsh_shingle_stream_new(minlsh_shingle_stream **out,
-                                         const minlsh_shingler *shingler);
-MINLSH_API void minlsh_shingle_stream_free(minlsh_shingle_stream *stream);
+/* Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_shinglestream_new(minlsh_shinglestream **out,
+                                        const minlsh_shingler *shingler,
+                                        const minlsh_allocator *alloc);
+MINLSH_API void minlsh_shinglestream_free(minlsh_shinglestream *stream);
 /* Errors: MINLSH_E_NULL (data NULL with len > 0), MINLSH_E_NOMEM,
  * MINLSH_E_TOOBIG (the document passed max_document_bytes: the stream keeps
  * refusing until reset; nothing else is affected). A chunk of at most
@@ -292,20 +316,20 @@ MINLSH_API void minlsh_shingle_stream_free(minlsh_shingle_stream *stream);
  * the feed may be retried. A longer chunk may run out of memory part-way;
  * then the stream is unusable until reset: feed keeps returning
  * MINLSH_E_NOMEM and finish returns MINLSH_E_STATE and resets it. */
-MINLSH_API int minlsh_shingle_stream_feed(minlsh_shingle_stream *stream,
-                                          const void *data, size_t len);
+MINLSH_API int minlsh_shinglestream_feed(minlsh_shinglestream *stream,
+                                         const void *data, size_t len);
 /* End the document: write its set (replacing set's content; set may be NULL)
  * and fingerprint (fp may be NULL), then reset the stream for the next
  * document. Errors: MINLSH_E_NULL, MINLSH_E_NOMEM (the stream keeps its
  * state; finish may be retried), MINLSH_E_TOOBIG/MINLSH_E_STATE (the stream
  * was refusing input; it is reset). */
-MINLSH_API int minlsh_shingle_stream_finish(minlsh_shingle_stream *stream,
-                                            minlsh_shingleset *set,
-                                            uint8_t fp[MINLSH_FINGERPRINT_BYTES]);
+MINLSH_API int minlsh_shinglestream_finish(minlsh_shinglestream *stream,
+                                           minlsh_shingleset *set,
+                                           uint8_t fp[MINLSH_FINGERPRINT_BYTES]);
 /* Drop the current document. Errors: MINLSH_E_NULL. */
-MINLSH_API int minlsh_shingle_stream_reset(minlsh_shingle_stream *stream);
+MINLSH_API int minlsh_shinglestream_reset(minlsh_shinglestream *stream);
 /* Bytes fed since the last reset/finish (0 for NULL). */
-MINLSH_API uint64_t minlsh_shingle_stream_bytes(const minlsh_shingle_stream *stream);
+MINLSH_API uint64_t minlsh_shinglestream_bytes(const minlsh_shinglestream *stream);
 
 /* ------------------------------------------------------------------------ */
 /* MinHash family                                                           */
@@ -323,34 +347,34 @@ typedef struct minlsh_family minlsh_family;
 MINLSH_API int minlsh_family_new(minlsh_family **out, uint32_t k, uint64_t seed,
                                  const minlsh_allocator *alloc);
 MINLSH_API void minlsh_family_free(minlsh_family *family);
-/* 0 for NULL. Thread-safe. */
+/* 0 for NULL. */
 MINLSH_API uint32_t minlsh_family_k(const minlsh_family *family);
 MINLSH_API uint64_t minlsh_family_seed(const minlsh_family *family);
 
 /* Copy out the coefficients (for other implementations and tests).
  * a and b each need k entries (either may be NULL).
- * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = k). Thread-safe. */
-MINLSH_API int minlsh_family_coefficients(const minlsh_family *family,
-                                          uint64_t *a, uint64_t *b, size_t cap,
-                                          size_t *n_out);
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = k). */
+MINLSH_API int minlsh_family_copy_coefficients(const minlsh_family *family,
+                                               uint64_t *a, uint64_t *b,
+                                               size_t cap, size_t *n_out);
 
 /* Sign n shingle hashes (duplicates allowed; order irrelevant) into sig,
  * which needs k entries. n = 0 gives the empty signature.
  * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = k; n_out may be NULL).
- * Thread-safe for a shared family. */
+ * */
 MINLSH_API int minlsh_family_sign(const minlsh_family *family,
                                   const uint64_t *hashes, size_t n,
                                   uint32_t *sig, size_t cap, size_t *n_out);
 
 /* Streaming update: sig (k values, e.g. from an earlier sign) becomes the
  * signature of its set plus the n hashes. Errors: MINLSH_E_NULL,
- * MINLSH_E_PARAM (k_sig != k). Thread-safe for a shared family. */
-MINLSH_API int minlsh_family_update(const minlsh_family *family, uint32_t *sig,
-                                    size_t k_sig, const uint64_t *hashes,
-                                    size_t n);
+ * MINLSH_E_PARAM (k_sig != k). */
+MINLSH_API int minlsh_family_update(const minlsh_family *family,
+                                    const uint64_t *hashes, size_t n,
+                                    uint32_t *sig, size_t k_sig);
 
 /* Shingle a document and sign it, without building the sorted set.
- * Errors: as minlsh_shingler_hash and minlsh_family_sign. Thread-safe. */
+ * Errors: as minlsh_shingler_hash and minlsh_family_sign. */
 MINLSH_API int minlsh_family_sign_text(const minlsh_family *family,
                                        const minlsh_shingler *shingler,
                                        const void *text, size_t len,
@@ -367,30 +391,56 @@ MINLSH_API int minlsh_family_sign_text(const minlsh_family *family,
  * returns the error of the lowest-numbered failed document, or 0.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_BUFSIZE, MINLSH_E_NOMEM,
  * MINLSH_E_UNSUPPORTED (threads > 1 in a build without threads), and the
- * per-document errors of minlsh_family_sign_text. Thread-safe. */
+ * per-document errors of minlsh_family_sign_text. */
 MINLSH_API int minlsh_family_sign_batch(const minlsh_family *family,
                                         const minlsh_shingler *shingler,
                                         const void *const *texts,
                                         const size_t *lens, size_t n,
-                                        uint32_t *sigs, size_t cap,
-                                        size_t *n_out, int32_t *status,
-                                        uint32_t threads);
+                                        uint32_t threads, uint32_t *sigs,
+                                        size_t cap, size_t *n_out,
+                                        int32_t *status);
 
 /* Signatures need no handle: they are arrays of k uint32_t. */
 
 /* dst[i] = min(dst[i], src[i]): the signature of the union.
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0). Thread-safe. */
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0). */
 MINLSH_API int minlsh_signature_merge(uint32_t *dst, const uint32_t *src,
                                       size_t k);
 /* Estimated Jaccard: the fraction of equal positions. Defined as 0 when
  * either signature is the empty-set signature (empty documents are never
- * near-duplicates). Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0).
- * Thread-safe. */
+ * near-duplicates). Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0). */
 MINLSH_API int minlsh_signature_estimate(double *out, const uint32_t *a,
                                          const uint32_t *b, size_t k);
 /* 1 if every value is MINLSH_EMPTY_VALUE, 0 if not, or a negative error
- * (MINLSH_E_NULL, MINLSH_E_PARAM for k = 0). Thread-safe. */
+ * (MINLSH_E_NULL, MINLSH_E_PARAM for k = 0). */
 MINLSH_API int minlsh_signature_is_empty(const uint32_t *sig, size_t k);
+
+/* ------------------------------------------------------------------------ */
+/* Loading saved files                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define MINLSH_LOAD_OPTIONS_VERSION 1
+
+/* How a saved matrix or index is loaded (every _load, _load_buffer and _map
+ * takes one; NULL means MINLSH_LOAD_OPTIONS_INIT). If family is non-NULL the
+ * file must have its k and seed and the given config_id, else
+ * MINLSH_E_MISMATCH; with family NULL any valid file is accepted and
+ * config_id is ignored. Nothing pointed to is kept except the allocator,
+ * which is copied into the handle. */
+typedef struct minlsh_load_options {
+    uint32_t version;               /* MINLSH_LOAD_OPTIONS_VERSION */
+    uint32_t reserved;              /* must be 0 */
+    const minlsh_family *family;    /* NULL: accept any k and seed */
+    uint64_t config_id;             /* checked when family is non-NULL */
+    const minlsh_allocator *alloc;  /* NULL: malloc/free */
+} minlsh_load_options;
+
+#define MINLSH_LOAD_OPTIONS_INIT { MINLSH_LOAD_OPTIONS_VERSION, 0, NULL, 0, NULL }
+
+/* Fill opts with the defaults of the given options version.
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
+MINLSH_API int minlsh_load_options_init(minlsh_load_options *opts,
+                                        uint32_t version);
 
 /* ------------------------------------------------------------------------ */
 /* Signature matrix                                                         */
@@ -424,13 +474,13 @@ MINLSH_API int minlsh_sigmatrix_append(minlsh_sigmatrix *matrix,
                                        uint64_t *pos_out);
 /* Copy column pos into sig (k entries).
  * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE. */
-MINLSH_API int minlsh_sigmatrix_get(const minlsh_sigmatrix *matrix,
-                                    uint64_t pos, uint32_t *sig, size_t cap,
-                                    size_t *n_out);
-/* Borrowed pointer to column pos (k values), valid until the next append or
- * free; NULL if matrix is NULL or pos is out of range. */
-MINLSH_API const uint32_t *minlsh_sigmatrix_column(const minlsh_sigmatrix *matrix,
-                                                   uint64_t pos);
+MINLSH_API int minlsh_sigmatrix_copy_column(const minlsh_sigmatrix *matrix,
+                                            uint64_t pos, uint32_t *sig,
+                                            size_t cap, size_t *n_out);
+/* Column pos (k values), borrowed; NULL if matrix is NULL or pos is out of
+ * range. */
+MINLSH_API const uint32_t *minlsh_sigmatrix_view_column(const minlsh_sigmatrix *matrix,
+                                                        uint64_t pos);
 /* Estimated Jaccard of columns i and j.
  * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND. */
 MINLSH_API int minlsh_sigmatrix_estimate(double *out,
@@ -445,8 +495,9 @@ MINLSH_API int minlsh_sigmatrix_estimate(double *out,
 MINLSH_API int minlsh_sigmatrix_set_metadata(minlsh_sigmatrix *matrix,
                                              const void *data, size_t len);
 /* Copy the metadata out. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE. */
-MINLSH_API int minlsh_sigmatrix_metadata(const minlsh_sigmatrix *matrix,
-                                         void *buf, size_t cap, size_t *n_out);
+MINLSH_API int minlsh_sigmatrix_copy_metadata(const minlsh_sigmatrix *matrix,
+                                              void *buf, size_t cap,
+                                              size_t *n_out);
 
 /* Save atomically (temporary file in the same directory, fsync, rename,
  * fsync of the directory). On failure before the rename an existing file is
@@ -461,20 +512,16 @@ MINLSH_API int minlsh_sigmatrix_save(const minlsh_sigmatrix *matrix,
 MINLSH_API int minlsh_sigmatrix_save_buffer(const minlsh_sigmatrix *matrix,
                                             void *buf, size_t cap,
                                             size_t *n_out);
-/* Load and validate. If family is non-NULL the file must have its k and seed
- * and the given config_id (else MINLSH_E_MISMATCH); with family NULL any
- * valid file is accepted and config_id is ignored.
- * Errors: MINLSH_E_NULL, MINLSH_E_IO, MINLSH_E_FORMAT, MINLSH_E_CORRUPT,
- * MINLSH_E_MISMATCH, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+/* Load and validate (opts as minlsh_load_options describes; NULL: accept
+ * any valid file, malloc/free).
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (options),
+ * MINLSH_E_IO, MINLSH_E_FORMAT, MINLSH_E_CORRUPT, MINLSH_E_MISMATCH,
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 MINLSH_API int minlsh_sigmatrix_load(minlsh_sigmatrix **out, const char *path,
-                                     const minlsh_family *family,
-                                     uint64_t config_id,
-                                     const minlsh_allocator *alloc);
+                                     const minlsh_load_options *opts);
 MINLSH_API int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out,
                                             const void *buf, size_t len,
-                                            const minlsh_family *family,
-                                            uint64_t config_id,
-                                            const minlsh_allocator *alloc);
+                                            const minlsh_load_options *opts);
 /* Open a saved matrix as a read-only memory mapping instead of reading it
  * into memory: the signatures stay in the file's pages (shared with the page
  * cache and other processes). Validated exactly like minlsh_sigmatrix_load,
@@ -485,9 +532,7 @@ MINLSH_API int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out,
  * safe (the mapping keeps the old content). The allocator is used for the
  * handle only. Errors: as minlsh_sigmatrix_load. */
 MINLSH_API int minlsh_sigmatrix_map(minlsh_sigmatrix **out, const char *path,
-                                    const minlsh_family *family,
-                                    uint64_t config_id,
-                                    const minlsh_allocator *alloc);
+                                    const minlsh_load_options *opts);
 
 /* ------------------------------------------------------------------------ */
 /* LSH parameter planning                                                   */
@@ -515,28 +560,28 @@ typedef struct minlsh_plan_options {
 #define MINLSH_PLAN_OPTIONS_INIT                                               \
     { MINLSH_PLAN_OPTIONS_VERSION, MINLSH_PLAN_BALANCED, 128, 0, 0.8, 0.5, 0.5, 0.99 }
 
-/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. Thread-safe. */
+/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
 MINLSH_API int minlsh_plan_options_init(minlsh_plan_options *opts,
                                         uint32_t version);
 /* Choose (b, r). fp_area = integral_0^t P(s) ds and fn_area =
  * integral_t^1 (1 - P(s)) ds for the choice (either pointer may be NULL).
  * Deterministic quadrature: the same inputs give the same answer.
  * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (no (b, r)
- * reaches the target recall, t or weights out of range). Thread-safe. */
-MINLSH_API int minlsh_plan_compute(const minlsh_plan_options *opts,
-                                   uint32_t *bands, uint32_t *rows,
-                                   double *fp_area, double *fn_area);
+ * reaches the target recall, t or weights out of range). */
+MINLSH_API int minlsh_plan_compute(uint32_t *bands, uint32_t *rows,
+                                   double *fp_area, double *fn_area,
+                                   const minlsh_plan_options *opts);
 /* P(candidate | s) for b bands of r rows, s in [0, 1]. Here and in the two
  * functions below b and r must be >= 1 with b*r <= 1024.
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. Thread-safe. */
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. */
 MINLSH_API int minlsh_plan_probability(double *out, uint32_t bands,
                                        uint32_t rows, double s);
 /* The FP and FN areas of (b, r) at threshold t in (0, 1).
- * Errors: MINLSH_E_NULL (both NULL), MINLSH_E_PARAM. Thread-safe. */
+ * Errors: MINLSH_E_NULL (both NULL), MINLSH_E_PARAM. */
 MINLSH_API int minlsh_plan_areas(double *fp_area, double *fn_area,
                                  uint32_t bands, uint32_t rows, double t);
 /* The rule-of-thumb threshold (1/b)^(1/r).
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. Thread-safe. */
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. */
 MINLSH_API int minlsh_plan_threshold(double *out, uint32_t bands,
                                      uint32_t rows);
 
@@ -551,7 +596,7 @@ MINLSH_API int minlsh_plan_threshold(double *out, uint32_t bands,
  * Two documents are LSH candidates iff they share (j, key j) for some j.
  * keys needs b entries.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (b or r 0, b*r > k),
- * MINLSH_E_BUFSIZE (*n_out = b). Thread-safe. */
+ * MINLSH_E_BUFSIZE (*n_out = b). */
 MINLSH_API int minlsh_band_keys(const uint32_t *sig, size_t k, uint32_t bands,
                                 uint32_t rows, uint64_t *keys, size_t cap,
                                 size_t *n_out);
@@ -602,14 +647,15 @@ MINLSH_API int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids
 MINLSH_API int minlsh_index_remove(minlsh_index *index, uint64_t id);
 /* 1 if present, 0 if not, MINLSH_E_NULL. */
 MINLSH_API int minlsh_index_contains(const minlsh_index *index, uint64_t id);
-/* Every id in the index, ascending (count entries).
+/* Copy every id in the index out, ascending (count entries).
  * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = count). */
-MINLSH_API int minlsh_index_ids(const minlsh_index *index, uint64_t *ids,
-                                size_t cap, size_t *n_out);
-/* Copy the stored signature of id. Errors: MINLSH_E_NULL,
+MINLSH_API int minlsh_index_copy_ids(const minlsh_index *index, uint64_t *ids,
+                                     size_t cap, size_t *n_out);
+/* Copy the stored signature of id out. Errors: MINLSH_E_NULL,
  * MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE. */
-MINLSH_API int minlsh_index_get(const minlsh_index *index, uint64_t id,
-                                uint32_t *sig, size_t cap, size_t *n_out);
+MINLSH_API int minlsh_index_copy_signature(const minlsh_index *index,
+                                           uint64_t id, uint32_t *sig,
+                                           size_t cap, size_t *n_out);
 
 /* Candidates for a signature: the ids sharing at least one band with it,
  * ascending. similarity (may be NULL) receives each candidate's estimated
@@ -630,121 +676,20 @@ MINLSH_API int minlsh_index_query(const minlsh_index *index, const uint32_t *sig
  * the total. If cap is short: MINLSH_E_BUFSIZE with the total needed in
  * *n_out (ids and similarity then unspecified).
  * Errors: MINLSH_E_NULL (index, offsets, sigs with n > 0, ids with cap > 0),
- * MINLSH_E_PARAM, MINLSH_E_NOMEM, MINLSH_E_BUFSIZE. Thread-safe for
- * concurrent readers, like minlsh_index_query. */
+ * MINLSH_E_PARAM, MINLSH_E_NOMEM, MINLSH_E_BUFSIZE. */
 MINLSH_API int minlsh_index_query_many(const minlsh_index *index,
                                        const uint32_t *sigs, size_t n,
-                                       size_t k_sig, uint64_t *ids,
-                                       double *similarity, size_t cap,
-                                       size_t *offsets, size_t *n_out);
-
-/* minlsh_index_query with a bound on the work, for indexes with hot
- * buckets (many distinct documents sharing a band). Bands are searched in
- * order 0, 1, ...; the search stops before the first band whose bucket
- * would bring the number of bucket members collected so far (a document
- * found in several bands counts in each) above max_members, and leaves that
- * band out whole. The result is then exactly the candidates that share one of
- * the bands searched, ascending, and still independent of insertion order.
- * *bands_searched (required, so a cut is never silent) receives how many
- * bands that was: the index's b when the answer is complete, fewer when the
- * limit cut it short (0: even band 0 alone was over the limit). max_members
- * 0 means no limit: the same result as minlsh_index_query.
- * Errors: as minlsh_index_query; MINLSH_E_NULL also for bands_searched.
- * Thread-safe for concurrent readers, like minlsh_index_query. */
-MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
-                                          const uint32_t *sig, size_t k_sig,
-                                          uint64_t max_members, uint64_t *ids,
-                                          double *similarity, size_t cap,
-                                          size_t *n_out,
-                                          uint32_t *bands_searched);
-
-/* A list of id pairs (a < b) with their estimated similarity, sorted by
- * (a, b). */
-typedef struct minlsh_pairs minlsh_pairs;
-
-/* Every pair of indexed documents sharing a band, each exactly once, whose
- * estimated Jaccard is >= min_similarity (0: all candidates; t: the pairs
- * verified against the signatures).
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (min_similarity outside [0, 1]),
- * MINLSH_E_NOMEM. */
-MINLSH_API int minlsh_index_pairs(const minlsh_index *index,
-                                  double min_similarity, minlsh_pairs **out);
-/* Batch deduplication without an index: the pairs of columns of a matrix
- * (ids are positions 0..n-1) that share a band of b bands of r rows, with
- * estimated Jaccard >= min_similarity. Exactly the pairs minlsh_index_pairs
- * gives for an index holding column i under id i, found by sorting instead
- * (identical signatures are grouped first, then per band the (band key,
- * group) list is radix-sorted and runs of equal keys give the pairs):
- * O(n log n) memory traffic in sequential passes, however hot a bucket.
- * The output itself is not bounded: n identical documents have
- * n(n-1)/2 pairs. max_pairs (0: no limit) bounds it: if the result would
- * hold more pairs, nothing is built and MINLSH_E_TOOBIG is returned (use
- * minlsh_clusters_from_matrix, which is linear, for such data). The result
- * uses alloc (NULL: malloc/free).
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (bands or rows 0, b*r > k,
- * min_similarity outside [0, 1], allocator), MINLSH_E_NOMEM,
- * MINLSH_E_TOOBIG (more than max_pairs pairs, or more than 2^32 - 2
- * columns). Thread-safe (reads the matrix). */
-MINLSH_API int minlsh_pairs_from_matrix(minlsh_pairs **out,
-                                        const minlsh_sigmatrix *matrix,
-                                        uint32_t bands, uint32_t rows,
-                                        double min_similarity, uint64_t max_pairs,
-                                        const minlsh_allocator *alloc);
-MINLSH_API void minlsh_pairs_free(minlsh_pairs *pairs);
-/* 0 for NULL. */
-MINLSH_API size_t minlsh_pairs_count(const minlsh_pairs *pairs);
-/* Pair i. Any output pointer may be NULL.
- * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND (i >= count). */
-MINLSH_API int minlsh_pairs_get(const minlsh_pairs *pairs, size_t i,
-                                uint64_t *a, uint64_t *b, double *similarity);
-
-/* Groups of near-duplicates: connected components (union-find) of a pair
- * graph. Only groups of two or more are listed; members ascending; groups
- * ordered by their smallest member. */
-typedef struct minlsh_clusters minlsh_clusters;
-
-/* Clusters of the pairs minlsh_index_pairs(index, min_similarity) gives.
- * Errors: as minlsh_index_pairs. */
-MINLSH_API int minlsh_index_clusters(const minlsh_index *index,
-                                     double min_similarity,
-                                     minlsh_clusters **out);
-/* Clusters of an arbitrary list of n edges (a[i], b[i]), for pairs verified
- * elsewhere (e.g. by exact Jaccard). Self-edges are ignored.
- * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2
- * distinct ids). */
-MINLSH_API int minlsh_clusters_from_edges(minlsh_clusters **out,
-                                          const uint64_t *a, const uint64_t *b,
-                                          size_t n,
-                                          const minlsh_allocator *alloc);
-/* Clusters of the pairs minlsh_pairs_from_matrix(matrix, bands, rows,
- * min_similarity) gives (ids are positions), without listing them:
- * identical signatures are one node of the union-find, and each run of
- * equal band keys is joined in a chain (min_similarity 0) or compared pair
- * by pair only until it is one component. Linear in n for identical or
- * near-identical documents, however many.
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (as minlsh_pairs_from_matrix),
- * MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2 columns).
- * Thread-safe (reads the matrix). */
-MINLSH_API int minlsh_clusters_from_matrix(minlsh_clusters **out,
-                                           const minlsh_sigmatrix *matrix,
-                                           uint32_t bands, uint32_t rows,
-                                           double min_similarity,
-                                           const minlsh_allocator *alloc);
-MINLSH_API void minlsh_clusters_free(minlsh_clusters *clusters);
-/* Number of groups; 0 for NULL. */
-MINLSH_API size_t minlsh_clusters_count(const minlsh_clusters *clusters);
-/* Members of group i, ascending. Errors: MINLSH_E_NULL,
- * MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE (*n_out = size of the group). */
-MINLSH_API int minlsh_clusters_members(const minlsh_clusters *clusters,
-                                       size_t i, uint64_t *ids, size_t cap,
-                                       size_t *n_out);
+                                       size_t k_sig, size_t *offsets,
+                                       uint64_t *ids, double *similarity,
+                                       size_t cap, size_t *n_out);
 
 /* Application metadata, as for the matrix (saved and loaded with the index).
- * Errors: as minlsh_sigmatrix_set_metadata / minlsh_sigmatrix_metadata. */
+ * Errors: as minlsh_sigmatrix_set_metadata / minlsh_sigmatrix_copy_metadata. */
 MINLSH_API int minlsh_index_set_metadata(minlsh_index *index, const void *data,
                                          size_t len);
-MINLSH_API int minlsh_index_metadata(const minlsh_index *index, void *buf,
-                                     size_t cap, size_t *n_out);
+MINLSH_API int minlsh_index_copy_metadata(const minlsh_index *index,
+                                          void *buf, size_t cap,
+                                          size_t *n_out);
 
 /* Merge a shard: every document of src is inserted into dst with its id
  * plus id_offset, so shards built independently (in parallel, on other
@@ -762,8 +707,8 @@ MINLSH_API int minlsh_index_metadata(const minlsh_index *index, void *buf,
 MINLSH_API int minlsh_index_merge(minlsh_index *dst, const minlsh_index *src,
                                   uint64_t id_offset);
 
-/* Save and load as for the matrix (atomic save, validated load; family NULL
- * on load accepts any parameters). b and r come from the file: they describe
+/* Save and load as for the matrix (atomic save; load validated as
+ * minlsh_load_options describes). b and r come from the file: they describe
  * the index and do not affect whether signatures are comparable.
  * Errors: as minlsh_sigmatrix_save / _load; minlsh_index_save_buffer can
  * also return MINLSH_E_NOMEM (it sorts the ids). */
@@ -771,16 +716,147 @@ MINLSH_API int minlsh_index_save(const minlsh_index *index, const char *path);
 MINLSH_API int minlsh_index_save_buffer(const minlsh_index *index, void *buf,
                                         size_t cap, size_t *n_out);
 MINLSH_API int minlsh_index_load(minlsh_index **out, const char *path,
-                                 const minlsh_family *family,
-                                 uint64_t config_id,
-                                 const minlsh_allocator *alloc);
+                                 const minlsh_load_options *opts);
 MINLSH_API int minlsh_index_load_buffer(minlsh_index **out, const void *buf,
-                                        size_t len, const minlsh_family *family,
-                                        uint64_t config_id,
+                                        size_t len,
+                                        const minlsh_load_options *opts);
+
+/* ------------------------------------------------------------------------ */
+/* Pairs                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A list of id pairs (a < b) with their estimated similarity, sorted by
+ * (a, b). */
+typedef struct minlsh_pairs minlsh_pairs;
+
+/* Every pair of indexed documents sharing a band, each exactly once, whose
+ * estimated Jaccard is >= min_similarity (0: all candidates; t: the pairs
+ * verified against the signatures).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (min_similarity outside [0, 1],
+ * allocator), MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than max_pairs pairs). */
+MINLSH_API int minlsh_pairs_from_index(minlsh_pairs **out,
+                                       const minlsh_index *index,
+                                       double min_similarity,
+                                       uint64_t max_pairs,
+                                       const minlsh_allocator *alloc);
+/* Batch deduplication without an index: the pairs of columns of a matrix
+ * (ids are positions 0..n-1) that share a band of b bands of r rows, with
+ * estimated Jaccard >= min_similarity. Exactly the pairs minlsh_pairs_from_index
+ * gives for an index holding column i under id i, found by sorting instead
+ * (identical signatures are grouped first, then per band the (band key,
+ * group) list is radix-sorted and runs of equal keys give the pairs):
+ * O(n log n) memory traffic in sequential passes, however hot a bucket.
+ * The output itself is not bounded by the input: n identical documents have
+ * n(n-1)/2 pairs, hence max_pairs (minlsh_clusters_from_matrix is linear
+ * for such data).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (bands or rows 0, b*r > k,
+ * min_similarity outside [0, 1], allocator), MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG (more than max_pairs pairs, or more than 2^32 - 2
+ * columns). */
+MINLSH_API int minlsh_pairs_from_matrix(minlsh_pairs **out,
+                                        const minlsh_sigmatrix *matrix,
+                                        uint32_t bands, uint32_t rows,
+                                        double min_similarity, uint64_t max_pairs,
                                         const minlsh_allocator *alloc);
+MINLSH_API void minlsh_pairs_free(minlsh_pairs *pairs);
+/* 0 for NULL. */
+MINLSH_API size_t minlsh_pairs_count(const minlsh_pairs *pairs);
+/* Copy pair i out (a < b). Any output pointer may be NULL.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND (i >= count). */
+MINLSH_API int minlsh_pairs_copy_pair(uint64_t *a, uint64_t *b,
+                                      double *similarity,
+                                      const minlsh_pairs *pairs, size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* Clusters                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Groups of near-duplicates: connected components (union-find) of a pair
+ * graph. Only groups of two or more are listed; members ascending; groups
+ * ordered by their smallest member. */
+typedef struct minlsh_clusters minlsh_clusters;
+
+/* Clusters of the pairs minlsh_pairs_from_index gives for min_similarity,
+ * without listing them (so without max_pairs).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_clusters_from_index(minlsh_clusters **out,
+                                          const minlsh_index *index,
+                                          double min_similarity,
+                                          const minlsh_allocator *alloc);
+/* Clusters of an arbitrary list of n edges (a[i], b[i]), for pairs verified
+ * elsewhere (e.g. by exact Jaccard). Self-edges are ignored.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2
+ * distinct ids). */
+MINLSH_API int minlsh_clusters_from_edges(minlsh_clusters **out,
+                                          const uint64_t *a, const uint64_t *b,
+                                          size_t n,
+                                          const minlsh_allocator *alloc);
+/* Clusters of the pairs minlsh_pairs_from_matrix(matrix, bands, rows,
+ * min_similarity) gives (ids are positions), without listing them:
+ * identical signatures are one node of the union-find, and each run of
+ * equal band keys is joined in a chain (min_similarity 0) or compared pair
+ * by pair only until it is one component. Linear in n for identical or
+ * near-identical documents, however many.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (as minlsh_pairs_from_matrix),
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG (more than 2^32 - 2 columns). */
+MINLSH_API int minlsh_clusters_from_matrix(minlsh_clusters **out,
+                                           const minlsh_sigmatrix *matrix,
+                                           uint32_t bands, uint32_t rows,
+                                           double min_similarity,
+                                           const minlsh_allocator *alloc);
+MINLSH_API void minlsh_clusters_free(minlsh_clusters *clusters);
+/* Number of groups; 0 for NULL. */
+MINLSH_API size_t minlsh_clusters_count(const minlsh_clusters *clusters);
+/* Copy the members of group i out, ascending. Errors: MINLSH_E_NULL,
+ * MINLSH_E_NOTFOUND, MINLSH_E_BUFSIZE (*n_out = size of the group). */
+MINLSH_API int minlsh_clusters_copy_members(const minlsh_clusters *clusters,
+                                            size_t i, uint64_t *ids,
+                                            size_t cap, size_t *n_out);
 
 #ifdef __cplusplus
 }
 #endif
 
 #endif /* MINLSH_H */
+
+/* ------------------------------------------------------------------------ */
+/* Experimental: not yet part of the stable ABI                             */
+/* ------------------------------------------------------------------------ */
+
+/* Declared only when MINLSH_EXPERIMENTAL_API is defined before this header
+ * is included. These functions may change or go in any release, so use them
+ * only with the library version you built against (they are exported in the
+ * version node MINLSH_EXPERIMENTAL). A function graduates to the stable part
+ * above in a release, unchanged or not. */
+#if defined(MINLSH_EXPERIMENTAL_API) && !defined(MINLSH_H_EXPERIMENTAL)
+#define MINLSH_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* minlsh_index_query with a bound on the work, for indexes with hot
+ * buckets (many distinct documents sharing a band). Bands are searched in
+ * order 0, 1, ...; the search stops before the first band whose bucket
+ * would bring the number of bucket members collected so far (a document
+ * found in several bands counts in each) above max_members, and leaves that
+ * band out whole. The result is then exactly the candidates that share one of
+ * the bands searched, ascending, and still independent of insertion order.
+ * *bands_searched (required, so a cut is never silent) receives how many
+ * bands that was: the index's b when the answer is complete, fewer when the
+ * limit cut it short (0: even band 0 alone was over the limit). max_members
+ * 0 means no limit: the same result as minlsh_index_query.
+ * Errors: as minlsh_index_query; MINLSH_E_NULL also for bands_searched.
+ * */
+MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
+                                          const uint32_t *sig, size_t k_sig,
+                                          uint64_t max_members, uint64_t *ids,
+                                          double *similarity, size_t cap,
+                                          size_t *n_out,
+                                          uint32_t *bands_searched);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MINLSH_EXPERIMENTAL_API */

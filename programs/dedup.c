@@ -236,7 +236,7 @@ static int verify_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     (void)worker;
     for (i = begin; i < end; i++) {
         candidate *cd = &c->cand[i];
-        int rc = minlsh_pairs_get(c->pairs, i, &cd->a, &cd->b, &cd->estimate);
+        int rc = minlsh_pairs_copy_pair(&cd->a, &cd->b, &cd->estimate, c->pairs, i);
         if (rc != 0) return rc;
         /* Matrix positions to document numbers. */
         cd->a = c->D->reps[cd->a];
@@ -366,13 +366,13 @@ static size_t print_clusters(const dedup *D, const candidate *cand, size_t n_can
     count = minlsh_clusters_count(cl);
     out_clusters_header(stdout, D->o->format);
     for (c = 0; c < count; c++) {
-        rc = minlsh_clusters_members(cl, c, ids, cap, &got);
+        rc = minlsh_clusters_copy_members(cl, c, ids, cap, &got);
         if (rc == MINLSH_E_BUFSIZE) {
             void *v = ids;
             xgrow(&v, &cap, got, sizeof *ids);
             ids = v;
             names = xreallocarray(names, cap, sizeof *names);
-            rc = minlsh_clusters_members(cl, c, ids, cap, &got);
+            rc = minlsh_clusters_copy_members(cl, c, ids, cap, &got);
         }
         if (rc != 0) cli_die_lib("clusters", rc);
         for (i = 0; i < got; i++) names[i] = names_get(&D->names, (size_t)ids[i]);

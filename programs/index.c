@@ -188,10 +188,10 @@ static int meta_parse(cli_index *x, char *m) {
 static int read_meta(cli_index *x) {
     cli_buf m = {NULL, 0, 0};
     size_t n = 0;
-    int rc = minlsh_index_metadata(x->index, NULL, 0, &n);
+    int rc = minlsh_index_copy_metadata(x->index, NULL, 0, &n);
     if (rc == MINLSH_E_BUFSIZE) {
         buf_reserve(&m, n);
-        rc = minlsh_index_metadata(x->index, m.p, n, &n);
+        rc = minlsh_index_copy_metadata(x->index, m.p, n, &n);
         m.n = n;
         m.p[n] = '\0';
     }
@@ -239,7 +239,7 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o) {
                 errno == ENOENT ? " (create it with 'minlsh index create')" : "");
         return CLI_FAILED;
     }
-    if ((rc = minlsh_index_load(&x->index, path, NULL, 0, NULL)) != 0)
+    if ((rc = minlsh_index_load(&x->index, path, NULL)) != 0)
         return load_error(path, rc);
     if (!read_meta(x) && o != NULL) {
         cli_msg("%s: not an index made by 'minlsh index create' (its metadata is "
@@ -492,7 +492,7 @@ static void bucket_histogram(const cli_index *x, uint64_t hist[HIST_CLASSES],
     int rc;
     for (i = 0; i < n; i++) {
         size_t got;
-        if (minlsh_index_get(x->index, i, sig, k, &got) != 0) continue;
+        if (minlsh_index_copy_signature(x->index, i, sig, k, &got) != 0) continue;
         if (minlsh_signature_is_empty(sig, k) == 1) continue; /* never banded */
         rc = minlsh_band_keys(sig, k, b, r, keys + used * b, b, &got);
         if (rc != 0) cli_die_lib(x->path, rc);
@@ -672,7 +672,7 @@ static minlsh_index *merge_take_names(cli_index *m, cli_index *s, size_t *skippe
         cli_die_lib(s->path, rc);
     for (j = 0, kept = 0; j < n; j++) {
         if (!keep[j]) continue;
-        if ((rc = minlsh_index_get(s->index, j, sig, k, NULL)) != 0 ||
+        if ((rc = minlsh_index_copy_signature(s->index, j, sig, k, NULL)) != 0 ||
             (rc = minlsh_index_insert(out, kept++, sig, k)) != 0)
             cli_die_lib(s->path, rc);
     }
@@ -690,7 +690,7 @@ static int ids_are_dense(const cli_index *x) {
     int ok;
     if (n == 0) return 1;
     ids = xcalloc(n, sizeof *ids);
-    ok = minlsh_index_ids(x->index, ids, n, &got) == 0 && got == n && ids[n - 1] == n - 1;
+    ok = minlsh_index_copy_ids(x->index, ids, n, &got) == 0 && got == n && ids[n - 1] == n - 1;
     free(ids);
     return ok;
 }

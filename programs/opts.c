@@ -395,7 +395,7 @@ minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
     so.flags = flags;
     so.key = key;
     if ((rc = minlsh_shingler_new(&sh, &so, NULL)) != 0) cli_die_lib("shingler", rc);
-    if (config_id != NULL && (rc = minlsh_shingler_config_id(sh, config_id)) != 0)
+    if (config_id != NULL && (rc = minlsh_shingler_config_id(config_id, sh)) != 0)
         cli_die_lib("shingler", rc);
     return sh;
 }
@@ -436,7 +436,7 @@ int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
     po.k = k;
     po.threshold = o->threshold;
     po.target_recall = 0.99;
-    rc = minlsh_plan_compute(&po, bands, rows, NULL, NULL);
+    rc = minlsh_plan_compute(bands, rows, NULL, NULL, &po);
     if (rc != 0)
         return cli_usage_error(cmd,
                                "no banding of %u hash values reaches recall 0.99 "

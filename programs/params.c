@@ -67,7 +67,7 @@ static int choose(const cli_opts *o, plan_result *pr) {
     po.weight_fp = o->weight_fp;
     po.weight_fn = o->weight_fn;
     po.target_recall = o->target_recall;
-    rc = minlsh_plan_compute(&po, &pr->bands, &pr->rows, &pr->fp_area, &pr->fn_area);
+    rc = minlsh_plan_compute(&pr->bands, &pr->rows, &pr->fp_area, &pr->fn_area, &po);
     if (rc != 0)
         return cli_usage_error("params",
                                "no banding of %u hash values fits (%s)%s",

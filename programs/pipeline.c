@@ -50,7 +50,7 @@ typedef struct job {
 } job;
 
 typedef struct worker_state {
-    minlsh_shingle_stream *stream;
+    minlsh_shinglestream *stream;
     minlsh_shingleset *set;
     cli_buf text; /* decoded JSON text */
     unsigned char *rbuf;
@@ -101,7 +101,7 @@ static int feed_file(pipeline *pl, worker_state *w, job *j) {
         if (got == 0) break;
         j->bytes += (uint64_t)got;
         utf8_check_feed(&u, w->rbuf, (size_t)got);
-        if ((rc = minlsh_shingle_stream_feed(w->stream, w->rbuf, (size_t)got)) != 0)
+        if ((rc = minlsh_shinglestream_feed(w->stream, w->rbuf, (size_t)got)) != 0)
             break;
     }
     close(fd);
@@ -118,7 +118,7 @@ static int feed_text(pipeline *pl, worker_state *w, job *j) {
     utf8_check_end(&u);
     j->utf8_bad = u.bad;
     j->utf8_at = u.bad_at;
-    return minlsh_shingle_stream_feed(w->stream, pl->data.p + j->off, j->len);
+    return minlsh_shinglestream_feed(w->stream, pl->data.p + j->off, j->len);
 }
 
 static int feed_json(pipeline *pl, worker_state *w, job *j) {
@@ -132,7 +132,7 @@ static int feed_json(pipeline *pl, worker_state *w, job *j) {
     }
     j->id_off = (size_t)(rec.id - pl->data.p);
     j->id_len = rec.id_len;
-    return minlsh_shingle_stream_feed(w->stream, w->text.p, w->text.n);
+    return minlsh_shinglestream_feed(w->stream, w->text.p, w->text.n);
 }
 
 /* End the document and keep its set in the worker's arena. */
@@ -140,10 +140,10 @@ static int finish_job(worker_state *w, job *j) {
     const uint64_t *data;
     size_t n;
     void *v;
-    int rc = minlsh_shingle_stream_finish(w->stream, w->set, j->fp);
+    int rc = minlsh_shinglestream_finish(w->stream, w->set, j->fp);
     if (rc != 0) return rc;
     n = minlsh_shingleset_count(w->set);
-    data = minlsh_shingleset_data(w->set);
+    data = minlsh_shingleset_view_hashes(w->set);
     if (n == 0) {
         j->status = ST_EMPTY;
         return 0;
@@ -173,7 +173,7 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
     else
         rc = feed_json(pl, w, j);
     if (rc == 0 && j->status == ST_OK) return finish_job(w, j);
-    minlsh_shingle_stream_reset(w->stream);
+    minlsh_shinglestream_reset(w->stream);
     return rc;
 }
 
@@ -376,7 +376,7 @@ static void workers_init(pipeline *pl) {
     pl->ws = xcalloc(pl->n_ws, sizeof *pl->ws);
     for (i = 0; i < pl->n_ws; i++) {
         worker_state *w = &pl->ws[i];
-        int rc = minlsh_shingle_stream_new(&w->stream, pl->cfg->shingler);
+        int rc = minlsh_shinglestream_new(&w->stream, pl->cfg->shingler, NULL);
         if (rc == 0) rc = minlsh_shingleset_new(&w->set, NULL);
         if (rc != 0) cli_die_lib("shingler", rc);
         w->rbuf = xmalloc(READ_CHUNK);
@@ -387,7 +387,7 @@ static void workers_free(pipeline *pl) {
     unsigned i;
     for (i = 0; i < pl->n_ws; i++) {
         worker_state *w = &pl->ws[i];
-        minlsh_shingle_stream_free(w->stream);
+        minlsh_shinglestream_free(w->stream);
         minlsh_shingleset_free(w->set);
         buf_free(&w->text);
         free(w->rbuf);

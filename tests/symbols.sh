@@ -13,8 +13,12 @@ pass=0 fail=0
 ok() { echo "ok   $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
 
-sh scripts/gen-map.sh > "$tmp/header.txt"
+sh scripts/gen-map.sh all > "$tmp/header.txt"
+sh scripts/gen-map.sh stable > "$tmp/header-stable.txt"
+sh scripts/gen-map.sh experimental > "$tmp/header-experimental.txt"
 sed -n 's/^ *\(minlsh_[a-z0-9_]*\);.*/\1/p' lib/minlsh.map | sort > "$tmp/map.txt"
+sed -n '/^MINLSH_EXPERIMENTAL {/,/^}/s/^ *\(minlsh_[a-z0-9_]*\);.*/\1/p' lib/minlsh.map \
+    | sort > "$tmp/map-experimental.txt"
 nm -D --defined-only "$BUILD/libminlsh.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' \
     | sed 's/@.*//' | sort > "$tmp/exported.txt"
 
@@ -23,6 +27,19 @@ else ko header_lists_functions "only $(wc -l < "$tmp/header.txt") functions pars
 
 if cmp -s "$tmp/header.txt" "$tmp/map.txt"; then ok map_matches_header
 else ko map_matches_header "$(diff "$tmp/header.txt" "$tmp/map.txt" | head -n 10 | tr '\n' ' ')"; fi
+
+if cmp -s "$tmp/header-experimental.txt" "$tmp/map-experimental.txt"; then ok map_experimental_node
+else ko map_experimental_node "$(diff "$tmp/header-experimental.txt" "$tmp/map-experimental.txt" | head -n 10 | tr '\n' ' ')"; fi
+
+bad=$(nm -D --defined-only "$BUILD/libminlsh.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | while read -r v; do
+    f=${v%%@*}
+    if grep -qx "$f" "$tmp/header-experimental.txt"; then
+        case $v in *@@MINLSH_EXPERIMENTAL) ;; *) echo "$v" ;; esac
+    else
+        case $v in *@@MINLSH_EXPERIMENTAL) echo "$v" ;; esac
+    fi
+done | head -n 5)
+if [ -z "$bad" ]; then ok so_experimental_versioned; else ko so_experimental_versioned "$bad"; fi
 
 if cmp -s "$tmp/header.txt" "$tmp/exported.txt"; then ok so_exports_exactly_header
 else ko so_exports_exactly_header "$(diff "$tmp/header.txt" "$tmp/exported.txt" | head -n 10 | tr '\n' ' ')"; fi
@@ -74,6 +91,14 @@ else ko runtime_version "$(head -n 3 "$tmp/ver.err")"; fi
 
 if $CC -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header/c99.c -o "$tmp/c99.o" 2>"$tmp/c99.err"
 then ok header_c99_pedantic; else ko header_c99_pedantic "$(head -n 5 "$tmp/c99.err")"; fi
+
+# The experimental part is declared only on request.
+printf '#include <minlsh.h>\nvoid *probe(void);\nvoid *probe(void) { return (void *)&minlsh_index_query_limited; }\n' > "$tmp/exp.c"
+if $CC -std=c99 -Werror -Iinclude -c "$tmp/exp.c" -o "$tmp/exp.o" 2>/dev/null; then
+    ko experimental_needs_macro "minlsh_index_query_limited is declared without MINLSH_EXPERIMENTAL_API"
+elif $CC -std=c99 -Werror -DMINLSH_EXPERIMENTAL_API -Iinclude -c "$tmp/exp.c" -o "$tmp/exp.o" 2>"$tmp/exp.err"; then
+    ok experimental_needs_macro
+else ko experimental_needs_macro "$(head -n 3 "$tmp/exp.err")"; fi
 
 if command -v c++ >/dev/null 2>&1; then
     if c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header/cxx.cpp -o "$tmp/cxx.o" 2>"$tmp/cxx.err"

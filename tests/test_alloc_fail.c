@@ -15,6 +15,7 @@
  * internals allocate and in which order. The last line before the summary
  * reports how many failure points were exercised.
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -170,7 +171,7 @@ typedef struct fx {
     int v; /* variant */
     minlsh_shingler *sh;
     minlsh_shingleset *set;
-    minlsh_shingle_stream *st;
+    minlsh_shinglestream *st;
     minlsh_family *fam;
     minlsh_sigmatrix *mx;
     minlsh_index *ix;
@@ -201,7 +202,7 @@ static void fx_free(fx *f) {
     minlsh_pairs_free(f->pairs);
     minlsh_index_free(f->ix);
     minlsh_sigmatrix_free(f->mx);
-    minlsh_shingle_stream_free(f->st);
+    minlsh_shinglestream_free(f->st);
     minlsh_shingleset_free(f->set);
     minlsh_family_free(f->fam);
     minlsh_shingler_free(f->sh);
@@ -281,7 +282,7 @@ static void obs_set(obs *o, const minlsh_shingleset *set) {
     size_t n = minlsh_shingleset_count(set);
     obs_tag(o, set != NULL ? "set" : "no set");
     obs_u64(o, n);
-    if (n > 0) obs_put(o, minlsh_shingleset_data(set), n * sizeof(uint64_t));
+    if (n > 0) obs_put(o, minlsh_shingleset_view_hashes(set), n * sizeof(uint64_t));
 }
 
 static void obs_matrix(obs *o, const minlsh_sigmatrix *m) {
@@ -339,7 +340,7 @@ static void obs_pairs(obs *o, const minlsh_pairs *p) {
     for (i = 0; i < n; i++) {
         uint64_t a, b;
         double s;
-        if (minlsh_pairs_get(p, i, &a, &b, &s) != 0) TL_FAIL("observe: pairs_get");
+        if (minlsh_pairs_copy_pair(&a, &b, &s, p, i) != 0) TL_FAIL("observe: pairs_get");
         obs_u64(o, a);
         obs_u64(o, b);
         obs_put(o, &s, sizeof s);
@@ -352,7 +353,7 @@ static void obs_clusters(obs *o, const minlsh_clusters *c) {
     obs_tag(o, c != NULL ? "clusters" : "no clusters");
     obs_u64(o, n);
     for (i = 0; i < n; i++) {
-        if (minlsh_clusters_members(c, i, ids, 128, &m) != 0) TL_FAIL("observe: members");
+        if (minlsh_clusters_copy_members(c, i, ids, 128, &m) != 0) TL_FAIL("observe: members");
         obs_u64(o, m);
         obs_put(o, ids, (m < 128 ? m : 128) * sizeof *ids);
     }
@@ -388,7 +389,7 @@ static void obs_shingler(obs *o, const minlsh_shingler *sh) {
         obs_tag(o, "no shingler");
         return;
     }
-    minlsh_shingler_config_id(sh, &id);
+    minlsh_shingler_config_id(&id, sh);
     obs_u64(o, id);
     if (minlsh_shingleset_new(&set, NULL) != 0 ||
         minlsh_shingler_hash(sh, doc, 500, set, NULL) != 0)
@@ -492,10 +493,10 @@ static void result_hash(fx *f, obs *o) {
 
 /* streams */
 static void setup_stream_shingler(fx *f) { f->sh = mk_shingler(&AL, f->v); }
-static int run_stream_new(fx *f) { CTOR(f->st, minlsh_shingle_stream_new(&f->st, f->sh)); }
+static int run_stream_new(fx *f) { CTOR(f->st, minlsh_shinglestream_new(&f->st, f->sh, &AL)); }
 static void obs_stream_bytes(fx *f, obs *o) {
     obs_tag(o, f->st != NULL ? "stream" : "no stream");
-    obs_u64(o, minlsh_shingle_stream_bytes(f->st));
+    obs_u64(o, minlsh_shinglestream_bytes(f->st));
 }
 
 #define PREFIX 700
@@ -507,41 +508,41 @@ static const char *chunk_src(const fx *f) { return f->v < 3 ? doc : long_doc; }
 
 static void setup_feed(fx *f) {
     f->sh = mk_shingler(&AL, f->v);
-    if (minlsh_shingle_stream_new(&f->st, f->sh) != 0 ||
-        minlsh_shingle_stream_feed(f->st, chunk_src(f), PREFIX) != 0 ||
+    if (minlsh_shinglestream_new(&f->st, f->sh, &AL) != 0 ||
+        minlsh_shinglestream_feed(f->st, chunk_src(f), PREFIX) != 0 ||
         minlsh_shingleset_new(&f->set, NULL) != 0)
         TL_FAIL("setup: stream");
 }
 static int run_feed(fx *f) {
-    return minlsh_shingle_stream_feed(f->st, chunk_src(f) + PREFIX, chunk_len(f));
+    return minlsh_shinglestream_feed(f->st, chunk_src(f) + PREFIX, chunk_len(f));
 }
 static void result_feed(fx *f, obs *o) {
     obs_stream_bytes(f, o);
     /* Finish the document (destructive: only after the run). */
-    if (minlsh_shingle_stream_finish(f->st, f->set, f->fp) != 0) TL_FAIL("result: finish");
+    if (minlsh_shinglestream_finish(f->st, f->set, f->fp) != 0) TL_FAIL("result: finish");
     obs_set(o, f->set);
     obs_put(o, f->fp, 16);
 }
 static void recover_feed(fx *f) {
     if (f->v < 3) return; /* all or nothing: the plain retry must work */
     /* refusing until reset: feed says NOMEM again, finish says STATE */
-    EXPECT_ERR(minlsh_shingle_stream_feed(f->st, "a", 1), MINLSH_E_NOMEM);
-    EXPECT_ERR(minlsh_shingle_stream_finish(f->st, f->set, f->fp), MINLSH_E_STATE);
-    EXPECT_EQ_U64(minlsh_shingle_stream_bytes(f->st), 0); /* finish reset it */
-    EXPECT_OK(minlsh_shingle_stream_feed(f->st, chunk_src(f), PREFIX));
+    EXPECT_ERR(minlsh_shinglestream_feed(f->st, "a", 1), MINLSH_E_NOMEM);
+    EXPECT_ERR(minlsh_shinglestream_finish(f->st, f->set, f->fp), MINLSH_E_STATE);
+    EXPECT_EQ_U64(minlsh_shinglestream_bytes(f->st), 0); /* finish reset it */
+    EXPECT_OK(minlsh_shinglestream_feed(f->st, chunk_src(f), PREFIX));
 }
 
 static void setup_finish(fx *f) {
     static const uint64_t first[2] = {1, 2};
     f->sh = mk_shingler(&AL, f->v);
-    if (minlsh_shingle_stream_new(&f->st, f->sh) != 0 ||
-        minlsh_shingle_stream_feed(f->st, doc, 2000) != 0 ||
-        minlsh_shingle_stream_feed(f->st, doc + 2000, doc_len - 2000) != 0 ||
+    if (minlsh_shinglestream_new(&f->st, f->sh, &AL) != 0 ||
+        minlsh_shinglestream_feed(f->st, doc, 2000) != 0 ||
+        minlsh_shinglestream_feed(f->st, doc + 2000, doc_len - 2000) != 0 ||
         minlsh_shingleset_new(&f->set, &AL) != 0 ||
         minlsh_shingleset_assign(f->set, first, 2) != 0)
         TL_FAIL("setup: stream");
 }
-static int run_finish(fx *f) { return minlsh_shingle_stream_finish(f->st, f->set, f->fp); }
+static int run_finish(fx *f) { return minlsh_shinglestream_finish(f->st, f->set, f->fp); }
 static void state_finish(fx *f, obs *o) {
     obs_stream_bytes(f, o);
     obs_set(o, f->set);
@@ -559,7 +560,7 @@ static void obs_family(fx *f, obs *o) {
         obs_tag(o, "no family");
         return;
     }
-    minlsh_family_coefficients(f->fam, a, b, K, NULL);
+    minlsh_family_copy_coefficients(f->fam, a, b, K, NULL);
     obs_put(o, a, sizeof a);
     obs_put(o, b, sizeof b);
 }
@@ -586,8 +587,8 @@ static int run_sign_batch(fx *f) {
         texts[i] = doc + 300 * i;
         lens[i] = i == 5 ? 0 : 1000 + 250 * i;
     }
-    return minlsh_family_sign_batch(f->fam, f->sh, texts, lens, 8, f->sigs, 8 * K, &f->n,
-                                    f->status, f->v < 3 ? 1 : 2);
+    return minlsh_family_sign_batch(f->fam, f->sh, texts, lens, 8, f->v < 3 ? 1 : 2, f->sigs, 8 * K,
+                                    &f->n, f->status);
 }
 static void state_sign_batch(fx *f, obs *o) {
     /* The outputs of a failed batch are documented per document (status);
@@ -658,14 +659,13 @@ static void setup_mx_file(fx *f) {
     write_path(f->bytes, f->bytes_len);
 }
 static int run_mx_load(fx *f) {
-    CTOR(f->mx, minlsh_sigmatrix_load(&f->mx, file_path, f->v ? f->fam : NULL, 7, &AL));
+    CTOR(f->mx, minlsh_sigmatrix_load(&f->mx, file_path, LOAD_OPTS(f->v ? f->fam : NULL, 7, &AL)));
 }
 static int run_mx_load_buffer(fx *f) {
-    CTOR(f->mx, minlsh_sigmatrix_load_buffer(&f->mx, f->bytes, f->bytes_len,
-                                             f->v ? f->fam : NULL, 7, &AL));
+    CTOR(f->mx, minlsh_sigmatrix_load_buffer(&f->mx, f->bytes, f->bytes_len, LOAD_OPTS(f->v ? f->fam : NULL, 7, &AL)));
 }
 static int run_mx_map(fx *f) {
-    CTOR(f->mx, minlsh_sigmatrix_map(&f->mx, file_path, f->v ? f->fam : NULL, 7, &AL));
+    CTOR(f->mx, minlsh_sigmatrix_map(&f->mx, file_path, LOAD_OPTS(f->v ? f->fam : NULL, 7, &AL)));
 }
 
 /* matrix to pairs and clusters (the result uses the allocator) */
@@ -734,14 +734,14 @@ static int run_query_limited(fx *f) {
                                       NDOCS + 8, &f->n, &f->searched);
 }
 static int run_index_pairs(fx *f) {
-    CTOR(f->pairs, minlsh_index_pairs(f->ix, f->v ? 0.5 : 0.0, &f->pairs));
+    CTOR(f->pairs, minlsh_pairs_from_index(&f->pairs, f->ix, f->v ? 0.5 : 0.0, 0, &AL));
 }
 static void obs_ix_pairs(fx *f, obs *o) {
     obs_index(o, f->ix);
     obs_pairs(o, f->pairs);
 }
 static int run_index_clusters(fx *f) {
-    CTOR(f->cl, minlsh_index_clusters(f->ix, f->v ? 0.5 : 0.0, &f->cl));
+    CTOR(f->cl, minlsh_clusters_from_index(&f->cl, f->ix, f->v ? 0.5 : 0.0, &AL));
 }
 static void obs_ix_clusters(fx *f, obs *o) {
     obs_index(o, f->ix);
@@ -784,11 +784,10 @@ static void setup_ix_file(fx *f) {
     write_path(f->bytes, f->bytes_len);
 }
 static int run_ix_load(fx *f) {
-    CTOR(f->ix, minlsh_index_load(&f->ix, file_path, f->v ? f->fam : NULL, 7, &AL));
+    CTOR(f->ix, minlsh_index_load(&f->ix, file_path, LOAD_OPTS(f->v ? f->fam : NULL, 7, &AL)));
 }
 static int run_ix_load_buffer(fx *f) {
-    CTOR(f->ix, minlsh_index_load_buffer(&f->ix, f->bytes, f->bytes_len,
-                                         f->v ? f->fam : NULL, 7, &AL));
+    CTOR(f->ix, minlsh_index_load_buffer(&f->ix, f->bytes, f->bytes_len, LOAD_OPTS(f->v ? f->fam : NULL, 7, &AL)));
 }
 
 static size_t offsets[9];
@@ -798,7 +797,7 @@ static int run_query_many(fx *f) {
     uint32_t sig[8 * K];
     size_t i;
     for (i = 0; i < 8; i++) sig_of(i * 5 + (size_t)f->v, sig + i * K);
-    return minlsh_index_query_many(f->ix, sig, 8, K, many_ids, many_sims, 8 * NDOCS, offsets,
+    return minlsh_index_query_many(f->ix, sig, 8, K, offsets, many_ids, many_sims, 8 * NDOCS,
                                    &f->n);
 }
 static void result_query_many(fx *f, obs *o) {
@@ -829,11 +828,11 @@ static const op ops[] = {
     {"shingleset_new", 1, setup_none, run_set_new, obs_the_set, obs_the_set, NULL},
     {"shingleset_assign", 3, setup_set, run_set_assign, obs_the_set, obs_the_set, NULL},
     {"shingler_hash", 4, setup_hash, run_hash, state_hash, result_hash, NULL},
-    {"shingle_stream_new", 3, setup_stream_shingler, run_stream_new, obs_stream_bytes,
+    {"shinglestream_new", 3, setup_stream_shingler, run_stream_new, obs_stream_bytes,
      obs_stream_bytes, NULL},
-    {"shingle_stream_feed", 6, setup_feed, run_feed, obs_stream_bytes, result_feed,
+    {"shinglestream_feed", 6, setup_feed, run_feed, obs_stream_bytes, result_feed,
      recover_feed},
-    {"shingle_stream_finish", 3, setup_finish, run_finish, state_finish, result_finish, NULL},
+    {"shinglestream_finish", 3, setup_finish, run_finish, state_finish, result_finish, NULL},
     {"family_new", 1, setup_none, run_family_new, obs_family, obs_family, NULL},
     {"family_sign_text", 3, setup_sign, run_sign_text, state_sign_text, state_sign_text, NULL},
     {"family_sign_batch", 6, setup_sign, run_sign_batch, state_sign_batch, result_sign_batch,
@@ -859,8 +858,8 @@ static const op ops[] = {
      NULL},
     {"index_query_many", 3, setup_index_full, run_query_many, obs_ix, result_query_many, NULL},
     {"index_merge", 4, setup_merge, run_merge, obs_ix, obs_ix, NULL},
-    {"index_pairs", 2, setup_index_full, run_index_pairs, obs_ix_pairs, obs_ix_pairs, NULL},
-    {"index_clusters", 2, setup_index_full, run_index_clusters, obs_ix_clusters,
+    {"pairs_from_index", 2, setup_index_full, run_index_pairs, obs_ix_pairs, obs_ix_pairs, NULL},
+    {"clusters_from_index", 2, setup_index_full, run_index_clusters, obs_ix_clusters,
      obs_ix_clusters, NULL},
     {"index_set_metadata", 3, setup_index_full, run_ix_set_metadata, obs_ix, obs_ix, NULL},
     {"index_save", 1, setup_index_full, run_ix_save, obs_ix_file, obs_ix_file, NULL},
@@ -1045,19 +1044,19 @@ static void test_insert_many(void) {
 /* Public functions that never call an allocator (the getters and pure
  * functions). test_no_allocation checks the ones that take a handle. */
 static const char *const never_allocate[] = {
-    "band_keys", "clusters_count", "clusters_free", "clusters_members", "default_key",
-    "empty_value", "error_name", "family_coefficients", "family_free", "family_k",
+    "band_keys", "clusters_count", "clusters_free", "clusters_copy_members", "default_key",
+    "empty_value", "error_name", "family_copy_coefficients", "family_free", "family_k",
     "family_k_max", "family_seed", "family_sign", "family_update", "fingerprint_bytes",
     "index_bands", "index_config_id", "index_contains", "index_count", "index_free",
-    "index_get", "index_ids", "index_k", "index_metadata", "index_rows", "index_seed",
-    "jaccard_sorted", "key_bytes", "pairs_count", "pairs_free", "pairs_get", "plan_areas",
+    "index_copy_signature", "index_copy_ids", "index_k", "index_copy_metadata", "index_rows", "index_seed",
+    "jaccard_sorted", "key_bytes", "load_options_init", "pairs_count", "pairs_free", "pairs_copy_pair", "plan_areas",
     "plan_compute", "plan_options_init", "plan_probability", "plan_threshold", "prime",
-    "shingle_k_max", "shingle_stream_bytes", "shingle_stream_free", "shingle_stream_reset",
+    "shingle_k_max", "shinglestream_bytes", "shinglestream_free", "shinglestream_reset",
     "shingler_config_id", "shingler_flags", "shingler_free", "shingler_k",
-    "shingler_options_init", "shingler_unit", "shingleset_copy", "shingleset_count",
-    "shingleset_data", "shingleset_free", "shingleset_jaccard", "sigmatrix_column",
+    "shingler_options_init", "shingler_unit", "shingleset_copy_hashes", "shingleset_count",
+    "shingleset_view_hashes", "shingleset_free", "shingleset_jaccard", "sigmatrix_view_column",
     "sigmatrix_config_id", "sigmatrix_count", "sigmatrix_estimate", "sigmatrix_free",
-    "sigmatrix_get", "sigmatrix_k", "sigmatrix_metadata", "sigmatrix_seed",
+    "sigmatrix_copy_column", "sigmatrix_k", "sigmatrix_copy_metadata", "sigmatrix_seed",
     "signature_estimate", "signature_is_empty", "signature_merge", "simd_kernel_name",
     "siphash24", "siphash24_128", "strerror", "version_number", "version_string",
 };
@@ -1122,40 +1121,40 @@ static void test_no_allocation(void) {
     EXPECT_OK(minlsh_shingleset_new(&f.set, &AL));
     EXPECT_OK(minlsh_shingleset_new(&set2, &AL));
     EXPECT_OK(minlsh_shingleset_assign(f.set, h, 4));
-    EXPECT_OK(minlsh_shingle_stream_new(&f.st, f.sh));
-    EXPECT_OK(minlsh_shingle_stream_feed(f.st, doc, 100));
+    EXPECT_OK(minlsh_shinglestream_new(&f.st, f.sh, &AL));
+    EXPECT_OK(minlsh_shinglestream_feed(f.st, doc, 100));
     f.mx = mk_matrix(f.fam, &AL, 10);
     f.ix = mk_index(f.fam, &AL, 20);
-    EXPECT_OK(minlsh_index_pairs(f.ix, 0.0, &f.pairs));
-    EXPECT_OK(minlsh_index_clusters(f.ix, 0.0, &f.cl));
+    EXPECT_OK(minlsh_pairs_from_index(&f.pairs, f.ix, 0.0, 0, NULL));
+    EXPECT_OK(minlsh_clusters_from_index(&f.cl, f.ix, 0.0, NULL));
     before = ca.calls;
-    (void)minlsh_shingler_config_id(f.sh, a);
+    (void)minlsh_shingler_config_id(a, f.sh);
     (void)minlsh_shingler_k(f.sh);
     (void)minlsh_shingler_unit(f.sh);
     (void)minlsh_shingler_flags(f.sh);
-    (void)minlsh_shingleset_copy(f.set, a, K, &n);
+    (void)minlsh_shingleset_copy_hashes(f.set, a, K, &n);
     (void)minlsh_shingleset_count(f.set);
-    (void)minlsh_shingleset_data(f.set);
+    (void)minlsh_shingleset_view_hashes(f.set);
     (void)minlsh_shingleset_jaccard(&e, f.set, set2);
-    (void)minlsh_shingle_stream_bytes(f.st);
-    (void)minlsh_shingle_stream_reset(f.st);
-    (void)minlsh_family_coefficients(f.fam, a, b, K, &n);
+    (void)minlsh_shinglestream_bytes(f.st);
+    (void)minlsh_shinglestream_reset(f.st);
+    (void)minlsh_family_copy_coefficients(f.fam, a, b, K, &n);
     (void)minlsh_family_sign(f.fam, h, 4, sig, K, &n);
-    (void)minlsh_family_update(f.fam, sig, K, h, 4);
+    (void)minlsh_family_update(f.fam, h, 4, sig, K);
     (void)minlsh_family_k(f.fam);
     (void)minlsh_family_seed(f.fam);
-    (void)minlsh_sigmatrix_get(f.mx, 1, sig2, K, &n);
-    (void)minlsh_sigmatrix_column(f.mx, 2);
+    (void)minlsh_sigmatrix_copy_column(f.mx, 1, sig2, K, &n);
+    (void)minlsh_sigmatrix_view_column(f.mx, 2);
     (void)minlsh_sigmatrix_estimate(&e, f.mx, 1, 2);
-    (void)minlsh_sigmatrix_metadata(f.mx, meta, sizeof meta, &n);
+    (void)minlsh_sigmatrix_copy_metadata(f.mx, meta, sizeof meta, &n);
     (void)minlsh_sigmatrix_count(f.mx);
     (void)minlsh_sigmatrix_k(f.mx);
     (void)minlsh_sigmatrix_seed(f.mx);
     (void)minlsh_sigmatrix_config_id(f.mx);
-    (void)minlsh_index_get(f.ix, 4, sig2, K, &n);
-    (void)minlsh_index_ids(f.ix, ids, NDOCS + 8, &n);
+    (void)minlsh_index_copy_signature(f.ix, 4, sig2, K, &n);
+    (void)minlsh_index_copy_ids(f.ix, ids, NDOCS + 8, &n);
     (void)minlsh_index_contains(f.ix, 4);
-    (void)minlsh_index_metadata(f.ix, meta, sizeof meta, &n);
+    (void)minlsh_index_copy_metadata(f.ix, meta, sizeof meta, &n);
     (void)minlsh_index_count(f.ix);
     (void)minlsh_index_bands(f.ix);
     (void)minlsh_index_rows(f.ix);
@@ -1163,9 +1162,9 @@ static void test_no_allocation(void) {
     (void)minlsh_index_seed(f.ix);
     (void)minlsh_index_config_id(f.ix);
     (void)minlsh_pairs_count(f.pairs);
-    (void)minlsh_pairs_get(f.pairs, 0, a, b, &e);
+    (void)minlsh_pairs_copy_pair(a, b, &e, f.pairs, 0);
     (void)minlsh_clusters_count(f.cl);
-    (void)minlsh_clusters_members(f.cl, 0, ids, NDOCS + 8, &n);
+    (void)minlsh_clusters_copy_members(f.cl, 0, ids, NDOCS + 8, &n);
     EXPECT_EQ_INT(ca.calls - before, 0);
     minlsh_shingleset_free(set2);
     fx_free(&f);

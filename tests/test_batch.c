@@ -57,8 +57,8 @@ static void test_equals_sign_text(void) {
             size_t n = sizes[si];
             memset(got, 0xAB, (size_t)NDOC * K * sizeof *got);
             for (i = 0; i < NDOC; i++) status[i] = 12345;
-            EXPECT_OK(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, n, got,
-                                               (size_t)NDOC * K, &n_out, status, threads[ti]));
+            EXPECT_OK(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, n, threads[ti],
+                                               got, (size_t)NDOC * K, &n_out, status));
             EXPECT_EQ_INT(n_out, n * K);
             EXPECT_MSG(n == 0 || memcmp(got, want, n * K * sizeof *got) == 0,
                        "n=%zu threads=%u: signatures differ", n, (unsigned)threads[ti]);
@@ -68,8 +68,8 @@ static void test_equals_sign_text(void) {
             if (n < NDOC) EXPECT_EQ_U64(got[n * K], 0xABABABABu);
         }
     /* status may be NULL. */
-    EXPECT_OK(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, NDOC, got,
-                                       (size_t)NDOC * K, NULL, NULL, 2));
+    EXPECT_OK(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, NDOC, 2,
+                                       got, (size_t)NDOC * K, NULL, NULL));
     EXPECT(memcmp(got, want, (size_t)NDOC * K * sizeof *got) == 0);
     minlsh_shingler_free(sh);
     minlsh_family_free(fam);
@@ -105,15 +105,15 @@ static void test_per_document_errors(void) {
     EXPECT(first_big > 0 && first_big < NDOC);
     for (ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
         memset(got, 0, (size_t)NDOC * K * sizeof *got);
-        EXPECT_ERR(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, NDOC, got,
-                                            (size_t)NDOC * K, NULL, status, threads[ti]),
+        EXPECT_ERR(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, NDOC, threads[ti],
+                                            got, (size_t)NDOC * K, NULL, status),
                    MINLSH_E_TOOBIG);
         EXPECT(memcmp(got, want, (size_t)NDOC * K * sizeof *got) == 0);
         for (i = 0; i < NDOC; i++)
             EXPECT_EQ_INT(status[i], lens[i] > 1000 ? MINLSH_E_TOOBIG : 0);
         /* Without status the code still comes back. */
-        EXPECT_ERR(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, NDOC, got,
-                                            (size_t)NDOC * K, NULL, NULL, threads[ti]),
+        EXPECT_ERR(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, NDOC, threads[ti],
+                                            got, (size_t)NDOC * K, NULL, NULL),
                    MINLSH_E_TOOBIG);
     }
     /* A NULL text with a nonzero length fails that document only. */
@@ -125,7 +125,7 @@ static void test_per_document_errors(void) {
         t2[0] = "a b c";
         t2[1] = NULL;
         t2[2] = NULL; /* length 0: the empty document */
-        EXPECT_ERR(minlsh_family_sign_batch(fam, sh, t2, l2, 3, s2, 3 * K, NULL, st2, 2),
+        EXPECT_ERR(minlsh_family_sign_batch(fam, sh, t2, l2, 3, 2, s2, 3 * K, NULL, st2),
                    MINLSH_E_NULL);
         EXPECT(st2[0] == 0 && st2[1] == MINLSH_E_NULL && st2[2] == 0);
         EXPECT_EQ_INT(minlsh_signature_is_empty(s2 + K, K), 1);
@@ -147,34 +147,34 @@ static void test_arguments(void) {
     minlsh_shingler *sh = NULL;
     EXPECT_OK(minlsh_family_new(&fam, K, 1, NULL));
     EXPECT_OK(minlsh_shingler_new(&sh, NULL, NULL));
-    EXPECT_ERR(minlsh_family_sign_batch(NULL, sh, texts, lens, 2, sigs, 2 * K, &n, NULL, 1),
+    EXPECT_ERR(minlsh_family_sign_batch(NULL, sh, texts, lens, 2, 1, sigs, 2 * K, &n, NULL),
                MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_family_sign_batch(fam, NULL, texts, lens, 2, sigs, 2 * K, &n, NULL, 1),
+    EXPECT_ERR(minlsh_family_sign_batch(fam, NULL, texts, lens, 2, 1, sigs, 2 * K, &n, NULL),
                MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, NULL, lens, 2, sigs, 2 * K, &n, NULL, 1),
+    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, NULL, lens, 2, 1, sigs, 2 * K, &n, NULL),
                MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, NULL, 2, sigs, 2 * K, &n, NULL, 1),
+    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, NULL, 2, 1, sigs, 2 * K, &n, NULL),
                MINLSH_E_NULL);
     /* Size query, short buffer, NULL buffer with room claimed. */
     n = 0;
-    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, 2, NULL, 0, &n, NULL, 1),
+    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, 2, 1, NULL, 0, &n, NULL),
                MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, 2 * K);
-    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, 2, sigs, 2 * K - 1, &n, NULL, 2),
+    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, 2, 2, sigs, 2 * K - 1, &n, NULL),
                MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, 2 * K);
-    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, 2, NULL, 2 * K, &n, NULL, 1),
+    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, 2, 1, NULL, 2 * K, &n, NULL),
                MINLSH_E_NULL);
     /* n = 0 needs nothing at all. */
-    EXPECT_OK(minlsh_family_sign_batch(fam, sh, NULL, NULL, 0, NULL, 0, &n, NULL, 4));
+    EXPECT_OK(minlsh_family_sign_batch(fam, sh, NULL, NULL, 0, 4, NULL, 0, &n, NULL));
     EXPECT_EQ_INT(n, 0);
     /* n * k that cannot be represented. */
-    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, SIZE_MAX / 2, sigs, 2 * K, &n,
-                                        NULL, 1),
+    EXPECT_ERR(minlsh_family_sign_batch(fam, sh, texts, lens, SIZE_MAX / 2, 1, sigs, 2 * K,
+                                        &n, NULL),
                MINLSH_E_PARAM);
     /* Absurd thread counts are capped, not refused. */
-    EXPECT_OK(minlsh_family_sign_batch(fam, sh, texts, lens, 2, sigs, 2 * K, NULL, NULL,
-                                       UINT32_MAX));
+    EXPECT_OK(minlsh_family_sign_batch(fam, sh, texts, lens, 2, UINT32_MAX, sigs, 2 * K, NULL,
+                                       NULL));
     minlsh_shingler_free(sh);
     minlsh_family_free(fam);
 }
@@ -212,16 +212,16 @@ static void test_failing_allocator(void) {
     EXPECT_OK(minlsh_family_new(&fam, K, 44, NULL));
     fa_fail_from = 0;
     EXPECT_OK(minlsh_shingler_new(&sh, NULL, &fa));
-    EXPECT_OK(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, want,
-                                       64 * K, NULL, NULL, 1));
+    EXPECT_OK(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, 1,
+                                       want, 64 * K, NULL, NULL));
     for (ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
         int rc;
         /* Every allocation fails: every document with text fails with
          * NOMEM and gets the empty signature; the lowest is returned. */
         atomic_store(&fa_calls, 0);
         fa_fail_from = 1;
-        rc = minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, got, 64 * K,
-                                      NULL, status, threads[ti]);
+        rc = minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, threads[ti], got,
+                                      64 * K, NULL, status);
         fa_fail_from = 0;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
         for (i = 0; i < 64; i++) {
@@ -239,8 +239,8 @@ static void test_failing_allocator(void) {
         /* Failures from some point on: whatever succeeded is right. */
         atomic_store(&fa_calls, 0);
         fa_fail_from = 20;
-        rc = minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, got, 64 * K,
-                                      NULL, status, threads[ti]);
+        rc = minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, threads[ti], got,
+                                      64 * K, NULL, status);
         fa_fail_from = 0;
         for (i = 0; i < 64; i++) {
             if (status[i] == 0)

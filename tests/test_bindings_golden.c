@@ -187,7 +187,7 @@ static int gen_shinglers(outbuf *o) {
         uint64_t cid = 0;
         uint8_t fp[MINLSH_FINGERPRINT_BYTES];
         if ((rc = make_shingler(&sh, c)) != 0 ||
-            (rc = minlsh_shingler_config_id(sh, &cid)) != 0) {
+            (rc = minlsh_shingler_config_id(&cid, sh)) != 0) {
             minlsh_shingler_free(sh);
             break;
         }
@@ -201,7 +201,7 @@ static int gen_shinglers(outbuf *o) {
         for (t = 0; t < N_TEXTS && rc == 0; t++) {
             if ((rc = minlsh_shingler_hash(sh, texts[t].p, texts[t].n, set, NULL)) != 0) break;
             out(o, "       ");
-            out_u64s(o, minlsh_shingleset_data(set), minlsh_shingleset_count(set));
+            out_u64s(o, minlsh_shingleset_view_hashes(set), minlsh_shingleset_count(set));
             out(o, t + 1 < N_TEXTS ? ",\n" : "\n");
         }
         out(o, "     ],\n     \"fingerprints\": [");
@@ -304,7 +304,7 @@ static int gen_items(outbuf *o) {
             uint32_t k = ks[ki];
             for (i = 0; i < k; i++) sig[i] = MINLSH_EMPTY_VALUE;
             if ((rc = minlsh_family_new(&fam, k, seeds[si], NULL)) == 0)
-                rc = minlsh_family_update(fam, sig, k, hashes, N_ITEMS);
+                rc = minlsh_family_update(fam, hashes, N_ITEMS, sig, k);
             minlsh_family_free(fam);
             if (rc != 0) break;
             out(o, "      {\"seed\": %" PRIu64 ", \"k\": %" PRIu32 ", \"sig\": ", seeds[si], k);
@@ -360,7 +360,7 @@ static int gen_plans(outbuf *o) {
         po.weight_fp = plans[i].wfp;
         po.weight_fn = plans[i].wfn;
         po.target_recall = plans[i].recall;
-        if ((rc = minlsh_plan_compute(&po, &b, &r, &fp, &fn)) != 0) break;
+        if ((rc = minlsh_plan_compute(&b, &r, &fp, &fn, &po)) != 0) break;
         out(o, "    {\"threshold\": %.17g, \"k\": %" PRIu32 ", \"mode\": %" PRIu32
                ", \"weight_fp\": %.17g, \"weight_fn\": %.17g, \"target_recall\": %.17g,"
                " \"bands\": %" PRIu32 ", \"rows\": %" PRIu32

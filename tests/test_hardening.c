@@ -121,7 +121,7 @@ static void test_map_roundtrip(void) {
     EXPECT(m != NULL);
     want = matrix_bytes(m, &len);
     EXPECT_OK(minlsh_sigmatrix_save(m, path));
-    EXPECT_OK(minlsh_sigmatrix_map(&mm, path, fam, 77, NULL));
+    EXPECT_OK(minlsh_sigmatrix_map(&mm, path, LOAD_OPTS(fam, 77, NULL)));
     EXPECT(mm != NULL);
     if (mm == NULL) goto out;
     EXPECT_EQ_U64(minlsh_sigmatrix_count(mm), 40);
@@ -130,16 +130,16 @@ static void test_map_roundtrip(void) {
     EXPECT_EQ_U64(minlsh_sigmatrix_config_id(mm), 77);
     for (i = 0; i < 40; i++) {
         double e1 = -1, e2 = -2;
-        EXPECT_OK(minlsh_sigmatrix_get(mm, i, sig, 32, NULL));
-        EXPECT(memcmp(sig, minlsh_sigmatrix_column(m, i), sizeof sig) == 0);
-        EXPECT(memcmp(minlsh_sigmatrix_column(mm, i), sig, sizeof sig) == 0);
+        EXPECT_OK(minlsh_sigmatrix_copy_column(mm, i, sig, 32, NULL));
+        EXPECT(memcmp(sig, minlsh_sigmatrix_view_column(m, i), sizeof sig) == 0);
+        EXPECT(memcmp(minlsh_sigmatrix_view_column(mm, i), sig, sizeof sig) == 0);
         EXPECT_OK(minlsh_sigmatrix_estimate(&e1, mm, i, 39 - i));
         EXPECT_OK(minlsh_sigmatrix_estimate(&e2, m, i, 39 - i));
         EXPECT(e1 == e2);
     }
-    EXPECT(minlsh_sigmatrix_column(mm, 40) == NULL);
-    EXPECT_ERR(minlsh_sigmatrix_get(mm, 40, sig, 32, NULL), MINLSH_E_NOTFOUND);
-    EXPECT_OK(minlsh_sigmatrix_metadata(mm, meta, sizeof meta, &n));
+    EXPECT(minlsh_sigmatrix_view_column(mm, 40) == NULL);
+    EXPECT_ERR(minlsh_sigmatrix_copy_column(mm, 40, sig, 32, NULL), MINLSH_E_NOTFOUND);
+    EXPECT_OK(minlsh_sigmatrix_copy_metadata(mm, meta, sizeof meta, &n));
     EXPECT(n == strlen("matrix of 40 documents\n") &&
            memcmp(meta, "matrix of 40 documents\n", n) == 0);
     /* Same bytes out, to a buffer and to a file. */
@@ -149,20 +149,20 @@ static void test_map_roundtrip(void) {
     again = read_file(path2, &alen);
     EXPECT(again != NULL && alen == len && memcmp(again, want, len) == 0);
     /* Read-only: modifications are refused and change nothing. */
-    memcpy(before, minlsh_sigmatrix_column(mm, 0), sizeof before);
+    memcpy(before, minlsh_sigmatrix_view_column(mm, 0), sizeof before);
     EXPECT_ERR(minlsh_sigmatrix_append(mm, sig, 32, NULL), MINLSH_E_STATE);
     EXPECT_ERR(minlsh_sigmatrix_set_metadata(mm, "x", 1), MINLSH_E_STATE);
     EXPECT_ERR(minlsh_sigmatrix_set_metadata(mm, NULL, 0), MINLSH_E_STATE);
     EXPECT_ERR(minlsh_sigmatrix_append(mm, sig, 31, NULL), MINLSH_E_PARAM);
     EXPECT_EQ_U64(minlsh_sigmatrix_count(mm), 40);
-    EXPECT(memcmp(before, minlsh_sigmatrix_column(mm, 0), sizeof before) == 0);
+    EXPECT(memcmp(before, minlsh_sigmatrix_view_column(mm, 0), sizeof before) == 0);
     free(got);
     got = matrix_bytes(mm, &glen);
     EXPECT(got != NULL && glen == len && memcmp(got, want, len) == 0);
     /* A load of the mapped file's bytes gives a writable equal matrix. */
     {
         minlsh_sigmatrix *l = NULL;
-        EXPECT_OK(minlsh_sigmatrix_load(&l, path, NULL, 0, NULL));
+        EXPECT_OK(minlsh_sigmatrix_load(&l, path, NULL));
         EXPECT_OK(minlsh_sigmatrix_append(l, sig, 32, NULL));
         minlsh_sigmatrix_free(l);
     }
@@ -185,10 +185,10 @@ static void test_map_empty_matrix(void) {
     EXPECT_OK(minlsh_family_new(&fam, 4, 1, NULL));
     EXPECT_OK(minlsh_sigmatrix_new(&m, fam, 0, NULL));
     EXPECT_OK(minlsh_sigmatrix_save(m, path));
-    EXPECT_OK(minlsh_sigmatrix_map(&mm, path, NULL, 0, NULL));
+    EXPECT_OK(minlsh_sigmatrix_map(&mm, path, NULL));
     EXPECT_EQ_U64(minlsh_sigmatrix_count(mm), 0);
-    EXPECT(minlsh_sigmatrix_column(mm, 0) == NULL);
-    EXPECT_OK(minlsh_sigmatrix_metadata(mm, NULL, 0, &n));
+    EXPECT(minlsh_sigmatrix_view_column(mm, 0) == NULL);
+    EXPECT_OK(minlsh_sigmatrix_copy_metadata(mm, NULL, 0, &n));
     EXPECT_EQ_U64(n, 0);
     minlsh_sigmatrix_free(mm);
     minlsh_sigmatrix_free(m);
@@ -214,8 +214,8 @@ static void test_map_refuses_damage(void) {
     for (cut = 0; cut < len; cut++) {
         minlsh_sigmatrix *lb = NULL;
         write_file(path, want, cut);
-        rc1 = minlsh_sigmatrix_map(&mm, path, fam, 1, NULL);
-        rc2 = minlsh_sigmatrix_load_buffer(&lb, want, cut, fam, 1, NULL);
+        rc1 = minlsh_sigmatrix_map(&mm, path, LOAD_OPTS(fam, 1, NULL));
+        rc2 = minlsh_sigmatrix_load_buffer(&lb, want, cut, LOAD_OPTS(fam, 1, NULL));
         mismatches += rc1 != rc2;
         accepted += rc1 == 0;
         minlsh_sigmatrix_free(mm);
@@ -227,8 +227,8 @@ static void test_map_refuses_damage(void) {
         minlsh_sigmatrix *lb = NULL;
         want[bit / 8] ^= (uint8_t)(1u << (bit % 8));
         write_file(path, want, len);
-        rc1 = minlsh_sigmatrix_map(&mm, path, fam, 1, NULL);
-        rc2 = minlsh_sigmatrix_load_buffer(&lb, want, len, fam, 1, NULL);
+        rc1 = minlsh_sigmatrix_map(&mm, path, LOAD_OPTS(fam, 1, NULL));
+        rc2 = minlsh_sigmatrix_load_buffer(&lb, want, len, LOAD_OPTS(fam, 1, NULL));
         mismatches += rc1 != rc2;
         accepted += rc1 == 0 || (rc1 != MINLSH_E_CORRUPT && rc1 != MINLSH_E_FORMAT);
         minlsh_sigmatrix_free(mm);
@@ -240,9 +240,9 @@ static void test_map_refuses_damage(void) {
     EXPECT_EQ_INT(accepted, 0);
     /* Intact, it maps; with another family or config id it is refused. */
     write_file(path, want, len);
-    EXPECT_OK(minlsh_sigmatrix_map(&mm, path, fam, 1, NULL));
+    EXPECT_OK(minlsh_sigmatrix_map(&mm, path, LOAD_OPTS(fam, 1, NULL)));
     minlsh_sigmatrix_free(mm);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, path, fam, 2, NULL), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, path, LOAD_OPTS(fam, 2, NULL)), MINLSH_E_MISMATCH);
     EXPECT(mm == NULL);
     free(want);
     minlsh_sigmatrix_free(m);
@@ -255,19 +255,19 @@ static void test_map_errors(void) {
     minlsh_allocator bad = {NULL, NULL, NULL};
     char *path = path_dup("map-missing.mx"), *dir = path_dup("map-dir");
     char *empty = path_dup("map-empty-file.mx"), *text = path_dup("map-text.mx");
-    EXPECT_ERR(minlsh_sigmatrix_map(NULL, path, NULL, 0, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, NULL, NULL, 0, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_map(NULL, path, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, NULL, NULL), MINLSH_E_NULL);
     EXPECT(mm == NULL);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, path, NULL, 0, NULL), MINLSH_E_IO);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, "", NULL, 0, NULL), MINLSH_E_IO);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, path, NULL), MINLSH_E_IO);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, "", NULL), MINLSH_E_IO);
     mkdir(dir, 0777);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, dir, NULL, 0, NULL), MINLSH_E_IO);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, dir, NULL), MINLSH_E_IO);
     write_file(empty, "", 0);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, empty, NULL, 0, NULL), MINLSH_E_FORMAT);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, empty, NULL), MINLSH_E_FORMAT);
     write_file(text, "hello, world: not a matrix file at all.........................."
                "...............", 80);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, text, NULL, 0, NULL), MINLSH_E_FORMAT);
-    EXPECT_ERR(minlsh_sigmatrix_map(&mm, text, NULL, 0, &bad), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, text, NULL), MINLSH_E_FORMAT);
+    EXPECT_ERR(minlsh_sigmatrix_map(&mm, text, LOAD_OPTS(NULL, 0, &bad)), MINLSH_E_PARAM);
     EXPECT(mm == NULL);
     free(path);
     free(dir);
@@ -289,14 +289,14 @@ static void test_map_survives_replacement(void) {
     wa = matrix_bytes(a, &la);
     wb = matrix_bytes(b, &lb);
     EXPECT_OK(minlsh_sigmatrix_save(a, path));
-    EXPECT_OK(minlsh_sigmatrix_map(&ma, path, fam, 0, NULL));
+    EXPECT_OK(minlsh_sigmatrix_map(&ma, path, LOAD_OPTS(fam, 0, NULL)));
     EXPECT_OK(minlsh_sigmatrix_save(b, path));
     EXPECT_OK(minlsh_sigmatrix_save(ma, path)); /* save from the mapping over itself */
     got = matrix_bytes(ma, &lg);
     EXPECT(got != NULL && lg == la && memcmp(got, wa, la) == 0);
     free(got);
     EXPECT_OK(minlsh_sigmatrix_save(b, path));
-    EXPECT_OK(minlsh_sigmatrix_map(&mb, path, fam, 0, NULL));
+    EXPECT_OK(minlsh_sigmatrix_map(&mb, path, LOAD_OPTS(fam, 0, NULL)));
     got = matrix_bytes(mb, &lg);
     EXPECT(got != NULL && lg == lb && memcmp(got, wb, lb) == 0);
     free(got);
@@ -401,7 +401,7 @@ static void test_failed_save_keeps_old_file(void) {
 static void test_size_limit_affects_nothing_else(void) {
     minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_shingler *lim = NULL, *free_sh = NULL;
-    minlsh_shingle_stream *s1 = NULL, *s2 = NULL;
+    minlsh_shinglestream *s1 = NULL, *s2 = NULL;
     minlsh_shingleset *a = NULL, *b = NULL;
     minlsh_family *fam = NULL;
     uint8_t fa[16], fb[16];
@@ -414,8 +414,8 @@ static void test_size_limit_affects_nothing_else(void) {
     EXPECT_OK(minlsh_shingler_new(&lim, &o, NULL));
     o.max_document_bytes = 0;
     EXPECT_OK(minlsh_shingler_new(&free_sh, &o, NULL));
-    EXPECT_OK(minlsh_shingler_config_id(lim, &id1));
-    EXPECT_OK(minlsh_shingler_config_id(free_sh, &id2));
+    EXPECT_OK(minlsh_shingler_config_id(&id1, lim));
+    EXPECT_OK(minlsh_shingler_config_id(&id2, free_sh));
     EXPECT_EQ_U64(id1, id2);
     minlsh_shingleset_new(&a, NULL);
     minlsh_shingleset_new(&b, NULL);
@@ -442,18 +442,18 @@ static void test_size_limit_affects_nothing_else(void) {
         }
     }
     /* Two streams of the limited shingler: one goes over, the other is fine. */
-    EXPECT_OK(minlsh_shingle_stream_new(&s1, lim));
-    EXPECT_OK(minlsh_shingle_stream_new(&s2, lim));
-    EXPECT_OK(minlsh_shingle_stream_feed(s1, doc, 10));
-    EXPECT_OK(minlsh_shingle_stream_feed(s2, doc, 10));
-    EXPECT_ERR(minlsh_shingle_stream_feed(s1, doc + 10, 20), MINLSH_E_TOOBIG);
-    EXPECT_OK(minlsh_shingle_stream_feed(s2, doc + 10, 10));
-    EXPECT_OK(minlsh_shingle_stream_finish(s2, a, fa));
+    EXPECT_OK(minlsh_shinglestream_new(&s1, lim, NULL));
+    EXPECT_OK(minlsh_shinglestream_new(&s2, lim, NULL));
+    EXPECT_OK(minlsh_shinglestream_feed(s1, doc, 10));
+    EXPECT_OK(minlsh_shinglestream_feed(s2, doc, 10));
+    EXPECT_ERR(minlsh_shinglestream_feed(s1, doc + 10, 20), MINLSH_E_TOOBIG);
+    EXPECT_OK(minlsh_shinglestream_feed(s2, doc + 10, 10));
+    EXPECT_OK(minlsh_shinglestream_finish(s2, a, fa));
     EXPECT_OK(minlsh_shingler_hash(free_sh, doc, 20, b, fb));
     EXPECT(memcmp(fa, fb, 16) == 0);
-    EXPECT_ERR(minlsh_shingle_stream_finish(s1, a, fa), MINLSH_E_TOOBIG);
-    minlsh_shingle_stream_free(s1);
-    minlsh_shingle_stream_free(s2);
+    EXPECT_ERR(minlsh_shinglestream_finish(s1, a, fa), MINLSH_E_TOOBIG);
+    minlsh_shinglestream_free(s1);
+    minlsh_shinglestream_free(s2);
     minlsh_shingleset_free(a);
     minlsh_shingleset_free(b);
     minlsh_family_free(fam);
@@ -479,7 +479,7 @@ static void test_arbitrary_bytes_deterministic(void) {
         for (flags = 0; flags <= MINLSH_NORM_ALL; flags++) {
             minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
             minlsh_shingler *sh = NULL;
-            minlsh_shingle_stream *st = NULL;
+            minlsh_shinglestream *st = NULL;
             minlsh_shingleset *a = NULL, *b = NULL, *c = NULL;
             uint8_t fa[16], fb[16], fc[16];
             o.unit = unit;
@@ -494,18 +494,18 @@ static void test_arbitrary_bytes_deterministic(void) {
             minlsh_shingleset_new(&c, NULL);
             EXPECT_OK(minlsh_shingler_hash(sh, text, sizeof text, a, fa));
             EXPECT_OK(minlsh_shingler_hash(sh, text, sizeof text, b, fb));
-            EXPECT_OK(minlsh_shingle_stream_new(&st, sh));
-            for (i = 0; i < sizeof text; i++) minlsh_shingle_stream_feed(st, text + i, 1);
-            EXPECT_OK(minlsh_shingle_stream_finish(st, c, fc));
+            EXPECT_OK(minlsh_shinglestream_new(&st, sh, NULL));
+            for (i = 0; i < sizeof text; i++) minlsh_shinglestream_feed(st, text + i, 1);
+            EXPECT_OK(minlsh_shinglestream_finish(st, c, fc));
             EXPECT_MSG(minlsh_shingleset_count(a) == minlsh_shingleset_count(b) &&
                            minlsh_shingleset_count(a) == minlsh_shingleset_count(c) &&
                            memcmp(fa, fb, 16) == 0 && memcmp(fa, fc, 16) == 0 &&
                            (minlsh_shingleset_count(a) == 0 ||
-                            memcmp(minlsh_shingleset_data(a), minlsh_shingleset_data(c),
+                            memcmp(minlsh_shingleset_view_hashes(a), minlsh_shingleset_view_hashes(c),
                                    8 * minlsh_shingleset_count(a)) == 0),
                        "unit %u flags %u differ", unit, flags);
             if (unit != MINLSH_UNIT_STOPWORD) EXPECT(minlsh_shingleset_count(a) > 0);
-            minlsh_shingle_stream_free(st);
+            minlsh_shinglestream_free(st);
             minlsh_shingleset_free(a);
             minlsh_shingleset_free(b);
             minlsh_shingleset_free(c);
@@ -530,10 +530,10 @@ static void test_nul_metadata_roundtrip(void) {
     EXPECT_OK(minlsh_index_insert(ix, UINT64_MAX, sig, 4));
     EXPECT_OK(minlsh_index_set_metadata(ix, meta, sizeof meta));
     EXPECT_OK(minlsh_index_save_buffer(ix, buf, sizeof buf, &len));
-    EXPECT_OK(minlsh_index_load_buffer(&ix2, buf, len, fam, 0, NULL));
-    EXPECT_OK(minlsh_index_metadata(ix2, got, sizeof got, &n));
+    EXPECT_OK(minlsh_index_load_buffer(&ix2, buf, len, LOAD_OPTS(fam, 0, NULL)));
+    EXPECT_OK(minlsh_index_copy_metadata(ix2, got, sizeof got, &n));
     EXPECT(n == sizeof meta && memcmp(got, meta, n) == 0);
-    EXPECT_OK(minlsh_index_ids(ix2, ids, 3, &n));
+    EXPECT_OK(minlsh_index_copy_ids(ix2, ids, 3, &n));
     EXPECT(n == 2 && ids[0] == 0 && ids[1] == UINT64_MAX);
     minlsh_index_free(ix);
     minlsh_index_free(ix2);

@@ -5,6 +5,7 @@
  * reference, the S-curve measured with a real MinHash family, save/load
  * with every truncation and bit flip, and allocation failure at every step.
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #include "minlsh.h"
 #include "testlib.h"
 
@@ -266,7 +267,7 @@ static int pairs_equal(const minlsh_pairs *p, const tpair *want, size_t n) {
     for (i = 0; i < n; i++) {
         uint64_t a, b;
         double s;
-        if (minlsh_pairs_get(p, i, &a, &b, &s) != 0 || a != want[i].a || b != want[i].b ||
+        if (minlsh_pairs_copy_pair(&a, &b, &s, p, i) != 0 || a != want[i].a || b != want[i].b ||
             s != want[i].s) {
             TL_FAIL("pair %zu differs", i);
             return 0;
@@ -344,7 +345,7 @@ static int clusters_equal(const minlsh_clusters *c, const uint64_t *flat, const 
     }
     buf = (uint64_t *)malloc((off[ng] + 1) * sizeof *buf);
     for (g = 0; g < ng && ok; g++) {
-        if (minlsh_clusters_members(c, g, buf, off[ng] + 1, &n) != 0 ||
+        if (minlsh_clusters_copy_members(c, g, buf, off[ng] + 1, &n) != 0 ||
             n != off[g + 1] - off[g] || memcmp(buf, flat + off[g], n * sizeof *buf) != 0) {
             TL_FAIL("cluster %zu differs", g);
             ok = 0;
@@ -531,18 +532,18 @@ static void test_basic(void) {
     EXPECT_EQ_INT(minlsh_index_contains(ix, 0), 1);
     EXPECT_EQ_INT(minlsh_index_contains(ix, 11), 0);
     EXPECT_ERR(minlsh_index_contains(NULL, 10), MINLSH_E_NULL);
-    EXPECT_OK(minlsh_index_get(ix, 10, got, MK, &n));
+    EXPECT_OK(minlsh_index_copy_signature(ix, 10, got, MK, &n));
     EXPECT_EQ_INT(n, MK);
     EXPECT(memcmp(got, s1, sizeof s1) == 0);
-    EXPECT_OK(minlsh_index_get(ix, 0, got, MK + 5, NULL));
+    EXPECT_OK(minlsh_index_copy_signature(ix, 0, got, MK + 5, NULL));
     EXPECT(memcmp(got, s2, sizeof s2) == 0);
     n = 0;
-    EXPECT_ERR(minlsh_index_get(ix, 10, got, MK - 1, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_copy_signature(ix, 10, got, MK - 1, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, MK);
-    EXPECT_ERR(minlsh_index_get(ix, 10, NULL, 0, &n), MINLSH_E_BUFSIZE);
-    EXPECT_ERR(minlsh_index_get(ix, 10, NULL, MK, &n), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_index_get(ix, 12, got, MK, &n), MINLSH_E_NOTFOUND);
-    EXPECT_ERR(minlsh_index_get(NULL, 10, got, MK, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_copy_signature(ix, 10, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_copy_signature(ix, 10, NULL, MK, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_copy_signature(ix, 12, got, MK, &n), MINLSH_E_NOTFOUND);
+    EXPECT_ERR(minlsh_index_copy_signature(NULL, 10, got, MK, &n), MINLSH_E_NULL);
 
     /* Query: a document finds itself; the other shares nothing. */
     EXPECT_OK(minlsh_index_query(ix, s1, MK, ids, NULL, 4, &n));
@@ -607,19 +608,19 @@ static void test_metadata(void) {
     char buf[16];
     size_t n = 99;
     EXPECT_OK(minlsh_index_new(&ix, fam, 0, 8, 4, NULL));
-    EXPECT_OK(minlsh_index_metadata(ix, NULL, 0, &n));
+    EXPECT_OK(minlsh_index_copy_metadata(ix, NULL, 0, &n));
     EXPECT_EQ_INT(n, 0);
     EXPECT_OK(minlsh_index_set_metadata(ix, "hello", 5));
-    EXPECT_ERR(minlsh_index_metadata(ix, buf, 4, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_copy_metadata(ix, buf, 4, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, 5);
-    EXPECT_ERR(minlsh_index_metadata(ix, NULL, 5, &n), MINLSH_E_NULL);
-    EXPECT_OK(minlsh_index_metadata(ix, buf, sizeof buf, &n));
+    EXPECT_ERR(minlsh_index_copy_metadata(ix, NULL, 5, &n), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_index_copy_metadata(ix, buf, sizeof buf, &n));
     EXPECT(n == 5 && memcmp(buf, "hello", 5) == 0);
     EXPECT_ERR(minlsh_index_set_metadata(ix, NULL, 3), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_index_set_metadata(NULL, "x", 1), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_index_metadata(NULL, buf, 16, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_copy_metadata(NULL, buf, 16, &n), MINLSH_E_NULL);
     EXPECT_OK(minlsh_index_set_metadata(ix, NULL, 0));
-    EXPECT_OK(minlsh_index_metadata(ix, buf, sizeof buf, &n));
+    EXPECT_OK(minlsh_index_copy_metadata(ix, buf, sizeof buf, &n));
     EXPECT_EQ_INT(n, 0);
     minlsh_index_free(ix);
     minlsh_family_free(fam);
@@ -698,8 +699,8 @@ static void test_pairs_and_clusters(void) {
         uint64_t *ea = (uint64_t *)malloc((nw + 1) * 8), *eb = (uint64_t *)malloc((nw + 1) * 8);
         uint64_t *flat;
         size_t *off;
-        EXPECT_OK(minlsh_index_pairs(a, mins[mi], &pa));
-        EXPECT_OK(minlsh_index_pairs(b, mins[mi], &pb));
+        EXPECT_OK(minlsh_pairs_from_index(&pa, a, mins[mi], 0, NULL));
+        EXPECT_OK(minlsh_pairs_from_index(&pb, b, mins[mi], 0, NULL));
         EXPECT(pairs_equal(pa, want, nw));
         EXPECT(pairs_equal(pb, want, nw));
         if (mi == 0) printf("  %zu candidate pairs among %zu documents\n", nw, m.n);
@@ -710,8 +711,8 @@ static void test_pairs_and_clusters(void) {
             eb[i] = want[i].b;
         }
         ng = bfs_clusters(ea, eb, nw, &flat, &off);
-        EXPECT_OK(minlsh_index_clusters(a, mins[mi], &ca));
-        EXPECT_OK(minlsh_index_clusters(b, mins[mi], &cb));
+        EXPECT_OK(minlsh_clusters_from_index(&ca, a, mins[mi], NULL));
+        EXPECT_OK(minlsh_clusters_from_index(&cb, b, mins[mi], NULL));
         EXPECT_OK(minlsh_clusters_from_edges(&ce, ea, eb, nw, NULL));
         EXPECT(clusters_equal(ca, flat, off, ng));
         EXPECT(clusters_equal(cb, flat, off, ng));
@@ -735,34 +736,34 @@ static void test_pairs_and_clusters(void) {
         uint64_t x, y, buf[2];
         double s;
         size_t n = 0;
-        EXPECT_ERR(minlsh_index_pairs(a, -0.01, &p), MINLSH_E_PARAM);
-        EXPECT_ERR(minlsh_index_pairs(a, 1.01, &p), MINLSH_E_PARAM);
-        EXPECT_ERR(minlsh_index_pairs(a, NAN, &p), MINLSH_E_PARAM);
-        EXPECT_ERR(minlsh_index_pairs(NULL, 0.5, &p), MINLSH_E_NULL);
-        EXPECT_ERR(minlsh_index_pairs(a, 0.5, NULL), MINLSH_E_NULL);
-        EXPECT_ERR(minlsh_index_clusters(a, NAN, &c), MINLSH_E_PARAM);
-        EXPECT_ERR(minlsh_index_clusters(a, 2.0, &c), MINLSH_E_PARAM);
-        EXPECT_ERR(minlsh_index_clusters(NULL, 0.5, &c), MINLSH_E_NULL);
-        EXPECT_ERR(minlsh_index_clusters(a, 0.5, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_pairs_from_index(&p, a, -0.01, 0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_pairs_from_index(&p, a, 1.01, 0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_pairs_from_index(&p, a, NAN, 0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_pairs_from_index(&p, NULL, 0.5, 0, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_pairs_from_index(NULL, a, 0.5, 0, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_clusters_from_index(&c, a, NAN, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_clusters_from_index(&c, a, 2.0, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_clusters_from_index(&c, NULL, 0.5, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_clusters_from_index(NULL, a, 0.5, NULL), MINLSH_E_NULL);
         EXPECT(p == NULL && c == NULL);
-        EXPECT_OK(minlsh_index_pairs(a, 0.9, &p));
+        EXPECT_OK(minlsh_pairs_from_index(&p, a, 0.9, 0, NULL));
         EXPECT(minlsh_pairs_count(p) > 0);
-        EXPECT_OK(minlsh_pairs_get(p, 0, NULL, NULL, NULL));
-        EXPECT_OK(minlsh_pairs_get(p, 0, &x, &y, &s));
+        EXPECT_OK(minlsh_pairs_copy_pair(NULL, NULL, NULL, p, 0));
+        EXPECT_OK(minlsh_pairs_copy_pair(&x, &y, &s, p, 0));
         EXPECT(x < y && s >= 0.9);
-        EXPECT_ERR(minlsh_pairs_get(p, minlsh_pairs_count(p), &x, &y, &s), MINLSH_E_NOTFOUND);
-        EXPECT_ERR(minlsh_pairs_get(NULL, 0, &x, &y, &s), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_pairs_copy_pair(&x, &y, &s, p, minlsh_pairs_count(p)), MINLSH_E_NOTFOUND);
+        EXPECT_ERR(minlsh_pairs_copy_pair(&x, &y, &s, NULL, 0), MINLSH_E_NULL);
         EXPECT_EQ_INT(minlsh_pairs_count(NULL), 0);
         minlsh_pairs_free(p);
         minlsh_pairs_free(NULL);
-        EXPECT_OK(minlsh_index_clusters(a, 0.9, &c));
+        EXPECT_OK(minlsh_clusters_from_index(&c, a, 0.9, NULL));
         EXPECT(minlsh_clusters_count(c) > 0);
-        EXPECT_ERR(minlsh_clusters_members(c, 0, buf, 1, &n), MINLSH_E_BUFSIZE);
+        EXPECT_ERR(minlsh_clusters_copy_members(c, 0, buf, 1, &n), MINLSH_E_BUFSIZE);
         EXPECT(n >= 2);
-        EXPECT_ERR(minlsh_clusters_members(c, 0, NULL, 0, &n), MINLSH_E_BUFSIZE);
-        EXPECT_ERR(minlsh_clusters_members(c, minlsh_clusters_count(c), buf, 2, &n),
+        EXPECT_ERR(minlsh_clusters_copy_members(c, 0, NULL, 0, &n), MINLSH_E_BUFSIZE);
+        EXPECT_ERR(minlsh_clusters_copy_members(c, minlsh_clusters_count(c), buf, 2, &n),
                    MINLSH_E_NOTFOUND);
-        EXPECT_ERR(minlsh_clusters_members(NULL, 0, buf, 2, &n), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_clusters_copy_members(NULL, 0, buf, 2, &n), MINLSH_E_NULL);
         EXPECT_EQ_INT(minlsh_clusters_count(NULL), 0);
         minlsh_clusters_free(c);
         minlsh_clusters_free(NULL);
@@ -814,7 +815,7 @@ static void test_clusters_from_edges(void) {
         size_t n;
         EXPECT_OK(minlsh_clusters_from_edges(&c, a, b, 5, NULL));
         EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
-        EXPECT_OK(minlsh_clusters_members(c, 0, got, 6, &n));
+        EXPECT_OK(minlsh_clusters_copy_members(c, 0, got, 6, &n));
         EXPECT(n == 6 && got[0] == 4 && got[5] == 9);
         minlsh_clusters_free(c);
     }
@@ -849,7 +850,7 @@ static void test_empty_signatures(void) {
     EXPECT_OK(minlsh_index_insert(ix, 5, s, MK));
     EXPECT_EQ_U64(minlsh_index_count(ix), 5);
     EXPECT_EQ_INT(minlsh_index_contains(ix, 1), 1);
-    EXPECT_OK(minlsh_index_get(ix, 2, got, MK, &n));
+    EXPECT_OK(minlsh_index_copy_signature(ix, 2, got, MK, &n));
     EXPECT(memcmp(got, e, sizeof e) == 0);
     EXPECT_OK(minlsh_index_query(ix, e, MK, ids, NULL, 8, &n));
     EXPECT_EQ_INT(n, 0);
@@ -857,14 +858,14 @@ static void test_empty_signatures(void) {
     /* 4 shares band 7; the empty documents share bands 0..6 with 5 but sit
      * in no bucket. */
     EXPECT(n == 2 && ids[0] == 4 && ids[1] == 5);
-    EXPECT_OK(minlsh_index_pairs(ix, 0.0, &p));
+    EXPECT_OK(minlsh_pairs_from_index(&p, ix, 0.0, 0, NULL));
     for (i = 0; i < minlsh_pairs_count(p); i++) {
         uint64_t a, b;
-        EXPECT_OK(minlsh_pairs_get(p, i, &a, &b, NULL));
+        EXPECT_OK(minlsh_pairs_copy_pair(&a, &b, NULL, p, i));
         EXPECT(a > 2 && b > 2);
     }
     minlsh_pairs_free(p);
-    EXPECT_OK(minlsh_index_clusters(ix, 0.0, &c));
+    EXPECT_OK(minlsh_clusters_from_index(&c, ix, 0.0, NULL));
     EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
     minlsh_clusters_free(c);
     EXPECT_OK(minlsh_index_remove(ix, 1));
@@ -944,17 +945,17 @@ static void test_hot_bucket(void) {
             break;
         }
     t0 = now_s();
-    EXPECT_OK(minlsh_index_clusters(ix, 0.0, &c));
+    EXPECT_OK(minlsh_clusters_from_index(&c, ix, 0.0, NULL));
     t_c0 = now_s() - t0;
     EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
-    EXPECT_OK(minlsh_clusters_members(c, 0, ids, N, &n));
+    EXPECT_OK(minlsh_clusters_copy_members(c, 0, ids, N, &n));
     EXPECT(n == N && ids[0] == 3 && ids[N - 1] == 3 * (uint64_t)N);
     minlsh_clusters_free(c);
     t0 = now_s();
-    EXPECT_OK(minlsh_index_clusters(ix, 0.8, &c));
+    EXPECT_OK(minlsh_clusters_from_index(&c, ix, 0.8, NULL));
     t_c1 = now_s() - t0;
     EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
-    EXPECT_ERR(minlsh_clusters_members(c, 0, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_clusters_copy_members(c, 0, NULL, 0, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, N);
     minlsh_clusters_free(c);
     /* Removing from the middle of a 100,000-member bucket is O(1). */
@@ -970,14 +971,14 @@ static void test_hot_bucket(void) {
      * every pair shares all 20 bands. (100,000 would be 5e9 pairs.) */
     for (i = 0; i < NP; i++) EXPECT_OK(minlsh_index_insert(ix, 1000 + i, sig, 128));
     t0 = now_s();
-    EXPECT_OK(minlsh_index_pairs(ix, 0.0, &p));
+    EXPECT_OK(minlsh_pairs_from_index(&p, ix, 0.0, 0, NULL));
     t_p = now_s() - t0;
     EXPECT_EQ_INT(minlsh_pairs_count(p), NP * (NP - 1) / 2);
     {
         uint64_t a, b;
-        EXPECT_OK(minlsh_pairs_get(p, 0, &a, &b, NULL));
+        EXPECT_OK(minlsh_pairs_copy_pair(&a, &b, NULL, p, 0));
         EXPECT(a == 1000 && b == 1001);
-        EXPECT_OK(minlsh_pairs_get(p, NP * (NP - 1) / 2 - 1, &a, &b, NULL));
+        EXPECT_OK(minlsh_pairs_copy_pair(&a, &b, NULL, p, NP * (NP - 1) / 2 - 1));
         EXPECT(a == 1000 + NP - 2 && b == 1000 + NP - 1);
     }
     minlsh_pairs_free(p);
@@ -1024,10 +1025,10 @@ static void test_s_curve(void) {
     }
     for (sh = 0; sh < 2; sh++) {
         minlsh_pairs *pr = NULL;
-        EXPECT_OK(minlsh_index_pairs(ix[sh], 0.0, &pr));
+        EXPECT_OK(minlsh_pairs_from_index(&pr, ix[sh], 0.0, 0, NULL));
         for (i = 0; i < minlsh_pairs_count(pr); i++) {
             uint64_t a, b;
-            EXPECT_OK(minlsh_pairs_get(pr, i, &a, &b, NULL));
+            EXPECT_OK(minlsh_pairs_copy_pair(&a, &b, NULL, pr, i));
             if (a % 2 == 0 && b == a + 1) hits[sh][a / 2 / PAIRS]++;
         }
         minlsh_pairs_free(pr);
@@ -1066,7 +1067,7 @@ static void test_save_load(void) {
     EXPECT_EQ_INT(len, 64 + 300 * (8 + 4 * MK) + 8 + 14 + 8);
     EXPECT(memcmp(bytes, "MINLSHIX", 8) == 0);
     /* Buffer round trip, with and without the family. */
-    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, fam, 77, NULL));
+    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(fam, 77, NULL)));
     EXPECT(b != NULL && check_queries(b, &m));
     EXPECT_EQ_INT(minlsh_index_bands(b), MB);
     EXPECT_EQ_INT(minlsh_index_rows(b), MR);
@@ -1074,7 +1075,7 @@ static void test_save_load(void) {
     EXPECT_EQ_U64(minlsh_index_seed(b), 7);
     {
         char meta[32];
-        EXPECT_OK(minlsh_index_metadata(b, meta, sizeof meta, &n));
+        EXPECT_OK(minlsh_index_copy_metadata(b, meta, sizeof meta, &n));
         EXPECT(n == 14 && memcmp(meta, "names\0and more", 14) == 0);
     }
     bytes2 = save_bytes(b, &len2);
@@ -1082,7 +1083,7 @@ static void test_save_load(void) {
     free(bytes2);
     minlsh_index_free(b);
     b = NULL;
-    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, NULL, 12345, NULL));
+    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(NULL, 12345, NULL)));
     EXPECT(b != NULL && check_queries(b, &m));
     minlsh_index_free(b);
     b = NULL;
@@ -1101,7 +1102,7 @@ static void test_save_load(void) {
     if (f != NULL) fclose(f);
     EXPECT(flen == len && memcmp(file, bytes, len) == 0);
     free(file);
-    EXPECT_OK(minlsh_index_load(&c, path, fam, 77, NULL));
+    EXPECT_OK(minlsh_index_load(&c, path, LOAD_OPTS(fam, 77, NULL)));
     EXPECT(c != NULL && check_queries(c, &m));
     minlsh_index_free(c);
     c = NULL;
@@ -1109,20 +1110,20 @@ static void test_save_load(void) {
     EXPECT_ERR(minlsh_index_save(a, NULL), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_index_save(a, tl_tmp_path("no/such/dir/x.mlx")), MINLSH_E_IO);
     /* Mismatches. */
-    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, fam_k, 77, NULL), MINLSH_E_MISMATCH);
-    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, fam_s, 77, NULL), MINLSH_E_MISMATCH);
-    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, fam, 78, NULL), MINLSH_E_MISMATCH);
-    EXPECT_ERR(minlsh_index_load(&c, path, fam, 78, NULL), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(fam_k, 77, NULL)), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(fam_s, 77, NULL)), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(fam, 78, NULL)), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_index_load(&c, path, LOAD_OPTS(fam, 78, NULL)), MINLSH_E_MISMATCH);
     EXPECT(b == NULL && c == NULL);
     /* Missing file, NULLs, foreign data. */
-    EXPECT_ERR(minlsh_index_load(&c, tl_tmp_path("no-such-index.mlx"), NULL, 0, NULL),
+    EXPECT_ERR(minlsh_index_load(&c, tl_tmp_path("no-such-index.mlx"), NULL),
                MINLSH_E_IO);
-    EXPECT_ERR(minlsh_index_load(&c, NULL, NULL, 0, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_index_load(NULL, path, NULL, 0, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_index_load_buffer(NULL, bytes, len, NULL, 0, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, len, NULL, 0, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, 0, NULL, 0, NULL), MINLSH_E_FORMAT);
-    EXPECT_ERR(minlsh_index_load_buffer(&b, "MINLSHMX", 8, NULL, 0, NULL), MINLSH_E_FORMAT);
+    EXPECT_ERR(minlsh_index_load(&c, NULL, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load(NULL, path, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load_buffer(NULL, bytes, len, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, len, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, 0, NULL), MINLSH_E_FORMAT);
+    EXPECT_ERR(minlsh_index_load_buffer(&b, "MINLSHMX", 8, NULL), MINLSH_E_FORMAT);
     EXPECT(b == NULL);
     /* Crafted but checksummed: bad shape, ids out of order. */
     {
@@ -1134,21 +1135,21 @@ static void test_save_load(void) {
             minlsh__store32le(x + 20, br[t][0]);
             minlsh__store32le(x + 24, br[t][1]);
             minlsh__store64le(x + 56, minlsh__sum64(x, 56));
-            EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL), MINLSH_E_CORRUPT);
+            EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL), MINLSH_E_CORRUPT);
         }
         /* swap documents 10 and 11 */
         memcpy(x, bytes, len);
         memcpy(x + 64 + 10 * item, bytes + 64 + 11 * item, item);
         memcpy(x + 64 + 11 * item, bytes + 64 + 10 * item, item);
         minlsh__store64le(x + 64 + body, minlsh__sum64(x + 64, body));
-        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL), MINLSH_E_CORRUPT);
+        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL), MINLSH_E_CORRUPT);
         /* a repeated id */
         memcpy(x, bytes, len);
         memcpy(x + 64 + 11 * item, x + 64 + 10 * item, 8);
         minlsh__store64le(x + 64 + body, minlsh__sum64(x + 64, body));
-        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL), MINLSH_E_CORRUPT);
+        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, NULL), MINLSH_E_CORRUPT);
         /* damage beats mismatch */
-        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, fam_s, 0, NULL), MINLSH_E_CORRUPT);
+        EXPECT_ERR(minlsh_index_load_buffer(&b, x, len, LOAD_OPTS(fam_s, 0, NULL)), MINLSH_E_CORRUPT);
         free(x);
     }
     minlsh_index_free(a);
@@ -1176,7 +1177,7 @@ static void test_truncation_and_bitflips(void) {
     EXPECT_EQ_INT(len, 64 + 5 * 40 + 8 + 4 + 8);
     x = (uint8_t *)malloc(len);
     for (cut = 0; cut < len; cut++) {
-        int rc = minlsh_index_load_buffer(&b, bytes, cut, NULL, 0, NULL);
+        int rc = minlsh_index_load_buffer(&b, bytes, cut, NULL);
         if (!(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_FORMAT) || b != NULL) bad++;
         minlsh_index_free(b);
         b = NULL;
@@ -1186,7 +1187,7 @@ static void test_truncation_and_bitflips(void) {
         int rc;
         memcpy(x, bytes, len);
         x[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        rc = minlsh_index_load_buffer(&b, x, len, NULL, 0, NULL);
+        rc = minlsh_index_load_buffer(&b, x, len, NULL);
         if (!(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_FORMAT) || b != NULL) bad++;
         minlsh_index_free(b);
         b = NULL;
@@ -1197,10 +1198,10 @@ static void test_truncation_and_bitflips(void) {
         uint8_t *y = (uint8_t *)malloc(len + 1);
         memcpy(y, bytes, len);
         y[len] = 0;
-        EXPECT_ERR(minlsh_index_load_buffer(&b, y, len + 1, NULL, 0, NULL), MINLSH_E_CORRUPT);
+        EXPECT_ERR(minlsh_index_load_buffer(&b, y, len + 1, NULL), MINLSH_E_CORRUPT);
         free(y);
     }
-    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, fam, 3, NULL));
+    EXPECT_OK(minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(fam, 3, NULL)));
     minlsh_index_free(b);
     free(x);
     free(bytes);
@@ -1302,7 +1303,7 @@ static void test_nomem(void) {
         for (nfail = 1;; nfail++) {
             long live = fs.live;
             fa_arm(&fs, nfail);
-            rc = minlsh_index_pairs(ix, 0.5, &p);
+            rc = minlsh_pairs_from_index(&p, ix, 0.5, 0, NULL);
             fa_arm(&fs, 0);
             if (rc == 0) break;
             EXPECT(rc == MINLSH_E_NOMEM && p == NULL && fs.live == live);
@@ -1313,11 +1314,11 @@ static void test_nomem(void) {
         free(want);
         for (which = 0; which < 2; which++) {
             double ms = which ? 0.5 : 0.0;
-            EXPECT_OK(minlsh_index_clusters(ix, ms, &c0)); /* reference, no failures */
+            EXPECT_OK(minlsh_clusters_from_index(&c0, ix, ms, NULL)); /* reference, no failures */
             for (nfail = 1;; nfail++) {
                 long live = fs.live;
                 fa_arm(&fs, nfail);
-                rc = minlsh_index_clusters(ix, ms, &c);
+                rc = minlsh_clusters_from_index(&c, ix, ms, NULL);
                 fa_arm(&fs, 0);
                 if (rc == 0) break;
                 EXPECT(rc == MINLSH_E_NOMEM && c == NULL && fs.live == live);
@@ -1328,8 +1329,8 @@ static void test_nomem(void) {
             for (i = 0; i < minlsh_clusters_count(c); i++) {
                 uint64_t g1[400], g2[400];
                 size_t n1 = 0, n2 = 0;
-                EXPECT_OK(minlsh_clusters_members(c, i, g1, 400, &n1));
-                EXPECT_OK(minlsh_clusters_members(c0, i, g2, 400, &n2));
+                EXPECT_OK(minlsh_clusters_copy_members(c, i, g1, 400, &n1));
+                EXPECT_OK(minlsh_clusters_copy_members(c0, i, g2, 400, &n2));
                 EXPECT(n1 == n2 && memcmp(g1, g2, n1 * 8) == 0);
             }
             minlsh_clusters_free(c);
@@ -1405,12 +1406,12 @@ static void test_nomem(void) {
             fa_arm(&fs, 0);
             if (rc == 0) break;
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
-            EXPECT_OK(minlsh_index_metadata(ix, meta, sizeof meta, &n));
+            EXPECT_OK(minlsh_index_copy_metadata(ix, meta, sizeof meta, &n));
             EXPECT_EQ_INT(n, 0); /* the old (empty) metadata is kept */
         }
         for (nfail = 1;; nfail++) {
             fa_arm(&fs, nfail);
-            rc = minlsh_index_load_buffer(&b, bytes, len, fam, 77, &fa);
+            rc = minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(fam, 77, &fa));
             fa_arm(&fs, 0);
             if (rc == 0) break;
             EXPECT(rc == MINLSH_E_NOMEM && b == NULL);
@@ -1421,7 +1422,7 @@ static void test_nomem(void) {
         b = NULL;
         for (nfail = 1;; nfail++) {
             fa_arm(&fs, nfail);
-            rc = minlsh_index_load(&b, path, fam, 77, &fa);
+            rc = minlsh_index_load(&b, path, LOAD_OPTS(fam, 77, &fa));
             fa_arm(&fs, 0);
             if (rc == 0) break;
             EXPECT(rc == MINLSH_E_NOMEM && b == NULL);
@@ -1438,7 +1439,7 @@ static void test_nomem(void) {
     minlsh_family_free(fam);
 }
 
-/* minlsh_index_ids: every live id, ascending, after inserts and removes in
+/* minlsh_index_copy_ids: every live id, ascending, after inserts and removes in
  * arbitrary order; size query; short buffer. */
 static void test_ids(void) {
     minlsh_family *fam = NULL;
@@ -1448,7 +1449,7 @@ static void test_ids(void) {
     size_t n_want = 0, n = 12345, i, j;
     EXPECT_OK(minlsh_family_new(&fam, 16, 3, NULL));
     EXPECT_OK(minlsh_index_new(&ix, fam, 0, 4, 4, NULL));
-    EXPECT_OK(minlsh_index_ids(ix, NULL, 0, &n));
+    EXPECT_OK(minlsh_index_copy_ids(ix, NULL, 0, &n));
     EXPECT_EQ_INT(n, 0);
     for (i = 0; i < 500; i++) {
         uint64_t id = tl_rand(&st);
@@ -1467,11 +1468,11 @@ static void test_ids(void) {
             want[j] = want[j - 1];
             want[j - 1] = t;
         }
-    EXPECT_ERR(minlsh_index_ids(ix, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_copy_ids(ix, NULL, 0, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, n_want);
-    EXPECT_ERR(minlsh_index_ids(ix, got, n_want - 1, &n), MINLSH_E_BUFSIZE);
-    EXPECT_ERR(minlsh_index_ids(NULL, got, 500, &n), MINLSH_E_NULL);
-    EXPECT_OK(minlsh_index_ids(ix, got, 500, &n));
+    EXPECT_ERR(minlsh_index_copy_ids(ix, got, n_want - 1, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_copy_ids(NULL, got, 500, &n), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_index_copy_ids(ix, got, 500, &n));
     EXPECT_EQ_INT(n, n_want);
     EXPECT(memcmp(got, want, n_want * sizeof want[0]) == 0);
     minlsh_index_free(ix);
@@ -1718,10 +1719,10 @@ static void test_many(void) {
     gs = (double *)malloc(m.n * m.n * sizeof *gs / 4 + 1);
     ws = (double *)malloc((m.n + 1) * sizeof *ws);
     off = (size_t *)malloc((m.n + 1) * sizeof *off);
-    EXPECT_ERR(minlsh_index_query_many(many, m.sig, m.n, MK, NULL, NULL, 0, off, &total),
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, m.n, MK, off, NULL, NULL, 0, &total),
                MINLSH_E_BUFSIZE);
     EXPECT(total > m.n && total < m.n * m.n / 4);
-    EXPECT_OK(minlsh_index_query_many(many, m.sig, m.n, MK, got, gs, total, off, &n));
+    EXPECT_OK(minlsh_index_query_many(many, m.sig, m.n, MK, off, got, gs, total, &n));
     EXPECT_EQ_INT(n, total);
     EXPECT_EQ_INT(off[0], 0);
     EXPECT_EQ_INT(off[m.n], total);
@@ -1734,13 +1735,13 @@ static void test_many(void) {
             break;
         }
     }
-    EXPECT_ERR(minlsh_index_query_many(many, m.sig, m.n, MK, got, NULL, total - 1, off, &n),
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, m.n, MK, off, got, NULL, total - 1, &n),
                MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, total);
-    EXPECT_ERR(minlsh_index_query_many(many, m.sig, 2, MK, got, NULL, 10, NULL, &n), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_index_query_many(many, m.sig, 2, MK - 1, got, NULL, 10, off, &n),
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, 2, MK, NULL, got, NULL, 10, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_query_many(many, m.sig, 2, MK - 1, off, got, NULL, 10, &n),
                MINLSH_E_PARAM);
-    EXPECT_OK(minlsh_index_query_many(many, NULL, 0, MK, NULL, NULL, 0, off, &n));
+    EXPECT_OK(minlsh_index_query_many(many, NULL, 0, MK, off, NULL, NULL, 0, &n));
     EXPECT(n == 0 && off[0] == 0);
     free(got);
     free(want);
@@ -1839,8 +1840,8 @@ static int same_pairs(const minlsh_pairs *x, const minlsh_pairs *y) {
     for (i = 0; i < minlsh_pairs_count(x); i++) {
         uint64_t a1, b1, a2, b2;
         double s1, s2;
-        EXPECT_OK(minlsh_pairs_get(x, i, &a1, &b1, &s1));
-        EXPECT_OK(minlsh_pairs_get(y, i, &a2, &b2, &s2));
+        EXPECT_OK(minlsh_pairs_copy_pair(&a1, &b1, &s1, x, i));
+        EXPECT_OK(minlsh_pairs_copy_pair(&a2, &b2, &s2, y, i));
         if (a1 != a2 || b1 != b2 || s1 != s2) {
             TL_FAIL("pair %zu: (%llu, %llu, %g) vs (%llu, %llu, %g)", i, (unsigned long long)a1,
                     (unsigned long long)b1, s1, (unsigned long long)a2, (unsigned long long)b2, s2);
@@ -1858,8 +1859,8 @@ static int same_clusters(const minlsh_clusters *x, const minlsh_clusters *y) {
         return 0;
     }
     for (i = 0; i < minlsh_clusters_count(x); i++) {
-        EXPECT_OK(minlsh_clusters_members(x, i, m1, 4000, &n1));
-        EXPECT_OK(minlsh_clusters_members(y, i, m2, 4000, &n2));
+        EXPECT_OK(minlsh_clusters_copy_members(x, i, m1, 4000, &n1));
+        EXPECT_OK(minlsh_clusters_copy_members(y, i, m2, 4000, &n2));
         if (n1 != n2 || memcmp(m1, m2, n1 * 8) != 0) {
             TL_FAIL("cluster %zu differs", i);
             return 0;
@@ -1896,12 +1897,12 @@ static void test_matrix_equals_index(void) {
         for (mi = 0; mi < sizeof mins / sizeof mins[0]; mi++) {
             minlsh_pairs *pi = NULL, *pm = NULL;
             minlsh_clusters *ci = NULL, *cm = NULL;
-            EXPECT_OK(minlsh_index_pairs(ix, mins[mi], &pi));
+            EXPECT_OK(minlsh_pairs_from_index(&pi, ix, mins[mi], 0, NULL));
             EXPECT_OK(minlsh_pairs_from_matrix(&pm, mx, shapes[si][0], shapes[si][1], mins[mi], 0,
                                                NULL));
             EXPECT(same_pairs(pi, pm));
             total += minlsh_pairs_count(pm);
-            EXPECT_OK(minlsh_index_clusters(ix, mins[mi], &ci));
+            EXPECT_OK(minlsh_clusters_from_index(&ci, ix, mins[mi], NULL));
             EXPECT_OK(minlsh_clusters_from_matrix(&cm, mx, shapes[si][0], shapes[si][1], mins[mi],
                                                   NULL));
             EXPECT(same_clusters(ci, cm));
@@ -2114,7 +2115,7 @@ static void test_hot_linear(void) {
     EXPECT_OK(minlsh_clusters_from_matrix(&c, mx, 16, 4, 0.8, NULL));
     t_cm = now_s() - t0;
     EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
-    EXPECT_OK(minlsh_clusters_members(c, 0, ids, N, &n));
+    EXPECT_OK(minlsh_clusters_copy_members(c, 0, ids, N, &n));
     EXPECT(n == N && ids[0] == 0 && ids[N - 1] == 2 * (N - 1));
     minlsh_clusters_free(c);
     /* The pairs would be 5e9: refused up front, quickly, when bounded. */

@@ -356,7 +356,7 @@ static void test_sign_uses_a_correct_kernel(void) {
     uint64_t st = 5;
     for (i = 0; i < 777; i++) h[i] = tl_rand(&st);
     EXPECT_OK(minlsh_family_new(&f, 200, 77, NULL));
-    EXPECT_OK(minlsh_family_coefficients(f, a, b, 200, NULL));
+    EXPECT_OK(minlsh_family_copy_coefficients(f, a, b, 200, NULL));
     EXPECT_OK(minlsh_family_sign(f, h, 777, got, 200, NULL));
     for (i = 0; i < 200; i++) want[i] = MINLSH_EMPTY_VALUE;
     minlsh__minhash_kernel_portable.update(a, b, 200, h, 777, want);
@@ -566,7 +566,7 @@ static void test_engine_each_kernel(void) {
                 size_t sn;
                 EXPECT_OK(minlsh_shingleset_new(&set, NULL));
                 EXPECT_OK(minlsh_shingler_hash(sh, doc, dl, set, NULL));
-                sv = minlsh_shingleset_data(set);
+                sv = minlsh_shingleset_view_hashes(set);
                 sn = minlsh_shingleset_count(set);
                 for (i = 0; i < want.n; i++) {
                     size_t lo = 0, hi = sn; /* the set is sorted */

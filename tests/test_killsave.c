@@ -184,13 +184,13 @@ static void kill_runs(int is_index, long runs) {
             size_t mlen = 0;
             if (is_index) {
                 minlsh_index *l = NULL;
-                rc = minlsh_index_load_buffer(&l, got, glen, fam, 0, NULL);
-                if (rc == 0) minlsh_index_metadata(l, meta, sizeof meta - 1, &mlen);
+                rc = minlsh_index_load_buffer(&l, got, glen, LOAD_OPTS(fam, 0, NULL));
+                if (rc == 0) minlsh_index_copy_metadata(l, meta, sizeof meta - 1, &mlen);
                 minlsh_index_free(l);
             } else {
                 minlsh_sigmatrix *l = NULL;
-                rc = minlsh_sigmatrix_load_buffer(&l, got, glen, fam, 0, NULL);
-                if (rc == 0) minlsh_sigmatrix_metadata(l, meta, sizeof meta - 1, &mlen);
+                rc = minlsh_sigmatrix_load_buffer(&l, got, glen, LOAD_OPTS(fam, 0, NULL));
+                if (rc == 0) minlsh_sigmatrix_copy_metadata(l, meta, sizeof meta - 1, &mlen);
                 minlsh_sigmatrix_free(l);
             }
             if (rc != 0 || sscanf(meta, "version %" SCNu64, &v) != 1) {

@@ -7,6 +7,7 @@
  * dst == src) and running out of memory at every allocation leave dst
  * unchanged, byte for byte, and leak nothing.
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #include "minlsh.h"
 #include "testlib.h"
 
@@ -128,7 +129,7 @@ static minlsh_index *ship(minlsh_index *ix) {
     uint8_t *buf = save(ix, &n);
     minlsh_index *out = NULL;
     minlsh_family *fam = family(K, SEED);
-    EXPECT_OK(minlsh_index_load_buffer(&out, buf, n, fam, CONFIG, NULL));
+    EXPECT_OK(minlsh_index_load_buffer(&out, buf, n, LOAD_OPTS(fam, CONFIG, NULL)));
     minlsh_family_free(fam);
     free(buf);
     minlsh_index_free(ix);
@@ -156,14 +157,14 @@ static int same_query(const minlsh_index *x, const minlsh_index *y, const uint32
 static int same_pairs(const minlsh_index *x, const minlsh_index *y, double t) {
     minlsh_pairs *px = NULL, *py = NULL;
     size_t i, n;
-    int same = minlsh_index_pairs(x, t, &px) == 0 && minlsh_index_pairs(y, t, &py) == 0 &&
+    int same = minlsh_pairs_from_index(&px, x, t, 0, NULL) == 0 && minlsh_pairs_from_index(&py, y, t, 0, NULL) == 0 &&
                minlsh_pairs_count(px) == minlsh_pairs_count(py);
     n = same ? minlsh_pairs_count(px) : 0;
     for (i = 0; i < n && same; i++) {
         uint64_t a1, b1, a2, b2;
         double s1, s2;
-        same = minlsh_pairs_get(px, i, &a1, &b1, &s1) == 0 &&
-               minlsh_pairs_get(py, i, &a2, &b2, &s2) == 0 && a1 == a2 && b1 == b2 &&
+        same = minlsh_pairs_copy_pair(&a1, &b1, &s1, px, i) == 0 &&
+               minlsh_pairs_copy_pair(&a2, &b2, &s2, py, i) == 0 && a1 == a2 && b1 == b2 &&
                memcmp(&s1, &s2, sizeof s1) == 0;
     }
     minlsh_pairs_free(px);
@@ -175,12 +176,12 @@ static int same_clusters(const minlsh_index *x, const minlsh_index *y, double t)
     static uint64_t mx[N], my[N];
     minlsh_clusters *cx = NULL, *cy = NULL;
     size_t i, n, nx, ny;
-    int same = minlsh_index_clusters(x, t, &cx) == 0 && minlsh_index_clusters(y, t, &cy) == 0 &&
+    int same = minlsh_clusters_from_index(&cx, x, t, NULL) == 0 && minlsh_clusters_from_index(&cy, y, t, NULL) == 0 &&
                minlsh_clusters_count(cx) == minlsh_clusters_count(cy);
     n = same ? minlsh_clusters_count(cx) : 0;
     for (i = 0; i < n && same; i++)
-        same = minlsh_clusters_members(cx, i, mx, N, &nx) == 0 &&
-               minlsh_clusters_members(cy, i, my, N, &ny) == 0 && nx == ny &&
+        same = minlsh_clusters_copy_members(cx, i, mx, N, &nx) == 0 &&
+               minlsh_clusters_copy_members(cy, i, my, N, &ny) == 0 && nx == ny &&
                memcmp(mx, my, nx * sizeof *mx) == 0;
     minlsh_clusters_free(cx);
     minlsh_clusters_free(cy);
@@ -289,7 +290,7 @@ static void test_offset(void) {
     EXPECT_OK(minlsh_index_merge(dst, src, UINT64_MAX - (N - 1)));
     EXPECT_EQ_U64(minlsh_index_count(dst), N);
     EXPECT_EQ_INT(minlsh_index_contains(dst, UINT64_MAX), 1);
-    EXPECT_ERR(minlsh_index_ids(dst, ids, 4, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_index_copy_ids(dst, ids, 4, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_U64(n, N);
     minlsh_index_free(dst);
     minlsh_index_free(shifted);
@@ -315,7 +316,7 @@ static void test_metadata_and_empty(void) {
     }
     EXPECT_OK(minlsh_index_merge(dst, src, 100));
     EXPECT_EQ_U64(minlsh_index_count(dst), 150);
-    EXPECT_OK(minlsh_index_metadata(dst, meta, sizeof meta, &n));
+    EXPECT_OK(minlsh_index_copy_metadata(dst, meta, sizeof meta, &n));
     EXPECT(n == 3 && memcmp(meta, "dst", 3) == 0);
     EXPECT_EQ_U64(minlsh_index_count(src), 50); /* src is only read */
     free(before);

@@ -72,7 +72,7 @@ static void test_balanced_lead_values(void) {
     uint32_t b = 0, r = 0;
     double fp, fn, fp2, fn2;
     /* t = 0.8, k = 128, equal weights: (9, 13), error 0.0292970. */
-    EXPECT_OK(minlsh_plan_compute(&o, &b, &r, &fp, &fn));
+    EXPECT_OK(minlsh_plan_compute(&b, &r, &fp, &fn, &o));
     EXPECT_EQ_INT(b, 9);
     EXPECT_EQ_INT(r, 13);
     EXPECT_NEAR(0.5 * fp + 0.5 * fn, 0.0292970, 1e-6);
@@ -82,14 +82,14 @@ static void test_balanced_lead_values(void) {
     EXPECT(fp == fp2 && fn == fn2); /* one computation, the same bits */
     /* t = 0.5: (25, 5), error 0.0437371. */
     o.threshold = 0.5;
-    EXPECT_OK(minlsh_plan_compute(&o, &b, &r, &fp, &fn));
+    EXPECT_OK(minlsh_plan_compute(&b, &r, &fp, &fn, &o));
     EXPECT_EQ_INT(b, 25);
     EXPECT_EQ_INT(r, 5);
     EXPECT_NEAR(0.5 * fp + 0.5 * fn, 0.0437371, 1e-6);
     EXPECT_NEAR(fp, simpson(25, 5, 0.0, 0.5, 0, 20000), 1e-9);
     EXPECT_NEAR(fn, simpson(25, 5, 0.5, 1.0, 1, 20000), 1e-9);
     /* NULL area pointers are allowed. */
-    EXPECT_OK(minlsh_plan_compute(&o, &b, &r, NULL, NULL));
+    EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &o));
     EXPECT_EQ_INT(b, 25);
 }
 
@@ -129,7 +129,7 @@ static void test_balanced_brute(void) {
                 o.k = ks[j];
                 o.weight_fp = ws[w][0];
                 o.weight_fn = ws[w][1];
-                EXPECT_OK(minlsh_plan_compute(&o, &b, &r, NULL, NULL));
+                EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &o));
                 brute_balanced(ks[j], ts[i], ws[w][0], ws[w][1], &wb, &wr);
                 EXPECT_MSG(b == wb && r == wr, "w=%g t=%g k=%u: (%u,%u) want (%u,%u)",
                            ws[w][0], ts[i], ks[j], b, r, wb, wr);
@@ -145,7 +145,7 @@ static void test_balanced_brute(void) {
     {
         uint32_t b, r;
         double fp;
-        EXPECT_OK(minlsh_plan_compute(&o, &b, &r, &fp, NULL));
+        EXPECT_OK(minlsh_plan_compute(&b, &r, &fp, NULL, &o));
         EXPECT_EQ_INT(b, 1);
         EXPECT_EQ_INT(r, 128);
         EXPECT_NEAR(fp / (pow(0.5, 129) / 129), 1.0, 1e-12);
@@ -158,7 +158,7 @@ static void test_balanced_brute(void) {
     o.weight_fn = 1.0;
     {
         uint32_t b, r;
-        EXPECT_OK(minlsh_plan_compute(&o, &b, &r, NULL, NULL));
+        EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &o));
         EXPECT_EQ_INT(b, 8);
         EXPECT_EQ_INT(r, 1);
     }
@@ -231,7 +231,7 @@ static void test_rule(void) {
                     wr = rr;
                 }
             }
-            EXPECT_OK(minlsh_plan_compute(&o, &b, &r, &fp, &fn));
+            EXPECT_OK(minlsh_plan_compute(&b, &r, &fp, &fn, &o));
             EXPECT_MSG(b == wb && r == wr, "rule t=%g k=%u: (%u,%u) want (%u,%u)", ts[i],
                        ks[j], b, r, wb, wr);
             EXPECT_OK(minlsh_plan_areas(&fp2, &fn2, b, r, ts[i]));
@@ -243,7 +243,7 @@ static void test_rule(void) {
     o.threshold = 0.55;
     {
         uint32_t b, r;
-        EXPECT_OK(minlsh_plan_compute(&o, &b, &r, NULL, NULL));
+        EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &o));
         EXPECT_EQ_INT(r, 5);
         EXPECT_EQ_INT(b, 25);
     }
@@ -298,7 +298,7 @@ static void test_recall(void) {
         o.k = cases[i].k;
         o.threshold = cases[i].t;
         o.target_recall = cases[i].target;
-        EXPECT_OK(minlsh_plan_compute(&o, &b, &r, &fp, NULL));
+        EXPECT_OK(minlsh_plan_compute(&b, &r, &fp, NULL, &o));
         EXPECT(brute_recall(cases[i].k, cases[i].t, cases[i].target, &wb, &wr));
         EXPECT_MSG(b == wb && r == wr, "recall case %zu: (%u,%u) want (%u,%u)", i, b, r,
                    wb, wr);
@@ -314,7 +314,7 @@ static void test_recall(void) {
     {
         uint32_t b, r;
         double p;
-        EXPECT_OK(minlsh_plan_compute(&o, &b, &r, NULL, NULL));
+        EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &o));
         EXPECT_EQ_INT(b, 16);
         EXPECT_EQ_INT(r, 6);
         EXPECT_OK(minlsh_plan_probability(&p, 16, 6, 0.8));
@@ -327,7 +327,7 @@ static void test_recall(void) {
     o.threshold = 0.01;
     {
         uint32_t b = 77, r = 77;
-        EXPECT_ERR(minlsh_plan_compute(&o, &b, &r, NULL, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_plan_compute(&b, &r, NULL, NULL, &o), MINLSH_E_PARAM);
     }
 }
 
@@ -335,14 +335,14 @@ static void test_errors(void) {
     minlsh_plan_options o = MINLSH_PLAN_OPTIONS_INIT, bad;
     uint32_t b, r;
     double x, y, nan = NAN;
-    EXPECT_ERR(minlsh_plan_compute(NULL, &b, &r, NULL, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_plan_compute(&o, NULL, &r, NULL, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_plan_compute(&o, &b, NULL, NULL, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_plan_compute(&b, &r, NULL, NULL, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_plan_compute(NULL, &r, NULL, NULL, &o), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_plan_compute(&b, NULL, NULL, NULL, &o), MINLSH_E_NULL);
 #define BAD(field, value, code)                                                \
     do {                                                                       \
         bad = o;                                                               \
         bad.field = value;                                                     \
-        EXPECT_ERR(minlsh_plan_compute(&bad, &b, &r, NULL, NULL), code);       \
+        EXPECT_ERR(minlsh_plan_compute(&b, &r, NULL, NULL, &bad), code);       \
     } while (0)
     BAD(version, 0, MINLSH_E_VERSION);
     BAD(version, 2, MINLSH_E_VERSION);
@@ -365,16 +365,16 @@ static void test_errors(void) {
     bad = o;
     bad.weight_fp = 0.0;
     bad.weight_fn = 0.0;
-    EXPECT_ERR(minlsh_plan_compute(&bad, &b, &r, NULL, NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_plan_compute(&b, &r, NULL, NULL, &bad), MINLSH_E_PARAM);
 #undef BAD
     /* The extremes are accepted. */
     bad = o;
     bad.k = 1;
-    EXPECT_OK(minlsh_plan_compute(&bad, &b, &r, NULL, NULL));
+    EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &bad));
     EXPECT(b == 1 && r == 1);
     bad.k = 1024;
     bad.threshold = DBL_MIN;
-    EXPECT_OK(minlsh_plan_compute(&bad, &b, &r, NULL, NULL));
+    EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &bad));
 
     EXPECT_ERR(minlsh_plan_probability(NULL, 20, 5, 0.5), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_plan_probability(&x, 0, 5, 0.5), MINLSH_E_PARAM);
@@ -403,7 +403,7 @@ static void test_speed_k1024(void) {
         clock_t c0 = clock();
         double secs;
         o.mode = mode;
-        EXPECT_OK(minlsh_plan_compute(&o, &b, &r, NULL, NULL));
+        EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &o));
         secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
         printf("  plan_compute k=1024 mode %u: (%u, %u) in %.3f ms\n", mode, b, r,
                secs * 1000.0);

@@ -71,7 +71,7 @@ static minlsh_shingler *mk_stop(uint32_t k, uint32_t flags, const char *list) {
 }
 
 static int set_is(const minlsh_shingleset *set, const uint64_t *want, size_t n) {
-    const uint64_t *d = minlsh_shingleset_data(set);
+    const uint64_t *d = minlsh_shingleset_view_hashes(set);
     return minlsh_shingleset_count(set) == n &&
            (n == 0 || memcmp(d, want, n * sizeof *want) == 0);
 }
@@ -91,7 +91,7 @@ static void check_msgs(int line, const minlsh_shingler *sh, const void *text,
         TL_FAIL("line %d: rc %d, %zu shingles, expected %zu", line, rc,
                 minlsh_shingleset_count(set), m);
         for (i = 0; i < minlsh_shingleset_count(set); i++)
-            printf("    got %016" PRIx64 "\n", minlsh_shingleset_data(set)[i]);
+            printf("    got %016" PRIx64 "\n", minlsh_shingleset_view_hashes(set)[i]);
         for (i = 0; i < n; i++)
             printf("    want %016" PRIx64 " \"%s\"\n", H(msgs[i], strlen(msgs[i])), msgs[i]);
     }
@@ -107,7 +107,7 @@ static void check_msgs(int line, const minlsh_shingler *sh, const void *text,
 #define CHECK_EMPTY(sh, text) check_msgs(__LINE__, (sh), (text), strlen(text), NULL, 0)
 
 /* Feed text to a stream in the given pieces, finish, compare with want. */
-static int stream_agrees(minlsh_shingle_stream *st, const uint8_t *text,
+static int stream_agrees(minlsh_shinglestream *st, const uint8_t *text,
                          const size_t *cuts, size_t ncuts, size_t len,
                          minlsh_shingleset *scratch, const minlsh_shingleset *want,
                          const uint8_t wantfp[16]) {
@@ -115,13 +115,13 @@ static int stream_agrees(minlsh_shingle_stream *st, const uint8_t *text,
     size_t prev = 0, i;
     for (i = 0; i <= ncuts; i++) {
         size_t end = i < ncuts ? cuts[i] : len;
-        if (minlsh_shingle_stream_feed(st, text + prev, end - prev) != 0) return 0;
+        if (minlsh_shinglestream_feed(st, text + prev, end - prev) != 0) return 0;
         prev = end;
     }
-    if (minlsh_shingle_stream_bytes(st) != len) return 0;
-    if (minlsh_shingle_stream_finish(st, scratch, fp) != 0) return 0;
-    if (minlsh_shingle_stream_bytes(st) != 0) return 0;
-    return set_is(scratch, minlsh_shingleset_data(want), minlsh_shingleset_count(want)) &&
+    if (minlsh_shinglestream_bytes(st) != len) return 0;
+    if (minlsh_shinglestream_finish(st, scratch, fp) != 0) return 0;
+    if (minlsh_shinglestream_bytes(st) != 0) return 0;
+    return set_is(scratch, minlsh_shingleset_view_hashes(want), minlsh_shingleset_count(want)) &&
            memcmp(fp, wantfp, 16) == 0;
 }
 
@@ -133,7 +133,7 @@ static void check_norm(int line, uint32_t unit, uint32_t flags, const char *in,
                        size_t inlen, const char *want, size_t wantlen) {
     minlsh_shingler *sh = mk(unit, 64, flags);
     minlsh_shingleset *set = NULL, *set2 = NULL;
-    minlsh_shingle_stream *st = NULL;
+    minlsh_shinglestream *st = NULL;
     uint8_t fp[16], wfp[16];
     uint64_t h = H(want, wantlen);
     size_t i;
@@ -146,17 +146,17 @@ static void check_norm(int line, uint32_t unit, uint32_t flags, const char *in,
     if (wantlen == 0 && minlsh_shingleset_count(set) != 0) ok = 0;
     /* fewer than 64 bytes, so fewer than 64 units: one shingle */
     if (wantlen > 0 && wantlen < 64 && !set_is(set, &h, 1)) ok = 0;
-    if (minlsh_shingle_stream_new(&st, sh) != 0) ok = 0;
+    if (minlsh_shinglestream_new(&st, sh, NULL) != 0) ok = 0;
     for (i = 0; st != NULL && i < inlen; i++)
-        if (minlsh_shingle_stream_feed(st, in + i, 1) != 0) ok = 0;
-    if (st == NULL || minlsh_shingle_stream_finish(st, set2, fp) != 0) ok = 0;
+        if (minlsh_shinglestream_feed(st, in + i, 1) != 0) ok = 0;
+    if (st == NULL || minlsh_shinglestream_finish(st, set2, fp) != 0) ok = 0;
     if (memcmp(fp, wfp, 16) != 0) ok = 0;
-    if (!set_is(set2, minlsh_shingleset_data(set), minlsh_shingleset_count(set))) ok = 0;
+    if (!set_is(set2, minlsh_shingleset_view_hashes(set), minlsh_shingleset_count(set))) ok = 0;
     if (!ok) {
         TL_FAIL("line %d: normalisation of \"%.*s\" (flags %x) is not \"%.*s\"", line,
                 (int)inlen, in, flags, (int)wantlen, want);
     }
-    minlsh_shingle_stream_free(st);
+    minlsh_shinglestream_free(st);
     minlsh_shingleset_free(set);
     minlsh_shingleset_free(set2);
     minlsh_shingler_free(sh);
@@ -270,9 +270,9 @@ static void test_constructor_errors(void) {
     EXPECT_ERR(minlsh_shingleset_new(&set, &bad1), MINLSH_E_PARAM);
     EXPECT(set == NULL);
     EXPECT_ERR(minlsh_shingleset_new(NULL, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_shingler_config_id(NULL, &id), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_shingler_config_id(&id, NULL), MINLSH_E_NULL);
     EXPECT_OK(minlsh_shingler_new(&s, NULL, NULL));
-    EXPECT_ERR(minlsh_shingler_config_id(s, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_shingler_config_id(NULL, s), MINLSH_E_NULL);
     minlsh_shingler_free(s);
 }
 
@@ -530,7 +530,7 @@ static void test_short_and_empty(void) {
     EXPECT_OK(minlsh_shingleset_assign(set, (const uint64_t[]){1, 2}, 2));
     EXPECT_OK(minlsh_shingler_hash(w3, NULL, 0, set, fp));
     EXPECT_EQ_INT(minlsh_shingleset_count(set), 0);
-    EXPECT(minlsh_shingleset_data(set) == NULL);
+    EXPECT(minlsh_shingleset_view_hashes(set) == NULL);
     H128(want, "", 0);
     EXPECT(memcmp(fp, want, 16) == 0);
     minlsh_shingleset_free(set);
@@ -889,13 +889,13 @@ static int each_agrees(const minlsh_shingler *sh, const uint8_t *text, size_t le
 static void check_streaming(const minlsh_shingler *sh, const uint8_t *text, size_t len,
                             int every_split, uint64_t *rs, size_t *bad) {
     minlsh_shingleset *want = NULL, *got = NULL;
-    minlsh_shingle_stream *st = NULL;
+    minlsh_shinglestream *st = NULL;
     uint8_t wfp[16];
     size_t cuts[16], s, r, i;
     minlsh_shingleset_new(&want, NULL);
     minlsh_shingleset_new(&got, NULL);
     if (minlsh_shingler_hash(sh, text, len, want, wfp) != 0 ||
-        minlsh_shingle_stream_new(&st, sh) != 0) {
+        minlsh_shinglestream_new(&st, sh, NULL) != 0) {
         (*bad)++;
         goto done;
     }
@@ -918,16 +918,16 @@ static void check_streaming(const minlsh_shingler *sh, const uint8_t *text, size
         uint8_t fp[16];
         int ok = 1;
         for (i = 0; i < len; i++) {
-            if (minlsh_shingle_stream_feed(st, text + i, 1) != 0) ok = 0;
-            if (minlsh_shingle_stream_feed(st, NULL, 0) != 0) ok = 0;
+            if (minlsh_shinglestream_feed(st, text + i, 1) != 0) ok = 0;
+            if (minlsh_shinglestream_feed(st, NULL, 0) != 0) ok = 0;
         }
-        if (minlsh_shingle_stream_finish(st, got, fp) != 0) ok = 0;
+        if (minlsh_shinglestream_finish(st, got, fp) != 0) ok = 0;
         if (!ok || memcmp(fp, wfp, 16) != 0 ||
-            !set_is(got, minlsh_shingleset_data(want), minlsh_shingleset_count(want)))
+            !set_is(got, minlsh_shingleset_view_hashes(want), minlsh_shingleset_count(want)))
             (*bad)++;
     }
 done:
-    minlsh_shingle_stream_free(st);
+    minlsh_shinglestream_free(st);
     minlsh_shingleset_free(want);
     minlsh_shingleset_free(got);
 }
@@ -977,47 +977,47 @@ static void test_streaming_long(void) {
 /* The stream copies the configuration; it is reusable across documents. */
 static void test_stream_lifecycle(void) {
     minlsh_shingler *sh = mk(MINLSH_UNIT_WORD, 2, MINLSH_NORM_CASEFOLD);
-    minlsh_shingle_stream *st = NULL;
+    minlsh_shinglestream *st = NULL;
     minlsh_shingleset *a = NULL, *b = NULL;
     uint8_t fa[16], fb[16];
     minlsh_shingleset_new(&a, NULL);
     minlsh_shingleset_new(&b, NULL);
     EXPECT_OK(minlsh_shingler_hash(sh, LIT("One Two three"), a, fa));
-    EXPECT_OK(minlsh_shingle_stream_new(&st, sh));
+    EXPECT_OK(minlsh_shinglestream_new(&st, sh, NULL));
     minlsh_shingler_free(sh);
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("One T")));
-    EXPECT_EQ_U64(minlsh_shingle_stream_bytes(st), 5);
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("wo three")));
-    EXPECT_OK(minlsh_shingle_stream_finish(st, b, fb));
-    EXPECT(set_is(b, minlsh_shingleset_data(a), minlsh_shingleset_count(a)));
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("One T")));
+    EXPECT_EQ_U64(minlsh_shinglestream_bytes(st), 5);
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("wo three")));
+    EXPECT_OK(minlsh_shinglestream_finish(st, b, fb));
+    EXPECT(set_is(b, minlsh_shingleset_view_hashes(a), minlsh_shingleset_count(a)));
     EXPECT(memcmp(fa, fb, 16) == 0);
     /* reset drops a half-fed document */
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("garbage garbage")));
-    EXPECT_OK(minlsh_shingle_stream_reset(st));
-    EXPECT_EQ_U64(minlsh_shingle_stream_bytes(st), 0);
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("One Two three")));
-    EXPECT_OK(minlsh_shingle_stream_finish(st, NULL, fb)); /* set optional */
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("garbage garbage")));
+    EXPECT_OK(minlsh_shinglestream_reset(st));
+    EXPECT_EQ_U64(minlsh_shinglestream_bytes(st), 0);
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("One Two three")));
+    EXPECT_OK(minlsh_shinglestream_finish(st, NULL, fb)); /* set optional */
     EXPECT(memcmp(fa, fb, 16) == 0);
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("One Two three")));
-    EXPECT_OK(minlsh_shingle_stream_finish(st, b, NULL)); /* fp optional */
-    EXPECT(set_is(b, minlsh_shingleset_data(a), minlsh_shingleset_count(a)));
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("One Two three")));
+    EXPECT_OK(minlsh_shinglestream_finish(st, b, NULL)); /* fp optional */
+    EXPECT(set_is(b, minlsh_shingleset_view_hashes(a), minlsh_shingleset_count(a)));
     /* an empty document */
-    EXPECT_OK(minlsh_shingle_stream_finish(st, b, fb));
+    EXPECT_OK(minlsh_shinglestream_finish(st, b, fb));
     EXPECT_EQ_INT(minlsh_shingleset_count(b), 0);
     /* errors */
-    EXPECT_ERR(minlsh_shingle_stream_new(NULL, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_shinglestream_new(NULL, NULL, NULL), MINLSH_E_NULL);
     {
-        minlsh_shingle_stream *x = (minlsh_shingle_stream *)&fa;
-        EXPECT_ERR(minlsh_shingle_stream_new(&x, NULL), MINLSH_E_NULL);
+        minlsh_shinglestream *x = (minlsh_shinglestream *)&fa;
+        EXPECT_ERR(minlsh_shinglestream_new(&x, NULL, NULL), MINLSH_E_NULL);
         EXPECT(x == NULL);
     }
-    EXPECT_ERR(minlsh_shingle_stream_feed(NULL, "a", 1), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_shingle_stream_feed(st, NULL, 1), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_shingle_stream_finish(NULL, b, fb), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_shingle_stream_reset(NULL), MINLSH_E_NULL);
-    EXPECT_EQ_U64(minlsh_shingle_stream_bytes(NULL), 0);
-    minlsh_shingle_stream_free(st);
-    minlsh_shingle_stream_free(NULL);
+    EXPECT_ERR(minlsh_shinglestream_feed(NULL, "a", 1), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_shinglestream_feed(st, NULL, 1), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_shinglestream_finish(NULL, b, fb), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_shinglestream_reset(NULL), MINLSH_E_NULL);
+    EXPECT_EQ_U64(minlsh_shinglestream_bytes(NULL), 0);
+    minlsh_shinglestream_free(st);
+    minlsh_shinglestream_free(NULL);
     minlsh_shingleset_free(a);
     minlsh_shingleset_free(b);
 }
@@ -1096,7 +1096,7 @@ static uint64_t config_id_of(const minlsh_shingler_options *o) {
     minlsh_shingler *s = NULL;
     uint64_t id = 0;
     if (minlsh_shingler_new(&s, o, NULL) != 0) return 0;
-    minlsh_shingler_config_id(s, &id);
+    minlsh_shingler_config_id(&id, s);
     minlsh_shingler_free(s);
     return id;
 }
@@ -1224,10 +1224,10 @@ static void test_worked_example(void) {
     EXPECT(set_is(set, want, 5));
     EXPECT_EQ_U64(H("the quick brown", 15), UINT64_C(0xe58354cccefc4c58));
     EXPECT(memcmp(fp, want_fp, 16) == 0);
-    EXPECT_OK(minlsh_shingler_config_id(sh, &id));
+    EXPECT_OK(minlsh_shingler_config_id(&id, sh));
     EXPECT_EQ_U64(id, UINT64_C(0x775f76631e0f3720));
     EXPECT_OK(minlsh_shingler_new(&def, NULL, NULL));
-    EXPECT_OK(minlsh_shingler_config_id(def, &id));
+    EXPECT_OK(minlsh_shingler_config_id(&id, def));
     EXPECT_EQ_U64(id, UINT64_C(0x84f6fe21ac593947));
     EXPECT_OK(minlsh_shingler_hash(sh, LIT("Hello, world!"), set, NULL));
     EXPECT(set_is(set, &hello, 1));
@@ -1241,7 +1241,7 @@ static void test_worked_example(void) {
 static void test_max_document_bytes(void) {
     minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_shingler *sh = NULL;
-    minlsh_shingle_stream *st = NULL;
+    minlsh_shinglestream *st = NULL;
     minlsh_shingleset *set = NULL, *want = NULL;
     uint8_t fp[16], wfp[16];
     static const uint64_t sentinel[2] = {5, 9};
@@ -1260,28 +1260,28 @@ static void test_max_document_bytes(void) {
         EXPECT_ERR(minlsh__shingler_each(sh, LIT("aaa bbb ccc"), stop_after_first, &dummy),
                    MINLSH_E_TOOBIG);
     }
-    EXPECT_OK(minlsh_shingle_stream_new(&st, sh));
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("aaa bb")));
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("b cc")));
-    EXPECT_EQ_U64(minlsh_shingle_stream_bytes(st), 10);
-    EXPECT_OK(minlsh_shingle_stream_feed(st, NULL, 0));
-    EXPECT_ERR(minlsh_shingle_stream_feed(st, LIT("c")), MINLSH_E_TOOBIG);
-    EXPECT_ERR(minlsh_shingle_stream_feed(st, NULL, 0), MINLSH_E_TOOBIG); /* keeps refusing */
-    EXPECT_ERR(minlsh_shingle_stream_feed(st, LIT("c")), MINLSH_E_TOOBIG);
-    EXPECT_EQ_U64(minlsh_shingle_stream_bytes(st), 10); /* refused bytes not counted */
-    EXPECT_ERR(minlsh_shingle_stream_finish(st, set, fp), MINLSH_E_TOOBIG);
+    EXPECT_OK(minlsh_shinglestream_new(&st, sh, NULL));
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("aaa bb")));
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("b cc")));
+    EXPECT_EQ_U64(minlsh_shinglestream_bytes(st), 10);
+    EXPECT_OK(minlsh_shinglestream_feed(st, NULL, 0));
+    EXPECT_ERR(minlsh_shinglestream_feed(st, LIT("c")), MINLSH_E_TOOBIG);
+    EXPECT_ERR(minlsh_shinglestream_feed(st, NULL, 0), MINLSH_E_TOOBIG); /* keeps refusing */
+    EXPECT_ERR(minlsh_shinglestream_feed(st, LIT("c")), MINLSH_E_TOOBIG);
+    EXPECT_EQ_U64(minlsh_shinglestream_bytes(st), 10); /* refused bytes not counted */
+    EXPECT_ERR(minlsh_shinglestream_finish(st, set, fp), MINLSH_E_TOOBIG);
     EXPECT(set_is(set, sentinel, 2));
     /* finish reset it: the next document works */
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("aaa bbb cc")));
-    EXPECT_OK(minlsh_shingle_stream_finish(st, set, fp));
-    EXPECT(set_is(set, minlsh_shingleset_data(want), 2) && memcmp(fp, wfp, 16) == 0);
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("aaa bbb cc")));
+    EXPECT_OK(minlsh_shinglestream_finish(st, set, fp));
+    EXPECT(set_is(set, minlsh_shingleset_view_hashes(want), 2) && memcmp(fp, wfp, 16) == 0);
     /* one chunk over the limit at once, then reset */
-    EXPECT_ERR(minlsh_shingle_stream_feed(st, LIT("0123456789A")), MINLSH_E_TOOBIG);
-    EXPECT_OK(minlsh_shingle_stream_reset(st));
-    EXPECT_OK(minlsh_shingle_stream_feed(st, LIT("aaa bbb cc")));
-    EXPECT_OK(minlsh_shingle_stream_finish(st, set, fp));
-    EXPECT(set_is(set, minlsh_shingleset_data(want), 2) && memcmp(fp, wfp, 16) == 0);
-    minlsh_shingle_stream_free(st);
+    EXPECT_ERR(minlsh_shinglestream_feed(st, LIT("0123456789A")), MINLSH_E_TOOBIG);
+    EXPECT_OK(minlsh_shinglestream_reset(st));
+    EXPECT_OK(minlsh_shinglestream_feed(st, LIT("aaa bbb cc")));
+    EXPECT_OK(minlsh_shinglestream_finish(st, set, fp));
+    EXPECT(set_is(set, minlsh_shingleset_view_hashes(want), 2) && memcmp(fp, wfp, 16) == 0);
+    minlsh_shinglestream_free(st);
     minlsh_shingleset_free(set);
     minlsh_shingleset_free(want);
     minlsh_shingler_free(sh);
@@ -1299,26 +1299,26 @@ static void test_shingleset_ops(void) {
     EXPECT_OK(minlsh_shingleset_new(&a, NULL));
     EXPECT_OK(minlsh_shingleset_new(&b, NULL));
     EXPECT_EQ_INT(minlsh_shingleset_count(a), 0);
-    EXPECT(minlsh_shingleset_data(a) == NULL);
+    EXPECT(minlsh_shingleset_view_hashes(a) == NULL);
     EXPECT_EQ_INT(minlsh_shingleset_count(NULL), 0);
-    EXPECT(minlsh_shingleset_data(NULL) == NULL);
+    EXPECT(minlsh_shingleset_view_hashes(NULL) == NULL);
     EXPECT_OK(minlsh_shingleset_assign(a, in, 8));
     EXPECT(set_is(a, sorted, 6));
     /* copy: size query, short buffer, exact buffer */
-    EXPECT_ERR(minlsh_shingleset_copy(a, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_shingleset_copy_hashes(a, NULL, 0, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, 6);
     n = 0;
-    EXPECT_ERR(minlsh_shingleset_copy(a, out, 5, &n), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_shingleset_copy_hashes(a, out, 5, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, 6);
-    EXPECT_OK(minlsh_shingleset_copy(a, out, 8, &n));
+    EXPECT_OK(minlsh_shingleset_copy_hashes(a, out, 8, &n));
     EXPECT_EQ_INT(n, 6);
     EXPECT(memcmp(out, sorted, sizeof sorted) == 0);
-    EXPECT_ERR(minlsh_shingleset_copy(NULL, out, 8, &n), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_shingleset_copy(a, NULL, 8, &n), MINLSH_E_NULL);
-    EXPECT_OK(minlsh_shingleset_copy(b, NULL, 0, &n));
+    EXPECT_ERR(minlsh_shingleset_copy_hashes(NULL, out, 8, &n), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_shingleset_copy_hashes(a, NULL, 8, &n), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_shingleset_copy_hashes(b, NULL, 0, &n));
     EXPECT_EQ_INT(n, 0);
     /* assign from the set's own data */
-    EXPECT_OK(minlsh_shingleset_assign(a, minlsh_shingleset_data(a), 6));
+    EXPECT_OK(minlsh_shingleset_assign(a, minlsh_shingleset_view_hashes(a), 6));
     EXPECT(set_is(a, sorted, 6));
     EXPECT_ERR(minlsh_shingleset_assign(NULL, in, 1), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_shingleset_assign(a, NULL, 1), MINLSH_E_NULL);
@@ -1415,7 +1415,7 @@ static void test_allocation_failures(void) {
     minlsh_allocator fa = {failing_alloc, failing_free, &f};
     minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_shingler *sh = NULL, *plain = NULL;
-    minlsh_shingle_stream *st = NULL;
+    minlsh_shinglestream *st = NULL;
     minlsh_shingleset *set = NULL, *want = NULL;
     uint8_t *doc, fp[16], wfp[16];
     size_t len = 100000;
@@ -1463,7 +1463,7 @@ static void test_allocation_failures(void) {
         long before = f.live;
         f.count = 0;
         f.fail_at = n;
-        rc = minlsh_shingle_stream_new(&st, sh);
+        rc = minlsh_shinglestream_new(&st, sh, &fa);
         if (rc == 0) break;
         failures++;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
@@ -1486,7 +1486,7 @@ static void test_allocation_failures(void) {
         EXPECT(set_is(set, sentinel, 3));
     }
     EXPECT(failures >= 3);
-    EXPECT(set_is(set, minlsh_shingleset_data(want), minlsh_shingleset_count(want)));
+    EXPECT(set_is(set, minlsh_shingleset_view_hashes(want), minlsh_shingleset_count(want)));
     EXPECT(memcmp(fp, wfp, 16) == 0);
 
     /* feed: NOMEM leaves the stream refusing (feed keeps failing, finish
@@ -1494,35 +1494,35 @@ static void test_allocation_failures(void) {
     for (n = 1, failures = 0;; n++) {
         f.count = 0;
         f.fail_at = n;
-        rc = minlsh_shingle_stream_feed(st, doc, len);
+        rc = minlsh_shinglestream_feed(st, doc, len);
         f.fail_at = 0;
         if (rc == 0) break;
         failures++;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
-        EXPECT_ERR(minlsh_shingle_stream_feed(st, "a", 1), MINLSH_E_NOMEM);
-        EXPECT_ERR(minlsh_shingle_stream_finish(st, set, fp), MINLSH_E_STATE);
+        EXPECT_ERR(minlsh_shinglestream_feed(st, "a", 1), MINLSH_E_NOMEM);
+        EXPECT_ERR(minlsh_shinglestream_finish(st, set, fp), MINLSH_E_STATE);
         /* buffers kept from an earlier attempt make later ones need fewer
          * allocations: start from a fresh stream each time */
-        minlsh_shingle_stream_free(st);
+        minlsh_shinglestream_free(st);
         st = NULL;
-        EXPECT_OK(minlsh_shingle_stream_new(&st, sh));
+        EXPECT_OK(minlsh_shinglestream_new(&st, sh, &fa));
     }
     EXPECT(failures >= 3);
-    EXPECT_OK(minlsh_shingle_stream_finish(st, set, fp));
-    EXPECT(set_is(set, minlsh_shingleset_data(want), minlsh_shingleset_count(want)));
+    EXPECT_OK(minlsh_shinglestream_finish(st, set, fp));
+    EXPECT(set_is(set, minlsh_shingleset_view_hashes(want), minlsh_shingleset_count(want)));
     EXPECT(memcmp(fp, wfp, 16) == 0);
 
     /* finish: NOMEM keeps the document; a retry succeeds */
     for (n = 1, failures = 0;; n++) {
         minlsh_shingleset *fresh = NULL;
-        minlsh_shingle_stream_free(st);
+        minlsh_shinglestream_free(st);
         st = NULL;
-        EXPECT_OK(minlsh_shingle_stream_new(&st, sh));
-        EXPECT_OK(minlsh_shingle_stream_feed(st, doc, len));
+        EXPECT_OK(minlsh_shinglestream_new(&st, sh, &fa));
+        EXPECT_OK(minlsh_shinglestream_feed(st, doc, len));
         EXPECT_OK(minlsh_shingleset_new(&fresh, &fa));
         f.count = 0;
         f.fail_at = n;
-        rc = minlsh_shingle_stream_finish(st, fresh, fp);
+        rc = minlsh_shinglestream_finish(st, fresh, fp);
         f.fail_at = 0;
         if (rc == 0) {
             minlsh_shingleset_free(fresh);
@@ -1531,8 +1531,8 @@ static void test_allocation_failures(void) {
         failures++;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
         EXPECT_EQ_INT(minlsh_shingleset_count(fresh), 0);
-        EXPECT_OK(minlsh_shingle_stream_finish(st, fresh, fp));
-        EXPECT(set_is(fresh, minlsh_shingleset_data(want), minlsh_shingleset_count(want)));
+        EXPECT_OK(minlsh_shinglestream_finish(st, fresh, fp));
+        EXPECT(set_is(fresh, minlsh_shingleset_view_hashes(want), minlsh_shingleset_count(want)));
         EXPECT(memcmp(fp, wfp, 16) == 0);
         minlsh_shingleset_free(fresh);
     }
@@ -1550,7 +1550,7 @@ static void test_allocation_failures(void) {
         int bad = 0, retried = 0;
         for (c = 0; c < 3; c++) {
             minlsh_shingler *cp = NULL;
-            minlsh_shingle_stream *s2 = NULL;
+            minlsh_shinglestream *s2 = NULL;
             o.unit = cu[c];
             o.k = ck[c];
             o.flags = MINLSH_NORM_HTML;
@@ -1566,22 +1566,22 @@ static void test_allocation_failures(void) {
                 minlsh_shingleset_new(&g, &fa);
                 EXPECT_OK(minlsh_shingler_hash(cp, text, l + 34, w, wf));
                 for (n = 1;; n++) {
-                    EXPECT_OK(minlsh_shingle_stream_new(&s2, cp));
-                    for (i = 0; i < l + 34; i++) minlsh_shingle_stream_feed(s2, text + i, 1);
+                    EXPECT_OK(minlsh_shinglestream_new(&s2, cp, NULL));
+                    for (i = 0; i < l + 34; i++) minlsh_shinglestream_feed(s2, text + i, 1);
                     f.count = 0;
                     f.fail_at = n;
-                    rc = minlsh_shingle_stream_finish(s2, g, gf);
+                    rc = minlsh_shinglestream_finish(s2, g, gf);
                     f.fail_at = 0;
                     if (rc != 0) {
                         retried++;
-                        rc = minlsh_shingle_stream_finish(s2, g, gf); /* retry */
+                        rc = minlsh_shinglestream_finish(s2, g, gf); /* retry */
                     } else {
                         n = -1;
                     }
                     if (rc != 0 || memcmp(gf, wf, 16) != 0 ||
-                        !set_is(g, minlsh_shingleset_data(w), minlsh_shingleset_count(w)))
+                        !set_is(g, minlsh_shingleset_view_hashes(w), minlsh_shingleset_count(w)))
                         bad++;
-                    minlsh_shingle_stream_free(s2);
+                    minlsh_shinglestream_free(s2);
                     if (n < 0) break;
                 }
                 minlsh_shingleset_free(w);
@@ -1603,11 +1603,11 @@ static void test_allocation_failures(void) {
         EXPECT_OK(minlsh_shingleset_assign(fresh, sentinel, 3));
         f.count = 0;
         f.fail_at = n;
-        rc = minlsh_shingleset_assign(fresh, minlsh_shingleset_data(want),
+        rc = minlsh_shingleset_assign(fresh, minlsh_shingleset_view_hashes(want),
                                       minlsh_shingleset_count(want));
         f.fail_at = 0;
         if (rc == 0) {
-            EXPECT(set_is(fresh, minlsh_shingleset_data(want), minlsh_shingleset_count(want)));
+            EXPECT(set_is(fresh, minlsh_shingleset_view_hashes(want), minlsh_shingleset_count(want)));
             minlsh_shingleset_free(fresh);
             break;
         }
@@ -1618,7 +1618,7 @@ static void test_allocation_failures(void) {
     }
     EXPECT_EQ_INT(failures, 2);
 
-    minlsh_shingle_stream_free(st);
+    minlsh_shinglestream_free(st);
     minlsh_shingleset_free(set);
     minlsh_shingler_free(sh);
     EXPECT_EQ_INT(f.live, 0); /* nothing leaked */

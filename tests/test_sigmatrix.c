@@ -145,14 +145,14 @@ static int matrices_equal(const minlsh_sigmatrix *a, const minlsh_sigmatrix *b) 
         minlsh_sigmatrix_config_id(a) != minlsh_sigmatrix_config_id(b))
         return 0;
     for (i = 0; i < minlsh_sigmatrix_count(a); i++)
-        if (memcmp(minlsh_sigmatrix_column(a, i), minlsh_sigmatrix_column(b, i),
+        if (memcmp(minlsh_sigmatrix_view_column(a, i), minlsh_sigmatrix_view_column(b, i),
                    minlsh_sigmatrix_k(a) * sizeof(uint32_t)) != 0)
             return 0;
     {
         char ma[256], mb[256];
         size_t la = 0, lb = 0;
-        if (minlsh_sigmatrix_metadata(a, ma, sizeof ma, &la) != 0 ||
-            minlsh_sigmatrix_metadata(b, mb, sizeof mb, &lb) != 0 || la != lb ||
+        if (minlsh_sigmatrix_copy_metadata(a, ma, sizeof ma, &la) != 0 ||
+            minlsh_sigmatrix_copy_metadata(b, mb, sizeof mb, &lb) != 0 || la != lb ||
             memcmp(ma, mb, la) != 0)
             return 0;
     }
@@ -178,7 +178,7 @@ static int load_copy(minlsh_sigmatrix **out, const uint8_t *data, size_t len,
     uint8_t *copy = (uint8_t *)malloc(len ? len : 1);
     int rc;
     if (len) memcpy(copy, data, len);
-    rc = minlsh_sigmatrix_load_buffer(out, len ? copy : NULL, len, f, config_id, NULL);
+    rc = minlsh_sigmatrix_load_buffer(out, len ? copy : NULL, len, LOAD_OPTS(f, config_id, NULL));
     free(copy);
     return rc;
 }
@@ -202,7 +202,7 @@ static void test_append_get_estimate(void) {
     EXPECT_EQ_INT(minlsh_sigmatrix_k(m), 16);
     EXPECT_EQ_U64(minlsh_sigmatrix_seed(m), 77);
     EXPECT_EQ_U64(minlsh_sigmatrix_config_id(m), 0xABCDEF);
-    EXPECT(minlsh_sigmatrix_column(m, 0) == NULL);
+    EXPECT(minlsh_sigmatrix_view_column(m, 0) == NULL);
     for (d = 0; d < 100; d++) {
         uint64_t h[20];
         for (i = 0; i < 20; i++) h[i] = d % 10 == 0 && i < 15 ? i : tl_rand(&seed);
@@ -213,13 +213,13 @@ static void test_append_get_estimate(void) {
     EXPECT_OK(minlsh_sigmatrix_append(m, sigs[0], 16, NULL));
     EXPECT_EQ_U64(minlsh_sigmatrix_count(m), 101);
     for (d = 0; d < 100; d++) {
-        EXPECT_OK(minlsh_sigmatrix_get(m, d, got, 16, &n_out));
+        EXPECT_OK(minlsh_sigmatrix_copy_column(m, d, got, 16, &n_out));
         EXPECT_EQ_INT(n_out, 16);
         EXPECT(memcmp(got, sigs[d], sizeof got) == 0);
-        EXPECT(memcmp(minlsh_sigmatrix_column(m, d), sigs[d], sizeof got) == 0);
+        EXPECT(memcmp(minlsh_sigmatrix_view_column(m, d), sigs[d], sizeof got) == 0);
     }
     /* Each document's values are contiguous, documents in order. */
-    EXPECT(minlsh_sigmatrix_column(m, 1) == minlsh_sigmatrix_column(m, 0) + 16);
+    EXPECT(minlsh_sigmatrix_view_column(m, 1) == minlsh_sigmatrix_view_column(m, 0) + 16);
     EXPECT_OK(minlsh_sigmatrix_estimate(&est, m, 10, 20));
     EXPECT_OK(minlsh_signature_estimate(&want, sigs[10], sigs[20], 16));
     EXPECT_NEAR(est, want, 0);
@@ -228,14 +228,14 @@ static void test_append_get_estimate(void) {
     EXPECT_NEAR(est, 1.0, 0);
     EXPECT_ERR(minlsh_sigmatrix_estimate(&est, m, 0, 101), MINLSH_E_NOTFOUND);
     EXPECT_ERR(minlsh_sigmatrix_estimate(&est, m, 101, 0), MINLSH_E_NOTFOUND);
-    EXPECT_ERR(minlsh_sigmatrix_get(m, 101, got, 16, NULL), MINLSH_E_NOTFOUND);
-    EXPECT_ERR(minlsh_sigmatrix_get(m, UINT64_MAX, got, 16, NULL), MINLSH_E_NOTFOUND);
-    EXPECT(minlsh_sigmatrix_column(m, 101) == NULL);
+    EXPECT_ERR(minlsh_sigmatrix_copy_column(m, 101, got, 16, NULL), MINLSH_E_NOTFOUND);
+    EXPECT_ERR(minlsh_sigmatrix_copy_column(m, UINT64_MAX, got, 16, NULL), MINLSH_E_NOTFOUND);
+    EXPECT(minlsh_sigmatrix_view_column(m, 101) == NULL);
     n_out = 0;
-    EXPECT_ERR(minlsh_sigmatrix_get(m, 3, got, 15, &n_out), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_sigmatrix_copy_column(m, 3, got, 15, &n_out), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n_out, 16);
     n_out = 0;
-    EXPECT_ERR(minlsh_sigmatrix_get(m, 3, NULL, 0, &n_out), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_sigmatrix_copy_column(m, 3, NULL, 0, &n_out), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n_out, 16);
     minlsh_sigmatrix_free(m);
     minlsh_family_free(f);
@@ -263,11 +263,11 @@ static void test_errors(void) {
     EXPECT_ERR(minlsh_sigmatrix_append(m, sig, 9, NULL), MINLSH_E_PARAM);
     EXPECT_EQ_U64(minlsh_sigmatrix_count(m), 0);
     EXPECT_OK(minlsh_sigmatrix_append(m, sig, 8, NULL));
-    EXPECT_ERR(minlsh_sigmatrix_get(NULL, 0, sig, 8, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_sigmatrix_get(m, 0, NULL, 8, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_copy_column(NULL, 0, sig, 8, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_copy_column(m, 0, NULL, 8, NULL), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_sigmatrix_estimate(NULL, m, 0, 0), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_sigmatrix_estimate(&est, NULL, 0, 0), MINLSH_E_NULL);
-    EXPECT(minlsh_sigmatrix_column(NULL, 0) == NULL);
+    EXPECT(minlsh_sigmatrix_view_column(NULL, 0) == NULL);
     EXPECT_EQ_U64(minlsh_sigmatrix_count(NULL), 0);
     EXPECT_EQ_INT(minlsh_sigmatrix_k(NULL), 0);
     EXPECT_EQ_U64(minlsh_sigmatrix_seed(NULL), 0);
@@ -282,14 +282,14 @@ static void test_errors(void) {
     EXPECT_EQ_INT(n_out, 64 + 32 + 16);
     EXPECT_ERR(minlsh_sigmatrix_save_buffer(m, buf, sizeof buf, NULL), MINLSH_E_BUFSIZE);
     m2 = (minlsh_sigmatrix *)&m;
-    EXPECT_ERR(minlsh_sigmatrix_load(NULL, "x", NULL, 0, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_sigmatrix_load(&m2, NULL, NULL, 0, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_load(NULL, "x", NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_load(&m2, NULL, NULL), MINLSH_E_NULL);
     EXPECT(m2 == NULL);
     m2 = (minlsh_sigmatrix *)&m;
-    EXPECT_ERR(minlsh_sigmatrix_load_buffer(NULL, buf, 16, NULL, 0, NULL), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, NULL, 16, NULL, 0, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_load_buffer(NULL, buf, 16, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, NULL, 16, NULL), MINLSH_E_NULL);
     EXPECT(m2 == NULL);
-    EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, NULL, 0, NULL, 0, NULL), MINLSH_E_FORMAT);
+    EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, NULL, 0, NULL), MINLSH_E_FORMAT);
     minlsh_sigmatrix_free(NULL);
     minlsh_sigmatrix_free(m);
     minlsh_family_free(f);
@@ -322,7 +322,7 @@ static void test_layout(void) {
     for (d = 0; d < 3; d++)
         for (i = 0; i < 5; i++)
             EXPECT_EQ_U64(minlsh__load32le(b + 64 + 4 * (d * 5 + i)),
-                          minlsh_sigmatrix_column(m, d)[i]);
+                          minlsh_sigmatrix_view_column(m, d)[i]);
     /* Document 1 was the empty set. */
     EXPECT_EQ_U64(minlsh__load32le(b + 64 + 20), 0xFFFFFFFFu);
     EXPECT_EQ_U64(minlsh__load64le(b + 124), 0); /* no metadata */
@@ -355,7 +355,7 @@ static void test_roundtrip(void) {
         EXPECT(m != NULL);
         b = to_buffer(m, &len);
         EXPECT(b != NULL);
-        EXPECT_OK(minlsh_sigmatrix_load_buffer(&m2, b, len, f, 42 + t, NULL));
+        EXPECT_OK(minlsh_sigmatrix_load_buffer(&m2, b, len, LOAD_OPTS(f, 42 + t, NULL)));
         EXPECT(m2 != NULL && matrices_equal(m, m2));
         b2 = to_buffer(m2, &len2);
         EXPECT(b2 != NULL && len2 == len && memcmp(b, b2, len) == 0);
@@ -363,15 +363,15 @@ static void test_roundtrip(void) {
         EXPECT_OK(minlsh_sigmatrix_save(m, path));
         fb = read_file(path, &flen);
         EXPECT(fb != NULL && flen == len && memcmp(fb, b, len) == 0);
-        EXPECT_OK(minlsh_sigmatrix_load(&m3, path, f, 42 + t, NULL));
+        EXPECT_OK(minlsh_sigmatrix_load(&m3, path, LOAD_OPTS(f, 42 + t, NULL)));
         EXPECT(m3 != NULL && matrices_equal(m, m3));
         /* Without a family anything valid loads, with the file's fingerprint. */
-        EXPECT_OK(minlsh_sigmatrix_load(&m4, path, NULL, 12345, NULL));
+        EXPECT_OK(minlsh_sigmatrix_load(&m4, path, LOAD_OPTS(NULL, 12345, NULL)));
         EXPECT(m4 != NULL && matrices_equal(m, m4));
         EXPECT_EQ_U64(minlsh_sigmatrix_config_id(m4), 42 + t);
         /* A loaded matrix keeps growing. */
         if (m4 != NULL) {
-            EXPECT_OK(minlsh_sigmatrix_append(m4, minlsh_sigmatrix_column(m, 0), ks[t], NULL));
+            EXPECT_OK(minlsh_sigmatrix_append(m4, minlsh_sigmatrix_view_column(m, 0), ks[t], NULL));
             EXPECT_EQ_U64(minlsh_sigmatrix_count(m4), minlsh_sigmatrix_count(m) + 1);
         }
         free(b);
@@ -498,10 +498,10 @@ static void test_every_truncation(void) {
         minlsh_sigmatrix *out = NULL;
         const char *path = tl_tmp_path("truncated.mx");
         EXPECT_EQ_INT(write_file(path, b, 100), 0);
-        EXPECT_ERR(minlsh_sigmatrix_load(&out, path, f, 0, NULL), MINLSH_E_CORRUPT);
+        EXPECT_ERR(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 0, NULL)), MINLSH_E_CORRUPT);
         EXPECT(out == NULL);
         EXPECT_EQ_INT(write_file(path, b, 0), 0);
-        EXPECT_ERR(minlsh_sigmatrix_load(&out, path, f, 0, NULL), MINLSH_E_FORMAT);
+        EXPECT_ERR(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 0, NULL)), MINLSH_E_FORMAT);
         /* Trailing garbage is as bad as missing bytes. */
         {
             uint8_t *longer = (uint8_t *)malloc(len + 1);
@@ -579,14 +579,14 @@ static void test_inflated_count(void) {
         int rc;
         minlsh__store64le(b + 48, counts[i]);
         reseal_header(b);
-        rc = minlsh_sigmatrix_load_buffer(&out, b, len, NULL, 0, &al);
+        rc = minlsh_sigmatrix_load_buffer(&out, b, len, LOAD_OPTS(NULL, 0, &al));
         EXPECT_MSG(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_TOOBIG, "count %" PRIu64 ": rc %d",
                    counts[i], rc);
         EXPECT(out == NULL);
         EXPECT_EQ_INT(fa.calls, 0); /* refused before allocating anything */
         /* Through a file: only the file itself is ever allocated. */
         EXPECT_EQ_INT(write_file(path, b, len), 0);
-        rc = minlsh_sigmatrix_load(&out, path, f, 0, &al);
+        rc = minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 0, &al));
         EXPECT_MSG(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_TOOBIG, "file, count %" PRIu64
                    ": rc %d", counts[i], rc);
         EXPECT(fa.max_size <= len);
@@ -601,7 +601,7 @@ static void test_inflated_count(void) {
         minlsh_allocator al = fa_make(&fa, 0);
         minlsh_sigmatrix *out = (minlsh_sigmatrix *)&f;
         minlsh__store64le(b + 64 + 48, counts[i]);
-        EXPECT_ERR(minlsh_sigmatrix_load_buffer(&out, b, len, NULL, 0, &al), MINLSH_E_CORRUPT);
+        EXPECT_ERR(minlsh_sigmatrix_load_buffer(&out, b, len, LOAD_OPTS(NULL, 0, &al)), MINLSH_E_CORRUPT);
         EXPECT(out == NULL);
         EXPECT_EQ_INT(fa.calls, 0);
     }
@@ -620,13 +620,13 @@ static void test_mismatch(void) {
     m = make_matrix(f, 1234, 10, 2);
     EXPECT_OK(minlsh_sigmatrix_save(m, path));
     out = (minlsh_sigmatrix *)&f;
-    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, f_k, 1234, NULL), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f_k, 1234, NULL)), MINLSH_E_MISMATCH);
     EXPECT(out == NULL);
-    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, f_seed, 1234, NULL), MINLSH_E_MISMATCH);
-    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, f, 1235, NULL), MINLSH_E_MISMATCH);
-    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, f, 0, NULL), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f_seed, 1234, NULL)), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 1235, NULL)), MINLSH_E_MISMATCH);
+    EXPECT_ERR(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 0, NULL)), MINLSH_E_MISMATCH);
     EXPECT(out == NULL);
-    EXPECT_OK(minlsh_sigmatrix_load(&out, path, f, 1234, NULL));
+    EXPECT_OK(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 1234, NULL)));
     minlsh_sigmatrix_free(out);
     remove(path);
     minlsh_sigmatrix_free(m);
@@ -637,11 +637,11 @@ static void test_mismatch(void) {
 
 static void test_missing_file(void) {
     minlsh_sigmatrix *out = (minlsh_sigmatrix *)&out;
-    EXPECT_ERR(minlsh_sigmatrix_load(&out, tl_tmp_path("no-such-file.mx"), NULL, 0, NULL),
+    EXPECT_ERR(minlsh_sigmatrix_load(&out, tl_tmp_path("no-such-file.mx"), NULL),
                MINLSH_E_IO);
     EXPECT(out == NULL);
     /* A directory is not a file. */
-    EXPECT_ERR(minlsh_sigmatrix_load(&out, scratch_dir(), NULL, 0, NULL), MINLSH_E_IO);
+    EXPECT_ERR(minlsh_sigmatrix_load(&out, scratch_dir(), NULL), MINLSH_E_IO);
 }
 
 static void test_atomic_save(void) {
@@ -660,7 +660,7 @@ static void test_atomic_save(void) {
     EXPECT_OK(minlsh_sigmatrix_save(m2, path));
     list_dir(dir, listing, sizeof listing);
     EXPECT_MSG(strcmp(listing, "m.mx") == 0, "after saving: %s", listing);
-    EXPECT_OK(minlsh_sigmatrix_load(&out, path, f, 1, NULL));
+    EXPECT_OK(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 1, NULL)));
     EXPECT(out != NULL && matrices_equal(out, m2));
     minlsh_sigmatrix_free(out);
     /* Into a directory that does not exist: IO error, nothing created. */
@@ -679,7 +679,7 @@ static void test_atomic_save(void) {
         rmdir(sub);
     }
     out = NULL;
-    EXPECT_OK(minlsh_sigmatrix_load(&out, path, f, 1, NULL));
+    EXPECT_OK(minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 1, NULL)));
     EXPECT(out != NULL && matrices_equal(out, m2));
     minlsh_sigmatrix_free(out);
     remove(path);
@@ -698,32 +698,32 @@ static void test_metadata(void) {
     EXPECT_OK(minlsh_family_new(&f, 8, 4, NULL));
     m = make_matrix(f, 5, 4, 6);
     /* Empty by default; (NULL, 0) is a valid query. */
-    EXPECT_OK(minlsh_sigmatrix_metadata(m, NULL, 0, &n_out));
+    EXPECT_OK(minlsh_sigmatrix_copy_metadata(m, NULL, 0, &n_out));
     EXPECT_EQ_INT(n_out, 0);
     EXPECT_OK(minlsh_sigmatrix_set_metadata(m, bin, sizeof bin));
     n_out = 0;
-    EXPECT_ERR(minlsh_sigmatrix_metadata(m, NULL, 0, &n_out), MINLSH_E_BUFSIZE);
+    EXPECT_ERR(minlsh_sigmatrix_copy_metadata(m, NULL, 0, &n_out), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n_out, 7);
-    EXPECT_ERR(minlsh_sigmatrix_metadata(m, buf, 6, &n_out), MINLSH_E_BUFSIZE);
-    EXPECT_OK(minlsh_sigmatrix_metadata(m, buf, sizeof buf, &n_out));
+    EXPECT_ERR(minlsh_sigmatrix_copy_metadata(m, buf, 6, &n_out), MINLSH_E_BUFSIZE);
+    EXPECT_OK(minlsh_sigmatrix_copy_metadata(m, buf, sizeof buf, &n_out));
     EXPECT(n_out == 7 && memcmp(buf, bin, 7) == 0);
-    EXPECT_ERR(minlsh_sigmatrix_metadata(m, NULL, 7, NULL), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_copy_metadata(m, NULL, 7, NULL), MINLSH_E_NULL);
     /* Saved and loaded with the matrix, byte for byte. */
     b = to_buffer(m, &len);
-    EXPECT_OK(minlsh_sigmatrix_load_buffer(&m2, b, len, f, 5, NULL));
+    EXPECT_OK(minlsh_sigmatrix_load_buffer(&m2, b, len, LOAD_OPTS(f, 5, NULL)));
     EXPECT(m2 != NULL && matrices_equal(m, m2));
     free(b);
     /* Replacing and clearing. */
     EXPECT_OK(minlsh_sigmatrix_set_metadata(m, "two", 3));
-    EXPECT_OK(minlsh_sigmatrix_metadata(m, buf, sizeof buf, &n_out));
+    EXPECT_OK(minlsh_sigmatrix_copy_metadata(m, buf, sizeof buf, &n_out));
     EXPECT(n_out == 3 && memcmp(buf, "two", 3) == 0);
     EXPECT_OK(minlsh_sigmatrix_set_metadata(m, NULL, 0));
-    EXPECT_OK(minlsh_sigmatrix_metadata(m, NULL, 0, &n_out));
+    EXPECT_OK(minlsh_sigmatrix_copy_metadata(m, NULL, 0, &n_out));
     EXPECT_EQ_INT(n_out, 0);
     /* Errors. */
     EXPECT_ERR(minlsh_sigmatrix_set_metadata(NULL, "x", 1), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_sigmatrix_set_metadata(m, NULL, 1), MINLSH_E_NULL);
-    EXPECT_ERR(minlsh_sigmatrix_metadata(NULL, buf, sizeof buf, &n_out), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_sigmatrix_copy_metadata(NULL, buf, sizeof buf, &n_out), MINLSH_E_NULL);
 #if SIZE_MAX > 0xFFFFFFFFu
     /* Refused on the length alone: the bytes are never read. */
     EXPECT_ERR(minlsh_sigmatrix_set_metadata(m, "x", (size_t)UINT32_MAX + 1), MINLSH_E_TOOBIG);
@@ -737,7 +737,7 @@ static void test_metadata(void) {
         EXPECT_OK(minlsh_sigmatrix_set_metadata(m3, "old", 3));
         fa.fail_at = fa.calls + 1;
         EXPECT_ERR(minlsh_sigmatrix_set_metadata(m3, "newer", 5), MINLSH_E_NOMEM);
-        EXPECT_OK(minlsh_sigmatrix_metadata(m3, buf, sizeof buf, &n_out));
+        EXPECT_OK(minlsh_sigmatrix_copy_metadata(m3, buf, sizeof buf, &n_out));
         EXPECT(n_out == 3 && memcmp(buf, "old", 3) == 0);
         minlsh_sigmatrix_free(m3);
         EXPECT_EQ_INT(fa.live, 0);
@@ -778,7 +778,7 @@ static void test_failing_allocator_append(void) {
                 /* Unchanged: the same documents, intact. */
                 EXPECT_EQ_U64(minlsh_sigmatrix_count(m), d);
                 for (j = 0; j < d; j++)
-                    EXPECT_EQ_U64(minlsh_sigmatrix_column(m, j)[63], j * 64 + 63);
+                    EXPECT_EQ_U64(minlsh_sigmatrix_view_column(m, j)[63], j * 64 + 63);
                 /* And still usable. */
                 EXPECT_OK(minlsh_sigmatrix_append(m, sig, 64, NULL));
                 EXPECT_EQ_U64(minlsh_sigmatrix_count(m), d + 1);
@@ -818,7 +818,7 @@ static void test_failing_allocator_files(void) {
         uint8_t *b;
         size_t len = 0;
         b = to_buffer(m, &len);
-        EXPECT_OK(minlsh_sigmatrix_load_buffer(&mm, b, len, f, 0, &al));
+        EXPECT_OK(minlsh_sigmatrix_load_buffer(&mm, b, len, LOAD_OPTS(f, 0, &al)));
         free(b);
         fa.calls = 0;
         fa.fail_at = n;
@@ -845,7 +845,7 @@ static void test_failing_allocator_files(void) {
         fail_alloc fa;
         minlsh_allocator al = fa_make(&fa, n);
         minlsh_sigmatrix *out = (minlsh_sigmatrix *)&f;
-        rc = minlsh_sigmatrix_load(&out, path, f, 0, &al);
+        rc = minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 0, &al));
         if (rc != 0) {
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
             EXPECT(out == NULL);

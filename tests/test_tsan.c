@@ -11,6 +11,7 @@
  *    ONE mapped matrix; no writer runs meanwhile, as the header requires.
  *  - minlsh_family_sign_batch with 4 threads of its own.
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -65,9 +66,9 @@ static void make_docs(void) {
 static void *signer(void *arg) {
     int t = (int)(intptr_t)arg, r;
     minlsh_shingleset *set = NULL;
-    minlsh_shingle_stream *st = NULL;
+    minlsh_shinglestream *st = NULL;
     size_t d, off;
-    if (minlsh_shingleset_new(&set, NULL) != 0 || minlsh_shingle_stream_new(&st, shared_sh) != 0)
+    if (minlsh_shingleset_new(&set, NULL) != 0 || minlsh_shinglestream_new(&st, shared_sh, NULL) != 0)
         thread_errors[t]++;
     pthread_barrier_wait(&start);
     (void)minlsh_simd_kernel_name(); /* first use, concurrently */
@@ -75,22 +76,22 @@ static void *signer(void *arg) {
         for (d = 0; d < DOCS; d++) {
             size_t i = (d + (size_t)t * 7) % DOCS; /* threads in different orders */
             if (minlsh_shingler_hash(shared_sh, docs[i], lens[i], set, got_fp[t][i]) != 0 ||
-                minlsh_family_sign(shared_fam, minlsh_shingleset_data(set),
+                minlsh_family_sign(shared_fam, minlsh_shingleset_view_hashes(set),
                                    minlsh_shingleset_count(set), got_sign[t][i], K, NULL) != 0 ||
                 minlsh_family_sign_text(shared_fam, shared_sh, docs[i], lens[i], got_text[t][i],
                                         K, NULL) != 0)
                 thread_errors[t]++;
             for (off = 0; off < lens[i]; off += 97)
-                if (minlsh_shingle_stream_feed(st, docs[i] + off,
+                if (minlsh_shinglestream_feed(st, docs[i] + off,
                                                lens[i] - off < 97 ? lens[i] - off : 97) != 0)
                     thread_errors[t]++;
-            if (minlsh_shingle_stream_finish(st, set, NULL) != 0 ||
-                minlsh_family_sign(shared_fam, minlsh_shingleset_data(set),
+            if (minlsh_shinglestream_finish(st, set, NULL) != 0 ||
+                minlsh_family_sign(shared_fam, minlsh_shingleset_view_hashes(set),
                                    minlsh_shingleset_count(set), got_stream[t][i], K, NULL) != 0)
                 thread_errors[t]++;
         }
     }
-    minlsh_shingle_stream_free(st);
+    minlsh_shinglestream_free(st);
     minlsh_shingleset_free(set);
     return NULL;
 }
@@ -111,7 +112,7 @@ static void test_shared_shingler_and_family(void) {
     minlsh_shingleset_new(&set, NULL);
     for (d = 0; d < DOCS; d++) {
         EXPECT_OK(minlsh_shingler_hash(shared_sh, docs[d], lens[d], set, fp));
-        EXPECT_OK(minlsh_family_sign(shared_fam, minlsh_shingleset_data(set),
+        EXPECT_OK(minlsh_family_sign(shared_fam, minlsh_shingleset_view_hashes(set),
                                      minlsh_shingleset_count(set), want, K, NULL));
         for (t = 0; t < THREADS; t++) {
             EXPECT_MSG(memcmp(got_sign[t][d], want, sizeof want) == 0 &&
@@ -153,13 +154,13 @@ static void read_everything(answers *a) {
         if (minlsh_index_query(shared_ix, sigs[d], K, a->ids[d], a->sims[d], DOCS, &a->n[d]) != 0 ||
             minlsh_index_query_limited(shared_ix, sigs[d], K, 4, ids, NULL, DOCS, &m,
                                        &searched) != 0 ||
-            minlsh_index_get(shared_ix, 1000 + d, sig, K, NULL) != 0 ||
+            minlsh_index_copy_signature(shared_ix, 1000 + d, sig, K, NULL) != 0 ||
             memcmp(sig, sigs[d], sizeof sig) != 0 || minlsh_index_contains(shared_ix, 1000 + d) != 1)
             a->n[d] = (size_t)-1;
     }
-    if (minlsh_index_ids(shared_ix, ids, DOCS, &n) != 0 || n != DOCS) a->pairs = (size_t)-1;
-    if (minlsh_index_pairs(shared_ix, 0.3, &p) == 0) a->pairs += minlsh_pairs_count(p);
-    if (minlsh_index_clusters(shared_ix, 0.3, &c) == 0) a->clusters = minlsh_clusters_count(c);
+    if (minlsh_index_copy_ids(shared_ix, ids, DOCS, &n) != 0 || n != DOCS) a->pairs = (size_t)-1;
+    if (minlsh_pairs_from_index(&p, shared_ix, 0.3, 0, NULL) == 0) a->pairs += minlsh_pairs_count(p);
+    if (minlsh_clusters_from_index(&c, shared_ix, 0.3, NULL) == 0) a->clusters = minlsh_clusters_count(c);
     minlsh_pairs_free(p);
     minlsh_clusters_free(c);
     if (minlsh_index_save_buffer(shared_ix, NULL, 0, &a->bytes) == MINLSH_E_BUFSIZE &&
@@ -173,7 +174,7 @@ static void read_everything(answers *a) {
         minlsh_sigmatrix_estimate(&e1, shared_mx, d, DOCS - 1 - d);
         minlsh_sigmatrix_estimate(&e2, mapped_mx, d, DOCS - 1 - d);
         a->estimates += e1 + 2 * e2;
-        if (memcmp(minlsh_sigmatrix_column(mapped_mx, d), sigs[d], sizeof sigs[d]) != 0)
+        if (memcmp(minlsh_sigmatrix_view_column(mapped_mx, d), sigs[d], sizeof sigs[d]) != 0)
             a->estimates = -1;
     }
 }
@@ -201,7 +202,7 @@ static void test_concurrent_readers(void) {
     }
     snprintf(path, sizeof path, "%s/tsan.mx", dir != NULL ? dir : "/tmp");
     EXPECT_OK(minlsh_sigmatrix_save(shared_mx, path));
-    EXPECT_OK(minlsh_sigmatrix_map(&mapped_mx, path, shared_fam, 0, NULL));
+    EXPECT_OK(minlsh_sigmatrix_map(&mapped_mx, path, LOAD_OPTS(shared_fam, 0, NULL)));
     read_everything(&ref);
     pthread_barrier_init(&start, NULL, THREADS);
     for (t = 0; t < THREADS; t++)
@@ -223,10 +224,10 @@ static void test_sign_batch_threads(void) {
     const void *texts[DOCS];
     size_t d;
     for (d = 0; d < DOCS; d++) texts[d] = docs[d];
-    EXPECT_OK(minlsh_family_sign_batch(shared_fam, shared_sh, texts, lens, DOCS, one, DOCS * K,
-                                       NULL, st1, 1));
-    EXPECT_OK(minlsh_family_sign_batch(shared_fam, shared_sh, texts, lens, DOCS, four, DOCS * K,
-                                       NULL, st4, 4));
+    EXPECT_OK(minlsh_family_sign_batch(shared_fam, shared_sh, texts, lens, DOCS, 1, one,
+                                       DOCS * K, NULL, st1));
+    EXPECT_OK(minlsh_family_sign_batch(shared_fam, shared_sh, texts, lens, DOCS, 4, four,
+                                       DOCS * K, NULL, st4));
     EXPECT(memcmp(one, four, sizeof one) == 0);
     EXPECT(memcmp(st1, st4, sizeof st1) == 0);
     EXPECT(memcmp(one, got_sign[0][0], 4 * K) == 0);

@@ -11,6 +11,11 @@
 #ifndef MINLSH_TESTLIB_H
 #define MINLSH_TESTLIB_H
 
+/* Load options for a family check (family NULL: any file) and an allocator,
+ * as one argument (include minlsh.h before using it). */
+#define LOAD_OPTS(family, config_id, alloc)                                    \
+    (&(minlsh_load_options){MINLSH_LOAD_OPTIONS_VERSION, 0, (family), (config_id), (alloc)})
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>

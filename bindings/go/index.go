@@ -83,10 +83,12 @@ func LoadIndex(path string, expect *IndexConfig) (*Index, error) {
 			return nil, err
 		}
 		f.mu.RLock()
-		rc = C.minlsh_index_load(&x.p, cpath, f.p, C.uint64_t(expect.ConfigID), nil)
+		opts := C.minlsh_load_options{version: C.MINLSH_LOAD_OPTIONS_VERSION,
+			family: f.p, config_id: C.uint64_t(expect.ConfigID)}
+		rc = C.minlsh_index_load(&x.p, cpath, &opts)
 		f.mu.RUnlock()
 	} else {
-		rc = C.minlsh_index_load(&x.p, cpath, nil, 0, nil)
+		rc = C.minlsh_index_load(&x.p, cpath, nil)
 	}
 	if rc != 0 {
 		return nil, newError(rc, "minlsh_index_load", path)
@@ -179,7 +181,7 @@ func (x *Index) IDs() ([]uint64, error) {
 	}
 	ids := make([]uint64, int(C.minlsh_index_count(x.p)))
 	var n C.size_t
-	err := check(C.minlsh_index_ids(x.p, u64Ptr(ids), C.size_t(len(ids)), &n), "minlsh_index_ids")
+	err := check(C.minlsh_index_copy_ids(x.p, u64Ptr(ids), C.size_t(len(ids)), &n), "minlsh_index_copy_ids")
 	return ids[:n], err
 }
 
@@ -192,9 +194,9 @@ func (x *Index) Get(id uint64) (MinHash, error) {
 	}
 	m := MinHash{Seed: uint64(C.minlsh_index_seed(x.p)),
 		Values: make([]uint32, int(C.minlsh_index_k(x.p)))}
-	if rc := C.minlsh_index_get(x.p, C.uint64_t(id), u32Ptr(m.Values), C.size_t(len(m.Values)),
+	if rc := C.minlsh_index_copy_signature(x.p, C.uint64_t(id), u32Ptr(m.Values), C.size_t(len(m.Values)),
 		nil); rc != 0 {
-		return MinHash{}, newError(rc, "minlsh_index_get", fmt.Sprintf("id %d", id))
+		return MinHash{}, newError(rc, "minlsh_index_copy_signature", fmt.Sprintf("id %d", id))
 	}
 	return m, nil
 }
@@ -242,8 +244,8 @@ func (x *Index) Pairs(minSimilarity float64) ([]Pair, error) {
 		return nil, closedError("Index.Pairs")
 	}
 	var ps *C.minlsh_pairs
-	if rc := C.minlsh_index_pairs(x.p, C.double(minSimilarity), &ps); rc != 0 {
-		return nil, newError(rc, "minlsh_index_pairs", fmt.Sprintf("min similarity %g",
+	if rc := C.minlsh_pairs_from_index(&ps, x.p, C.double(minSimilarity), 0, nil); rc != 0 {
+		return nil, newError(rc, "minlsh_pairs_from_index", fmt.Sprintf("min similarity %g",
 			minSimilarity))
 	}
 	defer C.minlsh_pairs_free(ps)
@@ -251,7 +253,7 @@ func (x *Index) Pairs(minSimilarity float64) ([]Pair, error) {
 	for i := range out {
 		var a, b C.uint64_t
 		var s C.double
-		if err := check(C.minlsh_pairs_get(ps, C.size_t(i), &a, &b, &s), "minlsh_pairs_get"); err != nil {
+		if err := check(C.minlsh_pairs_copy_pair(&a, &b, &s, ps, C.size_t(i)), "minlsh_pairs_copy_pair"); err != nil {
 			return nil, err
 		}
 		out[i] = Pair{A: uint64(a), B: uint64(b), Similarity: float64(s)}
@@ -269,21 +271,21 @@ func (x *Index) Clusters(minSimilarity float64) ([][]uint64, error) {
 		return nil, closedError("Index.Clusters")
 	}
 	var cs *C.minlsh_clusters
-	if rc := C.minlsh_index_clusters(x.p, C.double(minSimilarity), &cs); rc != 0 {
-		return nil, newError(rc, "minlsh_index_clusters", fmt.Sprintf("min similarity %g",
+	if rc := C.minlsh_clusters_from_index(&cs, x.p, C.double(minSimilarity), nil); rc != 0 {
+		return nil, newError(rc, "minlsh_clusters_from_index", fmt.Sprintf("min similarity %g",
 			minSimilarity))
 	}
 	defer C.minlsh_clusters_free(cs)
 	out := make([][]uint64, int(C.minlsh_clusters_count(cs)))
 	for i := range out {
 		var n C.size_t
-		rc := C.minlsh_clusters_members(cs, C.size_t(i), nil, 0, &n)
+		rc := C.minlsh_clusters_copy_members(cs, C.size_t(i), nil, 0, &n)
 		if rc != CodeBufSize && rc != 0 {
-			return nil, check(rc, "minlsh_clusters_members")
+			return nil, check(rc, "minlsh_clusters_copy_members")
 		}
 		members := make([]uint64, int(n))
-		if err := check(C.minlsh_clusters_members(cs, C.size_t(i), u64Ptr(members), n, &n),
-			"minlsh_clusters_members"); err != nil {
+		if err := check(C.minlsh_clusters_copy_members(cs, C.size_t(i), u64Ptr(members), n, &n),
+			"minlsh_clusters_copy_members"); err != nil {
 			return nil, err
 		}
 		out[i] = members
@@ -311,15 +313,15 @@ func (x *Index) Metadata() ([]byte, error) {
 		return nil, closedError("Index.Metadata")
 	}
 	var n C.size_t
-	rc := C.minlsh_index_metadata(x.p, nil, 0, &n)
+	rc := C.minlsh_index_copy_metadata(x.p, nil, 0, &n)
 	if rc == 0 {
 		return []byte{}, nil
 	}
 	if rc != CodeBufSize {
-		return nil, check(rc, "minlsh_index_metadata")
+		return nil, check(rc, "minlsh_index_copy_metadata")
 	}
 	buf := make([]byte, int(n))
-	err := check(C.minlsh_index_metadata(x.p, bytesPtr(buf), n, &n), "minlsh_index_metadata")
+	err := check(C.minlsh_index_copy_metadata(x.p, bytesPtr(buf), n, &n), "minlsh_index_copy_metadata")
 	return buf[:n], err
 }
 

@@ -1,32 +1,16 @@
 package minlsh
 
 /*
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <minlsh.h>
 #include <stdlib.h>
 #include <string.h>
 
-// minlsh_family_sign_batch is newer than the rest of the API. The weak
-// reference is NULL when the library this package was linked with lacks it;
-// dlsym then finds it in a newer library loaded at run time. Without either,
-// SignBatch signs from goroutines instead.
-#pragma weak minlsh_family_sign_batch
-typedef int (*gominlsh_sign_batch_fn)(const minlsh_family *, const minlsh_shingler *,
-                                      const void *const *, const size_t *, size_t,
-                                      uint32_t *, size_t, size_t *, int32_t *, uint32_t);
-static gominlsh_sign_batch_fn gominlsh_sign_batch_ptr(void) {
-	if (minlsh_family_sign_batch != NULL) return minlsh_family_sign_batch;
-	return (gominlsh_sign_batch_fn)dlsym(RTLD_DEFAULT, "minlsh_family_sign_batch");
-}
-static int gominlsh_have_sign_batch(void) { return gominlsh_sign_batch_ptr() != NULL; }
+static int gominlsh_have_sign_batch(void) { return 1; }
 static int gominlsh_sign_batch(const minlsh_family *f, const minlsh_shingler *s,
                                const void *const *texts, const size_t *lens, size_t n,
                                uint32_t *sigs, size_t cap, int32_t *status,
                                uint32_t threads) {
-	gominlsh_sign_batch_fn fn = gominlsh_sign_batch_ptr();
-	if (fn == NULL) return MINLSH_E_UNSUPPORTED;
-	return fn(f, s, texts, lens, n, sigs, cap, NULL, status, threads);
+	return minlsh_family_sign_batch(f, s, texts, lens, n, threads, sigs, cap, NULL, status);
 }
 */
 import "C"
@@ -96,8 +80,8 @@ func (f *Family) Coefficients() (a, b []uint64, err error) {
 		return nil, nil, closedError("Family.Coefficients")
 	}
 	a, b = make([]uint64, f.k), make([]uint64, f.k)
-	err = check(C.minlsh_family_coefficients(f.p, u64Ptr(a), u64Ptr(b), C.size_t(f.k), nil),
-		"minlsh_family_coefficients")
+	err = check(C.minlsh_family_copy_coefficients(f.p, u64Ptr(a), u64Ptr(b), C.size_t(f.k), nil),
+		"minlsh_family_copy_coefficients")
 	return a, b, err
 }
 
@@ -113,8 +97,8 @@ func (f *Family) Sign(hashes []uint64) (MinHash, error) {
 	if f.p == nil {
 		return MinHash{}, closedError("Family.Sign")
 	}
-	err := check(C.minlsh_family_update(f.p, u32Ptr(m.Values), C.size_t(f.k), u64Ptr(hashes),
-		C.size_t(len(hashes))), "minlsh_family_update")
+	err := check(C.minlsh_family_update(f.p, u64Ptr(hashes), C.size_t(len(hashes)), u32Ptr(m.Values),
+		C.size_t(f.k)), "minlsh_family_update")
 	return m, err
 }
 
@@ -376,8 +360,8 @@ func (m *MinHash) UpdateHashes(hashes ...uint64) error {
 	if f.p == nil {
 		return closedError("MinHash.UpdateHashes")
 	}
-	return check(C.minlsh_family_update(f.p, u32Ptr(m.Values), C.size_t(len(m.Values)),
-		u64Ptr(hashes), C.size_t(len(hashes))), "minlsh_family_update")
+	return check(C.minlsh_family_update(f.p, u64Ptr(hashes), C.size_t(len(hashes)),
+		u32Ptr(m.Values), C.size_t(len(m.Values))), "minlsh_family_update")
 }
 
 func (m MinHash) compatible(o MinHash, op string) error {

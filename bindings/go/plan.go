@@ -65,7 +65,7 @@ func Plan(o PlanOptions) (PlanResult, error) {
 	}
 	var b, r C.uint32_t
 	var fp, fn C.double
-	if rc := C.minlsh_plan_compute(&po, &b, &r, &fp, &fn); rc != 0 {
+	if rc := C.minlsh_plan_compute(&b, &r, &fp, &fn, &po); rc != 0 {
 		return PlanResult{}, newError(rc, "minlsh_plan_compute", fmt.Sprintf(
 			"threshold %g, k %d, mode %d, weights %g/%g, target recall %g", float64(po.threshold),
 			int(po.k), int(po.mode), float64(po.weight_fp), float64(po.weight_fn),

@@ -167,7 +167,7 @@ func NewShingler(opts ShinglerOptions) (*Shingler, error) {
 		return nil, err
 	}
 	var cid C.uint64_t
-	C.minlsh_shingler_config_id(s.p, &cid)
+	C.minlsh_shingler_config_id(&cid, s.p)
 	s.configID = uint64(cid)
 	runtime.SetFinalizer(s, (*Shingler).Close)
 	return s, nil
@@ -230,8 +230,8 @@ func copySet(set *C.minlsh_shingleset) ([]uint64, error) {
 	n := C.minlsh_shingleset_count(set)
 	out := make([]uint64, int(n))
 	if n > 0 {
-		if err := check(C.minlsh_shingleset_copy(set, u64Ptr(out), n, nil),
-			"minlsh_shingleset_copy"); err != nil {
+		if err := check(C.minlsh_shingleset_copy_hashes(set, u64Ptr(out), n, nil),
+			"minlsh_shingleset_copy_hashes"); err != nil {
 			return nil, err
 		}
 	}
@@ -257,7 +257,7 @@ func (s *Shingler) Fingerprint(text []byte) ([FingerprintBytes]byte, error) {
 // locked, so misuse cannot corrupt memory.
 type Stream struct {
 	mu sync.Mutex
-	p  *C.minlsh_shingle_stream
+	p  *C.minlsh_shinglestream
 }
 
 // NewStream creates a stream with a copy of the shingler's configuration.
@@ -268,7 +268,7 @@ func (s *Shingler) NewStream() (*Stream, error) {
 		return nil, closedError("Shingler.NewStream")
 	}
 	st := &Stream{}
-	if err := check(C.minlsh_shingle_stream_new(&st.p, s.p), "minlsh_shingle_stream_new"); err != nil {
+	if err := check(C.minlsh_shinglestream_new(&st.p, s.p, nil), "minlsh_shinglestream_new"); err != nil {
 		return nil, err
 	}
 	runtime.SetFinalizer(st, (*Stream).Close)
@@ -282,8 +282,8 @@ func (st *Stream) Write(p []byte) (int, error) {
 	if st.p == nil {
 		return 0, closedError("Stream.Write")
 	}
-	if err := check(C.minlsh_shingle_stream_feed(st.p, bytesPtr(p), C.size_t(len(p))),
-		"minlsh_shingle_stream_feed"); err != nil {
+	if err := check(C.minlsh_shinglestream_feed(st.p, bytesPtr(p), C.size_t(len(p))),
+		"minlsh_shinglestream_feed"); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -304,8 +304,8 @@ func (st *Stream) Finish() ([]uint64, [FingerprintBytes]byte, error) {
 		return nil, fp, err
 	}
 	defer C.minlsh_shingleset_free(set)
-	if err := check(C.minlsh_shingle_stream_finish(st.p, set, (*C.uint8_t)(unsafe.Pointer(&fp[0]))),
-		"minlsh_shingle_stream_finish"); err != nil {
+	if err := check(C.minlsh_shinglestream_finish(st.p, set, (*C.uint8_t)(unsafe.Pointer(&fp[0]))),
+		"minlsh_shinglestream_finish"); err != nil {
 		return nil, fp, err
 	}
 	out, err := copySet(set)
@@ -319,14 +319,14 @@ func (st *Stream) Reset() error {
 	if st.p == nil {
 		return closedError("Stream.Reset")
 	}
-	return check(C.minlsh_shingle_stream_reset(st.p), "minlsh_shingle_stream_reset")
+	return check(C.minlsh_shinglestream_reset(st.p), "minlsh_shinglestream_reset")
 }
 
 // Bytes is the number of bytes written since the last Finish or Reset.
 func (st *Stream) Bytes() uint64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return uint64(C.minlsh_shingle_stream_bytes(st.p))
+	return uint64(C.minlsh_shinglestream_bytes(st.p))
 }
 
 // Close releases the stream.
@@ -334,7 +334,7 @@ func (st *Stream) Close() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.p != nil {
-		C.minlsh_shingle_stream_free(st.p)
+		C.minlsh_shinglestream_free(st.p)
 		st.p = nil
 		runtime.SetFinalizer(st, nil)
 	}

@@ -8,6 +8,8 @@
 #ifndef MINLSH_COMMON_H
 #define MINLSH_COMMON_H
 
+/* The library defines its experimental functions too. */
+#define MINLSH_EXPERIMENTAL_API 1
 #include "minlsh.h"
 
 #include <stddef.h>
@@ -29,6 +31,16 @@
 /* Copy src (or malloc/free when src is NULL) into dst.
  * MINLSH_E_PARAM when src has a NULL function. */
 int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src);
+/* The load options every loader takes, checked (version, reserved field,
+ * allocator) and with the defaults filled in; family is compared with the
+ * file by the layer that knows families. */
+typedef struct minlsh__load {
+    minlsh_allocator alloc;
+    const minlsh_family *family;
+    uint64_t config_id;
+} minlsh__load;
+int minlsh__load_setup(minlsh__load *dst, const minlsh_load_options *opts);
+
 /* NULL for size 0 or failure. */
 void *minlsh__malloc(const minlsh_allocator *a, size_t size);
 /* Zeroed count*size bytes; NULL on overflow or failure. */

@@ -3,7 +3,7 @@
  * halving and union by size. Groups of two or more, members ascending,
  * groups ordered by their smallest member.
  *
- * minlsh_index_clusters never materialises the pairs. The index already
+ * minlsh_clusters_from_index never materialises the pairs. The index already
  * keeps identical signatures as one group (they estimate 1, so they are
  * joined, and they relate to everyone else alike): union-find runs over
  * groups, each weighing its member count. With min_similarity 0 every
@@ -124,7 +124,7 @@ size_t minlsh_clusters_count(const minlsh_clusters *clusters) {
     return clusters != NULL ? clusters->n : 0;
 }
 
-int minlsh_clusters_members(const minlsh_clusters *clusters, size_t i, uint64_t *ids,
+int minlsh_clusters_copy_members(const minlsh_clusters *clusters, size_t i, uint64_t *ids,
                             size_t cap, size_t *n_out) {
     size_t size;
     if (clusters == NULL) return MINLSH_E_NULL;
@@ -233,9 +233,10 @@ static const uint32_t *minlsh__index_sig_of(const void *ctx, uint32_t g) {
     return minlsh__lsh_gsig((const minlsh_index *)ctx, g);
 }
 
-int minlsh_index_clusters(const minlsh_index *index, double min_similarity,
-                          minlsh_clusters **out) {
+int minlsh_clusters_from_index(minlsh_clusters **out, const minlsh_index *index,
+                               double min_similarity, const minlsh_allocator *alloc) {
     const minlsh_allocator *a;
+    minlsh_allocator result_alloc;
     minlsh__lsh_uf uf = {NULL, NULL};
     uint32_t *m = NULL, *label = NULL;
     uint64_t *ids = NULL, *roots = NULL;
@@ -246,6 +247,8 @@ int minlsh_index_clusters(const minlsh_index *index, double min_similarity,
     *out = NULL;
     if (index == NULL) return MINLSH_E_NULL;
     if (!(min_similarity >= 0.0 && min_similarity <= 1.0)) return MINLSH_E_PARAM;
+    rc = minlsh__alloc_setup(&result_alloc, alloc);
+    if (rc != 0) return rc;
     a = &index->alloc;
     ng = index->n_groups;
     /* Union-find over groups, each weighing its member count: members of a
@@ -301,7 +304,7 @@ int minlsh_index_clusters(const minlsh_index *index, double min_similarity,
     for (s = 0; s < n; s++)
         label[s] = minlsh__lsh_uf_find(
             &uf, minlsh__lsh_doc_at(index, minlsh__lsh_find_id(index, ids[s]))->group);
-    rc = minlsh__lsh_clusters_build(out, a, ids, label, n, ng);
+    rc = minlsh__lsh_clusters_build(out, &result_alloc, ids, label, n, ng);
 done:
     minlsh__free(a, m);
     minlsh__free(a, roots);

@@ -685,7 +685,7 @@ int minlsh_index_contains(const minlsh_index *index, uint64_t id) {
     return minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL;
 }
 
-int minlsh_index_get(const minlsh_index *index, uint64_t id, uint32_t *sig,
+int minlsh_index_copy_signature(const minlsh_index *index, uint64_t id, uint32_t *sig,
                      size_t cap, size_t *n_out) {
     uint32_t slot;
     if (index == NULL) return MINLSH_E_NULL;
@@ -924,8 +924,8 @@ int minlsh_index_query_limited(const minlsh_index *index, const uint32_t *sig,
 }
 
 int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, size_t n,
-                            size_t k_sig, uint64_t *ids, double *similarity, size_t cap,
-                            size_t *offsets, size_t *n_out) {
+                            size_t k_sig, size_t *offsets, uint64_t *ids, double *similarity,
+                            size_t cap, size_t *n_out) {
     minlsh__q_prep qp[MINLSH__AHEAD];
     uint64_t *keys;
     size_t *pos, i, k, total = 0;
@@ -999,7 +999,7 @@ int minlsh_index_set_metadata(minlsh_index *index, const void *data, size_t len)
     return 0;
 }
 
-int minlsh_index_metadata(const minlsh_index *index, void *buf, size_t cap,
+int minlsh_index_copy_metadata(const minlsh_index *index, void *buf, size_t cap,
                           size_t *n_out) {
     if (index == NULL) return MINLSH_E_NULL;
     if (n_out != NULL) *n_out = index->meta_len;
@@ -1011,7 +1011,7 @@ int minlsh_index_metadata(const minlsh_index *index, void *buf, size_t cap,
     return 0;
 }
 
-int minlsh_index_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
+int minlsh_index_copy_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
                      size_t *n_out) {
     size_t s, n = 0;
     if (index == NULL) return MINLSH_E_NULL;

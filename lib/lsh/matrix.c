@@ -51,7 +51,7 @@ static void minlsh__mx_free(minlsh__mx *x) {
 
 static const uint32_t *minlsh__mx_sig_of(const void *ctx, uint32_t g) {
     const minlsh__mx *x = (const minlsh__mx *)ctx;
-    return minlsh_sigmatrix_column(x->m, x->leader[g]);
+    return minlsh_sigmatrix_view_column(x->m, x->leader[g]);
 }
 
 /* Validate, then steps 1 and 2. */
@@ -86,7 +86,7 @@ static int minlsh__mx_prepare(minlsh__mx *x, const minlsh_sigmatrix *matrix, uin
     /* Step 1: sort (hash, column) by the hash; stable, so columns ascend
      * within a run. */
     for (i = 0; i < x->n; i++) {
-        const uint32_t *sig = minlsh_sigmatrix_column(matrix, i);
+        const uint32_t *sig = minlsh_sigmatrix_view_column(matrix, i);
         x->group[i] = MINLSH__LSH_NIL;
         if (minlsh_signature_is_empty(sig, x->k) == 1) continue;
         x->kv[m].key = minlsh__lsh_sig_hash(sig, x->k);
@@ -103,10 +103,10 @@ static int minlsh__mx_prepare(minlsh__mx *x, const minlsh_sigmatrix *matrix, uin
          * 32-bit hash collision. */
         for (t = i; t < e; t++) {
             uint32_t col = (uint32_t)x->kv[t].val;
-            const uint32_t *sig = minlsh_sigmatrix_column(matrix, col);
+            const uint32_t *sig = minlsh_sigmatrix_view_column(matrix, col);
             size_t h;
             for (h = first; h < x->ng; h++)
-                if (memcmp(minlsh_sigmatrix_column(matrix, x->leader[h]), sig,
+                if (memcmp(minlsh_sigmatrix_view_column(matrix, x->leader[h]), sig,
                            (size_t)x->k * sizeof *sig) == 0)
                     break;
             if (h == x->ng) x->leader[x->ng++] = col;
@@ -148,7 +148,7 @@ static int minlsh__mx_prepare(minlsh__mx *x, const minlsh_sigmatrix *matrix, uin
     x->keys = (uint64_t *)minlsh__malloc(a, bytes);
     if (x->keys == NULL) return MINLSH_E_NOMEM;
     for (g = 0; g < x->ng; g++)
-        minlsh__lsh_band_keys(minlsh_sigmatrix_column(matrix, x->leader[g]), bands, rows,
+        minlsh__lsh_band_keys(minlsh_sigmatrix_view_column(matrix, x->leader[g]), bands, rows,
                               x->keys + g * bands);
     return 0;
 }

@@ -2,7 +2,7 @@
  * Merging index shards: minlsh_index_merge(dst, src, id_offset) inserts every
  * document of src into dst under id + id_offset, all or nothing.
  *
- * Written on the public index API only (getters, minlsh_index_ids, _get,
+ * Written on the public index API only (getters, minlsh_index_copy_ids, _get,
  * _contains, _insert, _remove), so it does not depend on how the index is
  * laid out inside. Because band keys are a pure function of the signature
  * and every index result is independent of insertion order, the merged
@@ -64,12 +64,12 @@ int minlsh_index_merge(minlsh_index *dst, const minlsh_index *src,
         return MINLSH_E_TOOBIG;
 
     /* src's ids, ascending. */
-    rc = minlsh_index_ids(src, NULL, 0, &n);
+    rc = minlsh_index_copy_ids(src, NULL, 0, &n);
     if (rc != MINLSH_E_BUFSIZE) return rc; /* 0: src is empty after all */
     (void)minlsh__alloc_setup(&scratch, NULL);
     ids = (uint64_t *)minlsh__calloc(&scratch, n, sizeof *ids);
     if (ids == NULL) return MINLSH_E_NOMEM;
-    rc = minlsh_index_ids(src, ids, n, &got);
+    rc = minlsh_index_copy_ids(src, ids, n, &got);
     if (rc != 0) goto done;
     n = got;
 
@@ -89,7 +89,7 @@ int minlsh_index_merge(minlsh_index *dst, const minlsh_index *src,
     /* The inserts; undone if one fails. */
     k = minlsh_index_k(src);
     for (i = 0; i < n; i++) {
-        rc = minlsh_index_get(src, ids[i], sig, k, &got);
+        rc = minlsh_index_copy_signature(src, ids[i], sig, k, &got);
         if (rc == 0) rc = minlsh_index_insert(dst, ids[i] + id_offset, sig, k);
         if (rc != 0) {
             minlsh__merge_undo(dst, ids, i, id_offset);

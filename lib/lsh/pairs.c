@@ -39,10 +39,29 @@ static int minlsh__shared_before(const minlsh_index *ix, uint32_t x, uint32_t y,
     return 0;
 }
 
-static int minlsh__push_pair(minlsh_pairs *pr, size_t *cap, uint64_t ia, uint64_t ib,
-                             double sim) {
-    void *grown = pr->v;
-    int rc = minlsh__reserve(&pr->alloc, &grown, cap, pr->n, pr->n + 1, sizeof *pr->v);
+/* Sort by (a, b) and drop repeats. */
+static void minlsh__pairs_compact(minlsh_pairs *pr) {
+    size_t x, o;
+    if (pr->n < 2) return;
+    qsort(pr->v, pr->n, sizeof *pr->v, minlsh__pair_cmp);
+    for (x = 1, o = 1; x < pr->n; x++)
+        if (minlsh__pair_cmp(&pr->v[x], &pr->v[o - 1]) != 0) pr->v[o++] = pr->v[x];
+    pr->n = o;
+}
+
+/* A pair is listed twice only after a band-key collision, so the list holds
+ * at most about max_pairs distinct pairs when it first reaches twice that:
+ * compacting then bounds the memory at 2 * max_pairs and decides exactly. */
+static int minlsh__push_pair(minlsh_pairs *pr, size_t *cap, uint64_t max_pairs,
+                             uint64_t ia, uint64_t ib, double sim) {
+    void *grown;
+    int rc;
+    if (max_pairs != 0 && pr->n >= max_pairs && (uint64_t)pr->n - max_pairs >= max_pairs) {
+        minlsh__pairs_compact(pr);
+        if (pr->n >= max_pairs) return MINLSH_E_TOOBIG;
+    }
+    grown = pr->v;
+    rc = minlsh__reserve(&pr->alloc, &grown, cap, pr->n, pr->n + 1, sizeof *pr->v);
     pr->v = (minlsh__lsh_pair *)grown;
     if (rc != 0) return rc;
     pr->v[pr->n].a = ia < ib ? ia : ib;
@@ -55,7 +74,7 @@ static int minlsh__push_pair(minlsh_pairs *pr, size_t *cap, uint64_t ia, uint64_
 /* Every pair of a member of group x with a member of group y (x == y: every
  * pair within x). */
 static int minlsh__push_members(const minlsh_index *ix, minlsh_pairs *pr, size_t *cap,
-                                uint32_t x, uint32_t y, double sim) {
+                                uint64_t max_pairs, uint32_t x, uint32_t y, double sim) {
     uint32_t s, t;
     int rc = 0;
     for (s = minlsh__lsh_group_at(ix, x)->head; s != MINLSH__LSH_NIL && rc == 0;
@@ -63,7 +82,7 @@ static int minlsh__push_members(const minlsh_index *ix, minlsh_pairs *pr, size_t
         uint64_t is = *minlsh__lsh_id_at(ix, s);
         t = x == y ? minlsh__lsh_doc_at(ix, s)->next : minlsh__lsh_group_at(ix, y)->head;
         for (; t != MINLSH__LSH_NIL && rc == 0; t = minlsh__lsh_doc_at(ix, t)->next)
-            rc = minlsh__push_pair(pr, cap, is, *minlsh__lsh_id_at(ix, t), sim);
+            rc = minlsh__push_pair(pr, cap, max_pairs, is, *minlsh__lsh_id_at(ix, t), sim);
     }
     return rc;
 }
@@ -84,24 +103,29 @@ static int minlsh__gather(const minlsh_index *ix, uint32_t v, uint32_t **m, size
     return 0;
 }
 
-int minlsh_index_pairs(const minlsh_index *index, double min_similarity,
-                       minlsh_pairs **out) {
+int minlsh_pairs_from_index(minlsh_pairs **out, const minlsh_index *index,
+                            double min_similarity, uint64_t max_pairs,
+                            const minlsh_allocator *alloc) {
+    minlsh_allocator al;
     minlsh_pairs *pr;
     uint32_t *m = NULL;
-    size_t m_cap = 0, v_cap = 0, nm, p, x, y, o, g;
+    size_t m_cap = 0, v_cap = 0, nm, p, x, y, g;
     uint32_t j;
-    int rc = 0;
+    int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (index == NULL) return MINLSH_E_NULL;
     if (!(min_similarity >= 0.0 && min_similarity <= 1.0)) return MINLSH_E_PARAM;
-    pr = (minlsh_pairs *)minlsh__calloc(&index->alloc, 1, sizeof *pr);
+    rc = minlsh__alloc_setup(&al, alloc);
+    if (rc != 0) return rc;
+    pr = (minlsh_pairs *)minlsh__calloc(&al, 1, sizeof *pr);
     if (pr == NULL) return MINLSH_E_NOMEM;
-    pr->alloc = index->alloc;
+    pr->alloc = al;
     /* Identical signatures: estimate 1, which passes any min_similarity. */
     for (g = 0; g < index->n_groups && rc == 0; g++)
         if (minlsh__lsh_group_at(index, g)->count >= 2 && g != index->empty_group)
-            rc = minlsh__push_members(index, pr, &v_cap, (uint32_t)g, (uint32_t)g, 1.0);
+            rc = minlsh__push_members(index, pr, &v_cap, max_pairs, (uint32_t)g,
+                                      (uint32_t)g, 1.0);
     for (j = 0; j < index->bands && rc == 0; j++) {
         const minlsh__lsh_table *t = &index->band[j];
         for (p = 0; p < t->len && rc == 0; p++) {
@@ -116,7 +140,7 @@ int minlsh_index_pairs(const minlsh_index *index, double min_similarity,
                     sim = minlsh__lsh_estimate(minlsh__lsh_gsig(index, m[x]),
                                                minlsh__lsh_gsig(index, m[y]), index->k);
                     if (!(sim >= min_similarity)) continue;
-                    rc = minlsh__push_members(index, pr, &v_cap, m[x], m[y], sim);
+                    rc = minlsh__push_members(index, pr, &v_cap, max_pairs, m[x], m[y], sim);
                 }
             }
         }
@@ -126,11 +150,10 @@ int minlsh_index_pairs(const minlsh_index *index, double min_similarity,
         minlsh_pairs_free(pr);
         return rc;
     }
-    if (pr->n > 1) {
-        qsort(pr->v, pr->n, sizeof *pr->v, minlsh__pair_cmp);
-        for (x = 1, o = 1; x < pr->n; x++)
-            if (minlsh__pair_cmp(&pr->v[x], &pr->v[o - 1]) != 0) pr->v[o++] = pr->v[x];
-        pr->n = o;
+    minlsh__pairs_compact(pr);
+    if (max_pairs != 0 && pr->n > max_pairs) {
+        minlsh_pairs_free(pr);
+        return MINLSH_E_TOOBIG;
     }
     *out = pr;
     return 0;
@@ -148,8 +171,8 @@ size_t minlsh_pairs_count(const minlsh_pairs *pairs) {
     return pairs != NULL ? pairs->n : 0;
 }
 
-int minlsh_pairs_get(const minlsh_pairs *pairs, size_t i, uint64_t *a, uint64_t *b,
-                     double *similarity) {
+int minlsh_pairs_copy_pair(uint64_t *a, uint64_t *b, double *similarity,
+                           const minlsh_pairs *pairs, size_t i) {
     if (pairs == NULL) return MINLSH_E_NULL;
     if (i >= pairs->n) return MINLSH_E_NOTFOUND;
     if (a != NULL) *a = pairs->v[i].a;

@@ -12,7 +12,7 @@ static int minlsh__sorted_ids(const minlsh_index *ix, uint64_t **out) {
     *out = NULL;
     ids = (uint64_t *)minlsh__malloc(&ix->alloc, (ix->count > 0 ? ix->count : 1) * sizeof *ids);
     if (ids == NULL) return MINLSH_E_NOMEM;
-    (void)minlsh_index_ids(ix, ids, ix->count, NULL);
+    (void)minlsh_index_copy_ids(ix, ids, ix->count, NULL);
     *out = ids;
     return 0;
 }
@@ -76,11 +76,10 @@ int minlsh_index_save_buffer(const minlsh_index *index, void *buf, size_t cap,
     return rc;
 }
 
-int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
-                             const minlsh_family *family, uint64_t config_id,
-                             const minlsh_allocator *alloc) {
+static int minlsh__index_parse(minlsh_index **out, const void *buf, size_t len,
+                               const minlsh__load *ld) {
     const uint8_t *b = (const uint8_t *)buf, *payload, *meta;
-    minlsh_allocator al;
+    const minlsh_family *family = ld->family;
     minlsh__header h;
     minlsh_index *ix;
     size_t meta_len, item, i, n;
@@ -88,11 +87,6 @@ int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
     uint32_t sig[MINLSH_FAMILY_K_MAX];
     minlsh__lsh_batch bt;
     int rc;
-    if (out == NULL) return MINLSH_E_NULL;
-    *out = NULL;
-    if (buf == NULL && len > 0) return MINLSH_E_NULL;
-    rc = minlsh__alloc_setup(&al, alloc);
-    if (rc != 0) return rc;
     /* The item size depends on k, which the header check validates; a
      * nonsensical k fails that check before the size matters. */
     k_peek = len >= 20 ? minlsh__load32le(b + 16) : 1;
@@ -110,9 +104,10 @@ int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
             return MINLSH_E_CORRUPT;
     if (family != NULL &&
         (minlsh_family_k(family) != h.k || minlsh_family_seed(family) != h.seed ||
-         config_id != h.config_id))
+         ld->config_id != h.config_id))
         return MINLSH_E_MISMATCH;
-    rc = minlsh__lsh_index_create(&ix, h.k, h.seed, h.config_id, h.bands, h.rows, &al);
+    rc = minlsh__lsh_index_create(&ix, h.k, h.seed, h.config_id, h.bands, h.rows,
+                                  &ld->alloc);
     if (rc != 0) return rc;
     rc = minlsh__lsh_reserve(ix, n);
     if (rc == 0) rc = minlsh_index_set_metadata(ix, meta, meta_len);
@@ -131,21 +126,32 @@ int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
     return 0;
 }
 
+int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
+                             const minlsh_load_options *opts) {
+    minlsh__load ld;
+    int rc;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (buf == NULL && len > 0) return MINLSH_E_NULL;
+    rc = minlsh__load_setup(&ld, opts);
+    if (rc != 0) return rc;
+    return minlsh__index_parse(out, buf, len, &ld);
+}
+
 int minlsh_index_load(minlsh_index **out, const char *path,
-                      const minlsh_family *family, uint64_t config_id,
-                      const minlsh_allocator *alloc) {
-    minlsh_allocator al;
+                      const minlsh_load_options *opts) {
+    minlsh__load ld;
     uint8_t *data;
     size_t len;
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (path == NULL) return MINLSH_E_NULL;
-    rc = minlsh__alloc_setup(&al, alloc);
+    rc = minlsh__load_setup(&ld, opts);
     if (rc != 0) return rc;
-    rc = minlsh__file_read(&al, path, &data, &len);
+    rc = minlsh__file_read(&ld.alloc, path, &data, &len);
     if (rc != 0) return rc;
-    rc = minlsh_index_load_buffer(out, data, len, family, config_id, &al);
-    minlsh__free(&al, data);
+    rc = minlsh__index_parse(out, data, len, &ld);
+    minlsh__free(&ld.alloc, data);
     return rc;
 }

@@ -183,8 +183,8 @@ static void minlsh__plan_offer(minlsh__plan_best *best, double obj, uint32_t b,
     }
 }
 
-int minlsh_plan_compute(const minlsh_plan_options *opts, uint32_t *bands,
-                        uint32_t *rows, double *fp_area, double *fn_area) {
+int minlsh_plan_compute(uint32_t *bands, uint32_t *rows,
+                        double *fp_area, double *fn_area, const minlsh_plan_options *opts) {
     minlsh__plan_best best = {0.0, 0, 0};
     uint32_t k, r, b;
     double t;

@@ -105,8 +105,8 @@ static uint32_t minlsh__online_cpus(void) {
 int minlsh_family_sign_batch(const minlsh_family *family,
                              const minlsh_shingler *shingler,
                              const void *const *texts, const size_t *lens,
-                             size_t n, uint32_t *sigs, size_t cap,
-                             size_t *n_out, int32_t *status, uint32_t threads) {
+                             size_t n, uint32_t threads, uint32_t *sigs,
+                             size_t cap, size_t *n_out, int32_t *status) {
     minlsh__batch bt;
     minlsh__batch_worker w[MINLSH__BATCH_MAX_THREADS];
     size_t need, per, err_at;

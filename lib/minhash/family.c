@@ -85,7 +85,7 @@ uint64_t minlsh_family_seed(const minlsh_family *family) {
     return family != NULL ? family->seed : 0;
 }
 
-int minlsh_family_coefficients(const minlsh_family *family, uint64_t *a,
+int minlsh_family_copy_coefficients(const minlsh_family *family, uint64_t *a,
                                uint64_t *b, size_t cap, size_t *n_out) {
     if (family == NULL) return MINLSH_E_NULL;
     if (n_out != NULL) *n_out = family->k;
@@ -126,8 +126,8 @@ int minlsh_family_sign(const minlsh_family *family, const uint64_t *hashes,
     return 0;
 }
 
-int minlsh_family_update(const minlsh_family *family, uint32_t *sig,
-                         size_t k_sig, const uint64_t *hashes, size_t n) {
+int minlsh_family_update(const minlsh_family *family, const uint64_t *hashes,
+                         size_t n, uint32_t *sig, size_t k_sig) {
     if (family == NULL || sig == NULL) return MINLSH_E_NULL;
     if (hashes == NULL && n > 0) return MINLSH_E_NULL;
     if (k_sig != family->k) return MINLSH_E_PARAM;

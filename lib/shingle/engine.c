@@ -781,22 +781,27 @@ int minlsh__shingler_each_kernel(const minlsh_shingler *s, const void *text, siz
     return rc;
 }
 
-struct minlsh_shingle_stream {
+struct minlsh_shinglestream {
     minlsh_shingler *cfg; /* a private copy */
     engine e;
     uint64_t fed;
     int refusing; /* 0, or the error that stopped the document */
 };
 
-int minlsh_shingle_stream_new(minlsh_shingle_stream **out,
-                              const minlsh_shingler *shingler) {
-    minlsh_shingle_stream *st;
+int minlsh_shinglestream_new(minlsh_shinglestream **out,
+                             const minlsh_shingler *shingler,
+                             const minlsh_allocator *alloc) {
+    minlsh_shinglestream *st;
     minlsh_shingler *cfg;
+    minlsh_allocator al;
+    int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (shingler == NULL) return MINLSH_E_NULL;
-    if (minlsh__shingler_clone(&cfg, shingler) != 0) return MINLSH_E_NOMEM;
-    st = (minlsh_shingle_stream *)minlsh__malloc(&cfg->alloc, sizeof *st);
+    rc = minlsh__alloc_setup(&al, alloc);
+    if (rc != 0) return rc;
+    if (minlsh__shingler_clone(&cfg, shingler, &al) != 0) return MINLSH_E_NOMEM;
+    st = (minlsh_shinglestream *)minlsh__malloc(&cfg->alloc, sizeof *st);
     if (st == NULL) {
         minlsh_shingler_free(cfg);
         return MINLSH_E_NOMEM;
@@ -809,7 +814,7 @@ int minlsh_shingle_stream_new(minlsh_shingle_stream **out,
     return 0;
 }
 
-void minlsh_shingle_stream_free(minlsh_shingle_stream *st) {
+void minlsh_shinglestream_free(minlsh_shinglestream *st) {
     minlsh_shingler *cfg;
     if (st == NULL) return;
     cfg = st->cfg;
@@ -834,7 +839,7 @@ static int engine_reserve_chunk(engine *e, size_t n) {
     return rc;
 }
 
-int minlsh_shingle_stream_feed(minlsh_shingle_stream *st, const void *data,
+int minlsh_shinglestream_feed(minlsh_shinglestream *st, const void *data,
                                size_t len) {
     uint64_t max;
     int rc;
@@ -857,7 +862,7 @@ int minlsh_shingle_stream_feed(minlsh_shingle_stream *st, const void *data,
     return 0;
 }
 
-int minlsh_shingle_stream_reset(minlsh_shingle_stream *st) {
+int minlsh_shinglestream_reset(minlsh_shinglestream *st) {
     if (st == NULL) return MINLSH_E_NULL;
     engine_restart(&st->e);
     st->fed = 0;
@@ -865,13 +870,13 @@ int minlsh_shingle_stream_reset(minlsh_shingle_stream *st) {
     return 0;
 }
 
-int minlsh_shingle_stream_finish(minlsh_shingle_stream *st, minlsh_shingleset *set,
+int minlsh_shinglestream_finish(minlsh_shinglestream *st, minlsh_shingleset *set,
                                  uint8_t fp[MINLSH_FINGERPRINT_BYTES]) {
     int rc;
     if (st == NULL) return MINLSH_E_NULL;
     if (st->refusing != 0) {
         rc = st->refusing == MINLSH_E_TOOBIG ? MINLSH_E_TOOBIG : MINLSH_E_STATE;
-        minlsh_shingle_stream_reset(st);
+        minlsh_shinglestream_reset(st);
         return rc;
     }
     if ((rc = engine_finish(&st->e, set, fp)) != 0) return rc;
@@ -879,6 +884,6 @@ int minlsh_shingle_stream_finish(minlsh_shingle_stream *st, minlsh_shingleset *s
     return 0;
 }
 
-uint64_t minlsh_shingle_stream_bytes(const minlsh_shingle_stream *st) {
+uint64_t minlsh_shinglestream_bytes(const minlsh_shinglestream *st) {
     return st != NULL ? st->fed : 0;
 }

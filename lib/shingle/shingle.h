@@ -182,6 +182,9 @@ struct minlsh_shingleset {
 };
 
 /* A deep copy (the stream keeps one so the shingler may be freed first). */
-int minlsh__shingler_clone(minlsh_shingler **out, const minlsh_shingler *src);
+/* A copy of src whose memory, and whatever it allocates later, comes from a
+ * (already set up). */
+int minlsh__shingler_clone(minlsh_shingler **out, const minlsh_shingler *src,
+                           const minlsh_allocator *a);
 
 #endif /* MINLSH_SHINGLE_H */

@@ -127,15 +127,17 @@ int minlsh_shingler_new(minlsh_shingler **out,
     return 0;
 }
 
-int minlsh__shingler_clone(minlsh_shingler **out, const minlsh_shingler *src) {
+int minlsh__shingler_clone(minlsh_shingler **out, const minlsh_shingler *src,
+                           const minlsh_allocator *a) {
     minlsh_shingler *s;
     *out = NULL;
-    s = (minlsh_shingler *)minlsh__malloc(&src->alloc, sizeof *s);
+    s = (minlsh_shingler *)minlsh__malloc(a, sizeof *s);
     if (s == NULL) return MINLSH_E_NOMEM;
     *s = *src;
-    if (minlsh__stoplist_copy(&s->stop, &src->stop, &src->alloc) != 0) {
+    s->alloc = *a;
+    if (minlsh__stoplist_copy(&s->stop, &src->stop, a) != 0) {
         minlsh__secure_zero(s, sizeof *s);
-        minlsh__free(&src->alloc, s);
+        minlsh__free(a, s);
         return MINLSH_E_NOMEM;
     }
     *out = s;
@@ -155,7 +157,7 @@ uint32_t minlsh_shingler_unit(const minlsh_shingler *s) { return s ? s->unit : 0
 uint32_t minlsh_shingler_k(const minlsh_shingler *s) { return s ? s->k : 0; }
 uint32_t minlsh_shingler_flags(const minlsh_shingler *s) { return s ? s->flags : 0; }
 
-int minlsh_shingler_config_id(const minlsh_shingler *s, uint64_t *out) {
+int minlsh_shingler_config_id(uint64_t *out, const minlsh_shingler *s) {
     if (s == NULL || out == NULL) return MINLSH_E_NULL;
     *out = s->config_id;
     return 0;

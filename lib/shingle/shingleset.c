@@ -108,11 +108,11 @@ size_t minlsh_shingleset_count(const minlsh_shingleset *set) {
     return set != NULL ? set->n : 0;
 }
 
-const uint64_t *minlsh_shingleset_data(const minlsh_shingleset *set) {
+const uint64_t *minlsh_shingleset_view_hashes(const minlsh_shingleset *set) {
     return set != NULL && set->n > 0 ? set->v : NULL;
 }
 
-int minlsh_shingleset_copy(const minlsh_shingleset *set, uint64_t *out,
+int minlsh_shingleset_copy_hashes(const minlsh_shingleset *set, uint64_t *out,
                            size_t cap, size_t *n_out) {
     if (set == NULL || (out == NULL && cap > 0)) return MINLSH_E_NULL;
     if (n_out != NULL) *n_out = set->n;

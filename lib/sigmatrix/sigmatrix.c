@@ -132,17 +132,17 @@ int minlsh_sigmatrix_append(minlsh_sigmatrix *matrix, const uint32_t *sig,
     return 0;
 }
 
-const uint32_t *minlsh_sigmatrix_column(const minlsh_sigmatrix *matrix,
+const uint32_t *minlsh_sigmatrix_view_column(const minlsh_sigmatrix *matrix,
                                         uint64_t pos) {
     if (matrix == NULL || pos >= (uint64_t)matrix->count) return NULL;
     return matrix->values + (size_t)pos * matrix->k;
 }
 
-int minlsh_sigmatrix_get(const minlsh_sigmatrix *matrix, uint64_t pos,
+int minlsh_sigmatrix_copy_column(const minlsh_sigmatrix *matrix, uint64_t pos,
                          uint32_t *sig, size_t cap, size_t *n_out) {
     const uint32_t *col;
     if (matrix == NULL) return MINLSH_E_NULL;
-    col = minlsh_sigmatrix_column(matrix, pos);
+    col = minlsh_sigmatrix_view_column(matrix, pos);
     if (col == NULL) return MINLSH_E_NOTFOUND;
     if (n_out != NULL) *n_out = matrix->k;
     if (cap < matrix->k) return MINLSH_E_BUFSIZE;
@@ -155,8 +155,8 @@ int minlsh_sigmatrix_estimate(double *out, const minlsh_sigmatrix *matrix,
                               uint64_t i, uint64_t j) {
     const uint32_t *a, *b;
     if (out == NULL || matrix == NULL) return MINLSH_E_NULL;
-    a = minlsh_sigmatrix_column(matrix, i);
-    b = minlsh_sigmatrix_column(matrix, j);
+    a = minlsh_sigmatrix_view_column(matrix, i);
+    b = minlsh_sigmatrix_view_column(matrix, j);
     if (a == NULL || b == NULL) return MINLSH_E_NOTFOUND;
     return minlsh_signature_estimate(out, a, b, matrix->k);
 }
@@ -182,7 +182,7 @@ int minlsh_sigmatrix_set_metadata(minlsh_sigmatrix *matrix, const void *data,
     return 0;
 }
 
-int minlsh_sigmatrix_metadata(const minlsh_sigmatrix *matrix, void *buf,
+int minlsh_sigmatrix_copy_metadata(const minlsh_sigmatrix *matrix, void *buf,
                               size_t cap, size_t *n_out) {
     if (matrix == NULL) return MINLSH_E_NULL;
     if (n_out != NULL) *n_out = matrix->meta_len;
@@ -243,8 +243,8 @@ int minlsh_sigmatrix_save_buffer(const minlsh_sigmatrix *matrix, void *buf,
 /* Validate a saved matrix (docs/format.md, "Validation on load", every
  * step, checksums included) and, when family is non-NULL, its fingerprint.
  * On success h, *payload and the metadata locate everything inside buf. */
-static int minlsh__matrix_parse(const void *buf, size_t len, const minlsh_family *family,
-                                uint64_t config_id, minlsh__header *h,
+static int minlsh__matrix_parse(const void *buf, size_t len, const minlsh__load *ld,
+                                minlsh__header *h,
                                 const uint8_t **payload, const uint8_t **meta,
                                 size_t *meta_len) {
     const uint8_t *b = (const uint8_t *)buf;
@@ -263,9 +263,9 @@ static int minlsh__matrix_parse(const void *buf, size_t len, const minlsh_family
                                   meta, meta_len);
     if (rc != 0) return rc;
     if (h->bands != 0 || h->rows != 0 || h->flags != 0) return MINLSH_E_CORRUPT;
-    if (family != NULL &&
-        (h->k != minlsh_family_k(family) || h->seed != minlsh_family_seed(family) ||
-         h->config_id != config_id))
+    if (ld->family != NULL &&
+        (h->k != minlsh_family_k(ld->family) || h->seed != minlsh_family_seed(ld->family) ||
+         h->config_id != ld->config_id))
         return MINLSH_E_MISMATCH;
     return 0;
 }
@@ -303,37 +303,42 @@ static int minlsh__matrix_from_parsed(minlsh_sigmatrix **out, const minlsh__head
     return 0;
 }
 
-int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out, const void *buf,
-                                 size_t len, const minlsh_family *family,
-                                 uint64_t config_id,
-                                 const minlsh_allocator *alloc) {
+static int minlsh__matrix_load(minlsh_sigmatrix **out, const void *buf, size_t len,
+                               const minlsh__load *ld) {
     const uint8_t *payload, *meta;
     minlsh__header h;
     size_t meta_len;
+    int rc = minlsh__matrix_parse(buf, len, ld, &h, &payload, &meta, &meta_len);
+    if (rc != 0) return rc;
+    return minlsh__matrix_from_parsed(out, &h, payload, meta, meta_len, &ld->alloc);
+}
+
+int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out, const void *buf,
+                                 size_t len, const minlsh_load_options *opts) {
+    minlsh__load ld;
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    rc = minlsh__matrix_parse(buf, len, family, config_id, &h, &payload, &meta, &meta_len);
+    rc = minlsh__load_setup(&ld, opts);
     if (rc != 0) return rc;
-    return minlsh__matrix_from_parsed(out, &h, payload, meta, meta_len, alloc);
+    return minlsh__matrix_load(out, buf, len, &ld);
 }
 
 int minlsh_sigmatrix_load(minlsh_sigmatrix **out, const char *path,
-                          const minlsh_family *family, uint64_t config_id,
-                          const minlsh_allocator *alloc) {
-    minlsh_allocator al;
+                          const minlsh_load_options *opts) {
+    minlsh__load ld;
     uint8_t *data;
     size_t len;
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (path == NULL) return MINLSH_E_NULL;
-    rc = minlsh__alloc_setup(&al, alloc);
+    rc = minlsh__load_setup(&ld, opts);
     if (rc != 0) return rc;
-    rc = minlsh__file_read(&al, path, &data, &len);
+    rc = minlsh__file_read(&ld.alloc, path, &data, &len);
     if (rc != 0) return rc;
-    rc = minlsh_sigmatrix_load_buffer(out, data, len, family, config_id, alloc);
-    minlsh__free(&al, data);
+    rc = minlsh__matrix_load(out, data, len, &ld);
+    minlsh__free(&ld.alloc, data);
     return rc;
 }
 
@@ -345,32 +350,31 @@ static int minlsh__little_endian(void) {
 }
 
 int minlsh_sigmatrix_map(minlsh_sigmatrix **out, const char *path,
-                         const minlsh_family *family, uint64_t config_id,
-                         const minlsh_allocator *alloc) {
+                         const minlsh_load_options *opts) {
     const uint8_t *data, *payload, *meta;
     minlsh__header h;
-    minlsh_allocator al;
+    minlsh__load ld;
     minlsh_sigmatrix *m = NULL;
     size_t len, meta_len;
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (path == NULL) return MINLSH_E_NULL;
-    rc = minlsh__alloc_setup(&al, alloc);
+    rc = minlsh__load_setup(&ld, opts);
     if (rc != 0) return rc;
     rc = minlsh__file_map(path, &data, &len);
     if (rc != 0) return rc;
-    rc = minlsh__matrix_parse(data, len, family, config_id, &h, &payload, &meta, &meta_len);
+    rc = minlsh__matrix_parse(data, len, &ld, &h, &payload, &meta, &meta_len);
     if (rc == 0 && !minlsh__little_endian()) {
         /* Big-endian: a private converted copy, read-only all the same. */
-        rc = minlsh__matrix_from_parsed(&m, &h, payload, meta, meta_len, &al);
+        rc = minlsh__matrix_from_parsed(&m, &h, payload, meta, meta_len, &ld.alloc);
         minlsh__file_unmap(data, len);
         if (rc != 0) return rc;
         m->readonly = 1;
         *out = m;
         return 0;
     }
-    if (rc == 0) rc = minlsh__matrix_create(&m, h.k, h.seed, h.config_id, &al);
+    if (rc == 0) rc = minlsh__matrix_create(&m, h.k, h.seed, h.config_id, &ld.alloc);
     if (rc != 0) {
         minlsh__file_unmap(data, len);
         return rc;

@@ -193,6 +193,13 @@ class PlanOptions(Structure):
                 ("weight_fn", c_double), ("target_recall", c_double)]
 
 
+class LoadOptions(Structure):
+    """minlsh_load_options, version 1."""
+    _fields_ = [("version", c_uint32), ("reserved", c_uint32), ("family", c_void_p),
+                ("config_id", c_uint64), ("alloc", c_void_p)]
+
+
+LOAD_OPTIONS_VERSION = 1
 SHINGLER_OPTIONS_VERSION = 1
 PLAN_OPTIONS_VERSION = 1
 
@@ -216,18 +223,18 @@ _PROTOTYPES = [
     ("minlsh_shingler_unit", c_uint32, [c_void_p]),
     ("minlsh_shingler_k", c_uint32, [c_void_p]),
     ("minlsh_shingler_flags", c_uint32, [c_void_p]),
-    ("minlsh_shingler_config_id", c_int, [c_void_p, u64p]),
+    ("minlsh_shingler_config_id", c_int, [u64p, c_void_p]),
     ("minlsh_shingler_hash", c_int, [c_void_p, c_char_p, c_size_t, c_void_p, c_char_p]),
     ("minlsh_shingleset_new", c_int, [POINTER(c_void_p), c_void_p]),
     ("minlsh_shingleset_free", None, [c_void_p]),
     ("minlsh_shingleset_count", c_size_t, [c_void_p]),
-    ("minlsh_shingleset_copy", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
-    ("minlsh_shingle_stream_new", c_int, [POINTER(c_void_p), c_void_p]),
-    ("minlsh_shingle_stream_free", None, [c_void_p]),
-    ("minlsh_shingle_stream_feed", c_int, [c_void_p, c_char_p, c_size_t]),
-    ("minlsh_shingle_stream_finish", c_int, [c_void_p, c_void_p, c_char_p]),
-    ("minlsh_shingle_stream_reset", c_int, [c_void_p]),
-    ("minlsh_shingle_stream_bytes", c_uint64, [c_void_p]),
+    ("minlsh_shingleset_copy_hashes", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_shinglestream_new", c_int, [POINTER(c_void_p), c_void_p, c_void_p]),
+    ("minlsh_shinglestream_free", None, [c_void_p]),
+    ("minlsh_shinglestream_feed", c_int, [c_void_p, c_char_p, c_size_t]),
+    ("minlsh_shinglestream_finish", c_int, [c_void_p, c_void_p, c_char_p]),
+    ("minlsh_shinglestream_reset", c_int, [c_void_p]),
+    ("minlsh_shinglestream_bytes", c_uint64, [c_void_p]),
     # family and signatures
     ("minlsh_family_new", c_int, [POINTER(c_void_p), c_uint32, c_uint64, c_void_p]),
     ("minlsh_family_free", None, [c_void_p]),
@@ -241,7 +248,7 @@ _PROTOTYPES = [
     # planner and band keys
     ("minlsh_plan_options_init", c_int, [POINTER(PlanOptions), c_uint32]),
     ("minlsh_plan_compute", c_int,
-     [POINTER(PlanOptions), u32p, u32p, dblp, dblp]),
+     [u32p, u32p, dblp, dblp, POINTER(PlanOptions)]),
     ("minlsh_plan_probability", c_int, [dblp, c_uint32, c_uint32, c_double]),
     ("minlsh_plan_threshold", c_int, [dblp, c_uint32, c_uint32]),
     ("minlsh_band_keys", c_int,
@@ -259,22 +266,24 @@ _PROTOTYPES = [
     ("minlsh_index_insert", c_int, [c_void_p, c_uint64, c_void_p, c_size_t]),
     ("minlsh_index_remove", c_int, [c_void_p, c_uint64]),
     ("minlsh_index_contains", c_int, [c_void_p, c_uint64]),
-    ("minlsh_index_ids", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
-    ("minlsh_index_get", c_int, [c_void_p, c_uint64, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_copy_ids", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_copy_signature", c_int, [c_void_p, c_uint64, c_void_p, c_size_t, sizep]),
     ("minlsh_index_query", c_int,
      [c_void_p, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, sizep]),
-    ("minlsh_index_pairs", c_int, [c_void_p, c_double, POINTER(c_void_p)]),
+    ("minlsh_pairs_from_index", c_int,
+     [POINTER(c_void_p), c_void_p, c_double, c_uint64, c_void_p]),
     ("minlsh_pairs_free", None, [c_void_p]),
     ("minlsh_pairs_count", c_size_t, [c_void_p]),
-    ("minlsh_pairs_get", c_int, [c_void_p, c_size_t, u64p, u64p, dblp]),
-    ("minlsh_index_clusters", c_int, [c_void_p, c_double, POINTER(c_void_p)]),
+    ("minlsh_pairs_copy_pair", c_int, [u64p, u64p, dblp, c_void_p, c_size_t]),
+    ("minlsh_clusters_from_index", c_int, [POINTER(c_void_p), c_void_p, c_double, c_void_p]),
     ("minlsh_clusters_free", None, [c_void_p]),
     ("minlsh_clusters_count", c_size_t, [c_void_p]),
-    ("minlsh_clusters_members", c_int, [c_void_p, c_size_t, c_void_p, c_size_t, sizep]),
+    ("minlsh_clusters_copy_members", c_int, [c_void_p, c_size_t, c_void_p, c_size_t, sizep]),
     ("minlsh_index_set_metadata", c_int, [c_void_p, c_char_p, c_size_t]),
-    ("minlsh_index_metadata", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_copy_metadata", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
     ("minlsh_index_save", c_int, [c_void_p, c_char_p]),
-    ("minlsh_index_load", c_int, [POINTER(c_void_p), c_char_p, c_void_p, c_uint64, c_void_p]),
+    ("minlsh_load_options_init", c_int, [POINTER(LoadOptions), c_uint32]),
+    ("minlsh_index_load", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),
 ]
 
 # Declared in the header but possibly not in this build of the library (the
@@ -282,8 +291,8 @@ _PROTOTYPES = [
 # binding works without them.
 _OPTIONAL = [
     ("minlsh_family_sign_batch", c_int,
-     [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_void_p,
-      c_size_t, sizep, POINTER(c_int32), c_uint32]),
+     [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_uint32,
+      c_void_p, c_size_t, sizep, POINTER(c_int32)]),
     ("minlsh_simd_kernel_name", c_char_p, []),
 ]
 

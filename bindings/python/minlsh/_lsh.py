@@ -51,7 +51,7 @@ def plan(threshold, num_perm=128, weights=(0.5, 0.5), mode="balanced", target_re
     """
     opts = _plan_options(threshold, num_perm, weights, mode, target_recall)
     b, r, fp, fn = c_uint32(), c_uint32(), c_double(), c_double()
-    check(lib.minlsh_plan_compute(byref(opts), byref(b), byref(r), byref(fp), byref(fn)),
+    check(lib.minlsh_plan_compute(byref(b), byref(r), byref(fp), byref(fn), byref(opts)),
           "minlsh_plan_compute",
           "threshold=%r num_perm=%r weights=%r mode=%r target_recall=%r"
           % (threshold, num_perm, tuple(weights), mode, target_recall))
@@ -308,7 +308,7 @@ class MinHashLSH:
             h = self._h()
             ident = self._key_to_id[key]
             m = MinHash(lib.minlsh_index_k(h), lib.minlsh_index_seed(h))
-            check(lib.minlsh_index_get(h, ident, m._sig, len(m._sig), None), "minlsh_index_get")
+            check(lib.minlsh_index_copy_signature(h, ident, m._sig, len(m._sig), None), "minlsh_index_copy_signature")
             return m
 
     # -- queries ----------------------------------------------------------------------
@@ -347,15 +347,15 @@ class MinHashLSH:
         ``with_similarity`` (key_a, key_b, similarity)."""
         with reading(self._lock):
             out = c_void_p()
-            check(lib.minlsh_index_pairs(self._h(), float(min_similarity), byref(out)),
-                  "minlsh_index_pairs")
+            check(lib.minlsh_pairs_from_index(byref(out), self._h(), float(min_similarity), 0, None),
+                  "minlsh_pairs_from_index")
             try:
                 n = lib.minlsh_pairs_count(out)
                 a, b, s = c_uint64(), c_uint64(), c_double()
                 res = []
                 for i in range(n):
-                    check(lib.minlsh_pairs_get(out, i, byref(a), byref(b), byref(s)),
-                          "minlsh_pairs_get")
+                    check(lib.minlsh_pairs_copy_pair(byref(a), byref(b), byref(s), out, i),
+                          "minlsh_pairs_copy_pair")
                     ka, kb = self._id_to_key[a.value], self._id_to_key[b.value]
                     res.append((ka, kb, s.value) if with_similarity else (ka, kb))
                 return res
@@ -368,20 +368,20 @@ class MinHashLSH:
         Members in insertion order; groups ordered by their first member."""
         with reading(self._lock):
             out = c_void_p()
-            check(lib.minlsh_index_clusters(self._h(), float(min_similarity), byref(out)),
-                  "minlsh_index_clusters")
+            check(lib.minlsh_clusters_from_index(byref(out), self._h(), float(min_similarity), None),
+                  "minlsh_clusters_from_index")
             try:
                 res = []
                 cap = 16
                 ids = (c_uint64 * cap)()
                 n = c_size_t()
                 for i in range(lib.minlsh_clusters_count(out)):
-                    rc = lib.minlsh_clusters_members(out, i, ids, cap, byref(n))
+                    rc = lib.minlsh_clusters_copy_members(out, i, ids, cap, byref(n))
                     if rc == _ffi.E_BUFSIZE:
                         cap = n.value
                         ids = (c_uint64 * cap)()
-                        rc = lib.minlsh_clusters_members(out, i, ids, cap, byref(n))
-                    check(rc, "minlsh_clusters_members")
+                        rc = lib.minlsh_clusters_copy_members(out, i, ids, cap, byref(n))
+                    check(rc, "minlsh_clusters_copy_members")
                     res.append([self._id_to_key[ids[j]] for j in range(n.value)])
                 return res
             finally:
@@ -428,8 +428,12 @@ class MinHashLSH:
         if num_perm is not None or seed is not None:
             fam = family(128 if num_perm is None else num_perm, 1 if seed is None else seed)
         h = c_void_p()
-        check(lib.minlsh_index_load(byref(h), bpath, fam.handle if fam else None,
-                                    _ffi.as_u64(config_id, "config_id"), None),
+        opts = _ffi.LoadOptions()
+        check(lib.minlsh_load_options_init(byref(opts), _ffi.LOAD_OPTIONS_VERSION),
+              "minlsh_load_options_init")
+        opts.family = fam.handle if fam else None
+        opts.config_id = _ffi.as_u64(config_id, "config_id")
+        check(lib.minlsh_index_load(byref(h), bpath, byref(opts)),
               "minlsh_index_load", os.fsdecode(bpath))
         self = cls.__new__(cls)
         self._handle = h.value
@@ -457,19 +461,19 @@ class MinHashLSH:
         n = lib.minlsh_index_count(self._handle)
         ids = (c_uint64 * max(n, 1))()
         got = c_size_t()
-        check(lib.minlsh_index_ids(self._handle, ids, n, byref(got)), "minlsh_index_ids")
+        check(lib.minlsh_index_copy_ids(self._handle, ids, n, byref(got)), "minlsh_index_copy_ids")
         return list(ids[:got.value])
 
     def _stored_metadata(self):
         n = c_size_t()
-        rc = lib.minlsh_index_metadata(self._handle, None, 0, byref(n))
+        rc = lib.minlsh_index_copy_metadata(self._handle, None, 0, byref(n))
         if rc == 0:
             return b""
         if rc != _ffi.E_BUFSIZE:
-            check(rc, "minlsh_index_metadata")
+            check(rc, "minlsh_index_copy_metadata")
         buf = ctypes.create_string_buffer(n.value)
-        check(lib.minlsh_index_metadata(self._handle, buf, n.value, byref(n)),
-              "minlsh_index_metadata")
+        check(lib.minlsh_index_copy_metadata(self._handle, buf, n.value, byref(n)),
+              "minlsh_index_copy_metadata")
         return buf.raw[:n.value]
 
     def _restore(self, doc, ids, where):

@@ -160,8 +160,8 @@ class MinHash:
     def update(self, b):
         """Add one item (bytes, or str as UTF-8)."""
         h = c_uint64(_item_hash(b))
-        check(lib.minlsh_family_update(self._family.handle, self._sig, self._family.k,
-                                       byref(h), 1), "minlsh_family_update")
+        check(lib.minlsh_family_update(self._family.handle, byref(h), 1,
+                                       self._sig, self._family.k), "minlsh_family_update")
 
     def update_batch(self, b):
         """Add every item of an iterable (one signing call for all of them)."""
@@ -173,8 +173,8 @@ class MinHash:
         without hashing them again."""
         buf = _u64_buffer(hashes)
         if len(buf):
-            check(lib.minlsh_family_update(self._family.handle, self._sig, self._family.k,
-                                           buf, len(buf)), "minlsh_family_update")
+            check(lib.minlsh_family_update(self._family.handle, buf, len(buf),
+                                           self._sig, self._family.k), "minlsh_family_update")
 
     def jaccard(self, other):
         """The estimated Jaccard similarity (fraction of equal values; 0 when
@@ -414,11 +414,11 @@ def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shin
             ptrs = (c_void_p * n)(*[ctypes.cast(ctypes.c_char_p(d), c_void_p) for d in docs])
             lens = (c_size_t * n)(*[len(d) for d in docs])
             nthreads = threads
-            rc = lib.minlsh_family_sign_batch(fam.handle, sh._handle, ptrs, lens, n, addr,
-                                              n * k, None, status, nthreads)
+            rc = lib.minlsh_family_sign_batch(fam.handle, sh._handle, ptrs, lens, n, nthreads,
+                                              addr, n * k, None, status)
             if rc == _ffi.E_UNSUPPORTED and threads != 1:  # a build without threads
                 rc = lib.minlsh_family_sign_batch(fam.handle, sh._handle, ptrs, lens, n,
-                                                  addr, n * k, None, status, 1)
+                                                  1, addr, n * k, None, status)
             if rc < 0 and not any(status[i] for i in range(n)):
                 check(rc, "minlsh_family_sign_batch")  # a whole-call error
         else:

@@ -116,7 +116,7 @@ class Shingler:
         check(lib.minlsh_shingler_new(byref(handle), byref(opts), None), "minlsh_shingler_new")
         self._handle = handle.value
         cid = c_uint64()
-        check(lib.minlsh_shingler_config_id(self._handle, byref(cid)),
+        check(lib.minlsh_shingler_config_id(byref(cid), self._handle),
               "minlsh_shingler_config_id")
         self._config_id = cid.value
         self._spec = "%s:%d" % (_UNIT_NAMES[unit_value], k)
@@ -176,8 +176,8 @@ class Shingler:
             n = lib.minlsh_shingleset_count(st)
             out = _u64_array(n)
             if n:
-                check(lib.minlsh_shingleset_copy(st, _ffi.address(out), n, None),
-                      "minlsh_shingleset_copy")
+                check(lib.minlsh_shingleset_copy_hashes(st, _ffi.address(out), n, None),
+                      "minlsh_shingleset_copy_hashes")
             return out
         finally:
             lib.minlsh_shingleset_free(st)
@@ -197,7 +197,7 @@ class Shingler:
 
 
 class ShingleStream:
-    """Shingles one document at a time from chunks (minlsh_shingle_stream).
+    """Shingles one document at a time from chunks (minlsh_shinglestream).
 
     ``feed(chunk)`` any number of times, then ``finish()`` returns
     ``(shingles, fingerprint)`` and makes the stream ready for the next
@@ -212,11 +212,11 @@ class ShingleStream:
         self._handle = None
         self._lock = threading.Lock()
         h = c_void_p()
-        check(lib.minlsh_shingle_stream_new(byref(h), shingler._handle),
-              "minlsh_shingle_stream_new")
+        check(lib.minlsh_shinglestream_new(byref(h), shingler._handle, None),
+              "minlsh_shinglestream_new")
         self._handle = h.value
 
-    def __del__(self, _free=lib.minlsh_shingle_stream_free):
+    def __del__(self, _free=lib.minlsh_shinglestream_free):
         if getattr(self, "_handle", None):
             _free(self._handle)
             self._handle = None
@@ -224,18 +224,18 @@ class ShingleStream:
     def feed(self, chunk):
         data = _ffi.as_bytes(chunk, "chunk")
         with self._lock:
-            check(lib.minlsh_shingle_stream_feed(self._handle, data, len(data)),
-                  "minlsh_shingle_stream_feed")
+            check(lib.minlsh_shinglestream_feed(self._handle, data, len(data)),
+                  "minlsh_shinglestream_feed")
 
     @property
     def bytes_fed(self):
         """Bytes accepted since the last finish or reset."""
         with self._lock:
-            return lib.minlsh_shingle_stream_bytes(self._handle)
+            return lib.minlsh_shinglestream_bytes(self._handle)
 
     def reset(self):
         with self._lock:
-            check(lib.minlsh_shingle_stream_reset(self._handle), "minlsh_shingle_stream_reset")
+            check(lib.minlsh_shinglestream_reset(self._handle), "minlsh_shinglestream_reset")
 
     def finish(self):
         st = c_void_p()
@@ -243,14 +243,14 @@ class ShingleStream:
         try:
             fp = ctypes.create_string_buffer(_ffi.FINGERPRINT_BYTES)
             with self._lock:
-                check(lib.minlsh_shingle_stream_finish(self._handle, st, fp),
-                      "minlsh_shingle_stream_finish")
+                check(lib.minlsh_shinglestream_finish(self._handle, st, fp),
+                      "minlsh_shinglestream_finish")
             n = lib.minlsh_shingleset_count(st)
             out = _u64_array(n)
             if n:
                 got = c_size_t()
-                check(lib.minlsh_shingleset_copy(st, _ffi.address(out), n, byref(got)),
-                      "minlsh_shingleset_copy")
+                check(lib.minlsh_shingleset_copy_hashes(st, _ffi.address(out), n, byref(got)),
+                      "minlsh_shingleset_copy_hashes")
             return out, fp.raw
         finally:
             lib.minlsh_shingleset_free(st)

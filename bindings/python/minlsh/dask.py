@@ -95,7 +95,7 @@ _c_jaccard = _cfunc("minlsh_jaccard_sorted", c_int,
 _c_clusters_from_edges = _cfunc("minlsh_clusters_from_edges", c_int,
                                 [POINTER(c_void_p), c_void_p, c_void_p, c_size_t, c_void_p])
 _c_clusters_count = _cfunc("minlsh_clusters_count", c_size_t, [c_void_p])
-_c_clusters_members = _cfunc("minlsh_clusters_members", c_int,
+_c_clusters_members = _cfunc("minlsh_clusters_copy_members", c_int,
                              [c_void_p, c_size_t, c_void_p, c_size_t, POINTER(c_size_t)])
 _c_clusters_free = _cfunc("minlsh_clusters_free", None, [c_void_p])
 
@@ -155,7 +155,7 @@ def _clusters_of_edges(a, b):
                 buf = np.empty(cap, dtype=np.uint64)
                 rc = _c_clusters_members(handle, i, buf.ctypes.data, cap, byref(got))
             if rc < 0:
-                raise _ffi.error(rc, "minlsh_clusters_members")
+                raise _ffi.error(rc, "minlsh_clusters_copy_members")
             out.append(buf[:got.value].astype(np.int64))
         return out
     finally:
