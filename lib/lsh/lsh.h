@@ -269,15 +269,19 @@ uint64_t minlsh__lsh_sig_hash_avx512(const uint32_t *sig, uint32_t k);
 #endif
 
 /* The three kernels of one SIMD level: every level gives the portable
- * bits. The kernels of a level (MINLSH__SIMD_*), or NULL if this build or
- * this CPU does not have it; for tests and benches (the functions above
- * pick the process's level themselves). */
+ * bits. The kernel table (MINLSH__KERNEL_DISPATCH, lib/common/common.h):
+ * the kernels of a level (NULL if this build or this CPU does not have
+ * it), those of minlsh__simd_level(), and every usable set; for tests and
+ * benches (the functions above pick the process's level themselves). */
 typedef struct minlsh__lsh_kernels {
+    const char *name;
     minlsh__lsh_band_keys_fn band_keys;
     minlsh__lsh_sig_hash_fn sig_hash;
     minlsh__lsh_equal_count_fn equal_count;
 } minlsh__lsh_kernels;
 const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level);
+const minlsh__lsh_kernels *minlsh__lsh_kernels_active(void);
+size_t minlsh__lsh_kernels_usable(const minlsh__lsh_kernels **out, size_t cap);
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */

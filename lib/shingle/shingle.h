@@ -36,15 +36,14 @@ extern const minlsh__siphash_many_kernel minlsh__siphash_many_avx2;
 #if MINLSH__WITH_AVX512
 extern const minlsh__siphash_many_kernel minlsh__siphash_many_avx512;
 #endif
-/* The kernel of a SIMD level, or NULL if that level is not compiled in. */
+/* The kernel table (MINLSH__KERNEL_DISPATCH, lib/common/common.h): the
+ * kernel of a level (NULL if not compiled in or not supported by the CPU),
+ * the one of minlsh__simd_level() (the level the MinHash kernel follows too;
+ * never NULL, thread-safe), and every usable one, portable first (tests and
+ * benches). */
 const minlsh__siphash_many_kernel *minlsh__siphash_many_for_level(int level);
-/* The one of minlsh__simd_level() (the level the MinHash kernel follows
- * too). Never NULL. Thread-safe. */
 const minlsh__siphash_many_kernel *minlsh__siphash_many_active(void);
-/* Every kernel compiled in and usable on this CPU, portable first (tests
- * and benches): writes up to cap pointers, returns how many there are. */
-size_t minlsh__siphash_many_kernels(const minlsh__siphash_many_kernel **out,
-                                    size_t cap);
+size_t minlsh__siphash_many_usable(const minlsh__siphash_many_kernel **out, size_t cap);
 
 /* ---- shingler services for the layers above ------------------------------ */
 
