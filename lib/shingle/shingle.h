@@ -8,6 +8,7 @@
 #define MINLSH_SHINGLE_H
 
 #include "common/common.h"
+#include "common/sort.h"
 
 /* ---- SipHash-2-4 ----------------------------------------------------------- */
 
@@ -66,12 +67,6 @@ int minlsh__shingler_each_kernel(const minlsh_shingler *s, const void *text, siz
 
 /* The shingler's allocator (never NULL for a valid shingler). */
 const minlsh_allocator *minlsh__shingler_allocator(const minlsh_shingler *s);
-
-/* Sort a[0..n) ascending (in place; tmp is scratch for n values, distinct
- * from a) and write its distinct values to dst, which may be a or tmp.
- * Returns how many. Linear time (radix sort), no allocation. */
-size_t minlsh__shingle_sort_unique(uint64_t *dst, uint64_t *a, uint64_t *tmp,
-                                   size_t n);
 
 /* ---- layer-private: lib/shingle only -------------------------------------- */
 
