@@ -84,7 +84,7 @@ $(BUILD)/minlsh.pc: minlsh.pc.in include/minlsh.h
 
 program: $(PROGRAM)
 
-$(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h
+$(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h lib/common/pool.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(OPT) $(WARN) -Iinclude $(CFLAGS) -c $< -o $@
 

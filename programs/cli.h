@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../lib/common/pool.h"
+
 /* Exit statuses. */
 #define CLI_OK 0     /* everything went well */
 #define CLI_FAILED 1 /* some inputs failed, or the run could not complete */
@@ -241,23 +243,13 @@ void input_free(input_list *in);
 /* The name used for a file in messages ("standard input" for "-"). */
 const char *input_where(const input_file *f);
 
-/* ---- work.c ------------------------------------------------------------- */
+/* ---- the thread pool ------------------------------------------------------------- */
 
-typedef struct work_pool work_pool;
-/* Process items [begin, end) as worker number `worker` (0..size-1). A
- * non-zero return stops the run and is returned by work_pool_run. */
-typedef int (*work_fn)(void *ctx, unsigned worker, size_t begin, size_t end);
-
-/* A pool of n workers: the calling thread and n - 1 threads; n = 0 means
- * work_default_threads(). */
-work_pool *work_pool_new(unsigned n);
-void work_pool_free(work_pool *p);
-unsigned work_pool_size(const work_pool *p);
-/* Run fn over n items in chunks of `chunk`, on every worker; returns when all
- * are done: 0, or the first non-zero return of fn. */
-int work_pool_run(work_pool *p, size_t n, size_t chunk, work_fn fn, void *ctx);
-/* The default thread count: the number of online processors. */
-unsigned work_default_threads(void);
+/* The thread pool is the library's (lib/common/pool.h: internal, reached
+ * because the command links the static library; minlsh__pool_* are hidden
+ * in the shared one). cli_pool_new is minlsh__pool_new with n = 0 meaning
+ * every online processor, ending the command if there is no memory. */
+minlsh__pool *cli_pool_new(unsigned n);
 
 /* ---- progress.c --------------------------------------------------------- */
 
@@ -341,7 +333,7 @@ typedef struct pipeline_cfg {
     const cli_opts *o;
     const minlsh_shingler *shingler;
     const minlsh_family *family; /* non-NULL: sign the selected documents */
-    work_pool *pool;
+    minlsh__pool *pool;
     progress *progress;
     /* Called for every good document, in input order, on the calling thread,
      * before signing (d->sig is NULL): 1 to select it, 0 to drop it, a

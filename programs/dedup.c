@@ -258,7 +258,7 @@ static int verify_range(void *ctx, unsigned worker, size_t begin, size_t end) {
  * over the matrix of representatives (the same pairs as a band index would
  * give, in sequential passes); its positions are mapped back to document
  * numbers, which keeps the order since reps[] ascends. */
-static candidate *find_candidates(dedup *D, uint32_t bands, uint32_t rows, work_pool *pool,
+static candidate *find_candidates(dedup *D, uint32_t bands, uint32_t rows, minlsh__pool *pool,
                                   size_t *n_cand) {
     verify_ctx vc;
     minlsh_pairs *pairs = NULL;
@@ -274,7 +274,7 @@ static candidate *find_candidates(dedup *D, uint32_t bands, uint32_t rows, work_
     vc.cand = cand;
     vc.exact = D->o->verify == VERIFY_EXACT;
     vc.threshold = D->o->threshold;
-    if ((rc = work_pool_run(pool, n, 256, verify_range, &vc)) != 0)
+    if ((rc = minlsh__pool_run(pool, n, 256, verify_range, &vc)) != 0)
         cli_die_lib("verification", rc);
     minlsh_pairs_free(pairs);
     *n_cand = n;
@@ -461,7 +461,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.o = o;
     cfg.shingler = sh;
     cfg.family = family;
-    cfg.pool = work_pool_new(o->threads);
+    cfg.pool = cli_pool_new(o->threads);
     cfg.select = dedup_select;
     cfg.on_doc = dedup_on_doc;
     cfg.ctx = &D;
@@ -471,7 +471,7 @@ int cmd_dedup(cli_opts *o) {
     report(&D, &ri, cand, n_cand);
     free(cand);
     dedup_free(&D);
-    work_pool_free(cfg.pool);
+    minlsh__pool_free(cfg.pool);
     minlsh_family_free(family);
     minlsh_shingler_free(sh);
     return cli_finish_stdout(cli_input_failures() ? CLI_FAILED : CLI_OK);

@@ -374,12 +374,12 @@ static int run_docs(const cli_opts *o, cli_index *x,
     cfg.o = o;
     cfg.shingler = x->sh;
     cfg.family = x->family;
-    cfg.pool = work_pool_new(o->threads);
+    cfg.pool = cli_pool_new(o->threads);
     cfg.select = select;
     cfg.on_doc = on_doc;
     cfg.ctx = ctx;
     rc = pipeline_run_paths(&cfg, o->args + 1, o->n_args - 1, what, st);
-    work_pool_free(cfg.pool);
+    minlsh__pool_free(cfg.pool);
     return rc;
 }
 

@@ -251,7 +251,7 @@ static int flush(pipeline *pl) {
     void *v;
     if (pl->n_jobs == 0) return 0;
     for (i = 0; i < pl->n_ws; i++) pl->ws[i].arena_n = 0;
-    rc = work_pool_run(pl->cfg->pool, pl->n_jobs, 1, shingle_range, pl);
+    rc = minlsh__pool_run(pl->cfg->pool, pl->n_jobs, 1, shingle_range, pl);
     if (rc != 0) cli_die_lib("shingling", rc);
     pl->n_sel = 0;
     for (i = 0; i < pl->n_jobs; i++) {
@@ -268,7 +268,7 @@ static int flush(pipeline *pl) {
         v = pl->sigs;
         xgrow(&v, &pl->sigs_cap, pl->n_sel * pl->k, sizeof *pl->sigs);
         pl->sigs = v;
-        if ((src = work_pool_run(pl->cfg->pool, pl->n_sel, 16, sign_range, pl)) != 0)
+        if ((src = minlsh__pool_run(pl->cfg->pool, pl->n_sel, 16, sign_range, pl)) != 0)
             cli_die_lib("signing", src);
     }
     for (i = 0; i < pl->n_sel && rc == 0; i++) {
@@ -372,7 +372,7 @@ static int read_stdin_text(pipeline *pl, size_t file) {
 
 static void workers_init(pipeline *pl) {
     unsigned i;
-    pl->n_ws = work_pool_size(pl->cfg->pool);
+    pl->n_ws = minlsh__pool_size(pl->cfg->pool);
     pl->ws = xcalloc(pl->n_ws, sizeof *pl->ws);
     for (i = 0; i < pl->n_ws; i++) {
         worker_state *w = &pl->ws[i];

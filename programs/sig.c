@@ -68,12 +68,12 @@ int cmd_sig(cli_opts *o) {
     cfg.o = o;
     cfg.shingler = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, NULL);
     cfg.family = cli_family_new(o->num_perm, o->seed);
-    cfg.pool = work_pool_new(o->threads);
+    cfg.pool = cli_pool_new(o->threads);
     cfg.on_doc = sig_on_doc;
     cfg.ctx = &c;
     pipeline_run_paths(&cfg, o->args, o->n_args, "sig:", &st);
     buf_free(&c.line);
-    work_pool_free(cfg.pool);
+    minlsh__pool_free(cfg.pool);
     minlsh_family_free((minlsh_family *)cfg.family);
     minlsh_shingler_free((minlsh_shingler *)cfg.shingler);
     return cli_finish_stdout(cli_input_failures() ? CLI_FAILED : CLI_OK);

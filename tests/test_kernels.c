@@ -31,6 +31,7 @@
 #include "minhash/kernel.h"
 #include "minhash/minhash.h"
 #include "shingle/shingle.h"
+#include "lsh/lsh.h"
 
 #define P MINLSH_PRIME
 
@@ -128,11 +129,15 @@ static void test_dispatch_choice(void) {
     EXPECT(strcmp(minlsh__siphash_many_active()->name, minlsh_simd_kernel_name()) == 0);
     /* Chosen once: the same answer every time. */
     for (l = 0; l < 100; l++) EXPECT_EQ_INT(minlsh__simd_level(), level);
-    /* Every level's tables agree with what is compiled in. */
+    /* Every level's tables agree with what is compiled in and usable. */
     for (l = 0; l < MINLSH__SIMD_LEVELS; l++) {
-        EXPECT_EQ_INT(minlsh__minhash_kernel_for_level(l) != NULL, minlsh__simd_level_compiled(l));
-        EXPECT_EQ_INT(minlsh__siphash_many_for_level(l) != NULL, minlsh__simd_level_compiled(l));
+        int usable = minlsh__simd_level_compiled(l) && l <= minlsh__cpu_simd_level();
+        EXPECT_EQ_INT(minlsh__simd_level_usable(l), usable);
+        EXPECT_EQ_INT(minlsh__minhash_kernel_for_level(l) != NULL, usable);
+        EXPECT_EQ_INT(minlsh__siphash_many_for_level(l) != NULL, usable);
+        EXPECT_EQ_INT(minlsh__lsh_kernels_for_level(l) != NULL, usable);
     }
+    EXPECT(strcmp(minlsh__lsh_kernels_active()->name, minlsh_simd_kernel_name()) == 0);
     EXPECT(minlsh__minhash_kernel_for_level(-1) == NULL);
     EXPECT(minlsh__minhash_kernel_for_level(MINLSH__SIMD_LEVELS) == NULL);
     EXPECT(strcmp(minlsh__simd_level_name(99), "?") == 0);
@@ -368,7 +373,7 @@ static void test_sign_uses_a_correct_kernel(void) {
 
 static size_t simd_sip_kernels(const minlsh__siphash_many_kernel **out) {
     const minlsh__siphash_many_kernel *all[8];
-    size_t n = minlsh__siphash_many_kernels(all, 8), i, m = 0;
+    size_t n = minlsh__siphash_many_usable(all, 8), i, m = 0;
     int l;
     EXPECT(n >= 1 && all[0] == &minlsh__siphash_many_portable);
     for (i = 0; i < n && i < 8; i++) out[m++] = all[i]; /* portable too: it is a loop */

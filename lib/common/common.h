@@ -112,6 +112,57 @@ int minlsh__simd_best_level(void);
 int minlsh__simd_level(void);
 /* "portable", "avx2", "avx512" for a level; "?" otherwise. */
 const char *minlsh__simd_level_name(int level);
+/* 1 if level is compiled in and the CPU supports it: its kernels may run. */
+int minlsh__simd_level_usable(int level);
+
+/* ---- kernel tables: the one shape of every dispatched mechanism ---------- */
+
+/* A mechanism with SIMD kernels declares a struct of its kernels (a name
+ * first, then function pointers), one const table of that type per level
+ * (portable always; avx2 and avx512 under MINLSH__WITH_*), and an array
+ * indexed by level:
+ *     static const T *const levels[MINLSH__SIMD_LEVELS] =
+ *         MINLSH__KERNEL_LEVELS(&t_portable, &t_avx2, &t_avx512);
+ * (a level this build lacks is NULL; its table need not exist). Then
+ * MINLSH__KERNEL_DISPATCH(T, prefix, levels) defines, for prototypes the
+ * mechanism's header declares:
+ *     const T *prefix_for_level(int level)  the table of a level, or NULL
+ *         if the level is unknown, not compiled in or not supported by
+ *         the CPU (tests and benches)
+ *     const T *prefix_active(void)  the table of minlsh__simd_level(): the
+ *         level chosen once (CPU, build, MINLSH_KERNEL) and published
+ *         atomically in cpu.c. Never NULL, no state of its own, thread-safe.
+ *     size_t prefix_usable(const T **out, size_t cap)  every usable table,
+ *         narrowest first, whatever MINLSH_KERNEL says: writes up to cap
+ *         pointers (out may be NULL) and returns how many there are. */
+#if MINLSH__WITH_AVX2
+#define MINLSH__KERNEL_IF_AVX2(x) (x)
+#else
+#define MINLSH__KERNEL_IF_AVX2(x) NULL
+#endif
+#if MINLSH__WITH_AVX512
+#define MINLSH__KERNEL_IF_AVX512(x) (x)
+#else
+#define MINLSH__KERNEL_IF_AVX512(x) NULL
+#endif
+#define MINLSH__KERNEL_LEVELS(portable, avx2, avx512)                          \
+    { (portable), MINLSH__KERNEL_IF_AVX2(avx2), MINLSH__KERNEL_IF_AVX512(avx512) }
+
+#define MINLSH__KERNEL_DISPATCH(T, prefix, levels)                             \
+    const T *prefix##_for_level(int level) {                                   \
+        return minlsh__simd_level_usable(level) ? (levels)[level] : NULL;      \
+    }                                                                          \
+    const T *prefix##_active(void) { return (levels)[minlsh__simd_level()]; }  \
+    size_t prefix##_usable(const T **out, size_t cap) {                        \
+        size_t n = 0;                                                          \
+        int level;                                                             \
+        for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) { \
+            if (!minlsh__simd_level_usable(level)) continue;                   \
+            if (out != NULL && n < cap) out[n] = (levels)[level];              \
+            n++;                                                               \
+        }                                                                      \
+        return n;                                                              \
+    }
 
 /* ---- little-endian load/store ------------------------------------------ */
 

@@ -75,6 +75,10 @@ int minlsh__simd_best_level(void) {
     return level;
 }
 
+int minlsh__simd_level_usable(int level) {
+    return minlsh__simd_level_compiled(level) && level <= minlsh__cpu_simd_level();
+}
+
 const char *minlsh__simd_level_name(int level) {
     switch (level) {
     case MINLSH__SIMD_PORTABLE: return "portable";

@@ -102,58 +102,35 @@ uint32_t minlsh__lsh_equal_count_portable(const uint32_t *a, const uint32_t *b, 
 /* ---- the kernels of each SIMD level, and the dispatch ------------------- */
 
 static const minlsh__lsh_kernels minlsh__lsh_kernels_portable = {
-    minlsh__lsh_band_keys_portable, minlsh__lsh_sig_hash_portable,
+    "portable", minlsh__lsh_band_keys_portable, minlsh__lsh_sig_hash_portable,
     minlsh__lsh_equal_count_portable};
 #if MINLSH__WITH_AVX2
 static const minlsh__lsh_kernels minlsh__lsh_kernels_avx2 = {
-    minlsh__lsh_band_keys_avx2, minlsh__lsh_sig_hash_avx2, minlsh__lsh_equal_count_avx2};
+    "avx2", minlsh__lsh_band_keys_avx2, minlsh__lsh_sig_hash_avx2, minlsh__lsh_equal_count_avx2};
 #endif
 #if MINLSH__WITH_AVX512
 static const minlsh__lsh_kernels minlsh__lsh_kernels_avx512 = {
-    minlsh__lsh_band_keys_avx512, minlsh__lsh_sig_hash_avx512, minlsh__lsh_equal_count_avx512};
+    "avx512", minlsh__lsh_band_keys_avx512, minlsh__lsh_sig_hash_avx512,
+    minlsh__lsh_equal_count_avx512};
 #endif
 
-/* The kernels of a level this build has, or NULL. */
-static const minlsh__lsh_kernels *minlsh__lsh_kernels_built(int level) {
-    switch (level) {
-    case MINLSH__SIMD_PORTABLE:
-        return &minlsh__lsh_kernels_portable;
-#if MINLSH__WITH_AVX2
-    case MINLSH__SIMD_AVX2:
-        return &minlsh__lsh_kernels_avx2;
-#endif
-#if MINLSH__WITH_AVX512
-    case MINLSH__SIMD_AVX512:
-        return &minlsh__lsh_kernels_avx512;
-#endif
-    default:
-        return NULL;
-    }
-}
+static const minlsh__lsh_kernels *const minlsh__lsh_levels[MINLSH__SIMD_LEVELS] =
+    MINLSH__KERNEL_LEVELS(&minlsh__lsh_kernels_portable, &minlsh__lsh_kernels_avx2,
+                          &minlsh__lsh_kernels_avx512);
 
-const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level) {
-    if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
-    return minlsh__lsh_kernels_built(level);
-}
-
-/* minlsh__simd_level() is a compiled-in level the CPU has, chosen once, so
- * never NULL (minlsh__cpu_simd_level() asks the CPU: slow in a VM, not for
- * every call). */
-MINLSH__INLINE const minlsh__lsh_kernels *minlsh__lsh_active(void) {
-    return minlsh__lsh_kernels_built(minlsh__simd_level());
-}
+MINLSH__KERNEL_DISPATCH(minlsh__lsh_kernels, minlsh__lsh_kernels, minlsh__lsh_levels)
 
 void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,
                            uint64_t *keys) {
     /* One or two bands fill too few lanes to pay for the vector setup. */
-    if (bands > 2) minlsh__lsh_active()->band_keys(sig, bands, rows, keys);
+    if (bands > 2) minlsh__lsh_kernels_active()->band_keys(sig, bands, rows, keys);
     else minlsh__lsh_band_keys_portable(sig, bands, rows, keys);
 }
 
 uint64_t minlsh__lsh_sig_hash(const uint32_t *sig, uint32_t k) {
-    return minlsh__lsh_active()->sig_hash(sig, k);
+    return minlsh__lsh_kernels_active()->sig_hash(sig, k);
 }
 
 uint32_t minlsh__lsh_equal_count(const uint32_t *a, const uint32_t *b, uint32_t k) {
-    return minlsh__lsh_active()->equal_count(a, b, k);
+    return minlsh__lsh_kernels_active()->equal_count(a, b, k);
 }

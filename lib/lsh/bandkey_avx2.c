@@ -8,8 +8,10 @@
  * CPUID and XGETBV said yes, so everything here is static but the one entry
  * point.
  *
- * Same bits as the scalar SipHash (the specification, docs/lsh.md section
- * 3); tests/test_index.c compares every implementation with it directly.
+ * The SipHash round and finalisation are common/siphash_x4.h's, shared with
+ * the shingler. Same bits as the scalar SipHash (the specification,
+ * docs/lsh.md section 3); tests/test_index.c compares every implementation
+ * with it directly.
  */
 #include "lsh.h"
 
@@ -19,74 +21,37 @@
 #error "bandkey_avx2.c needs -mavx2 (mk/lsh.mk)"
 #endif
 
-#include <immintrin.h>
-
+#include "common/siphash_x4.h"
 #include "shingle/shingle.h"
-
-#define BK2_C0 UINT64_C(0x736f6d6570736575)
-#define BK2_C1 UINT64_C(0x646f72616e646f6d)
-#define BK2_C2 UINT64_C(0x6c7967656e657261)
-#define BK2_C3 UINT64_C(0x7465646279746573)
-
-#define BK2_ROTL(x, b) _mm256_or_si256(_mm256_slli_epi64((x), (b)), _mm256_srli_epi64((x), 64 - (b)))
-
-/* Rotations by 32 and 16 are byte shuffles. */
-#define BK2_ROUND(v0, v1, v2, v3)                                              \
-    do {                                                                       \
-        v0 = _mm256_add_epi64(v0, v1);                                         \
-        v1 = BK2_ROTL(v1, 13);                                                 \
-        v1 = _mm256_xor_si256(v1, v0);                                         \
-        v0 = _mm256_shuffle_epi32(v0, 0xB1);                                   \
-        v2 = _mm256_add_epi64(v2, v3);                                         \
-        v3 = _mm256_shuffle_epi8(v3, rot16);                                   \
-        v3 = _mm256_xor_si256(v3, v2);                                         \
-        v0 = _mm256_add_epi64(v0, v3);                                         \
-        v3 = BK2_ROTL(v3, 21);                                                 \
-        v3 = _mm256_xor_si256(v3, v0);                                         \
-        v2 = _mm256_add_epi64(v2, v1);                                         \
-        v1 = BK2_ROTL(v1, 17);                                                 \
-        v1 = _mm256_xor_si256(v1, v2);                                         \
-        v2 = _mm256_shuffle_epi32(v2, 0xB1);                                   \
-    } while (0)
 
 /* The lanes of bands j0 .. j0+n-1 (n in 1..8): a in lanes 0-3, b in 4-7.
  * Lanes past n are masked off: their messages are never read. */
 static void bk2_lanes(const uint32_t *sig, uint32_t rows, uint32_t j0, uint32_t n,
                       uint64_t *keys) {
-    const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13,
-                                           6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13);
     const long long len = (long long)rows * 4;
     const size_t words = (size_t)len / 8;
     const __m256i la = _mm256_setr_epi64x(j0, j0 + 1, j0 + 2, j0 + 3);
     const __m256i lb = _mm256_setr_epi64x(j0 + 4, j0 + 5, j0 + 6, j0 + 7);
     const __m256i ma = _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(j0 + n)), la);
     const __m256i mb = _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(j0 + n)), lb);
+    const __m256i salt = _mm256_set1_epi64x((long long)MINLSH__BAND_KEY_SALT);
     const __m256i eight = _mm256_set1_epi64x(8);
     __m256i oa = _mm256_setr_epi64x(0, len, 2 * len, 3 * len);
     __m256i ob = _mm256_add_epi64(oa, _mm256_set1_epi64x(4 * len));
-    __m256i a0 = _mm256_xor_si256(la, _mm256_set1_epi64x((long long)BK2_C0));
-    __m256i b0 = _mm256_xor_si256(lb, _mm256_set1_epi64x((long long)BK2_C0));
-    __m256i a1 = _mm256_set1_epi64x((long long)(MINLSH__BAND_KEY_SALT ^ BK2_C1)), b1 = a1;
-    __m256i a2 = _mm256_xor_si256(la, _mm256_set1_epi64x((long long)BK2_C2));
-    __m256i b2 = _mm256_xor_si256(lb, _mm256_set1_epi64x((long long)BK2_C2));
-    __m256i a3 = _mm256_set1_epi64x((long long)(MINLSH__BAND_KEY_SALT ^ BK2_C3)), b3 = a3;
+    minlsh__sip_x4 a, b;
     __m256i xa, xb, ka, kb;
     const long long *base = (const long long *)(const void *)(sig + (size_t)j0 * rows);
     size_t w;
     uint32_t l;
+    minlsh__sip_x4_init(&a, la, salt);
+    minlsh__sip_x4_init(&b, lb, salt);
     for (w = 0; w < words; w++) {
         xa = _mm256_mask_i64gather_epi64(_mm256_setzero_si256(), base, oa, ma, 1);
         xb = _mm256_mask_i64gather_epi64(_mm256_setzero_si256(), base, ob, mb, 1);
         oa = _mm256_add_epi64(oa, eight);
         ob = _mm256_add_epi64(ob, eight);
-        a3 = _mm256_xor_si256(a3, xa);
-        b3 = _mm256_xor_si256(b3, xb);
-        BK2_ROUND(a0, a1, a2, a3);
-        BK2_ROUND(b0, b1, b2, b3);
-        BK2_ROUND(a0, a1, a2, a3);
-        BK2_ROUND(b0, b1, b2, b3);
-        a0 = _mm256_xor_si256(a0, xa);
-        b0 = _mm256_xor_si256(b0, xb);
+        minlsh__sip_x4_absorb(&a, xa);
+        minlsh__sip_x4_absorb(&b, xb);
     }
     xa = xb = _mm256_set1_epi64x((long long)((uint64_t)len << 56));
     if (len & 4) {
@@ -102,22 +67,10 @@ static void bk2_lanes(const uint32_t *sig, uint32_t rows, uint32_t j0, uint32_t 
         xa = _mm256_or_si256(xa, _mm256_cvtepu32_epi64(ta));
         xb = _mm256_or_si256(xb, _mm256_cvtepu32_epi64(tb));
     }
-    a3 = _mm256_xor_si256(a3, xa);
-    b3 = _mm256_xor_si256(b3, xb);
-    BK2_ROUND(a0, a1, a2, a3);
-    BK2_ROUND(b0, b1, b2, b3);
-    BK2_ROUND(a0, a1, a2, a3);
-    BK2_ROUND(b0, b1, b2, b3);
-    a0 = _mm256_xor_si256(a0, xa);
-    b0 = _mm256_xor_si256(b0, xb);
-    a2 = _mm256_xor_si256(a2, _mm256_set1_epi64x(0xff));
-    b2 = _mm256_xor_si256(b2, _mm256_set1_epi64x(0xff));
-    for (l = 0; l < 4; l++) {
-        BK2_ROUND(a0, a1, a2, a3);
-        BK2_ROUND(b0, b1, b2, b3);
-    }
-    ka = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
-    kb = _mm256_xor_si256(_mm256_xor_si256(b0, b1), _mm256_xor_si256(b2, b3));
+    minlsh__sip_x4_absorb(&a, xa);
+    minlsh__sip_x4_absorb(&b, xb);
+    ka = minlsh__sip_x4_final(&a);
+    kb = minlsh__sip_x4_final(&b);
     {
         uint64_t out[8];
         _mm256_storeu_si256((__m256i *)(void *)out, ka);

@@ -7,8 +7,10 @@
  * only through the dispatcher in bandkey.c after CPUID and XGETBV said yes,
  * so everything here is static but the one entry point.
  *
- * Same bits as the scalar SipHash (the specification, docs/lsh.md section
- * 3); tests/test_index.c compares every implementation with it directly.
+ * The SipHash round and finalisation are common/siphash_x8.h's (and
+ * common/siphash.h's for the scalar lane), shared with the shingler. Same
+ * bits as the scalar SipHash (the specification, docs/lsh.md section 3);
+ * tests/test_index.c compares every implementation with it directly.
  */
 #include "lsh.h"
 
@@ -19,55 +21,12 @@
 #error "bandkey_avx512.c needs -mavx512f -mavx512dq -mavx512bw -mavx512vl (mk/lsh.mk)"
 #endif
 
-#include <immintrin.h>
-
+#include "common/siphash_x8.h"
 #include "shingle/shingle.h"
-
-#define BK512_C0 UINT64_C(0x736f6d6570736575)
-#define BK512_C1 UINT64_C(0x646f72616e646f6d)
-#define BK512_C2 UINT64_C(0x6c7967656e657261)
-#define BK512_C3 UINT64_C(0x7465646279746573)
-
-#define BK512_ROUND(v0, v1, v2, v3)                                            \
-    do {                                                                       \
-        v0 = _mm512_add_epi64(v0, v1);                                         \
-        v1 = _mm512_rol_epi64(v1, 13);                                         \
-        v1 = _mm512_xor_si512(v1, v0);                                         \
-        v0 = _mm512_rol_epi64(v0, 32);                                         \
-        v2 = _mm512_add_epi64(v2, v3);                                         \
-        v3 = _mm512_rol_epi64(v3, 16);                                         \
-        v3 = _mm512_xor_si512(v3, v2);                                         \
-        v0 = _mm512_add_epi64(v0, v3);                                         \
-        v3 = _mm512_rol_epi64(v3, 21);                                         \
-        v3 = _mm512_xor_si512(v3, v0);                                         \
-        v2 = _mm512_add_epi64(v2, v1);                                         \
-        v1 = _mm512_rol_epi64(v1, 17);                                         \
-        v1 = _mm512_xor_si512(v1, v2);                                         \
-        v2 = _mm512_rol_epi64(v2, 32);                                         \
-    } while (0)
-
-#define BK512_SROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define BK512_SROUND(v0, v1, v2, v3)                                           \
-    do {                                                                       \
-        v0 += v1;                                                              \
-        v1 = BK512_SROTL(v1, 13);                                              \
-        v1 ^= v0;                                                              \
-        v0 = BK512_SROTL(v0, 32);                                              \
-        v2 += v3;                                                              \
-        v3 = BK512_SROTL(v3, 16);                                              \
-        v3 ^= v2;                                                              \
-        v0 += v3;                                                              \
-        v3 = BK512_SROTL(v3, 21);                                              \
-        v3 ^= v0;                                                              \
-        v2 += v1;                                                              \
-        v1 = BK512_SROTL(v1, 17);                                              \
-        v1 ^= v2;                                                              \
-        v2 = BK512_SROTL(v2, 32);                                              \
-    } while (0)
 
 /* Keys of bands j0 .. j0+n-1 (n in 1..8) into keys[0..n), and, when sj is
  * not 0 (scalar lane wanted), of band sj too, into *skey: one SipHash in
- * general-purpose registers, interleaved with the vector rounds, so the
+ * general-purpose registers, independent of the vector rounds, so the
  * ninth band of b = 9 costs almost nothing. Vector lanes past n are
  * masked off: their messages are never read and their keys not stored. */
 static void bk512_lanes(const uint32_t *sig, uint32_t rows, uint32_t j0, uint32_t n,
@@ -78,30 +37,23 @@ static void bk512_lanes(const uint32_t *sig, uint32_t rows, uint32_t j0, uint32_
                                           _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
     /* Byte offset of each lane's message from sig. */
     __m512i off = _mm512_mullo_epi64(lane, _mm512_set1_epi64((long long)len));
-    __m512i v0 = _mm512_xor_si512(lane, _mm512_set1_epi64((long long)BK512_C0));
-    __m512i v1 = _mm512_set1_epi64((long long)(MINLSH__BAND_KEY_SALT ^ BK512_C1));
-    __m512i v2 = _mm512_xor_si512(lane, _mm512_set1_epi64((long long)BK512_C2));
-    __m512i v3 = _mm512_set1_epi64((long long)(MINLSH__BAND_KEY_SALT ^ BK512_C3));
+    const __m512i salt = _mm512_set1_epi64((long long)MINLSH__BAND_KEY_SALT);
     const __m512i eight = _mm512_set1_epi64(8);
     const unsigned char *sm = (const unsigned char *)(sig + (size_t)sj * rows);
-    uint64_t s0 = (uint64_t)sj ^ BK512_C0, s1 = MINLSH__BAND_KEY_SALT ^ BK512_C1;
-    uint64_t s2 = (uint64_t)sj ^ BK512_C2, s3 = MINLSH__BAND_KEY_SALT ^ BK512_C3, sw;
+    uint64_t s0 = (uint64_t)sj ^ MINLSH__SIP_C0, s1 = MINLSH__BAND_KEY_SALT ^ MINLSH__SIP_C1;
+    uint64_t s2 = (uint64_t)sj ^ MINLSH__SIP_C2, s3 = MINLSH__BAND_KEY_SALT ^ MINLSH__SIP_C3, sw;
+    minlsh__sip_x8 v;
     __m512i m;
     size_t w;
+    minlsh__sip_x8_init(&v, lane, salt);
     for (w = 0; w < words; w++) {
         m = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), live, off, sig, 1);
         off = _mm512_add_epi64(off, eight);
-        v3 = _mm512_xor_si512(v3, m);
         if (scalar) {
             sw = minlsh__load64le(sm + 8 * w);
-            s3 ^= sw;
-            BK512_SROUND(s0, s1, s2, s3);
+            MINLSH__SIP_ABSORB(s0, s1, s2, s3, sw);
         }
-        BK512_ROUND(v0, v1, v2, v3);
-        if (scalar) BK512_SROUND(s0, s1, s2, s3);
-        BK512_ROUND(v0, v1, v2, v3);
-        if (scalar) s0 ^= sw;
-        v0 = _mm512_xor_si512(v0, m);
+        minlsh__sip_x8_absorb(&v, m);
     }
     /* The last word: 0 or 4 remaining bytes, and the length in the top byte. */
     m = _mm512_set1_epi64((long long)((uint64_t)len << 56));
@@ -111,23 +63,14 @@ static void bk512_lanes(const uint32_t *sig, uint32_t rows, uint32_t j0, uint32_
         m = _mm512_or_si512(m, _mm512_cvtepu32_epi64(tail));
         if (scalar) sw |= minlsh__load32le(sm + 8 * words);
     }
-    v3 = _mm512_xor_si512(v3, m);
-    s3 ^= sw;
-    BK512_ROUND(v0, v1, v2, v3);
-    if (scalar) BK512_SROUND(s0, s1, s2, s3);
-    BK512_ROUND(v0, v1, v2, v3);
-    if (scalar) BK512_SROUND(s0, s1, s2, s3);
-    v0 = _mm512_xor_si512(v0, m);
-    s0 ^= sw;
-    v2 = _mm512_xor_si512(v2, _mm512_set1_epi64(0xff));
-    s2 ^= 0xff;
-    for (w = 0; w < 4; w++) {
-        BK512_ROUND(v0, v1, v2, v3);
-        if (scalar) BK512_SROUND(s0, s1, s2, s3);
+    minlsh__sip_x8_absorb(&v, m);
+    _mm512_mask_storeu_epi64(keys, live, minlsh__sip_x8_final(&v));
+    if (scalar) {
+        MINLSH__SIP_ABSORB(s0, s1, s2, s3, sw);
+        s2 ^= 0xff;
+        MINLSH__SIP_FINAL_ROUNDS(s0, s1, s2, s3);
+        *skey = s0 ^ s1 ^ s2 ^ s3;
     }
-    _mm512_mask_storeu_epi64(keys, live,
-                             _mm512_xor_si512(_mm512_xor_si512(v0, v1), _mm512_xor_si512(v2, v3)));
-    if (scalar) *skey = s0 ^ s1 ^ s2 ^ s3;
 }
 
 void minlsh__lsh_band_keys_avx512(const uint32_t *sig, uint32_t bands, uint32_t rows,

@@ -174,8 +174,8 @@ int minlsh_clusters_from_edges(minlsh_clusters **out, const uint64_t *a,
             u[m++] = a[i];
             u[m++] = b[i];
         }
-    minlsh__lsh_sort_u64(u, m);
-    m = minlsh__lsh_unique_u64(u, m);
+    minlsh__sort_u64(u, m);
+    m = minlsh__unique_u64(u, m);
     if ((uint64_t)m > MINLSH__LSH_MAX_DOCS) {
         rc = MINLSH_E_TOOBIG;
         goto done;
@@ -217,8 +217,8 @@ void minlsh__lsh_join_bucket(minlsh__lsh_uf *uf, const uint32_t *g, size_t n,
         return;
     }
     for (x = 0; x < n; x++) roots[x] = minlsh__lsh_uf_find(uf, g[x]);
-    minlsh__lsh_sort_u64(roots, n);
-    distinct = minlsh__lsh_unique_u64(roots, n);
+    minlsh__sort_u64(roots, n);
+    distinct = minlsh__unique_u64(roots, n);
     for (x = 0; x < n && distinct > 1; x++)
         for (y = x + 1; y < n && distinct > 1; y++) {
             double est;
@@ -300,7 +300,7 @@ int minlsh_clusters_from_index(minlsh_clusters **out, const minlsh_index *index,
             uf.size[minlsh__lsh_uf_find(&uf, gs)] >= 2)
             ids[kept++] = *minlsh__lsh_id_at(index, s);
     }
-    minlsh__lsh_sort_u64(ids, n);
+    minlsh__sort_u64(ids, n);
     for (s = 0; s < n; s++)
         label[s] = minlsh__lsh_uf_find(
             &uf, minlsh__lsh_doc_at(index, minlsh__lsh_find_id(index, ids[s]))->group);

@@ -789,7 +789,7 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
                                 double *similarity, size_t cap, size_t *n_out,
                                 uint32_t *bands_searched) {
     uint64_t gstack[MINLSH__QUERY_STACK];
-    minlsh__lsh_kv rstack[MINLSH__QUERY_STACK];
+    minlsh__kv rstack[MINLSH__QUERY_STACK];
     minlsh__scratch gs, rs;
     uint64_t members = 0;
     uint32_t j, done = 0;
@@ -846,12 +846,12 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
     if (rc == 0) {
         uint64_t *gv = (uint64_t *)gs.p;
         size_t ng;
-        minlsh__lsh_sort_u64(gv, gs.n);
-        ng = minlsh__lsh_unique_u64(gv, gs.n);
+        minlsh__sort_u64(gv, gs.n);
+        ng = minlsh__unique_u64(gv, gs.n);
         /* Expand the groups to their members: (id, index of the group). */
         for (i = 0; i < ng && rc == 0; i++) {
             const minlsh__lsh_group *gr = minlsh__lsh_group_at(index, (size_t)gv[i]);
-            minlsh__lsh_kv r;
+            minlsh__kv r;
             uint32_t s;
             r.val = i;
             if (gr->count == 1) { /* the usual case: no slot to visit */
@@ -871,8 +871,8 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
             if (cap < n) rc = MINLSH_E_BUFSIZE;
         }
         if (rc == 0) {
-            minlsh__lsh_kv *rv = (minlsh__lsh_kv *)rs.p;
-            minlsh__lsh_sort_kv(rv, n);
+            minlsh__kv *rv = (minlsh__kv *)rs.p;
+            minlsh__sort_kv(rv, n);
             for (i = 0; i < n; i++) ids[i] = rv[i].key;
             if (similarity != NULL) {
                 /* One estimate per group, for all its members: the group
@@ -1023,7 +1023,7 @@ int minlsh_index_copy_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
     for (s = 0; s < index->n_slots; s++)
         if (minlsh__lsh_doc_at(index, s)->group != MINLSH__LSH_NIL)
             ids[n++] = *minlsh__lsh_id_at(index, s);
-    minlsh__lsh_sort_u64(ids, n);
+    minlsh__sort_u64(ids, n);
     return 0;
 }
 

@@ -27,6 +27,7 @@
 #define MINLSH_LSH_H
 
 #include "common/common.h"
+#include "common/sort.h"
 
 /* "no slot / no group": list ends and empty table entries. */
 #define MINLSH__LSH_NIL UINT32_C(0xFFFFFFFF)
@@ -269,15 +270,19 @@ uint64_t minlsh__lsh_sig_hash_avx512(const uint32_t *sig, uint32_t k);
 #endif
 
 /* The three kernels of one SIMD level: every level gives the portable
- * bits. The kernels of a level (MINLSH__SIMD_*), or NULL if this build or
- * this CPU does not have it; for tests and benches (the functions above
- * pick the process's level themselves). */
+ * bits. The kernel table (MINLSH__KERNEL_DISPATCH, lib/common/common.h):
+ * the kernels of a level (NULL if this build or this CPU does not have
+ * it), those of minlsh__simd_level(), and every usable set; for tests and
+ * benches (the functions above pick the process's level themselves). */
 typedef struct minlsh__lsh_kernels {
+    const char *name;
     minlsh__lsh_band_keys_fn band_keys;
     minlsh__lsh_sig_hash_fn sig_hash;
     minlsh__lsh_equal_count_fn equal_count;
 } minlsh__lsh_kernels;
 const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level);
+const minlsh__lsh_kernels *minlsh__lsh_kernels_active(void);
+size_t minlsh__lsh_kernels_usable(const minlsh__lsh_kernels **out, size_t cap);
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */
@@ -312,21 +317,6 @@ typedef struct minlsh__lsh_memory {
     size_t signatures, band_tables, band_links, other;
 } minlsh__lsh_memory;
 void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m);
-
-/* sort.c: ascending, in place, O(n log n) worst case. */
-void minlsh__lsh_sort_u64(uint64_t *v, size_t n);
-/* Drop adjacent duplicates of a sorted array; returns the new length. */
-size_t minlsh__lsh_unique_u64(uint64_t *v, size_t n);
-/* Records of two 64-bit words, ordered by (key, val). */
-typedef struct minlsh__lsh_kv {
-    uint64_t key, val;
-} minlsh__lsh_kv;
-/* Ascending by (key, val), in place, O(n log n) worst case. */
-void minlsh__lsh_sort_kv(minlsh__lsh_kv *v, size_t n);
-/* Stable LSD radix sort of n records by bits [lo_bit, hi_bit) of key,
- * using tmp (n records) as scratch; the result ends in v. Linear time. */
-void minlsh__lsh_radix_kv(minlsh__lsh_kv *v, minlsh__lsh_kv *tmp, size_t n, int lo_bit,
-                          int hi_bit);
 
 /* clusters.c: union-find over n nodes (parent/size arrays of n). */
 typedef struct minlsh__lsh_uf {

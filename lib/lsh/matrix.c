@@ -36,7 +36,7 @@ typedef struct minlsh__mx {
     uint32_t *members; /* columns of each group, ascending */
     uint32_t *group;   /* n: group of each column, NIL for empty signatures */
     uint64_t *keys;    /* ng * bands */
-    minlsh__lsh_kv *kv, *tmp; /* scratch, max(n, 1) records each */
+    minlsh__kv *kv, *tmp; /* scratch, max(n, 1) records each */
 } minlsh__mx;
 
 static void minlsh__mx_free(minlsh__mx *x) {
@@ -70,12 +70,12 @@ static int minlsh__mx_prepare(minlsh__mx *x, const minlsh_sigmatrix *matrix, uin
     x->bands = bands;
     x->rows = rows;
     n64 = minlsh_sigmatrix_count(matrix);
-    if (n64 > MINLSH__LSH_MAX_DOCS || n64 > SIZE_MAX / sizeof(minlsh__lsh_kv))
+    if (n64 > MINLSH__LSH_MAX_DOCS || n64 > SIZE_MAX / sizeof(minlsh__kv))
         return MINLSH_E_TOOBIG;
     x->n = (size_t)n64;
     one = x->n > 0 ? x->n : 1;
-    x->kv = (minlsh__lsh_kv *)minlsh__malloc(a, one * sizeof *x->kv);
-    x->tmp = (minlsh__lsh_kv *)minlsh__malloc(a, one * sizeof *x->tmp);
+    x->kv = (minlsh__kv *)minlsh__malloc(a, one * sizeof *x->kv);
+    x->tmp = (minlsh__kv *)minlsh__malloc(a, one * sizeof *x->tmp);
     x->group = (uint32_t *)minlsh__malloc(a, one * sizeof *x->group);
     x->leader = (uint32_t *)minlsh__malloc(a, one * sizeof *x->leader);
     x->members = (uint32_t *)minlsh__malloc(a, one * sizeof *x->members);
@@ -93,7 +93,7 @@ static int minlsh__mx_prepare(minlsh__mx *x, const minlsh_sigmatrix *matrix, uin
         x->kv[m].val = i;
         m++;
     }
-    minlsh__lsh_radix_kv(x->kv, x->tmp, m, 32, 64);
+    minlsh__radix_kv(x->kv, x->tmp, m, 32, 64);
     for (i = 0; i < m;) {
         size_t e = i + 1, t, first = x->ng;
         uint32_t hi = (uint32_t)(x->kv[i].key >> 32);
@@ -161,7 +161,7 @@ static void minlsh__mx_band(minlsh__mx *x, uint32_t j) {
         x->kv[g].key = x->keys[g * x->bands + j];
         x->kv[g].val = g;
     }
-    minlsh__lsh_radix_kv(x->kv, x->tmp, x->ng, 32, 64);
+    minlsh__radix_kv(x->kv, x->tmp, x->ng, 32, 64);
     /* Equal high halves with different low halves: order the run by the
      * whole key (rare; runs are short). */
     for (i = 0; i < x->ng;) {
@@ -171,7 +171,7 @@ static void minlsh__mx_band(minlsh__mx *x, uint32_t j) {
             size_t t;
             for (t = i + 1; t < e && x->kv[t].key == x->kv[i].key; t++) {
             }
-            if (t < e) minlsh__lsh_sort_kv(x->kv + i, e - i);
+            if (t < e) minlsh__sort_kv(x->kv + i, e - i);
         }
         i = e;
     }
@@ -196,7 +196,7 @@ int minlsh_pairs_from_matrix(minlsh_pairs **out, const minlsh_sigmatrix *matrix,
     minlsh_allocator al;
     minlsh__mx x;
     minlsh_pairs *pr = NULL;
-    minlsh__lsh_kv *gp = NULL, *ov = NULL, *ot = NULL; /* group pairs; output */
+    minlsh__kv *gp = NULL, *ov = NULL, *ot = NULL; /* group pairs; output */
     size_t n_gp = 0, gp_cap = 0, i, g, o;
     uint64_t total = 0;
     uint32_t j;
@@ -228,7 +228,7 @@ int minlsh_pairs_from_matrix(minlsh_pairs **out, const minlsh_sigmatrix *matrix,
                     }
                     grown = gp;
                     rc = minlsh__reserve(&al, &grown, &gp_cap, n_gp, n_gp + 1, sizeof *gp);
-                    gp = (minlsh__lsh_kv *)grown;
+                    gp = (minlsh__kv *)grown;
                     if (rc != 0) break;
                     gp[n_gp].key = ((uint64_t)gp_ << 32) | gq;
                     memcpy(&gp[n_gp].val, &sim, sizeof sim);
@@ -247,8 +247,8 @@ int minlsh_pairs_from_matrix(minlsh_pairs **out, const minlsh_sigmatrix *matrix,
     if (rc == 0) {
         size_t nt = (size_t)(total > 0 ? total : 1);
         pr = (minlsh_pairs *)minlsh__calloc(&al, 1, sizeof *pr);
-        ov = (minlsh__lsh_kv *)minlsh__malloc(&al, nt * sizeof *ov);
-        ot = (minlsh__lsh_kv *)minlsh__malloc(&al, nt * sizeof *ot);
+        ov = (minlsh__kv *)minlsh__malloc(&al, nt * sizeof *ov);
+        ot = (minlsh__kv *)minlsh__malloc(&al, nt * sizeof *ot);
         if (pr != NULL) {
             pr->alloc = al;
             pr->v = (minlsh__lsh_pair *)minlsh__malloc(&al, nt * sizeof *pr->v);
@@ -281,8 +281,8 @@ int minlsh_pairs_from_matrix(minlsh_pairs **out, const minlsh_sigmatrix *matrix,
         /* Sort by (a, b): only the bits a column number can have. */
         for (width = 1; width < 32 && ((uint64_t)1 << width) < (uint64_t)x.n; width++) {
         }
-        minlsh__lsh_radix_kv(ov, ot, o, 0, width);
-        minlsh__lsh_radix_kv(ov, ot, o, 32, 32 + width);
+        minlsh__radix_kv(ov, ot, o, 0, width);
+        minlsh__radix_kv(ov, ot, o, 32, 32 + width);
         for (i = 0; i < o; i++) {
             pr->v[i].a = ov[i].key >> 32;
             pr->v[i].b = (uint32_t)ov[i].key;

@@ -1,37 +1,24 @@
 /*
  * minlsh_family_sign_batch: sign many documents with a pool of threads.
  *
- * The only place the library creates threads. Each document is signed by
- * minlsh_family_sign_text straight into its own k entries of the caller's
- * array, so a document's result never depends on which thread signed it or
- * when: the output is the same for every thread count by construction.
- *
- * Work is handed out in chunks of consecutive documents through an atomic
- * counter (documents vary in size, so a static split would leave a thread
- * idle). The calling thread is worker 0 and always takes part; if a thread
- * cannot be created the call goes on with the ones it has (at worst with the
- * calling thread alone), which changes the speed and never the result. All
- * threads are joined before the call returns. Nothing is allocated here:
- * thread handles live in a fixed array on the stack, and each document's
- * scratch is sign_text's own (its signature copy on the stack, the
- * shingler's engine per call).
+ * The one call of the library that creates threads, through the pool of
+ * lib/common/pool.h: the calling thread is worker 0 and always takes part,
+ * documents are handed out in chunks through the pool's atomic counter
+ * (documents vary in size, so a static split would leave a thread idle),
+ * and all threads are joined before the call returns. Each document is
+ * signed by minlsh_family_sign_text straight into its own k entries of the
+ * caller's array, so a document's result never depends on which thread
+ * signed it or when: the output is the same for every thread count by
+ * construction. If the pool or a thread cannot be had the call goes on with
+ * what it has (at worst the calling thread alone), which changes the speed
+ * and never the result. Each document's scratch is sign_text's own (its
+ * signature copy on the stack, the shingler's engine per call).
  */
-#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
-#undef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
-
 #include "minhash.h"
 
-#if !defined(MINLSH_NO_THREADS)
-#include <pthread.h>
-#include <stdatomic.h>
-#include <unistd.h>
-#endif
+#include "common/pool.h"
+#include "shingle/shingle.h"
 
-/* More threads than this are never started (the rest of the request is
- * served by the ones that exist). */
-#define MINLSH__BATCH_MAX_THREADS 256
 /* Documents per chunk: at most this many, and small enough that every
  * thread gets several chunks. */
 #define MINLSH__BATCH_CHUNK_MAX 32
@@ -45,23 +32,26 @@ typedef struct minlsh__batch {
     uint32_t k;
     uint32_t *sigs;
     int32_t *status; /* may be NULL */
-#if !defined(MINLSH_NO_THREADS)
-    atomic_size_t next; /* first document of the next chunk */
-#endif
 } minlsh__batch;
 
-/* One worker: the shared job and the lowest-numbered failure it saw. */
+/* One worker's lowest-numbered failure. */
 typedef struct minlsh__batch_worker {
-    minlsh__batch *bt;
     size_t err_at; /* n: none */
     int err;
 } minlsh__batch_worker;
 
+typedef struct minlsh__batch_run {
+    const minlsh__batch *bt;
+    minlsh__batch_worker *w; /* one per pool worker */
+} minlsh__batch_run;
+
 /* Sign documents [begin, end). A failed document gets the empty signature
  * and its code. Chunks of one worker come in increasing order, so the first
  * failure a worker sees is its lowest. */
-static void minlsh__batch_range(minlsh__batch_worker *w, size_t begin, size_t end) {
-    const minlsh__batch *bt = w->bt;
+static int minlsh__batch_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    const minlsh__batch_run *run = (const minlsh__batch_run *)ctx;
+    const minlsh__batch *bt = run->bt;
+    minlsh__batch_worker *w = &run->w[worker];
     size_t i;
     uint32_t v;
     for (i = begin; i < end; i++) {
@@ -77,30 +67,8 @@ static void minlsh__batch_range(minlsh__batch_worker *w, size_t begin, size_t en
         }
         if (bt->status != NULL) bt->status[i] = (int32_t)rc;
     }
+    return 0; /* failures are per document: the run goes on */
 }
-
-#if !defined(MINLSH_NO_THREADS)
-static void minlsh__batch_work(minlsh__batch_worker *w) {
-    minlsh__batch *bt = w->bt;
-    for (;;) {
-        size_t begin = atomic_fetch_add_explicit(&bt->next, bt->chunk, memory_order_relaxed);
-        if (begin >= bt->n) return;
-        minlsh__batch_range(w, begin, bt->n - begin > bt->chunk ? begin + bt->chunk : bt->n);
-    }
-}
-
-static void *minlsh__batch_thread(void *arg) {
-    minlsh__batch_work((minlsh__batch_worker *)arg);
-    return NULL;
-}
-
-static uint32_t minlsh__online_cpus(void) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    if (c < 1) return 1;
-    if (c > MINLSH__BATCH_MAX_THREADS) return MINLSH__BATCH_MAX_THREADS;
-    return (uint32_t)c;
-}
-#endif
 
 int minlsh_family_sign_batch(const minlsh_family *family,
                              const minlsh_shingler *shingler,
@@ -108,9 +76,11 @@ int minlsh_family_sign_batch(const minlsh_family *family,
                              size_t n, uint32_t threads, uint32_t *sigs,
                              size_t cap, size_t *n_out, int32_t *status) {
     minlsh__batch bt;
-    minlsh__batch_worker w[MINLSH__BATCH_MAX_THREADS];
+    minlsh__batch_worker w[MINLSH__POOL_MAX_THREADS];
+    minlsh__batch_run run;
+    minlsh__pool *pool = NULL;
     size_t need, per, err_at;
-    uint32_t k, used = 1, t;
+    uint32_t k, used, t;
     int err = 0;
     if (family == NULL || shingler == NULL) return MINLSH_E_NULL;
     k = minlsh_family_k(family);
@@ -120,11 +90,9 @@ int minlsh_family_sign_batch(const minlsh_family *family,
     if (n > 0 && (sigs == NULL || texts == NULL || lens == NULL)) return MINLSH_E_NULL;
 #if defined(MINLSH_NO_THREADS)
     if (threads > 1) return MINLSH_E_UNSUPPORTED;
-    threads = 1;
-#else
-    if (threads == 0) threads = minlsh__online_cpus();
-    if (threads > MINLSH__BATCH_MAX_THREADS) threads = MINLSH__BATCH_MAX_THREADS;
 #endif
+    if (threads == 0) threads = minlsh__pool_default_threads();
+    if (threads > MINLSH__POOL_MAX_THREADS) threads = MINLSH__POOL_MAX_THREADS;
     if (n == 0) return 0;
     if ((size_t)threads > n) threads = (uint32_t)n;
     bt.family = family;
@@ -138,30 +106,18 @@ int minlsh_family_sign_batch(const minlsh_family *family,
     /* Chunks: about 8 per thread, capped, at least one document. */
     per = n / ((size_t)threads * 8);
     bt.chunk = per < 1 ? 1 : (per > MINLSH__BATCH_CHUNK_MAX ? MINLSH__BATCH_CHUNK_MAX : per);
-    for (t = 0; t < threads; t++) {
-        w[t].bt = &bt;
+    /* No pool (one thread, or no memory for one): the calling thread alone. */
+    if (threads > 1)
+        (void)minlsh__pool_new(&pool, minlsh__shingler_allocator(shingler), threads);
+    used = minlsh__pool_size(pool);
+    for (t = 0; t < used; t++) {
         w[t].err_at = n;
         w[t].err = 0;
     }
-#if defined(MINLSH_NO_THREADS)
-    minlsh__batch_range(&w[0], 0, n);
-#else
-    atomic_init(&bt.next, 0);
-    if (threads == 1) {
-        minlsh__batch_range(&w[0], 0, n);
-    } else {
-        pthread_t tid[MINLSH__BATCH_MAX_THREADS];
-        uint32_t started = 0;
-        for (t = 1; t < threads; t++) {
-            if (pthread_create(&tid[started], NULL, minlsh__batch_thread, &w[t]) != 0)
-                break; /* go on with the threads we have */
-            started++;
-        }
-        used = started + 1;
-        minlsh__batch_work(&w[0]);
-        for (t = 0; t < started; t++) (void)pthread_join(tid[t], NULL);
-    }
-#endif
+    run.bt = &bt;
+    run.w = w;
+    (void)minlsh__pool_run(pool, n, bt.chunk, minlsh__batch_range, &run);
+    minlsh__pool_free(pool);
     /* The lowest-numbered failure over all workers. */
     err_at = n;
     for (t = 0; t < used; t++)

@@ -41,16 +41,16 @@ extern const minlsh__minhash_kernel minlsh__minhash_kernel_avx2;
 extern const minlsh__minhash_kernel minlsh__minhash_kernel_avx512;
 #endif
 
-/* The kernel for a SIMD level (MINLSH__SIMD_*), or NULL if that level is not
- * compiled in. Does not look at the CPU. */
+/* The kernel table (MINLSH__KERNEL_DISPATCH, lib/common/common.h): the
+ * kernel of a level (NULL if not compiled in or not supported by the CPU),
+ * the one the library uses (minlsh__simd_level(); never NULL, thread-safe),
+ * and every usable one, narrowest first. */
 const minlsh__minhash_kernel *minlsh__minhash_kernel_for_level(int level);
-
-/* The kernel the library uses: the one of minlsh__simd_level(). Never NULL.
- * Thread-safe. */
 const minlsh__minhash_kernel *minlsh__minhash_kernel_active(void);
-/* Every kernel compiled in and usable on this CPU (for tests and benches),
- * portable first, whatever MINLSH_KERNEL says: writes up to cap pointers to
- * out and returns how many there are. */
+size_t minlsh__minhash_kernel_usable(const minlsh__minhash_kernel **out, size_t cap);
+/* The usable kernels with the 32-bit-limb portable one second (for tests and
+ * benches), whatever MINLSH_KERNEL says: writes up to cap pointers to out
+ * and returns how many there are. */
 size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap);
 
 /* x mod p for a 64-bit shingle hash. */

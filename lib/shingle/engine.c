@@ -735,7 +735,7 @@ static int engine_finish(engine *e, minlsh_shingleset *set, uint8_t *fp) {
     }
     if (fp != NULL) minlsh__siphash_final128(&e->fp, fp);
     if (set != NULL && e->sink == SINK_COLLECT)
-        set->n = minlsh__shingle_sort_unique(set->v, e->hv, set->v, e->hn);
+        set->n = minlsh__sort_unique_u64(set->v, e->hv, set->v, e->hn);
     engine_restart(e);
     return 0;
 }

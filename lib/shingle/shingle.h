@@ -8,32 +8,13 @@
 #define MINLSH_SHINGLE_H
 
 #include "common/common.h"
+#include "common/sort.h"
 
-/* ---- SipHash-2-4 ---------------------------------------------------------- */
+/* ---- SipHash-2-4 ----------------------------------------------------------- */
 
-/* One-shot SipHash-2-4 (64-bit tag) with the key given as its two
- * little-endian words: k0 = LE64(key[0..7]), k1 = LE64(key[8..15]).
- * No argument checks (msg may be NULL only when len is 0). The band-key code
- * and the shingler use this; minlsh_siphash24 is the checked public twin. */
-uint64_t minlsh__siphash24_u64(uint64_t k0, uint64_t k1, const void *msg,
-                               size_t len);
-
-/* Incremental SipHash-2-4: init, any number of updates, then one final. The
- * result equals the one-shot hash of the concatenated updates. wide = 0
- * gives the 64-bit variant, wide = 1 the 128-bit one; the finals read the
- * state without changing it. */
-typedef struct minlsh__siphash {
-    uint64_t v0, v1, v2, v3;
-    uint64_t total;  /* bytes absorbed so far */
-    uint8_t buf[8];  /* the pending partial word */
-    size_t nbuf;     /* 0..7 */
-} minlsh__siphash;
-
-void minlsh__siphash_init(minlsh__siphash *s, uint64_t k0, uint64_t k1,
-                          int wide);
-void minlsh__siphash_update(minlsh__siphash *s, const void *data, size_t len);
-uint64_t minlsh__siphash_final64(const minlsh__siphash *s);
-void minlsh__siphash_final128(const minlsh__siphash *s, uint8_t out[16]);
+/* The scalar SipHash and its round live in lib/common (the band keys use
+ * them too). */
+#include "common/siphash.h"
 
 /* ---- SipHash lanes: many messages, one key -------------------------------- */
 
@@ -56,43 +37,14 @@ extern const minlsh__siphash_many_kernel minlsh__siphash_many_avx2;
 #if MINLSH__WITH_AVX512
 extern const minlsh__siphash_many_kernel minlsh__siphash_many_avx512;
 #endif
-/* The kernel of a SIMD level, or NULL if that level is not compiled in. */
+/* The kernel table (MINLSH__KERNEL_DISPATCH, lib/common/common.h): the
+ * kernel of a level (NULL if not compiled in or not supported by the CPU),
+ * the one of minlsh__simd_level() (the level the MinHash kernel follows too;
+ * never NULL, thread-safe), and every usable one, portable first (tests and
+ * benches). */
 const minlsh__siphash_many_kernel *minlsh__siphash_many_for_level(int level);
-/* The one of minlsh__simd_level() (the level the MinHash kernel follows
- * too). Never NULL. Thread-safe. */
 const minlsh__siphash_many_kernel *minlsh__siphash_many_active(void);
-/* Every kernel compiled in and usable on this CPU, portable first (tests
- * and benches): writes up to cap pointers, returns how many there are. */
-size_t minlsh__siphash_many_kernels(const minlsh__siphash_many_kernel **out,
-                                    size_t cap);
-
-/* Shared by the SIMD files (static inline, so no AVX copy can escape). */
-#define MINLSH__SIP_C0 UINT64_C(0x736f6d6570736575)
-#define MINLSH__SIP_C1 UINT64_C(0x646f72616e646f6d)
-#define MINLSH__SIP_C2 UINT64_C(0x6c7967656e657261)
-#define MINLSH__SIP_C3 UINT64_C(0x7465646279746573)
-/* The last word SipHash absorbs for a message of len bytes: its 0..7 final
- * bytes, little-endian, with len mod 256 in the top byte. Reads only the
- * message's bytes (overlapping loads inside it, no byte loop); messages of
- * 8 bytes or more, the usual case, take no branch on the length. */
-MINLSH__INLINE uint64_t minlsh__sip_last_word(const uint8_t *p, size_t len) {
-    uint64_t t;
-    if (MINLSH__LIKELY(len >= 8)) {
-        /* The 8 bytes ending the message, keeping the top len % 8 of them:
-         * >> (64 - 8 rem) in two steps so that rem = 0 gives 0, not UB. */
-        t = (minlsh__load64le(p + len - 8) >> 1) >> (63 - 8 * (len & 7));
-    } else if (len >= 4) {
-        /* The whole message is the tail: two overlapping 4-byte loads. */
-        t = (uint64_t)minlsh__load32le(p) |
-            ((uint64_t)minlsh__load32le(p + len - 4) << (8 * (len - 4)));
-    } else if (len > 0) {
-        t = (uint64_t)p[0] | ((uint64_t)p[len / 2] << (8 * (len / 2))) |
-            ((uint64_t)p[len - 1] << (8 * (len - 1)));
-    } else {
-        t = 0; /* p may be NULL: not touched */
-    }
-    return t | ((uint64_t)len << 56);
-}
+size_t minlsh__siphash_many_usable(const minlsh__siphash_many_kernel **out, size_t cap);
 
 /* ---- shingler services for the layers above ------------------------------ */
 
@@ -115,12 +67,6 @@ int minlsh__shingler_each_kernel(const minlsh_shingler *s, const void *text, siz
 
 /* The shingler's allocator (never NULL for a valid shingler). */
 const minlsh_allocator *minlsh__shingler_allocator(const minlsh_shingler *s);
-
-/* Sort a[0..n) ascending (in place; tmp is scratch for n values, distinct
- * from a) and write its distinct values to dst, which may be a or tmp.
- * Returns how many. Linear time (radix sort), no allocation. */
-size_t minlsh__shingle_sort_unique(uint64_t *dst, uint64_t *a, uint64_t *tmp,
-                                   size_t n);
 
 /* ---- layer-private: lib/shingle only -------------------------------------- */
 

@@ -3,85 +3,6 @@
  */
 #include "shingle.h"
 
-/* Buckets this small are finished by insertion sort. */
-#define SMALL_SORT 32
-
-static void insertion_sort(uint64_t *a, size_t n) {
-    size_t i, j;
-    for (i = 1; i < n; i++) {
-        uint64_t x = a[i];
-        for (j = i; j > 0 && a[j - 1] > x; j--) a[j] = a[j - 1];
-        a[j] = x;
-    }
-}
-
-/* Largest first-level digit, and the scratch histogram it needs (on the
- * stack: 8 KiB, shared by every level). */
-#define TOP_BITS_MAX 10
-
-/* MSD radix sort of a[0..n) (tmp: scratch for n values) on the digit of
- * `bits` bits at `shift` and everything below it, the bits above being
- * equal. Shingle hashes are uniformly distributed, so one level with a
- * digit sized to n leaves buckets of a few keys, finished by insertion sort;
- * measured 2-3 times faster than an 8-pass LSD sort. Worst case linear: at
- * most 8 levels of O(n + 2^bits) each (a level where every key has the same
- * digit is only counted), and insertion sort of at most SMALL_SORT keys per
- * bucket. Recursion depth <= 8; bucket bounds are found again by scanning,
- * so the histogram is free for the next level. */
-static void msd_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned shift,
-                     unsigned bits, size_t *hist) {
-    size_t nb, i, start, end, c;
-    uint64_t mask, d;
-    for (;;) {
-        if (n <= SMALL_SORT) {
-            insertion_sort(a, n);
-            return;
-        }
-        nb = (size_t)1 << bits;
-        mask = nb - 1;
-        memset(hist, 0, nb * sizeof *hist);
-        for (i = 0; i < n; i++) hist[(a[i] >> shift) & mask]++;
-        if (hist[(a[0] >> shift) & mask] != n) break;
-        if (shift == 0) return; /* all keys equal */
-        bits = shift < 8 ? shift : 8;
-        shift -= bits;
-    }
-    for (i = 0, start = 0; i < nb; i++) { /* counts to start offsets */
-        c = hist[i];
-        hist[i] = start;
-        start += c;
-    }
-    for (i = 0; i < n; i++) {
-        uint64_t x = a[i];
-        tmp[hist[(x >> shift) & mask]++] = x;
-    }
-    memcpy(a, tmp, n * sizeof *a);
-    if (shift == 0) return;
-    bits = shift < 8 ? shift : 8;
-    for (start = 0; start < n; start = end) {
-        d = (a[start] >> shift) & mask;
-        for (end = start + 1; end < n && ((a[end] >> shift) & mask) == d; end++) {
-        }
-        if (end - start > 1)
-            msd_sort(a + start, tmp + start, end - start, shift - bits, bits, hist);
-    }
-}
-
-size_t minlsh__shingle_sort_unique(uint64_t *dst, uint64_t *a, uint64_t *tmp,
-                                   size_t n) {
-    size_t hist[(size_t)1 << TOP_BITS_MAX], i, m;
-    unsigned bits = 8;
-    if (n == 0) return 0;
-    /* About 2 to 4 keys per first-level bucket. */
-    while (bits < TOP_BITS_MAX && ((size_t)2 << bits) < n) bits++;
-    msd_sort(a, tmp, n, 64 - bits, bits, hist);
-    /* Forward compaction, safe when dst == a. */
-    dst[0] = a[0];
-    for (i = 1, m = 1; i < n; i++)
-        if (a[i] != dst[m - 1]) dst[m++] = a[i];
-    return m;
-}
-
 int minlsh_shingleset_new(minlsh_shingleset **out, const minlsh_allocator *alloc) {
     minlsh_allocator a;
     minlsh_shingleset *set;
@@ -142,7 +63,7 @@ int minlsh_shingleset_assign(minlsh_shingleset *set, const uint64_t *hashes,
         minlsh__free(&set->alloc, tmp);
         return MINLSH_E_NOMEM;
     }
-    set->n = minlsh__shingle_sort_unique(set->v, tmp, set->v, n);
+    set->n = minlsh__sort_unique_u64(set->v, tmp, set->v, n);
     minlsh__free(&set->alloc, tmp);
     return 0;
 }

@@ -9,8 +9,7 @@
  * of 4 lanes (8 messages) interleaved: full words by masked gathers (never
  * outside a message), the last word from the scalar helper, lanes that are
  * done kept by a blend once the lengths differ, the finalisation in all
- * lanes at once. AVX2 has no 64-bit rotate: 32 and 16 are byte shuffles,
- * 13, 17 and 21 two shifts and an or.
+ * lanes at once. The round itself is common/siphash_x4.h's.
  */
 #include "shingle.h"
 
@@ -20,31 +19,11 @@
 #error "siphash_avx2.c needs -mavx2 (mk/simd.mk)"
 #endif
 
-#include <immintrin.h>
-
-#define S256_ROTL(x, b) _mm256_or_si256(_mm256_slli_epi64((x), (b)), _mm256_srli_epi64((x), 64 - (b)))
-
-#define S256_ROUND(v0, v1, v2, v3)                                             \
-    do {                                                                       \
-        v0 = _mm256_add_epi64(v0, v1);                                         \
-        v2 = _mm256_add_epi64(v2, v3);                                         \
-        v1 = S256_ROTL(v1, 13);                                                \
-        v3 = _mm256_shuffle_epi8(v3, rot16);                                   \
-        v1 = _mm256_xor_si256(v1, v0);                                         \
-        v3 = _mm256_xor_si256(v3, v2);                                         \
-        v0 = _mm256_shuffle_epi32(v0, 0xB1);                                   \
-        v2 = _mm256_add_epi64(v2, v1);                                         \
-        v0 = _mm256_add_epi64(v0, v3);                                         \
-        v1 = S256_ROTL(v1, 17);                                                \
-        v3 = S256_ROTL(v3, 21);                                                \
-        v1 = _mm256_xor_si256(v1, v2);                                         \
-        v3 = _mm256_xor_si256(v3, v0);                                         \
-        v2 = _mm256_shuffle_epi32(v2, 0xB1);                                   \
-    } while (0)
+#include "common/siphash_x4.h"
 
 /* The lanes of one set of 4 messages. */
 typedef struct sip256_set {
-    __m256i v0, v1, v2, v3;
+    minlsh__sip_x4 st;
     __m256i idx;  /* byte offset of the next full word from base */
     __m256i nw;   /* full words per lane (len / 8) */
     __m256i last; /* the last word of each lane */
@@ -57,10 +36,8 @@ MINLSH__INLINE void sip256_set_init(sip256_set *s, uint64_t k0, uint64_t k1,
                                     const size_t *len, unsigned lanes) {
     uint64_t f[4], o[4], n[4];
     unsigned l;
-    s->v0 = _mm256_set1_epi64x((long long)(k0 ^ MINLSH__SIP_C0));
-    s->v1 = _mm256_set1_epi64x((long long)(k1 ^ MINLSH__SIP_C1));
-    s->v2 = _mm256_set1_epi64x((long long)(k0 ^ MINLSH__SIP_C2));
-    s->v3 = _mm256_set1_epi64x((long long)(k1 ^ MINLSH__SIP_C3));
+    minlsh__sip_x4_init(&s->st, _mm256_set1_epi64x((long long)k0),
+                        _mm256_set1_epi64x((long long)k1));
     s->minw = lanes > 0 ? SIZE_MAX : 0;
     s->maxw = 0;
     for (l = 0; l < 4; l++) {
@@ -87,40 +64,30 @@ MINLSH__INLINE void sip256_set_init(sip256_set *s, uint64_t k0, uint64_t k1,
 /* Step w, as in siphash_avx512.c: full words by masked gathers, the last
  * word at w = len / 8, lanes past it kept by a blend. Word counts are far
  * below 2^63, so the signed compares are exact. */
-MINLSH__INLINE void sip256_set_step(sip256_set *s, const long long *base,
-                                    const __m256i rot16, size_t w) {
+MINLSH__INLINE void sip256_set_step(sip256_set *s, const long long *base, size_t w) {
     const __m256i wv = _mm256_set1_epi64x((long long)w);
     const __m256i full = _mm256_and_si256(s->live, _mm256_cmpgt_epi64(s->nw, wv));
     __m256i m = _mm256_testz_si256(full, full)
                     ? s->last
                     : _mm256_mask_i64gather_epi64(s->last, base, s->idx, full, 1);
-    __m256i t0 = s->v0, t1 = s->v1, t2 = s->v2, t3 = _mm256_xor_si256(s->v3, m);
+    minlsh__sip_x4 t = s->st;
     s->idx = _mm256_add_epi64(s->idx, _mm256_set1_epi64x(8));
-    S256_ROUND(t0, t1, t2, t3);
-    S256_ROUND(t0, t1, t2, t3);
-    t0 = _mm256_xor_si256(t0, m);
+    minlsh__sip_x4_absorb(&t, m);
     if (w <= s->minw) {
-        s->v0 = t0, s->v1 = t1, s->v2 = t2, s->v3 = t3;
+        s->st = t;
     } else {
         const __m256i busy = _mm256_andnot_si256(_mm256_cmpgt_epi64(wv, s->nw), s->live);
-        s->v0 = _mm256_blendv_epi8(s->v0, t0, busy);
-        s->v1 = _mm256_blendv_epi8(s->v1, t1, busy);
-        s->v2 = _mm256_blendv_epi8(s->v2, t2, busy);
-        s->v3 = _mm256_blendv_epi8(s->v3, t3, busy);
+        s->st.v0 = _mm256_blendv_epi8(s->st.v0, t.v0, busy);
+        s->st.v1 = _mm256_blendv_epi8(s->st.v1, t.v1, busy);
+        s->st.v2 = _mm256_blendv_epi8(s->st.v2, t.v2, busy);
+        s->st.v3 = _mm256_blendv_epi8(s->st.v3, t.v3, busy);
     }
 }
 
-MINLSH__INLINE void sip256_set_final(sip256_set *s, const __m256i rot16,
-                                     unsigned lanes, uint64_t *out) {
+MINLSH__INLINE void sip256_set_final(sip256_set *s, unsigned lanes, uint64_t *out) {
     uint64_t res[4];
-    __m256i v0 = s->v0, v1 = s->v1, v2 = s->v2, v3 = s->v3;
+    __m256i v0 = minlsh__sip_x4_final(&s->st);
     unsigned l;
-    v2 = _mm256_xor_si256(v2, _mm256_set1_epi64x(0xff));
-    S256_ROUND(v0, v1, v2, v3);
-    S256_ROUND(v0, v1, v2, v3);
-    S256_ROUND(v0, v1, v2, v3);
-    S256_ROUND(v0, v1, v2, v3);
-    v0 = _mm256_xor_si256(_mm256_xor_si256(v0, v1), _mm256_xor_si256(v2, v3));
     if (lanes == 4) {
         _mm256_storeu_si256((__m256i *)(void *)out, v0);
     } else {
@@ -133,9 +100,6 @@ MINLSH__INLINE void sip256_set_final(sip256_set *s, const __m256i rot16,
  * step so that one set's rounds fill the other's latencies. */
 static void sip256_group(uint64_t k0, uint64_t k1, const uint8_t *const *msg,
                          const size_t *len, unsigned lanes, uint64_t *out) {
-    /* Rotate each 64-bit lane left by 16 bits: byte i takes byte i - 2. */
-    const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13,
-                                           6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13);
     const uint8_t *base = msg[0];
     const long long *gbase = (const long long *)(const void *)base;
     sip256_set a, b;
@@ -145,11 +109,11 @@ static void sip256_group(uint64_t k0, uint64_t k1, const uint8_t *const *msg,
     sip256_set_init(&b, k0, k1, base, msg + la, len + la, lb);
     maxw = a.maxw > b.maxw ? a.maxw : b.maxw;
     for (w = 0; w <= maxw; w++) {
-        if (w <= a.maxw) sip256_set_step(&a, gbase, rot16, w);
-        if (lb > 0 && w <= b.maxw) sip256_set_step(&b, gbase, rot16, w);
+        if (w <= a.maxw) sip256_set_step(&a, gbase, w);
+        if (lb > 0 && w <= b.maxw) sip256_set_step(&b, gbase, w);
     }
-    sip256_set_final(&a, rot16, la, out);
-    if (lb > 0) sip256_set_final(&b, rot16, lb, out + la);
+    sip256_set_final(&a, la, out);
+    if (lb > 0) sip256_set_final(&b, lb, out + la);
 }
 
 static void sip256_many(uint64_t k0, uint64_t k1, const uint8_t *const *msg,

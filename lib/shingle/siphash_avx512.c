@@ -20,7 +20,7 @@
  * word in others, and lanes already done keep their state through a mask.
  * When all lengths are equal (byte k-grams: every message is k bytes) no
  * lane ever waits and no mask is applied. The finalisation runs in all
- * lanes at once.
+ * lanes at once. The round itself is common/siphash_x8.h's.
  */
 #include "shingle.h"
 
@@ -31,31 +31,11 @@
 #error "siphash_avx512.c needs -mavx512f -mavx512dq -mavx512bw -mavx512vl (mk/simd.mk)"
 #endif
 
-#include <immintrin.h>
-
-/* One SipRound on every lane. The rotations by 32 are dword shuffles, which
- * run beside the rotates. */
-#define S512_ROUND(v0, v1, v2, v3)                                             \
-    do {                                                                       \
-        v0 = _mm512_add_epi64(v0, v1);                                         \
-        v2 = _mm512_add_epi64(v2, v3);                                         \
-        v1 = _mm512_rol_epi64(v1, 13);                                         \
-        v3 = _mm512_rol_epi64(v3, 16);                                         \
-        v1 = _mm512_xor_si512(v1, v0);                                         \
-        v3 = _mm512_xor_si512(v3, v2);                                         \
-        v0 = _mm512_shuffle_epi32(v0, (_MM_PERM_ENUM)0xB1);                    \
-        v2 = _mm512_add_epi64(v2, v1);                                         \
-        v0 = _mm512_add_epi64(v0, v3);                                         \
-        v1 = _mm512_rol_epi64(v1, 17);                                         \
-        v3 = _mm512_rol_epi64(v3, 21);                                         \
-        v1 = _mm512_xor_si512(v1, v2);                                         \
-        v3 = _mm512_xor_si512(v3, v0);                                         \
-        v2 = _mm512_shuffle_epi32(v2, (_MM_PERM_ENUM)0xB1);                    \
-    } while (0)
+#include "common/siphash_x8.h"
 
 /* The lanes of one set of 8 messages. */
 typedef struct sip512_set {
-    __m512i v0, v1, v2, v3;
+    minlsh__sip_x8 st;
     __m512i idx;  /* byte offset of the next full word from base */
     __m512i nw;   /* full words per lane (len / 8) */
     __m512i last; /* the last word of each lane */
@@ -69,10 +49,8 @@ MINLSH__INLINE void sip512_set_init(sip512_set *s, uint64_t k0, uint64_t k1,
     uint64_t f[8];
     unsigned l;
     s->live = (__mmask8)(lanes >= 8 ? 0xFFu : (1u << lanes) - 1);
-    s->v0 = _mm512_set1_epi64((long long)(k0 ^ MINLSH__SIP_C0));
-    s->v1 = _mm512_set1_epi64((long long)(k1 ^ MINLSH__SIP_C1));
-    s->v2 = _mm512_set1_epi64((long long)(k0 ^ MINLSH__SIP_C2));
-    s->v3 = _mm512_set1_epi64((long long)(k1 ^ MINLSH__SIP_C3));
+    minlsh__sip_x8_init(&s->st, _mm512_set1_epi64((long long)k0),
+                        _mm512_set1_epi64((long long)k1));
     /* 64-bit address arithmetic: base + idx is each message. */
     s->idx = _mm512_sub_epi64(_mm512_maskz_loadu_epi64(s->live, (const void *)msg),
                               _mm512_set1_epi64((long long)(uintptr_t)base));
@@ -107,32 +85,22 @@ MINLSH__INLINE void sip512_set_step(sip512_set *s, const uint8_t *base, size_t w
     __m512i m = full == 0 ? s->last
                           : _mm512_mask_i64gather_epi64(s->last, full, s->idx,
                                                         (const void *)base, 1);
-    __m512i t0 = s->v0, t1 = s->v1, t2 = s->v2, t3 = _mm512_xor_si512(s->v3, m);
+    minlsh__sip_x8 t = s->st;
     s->idx = _mm512_add_epi64(s->idx, _mm512_set1_epi64(8));
-    S512_ROUND(t0, t1, t2, t3);
-    S512_ROUND(t0, t1, t2, t3);
-    t0 = _mm512_xor_si512(t0, m);
+    minlsh__sip_x8_absorb(&t, m);
     if (w <= s->minw) {
-        s->v0 = t0, s->v1 = t1, s->v2 = t2, s->v3 = t3;
+        s->st = t;
     } else {
         const __mmask8 busy = _mm512_mask_cmpge_epu64_mask(s->live, s->nw, wv);
-        s->v0 = _mm512_mask_mov_epi64(s->v0, busy, t0);
-        s->v1 = _mm512_mask_mov_epi64(s->v1, busy, t1);
-        s->v2 = _mm512_mask_mov_epi64(s->v2, busy, t2);
-        s->v3 = _mm512_mask_mov_epi64(s->v3, busy, t3);
+        s->st.v0 = _mm512_mask_mov_epi64(s->st.v0, busy, t.v0);
+        s->st.v1 = _mm512_mask_mov_epi64(s->st.v1, busy, t.v1);
+        s->st.v2 = _mm512_mask_mov_epi64(s->st.v2, busy, t.v2);
+        s->st.v3 = _mm512_mask_mov_epi64(s->st.v3, busy, t.v3);
     }
 }
 
 MINLSH__INLINE void sip512_set_final(sip512_set *s, uint64_t *out) {
-    __m512i v0 = s->v0, v1 = s->v1, v2 = s->v2, v3 = s->v3;
-    v2 = _mm512_xor_si512(v2, _mm512_set1_epi64(0xff));
-    S512_ROUND(v0, v1, v2, v3);
-    S512_ROUND(v0, v1, v2, v3);
-    S512_ROUND(v0, v1, v2, v3);
-    S512_ROUND(v0, v1, v2, v3);
-    /* 0x96: three-way exclusive or. */
-    v0 = _mm512_ternarylogic_epi64(v0, v1, _mm512_xor_si512(v2, v3), 0x96);
-    _mm512_mask_storeu_epi64((void *)out, s->live, v0);
+    _mm512_mask_storeu_epi64((void *)out, s->live, minlsh__sip_x8_final(&s->st));
 }
 
 /* Up to 16 messages as two independent sets of 8 lanes, interleaved step

@@ -1,0 +1,225 @@
+/*
+ * The thread pool (pool.h has the contract). Workers sleep on a condition
+ * variable between runs; a run is published by bumping a generation number
+ * under the mutex, chunks are claimed with an atomic counter, and the
+ * caller waits on a second condition variable for the last thread to
+ * finish. No state outlives minlsh__pool_free.
+ */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "common/pool.h"
+
+#include "common/common.h"
+
+#include <stdatomic.h>
+
+#if !defined(MINLSH_NO_THREADS)
+#include <pthread.h>
+#include <unistd.h>
+#endif
+
+typedef struct minlsh__pool_worker {
+    minlsh__pool *pool;
+    unsigned id;
+} minlsh__pool_worker;
+
+struct minlsh__pool {
+    minlsh_allocator alloc;
+    unsigned size; /* workers, the caller included */
+    /* the current run */
+    minlsh__pool_fn fn;
+    void *ctx;
+    size_t n_items, chunk;
+    atomic_size_t next; /* first item of the next chunk */
+    atomic_int result;  /* first non-zero return of fn */
+#if !defined(MINLSH_NO_THREADS)
+    unsigned n_threads; /* threads started: size - 1 */
+    pthread_t *threads;
+    minlsh__pool_worker *workers;
+    pthread_mutex_t mu;
+    pthread_cond_t start_cv, done_cv;
+    uint64_t generation;
+    int shutdown;
+    unsigned active; /* threads still busy with the current run */
+#endif
+};
+
+/* Claim chunks until none is left or some worker failed. */
+static void minlsh__pool_take(minlsh__pool *p, unsigned id) {
+    for (;;) {
+        size_t begin, end;
+        int rc;
+        if (atomic_load_explicit(&p->result, memory_order_relaxed) != 0) return;
+        begin = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
+        if (begin >= p->n_items) return;
+        end = p->n_items - begin > p->chunk ? begin + p->chunk : p->n_items;
+        rc = p->fn(p->ctx, id, begin, end);
+        if (rc != 0) {
+            int zero = 0;
+            atomic_compare_exchange_strong(&p->result, &zero, rc);
+            return;
+        }
+    }
+}
+
+#if !defined(MINLSH_NO_THREADS)
+static void *minlsh__pool_main(void *arg) {
+    minlsh__pool_worker *w = (minlsh__pool_worker *)arg;
+    minlsh__pool *p = w->pool;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->shutdown && p->generation == seen) pthread_cond_wait(&p->start_cv, &p->mu);
+        if (p->shutdown) break;
+        seen = p->generation;
+        pthread_mutex_unlock(&p->mu);
+        minlsh__pool_take(p, w->id);
+        pthread_mutex_lock(&p->mu);
+        if (--p->active == 0) pthread_cond_signal(&p->done_cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+#endif
+
+unsigned minlsh__pool_default_threads(void) {
+#if defined(MINLSH_NO_THREADS)
+    return 1;
+#else
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    if (c < 1) return 1;
+    if (c > MINLSH__POOL_MAX_THREADS) return MINLSH__POOL_MAX_THREADS;
+    return (unsigned)c;
+#endif
+}
+
+int minlsh__pool_new(minlsh__pool **out, const minlsh_allocator *a, unsigned threads) {
+    minlsh__pool *p;
+    minlsh_allocator al;
+    int rc;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if ((rc = minlsh__alloc_setup(&al, a)) != 0) return rc;
+    if (threads == 0) threads = minlsh__pool_default_threads();
+    if (threads > MINLSH__POOL_MAX_THREADS) threads = MINLSH__POOL_MAX_THREADS;
+    p = (minlsh__pool *)minlsh__calloc(&al, 1, sizeof *p);
+    if (p == NULL) return MINLSH_E_NOMEM;
+    p->alloc = al;
+    p->size = 1;
+    atomic_init(&p->next, 0);
+    atomic_init(&p->result, 0);
+#if !defined(MINLSH_NO_THREADS)
+    if (threads > 1) {
+        unsigned i;
+        p->threads = (pthread_t *)minlsh__calloc(&al, threads - 1, sizeof *p->threads);
+        p->workers = (minlsh__pool_worker *)minlsh__calloc(&al, threads - 1, sizeof *p->workers);
+        if (p->threads == NULL || p->workers == NULL) {
+            minlsh__free(&al, p->threads);
+            minlsh__free(&al, p->workers);
+            minlsh__free(&al, p);
+            return MINLSH_E_NOMEM;
+        }
+        if (pthread_mutex_init(&p->mu, NULL) != 0) goto alone;
+        if (pthread_cond_init(&p->start_cv, NULL) != 0) {
+            pthread_mutex_destroy(&p->mu);
+            goto alone;
+        }
+        if (pthread_cond_init(&p->done_cv, NULL) != 0) {
+            pthread_cond_destroy(&p->start_cv);
+            pthread_mutex_destroy(&p->mu);
+            goto alone;
+        }
+        for (i = 0; i + 1 < threads; i++) {
+            p->workers[i].pool = p;
+            p->workers[i].id = i + 1;
+            if (pthread_create(&p->threads[i], NULL, minlsh__pool_main, &p->workers[i]) != 0)
+                break; /* go on with the threads we have */
+            p->n_threads++;
+        }
+        p->size = p->n_threads + 1;
+        if (p->n_threads == 0) {
+            pthread_cond_destroy(&p->done_cv);
+            pthread_cond_destroy(&p->start_cv);
+            pthread_mutex_destroy(&p->mu);
+            goto alone;
+        }
+    }
+    *out = p;
+    return 0;
+alone:
+    /* No synchronisation objects: the caller works alone. */
+    minlsh__free(&al, p->threads);
+    minlsh__free(&al, p->workers);
+    p->threads = NULL;
+    p->workers = NULL;
+    p->n_threads = 0;
+    p->size = 1;
+#else
+    (void)threads;
+#endif
+    *out = p;
+    return 0;
+}
+
+void minlsh__pool_free(minlsh__pool *p) {
+    minlsh_allocator al;
+    if (p == NULL) return;
+    al = p->alloc;
+#if !defined(MINLSH_NO_THREADS)
+    if (p->n_threads > 0) {
+        unsigned i;
+        pthread_mutex_lock(&p->mu);
+        p->shutdown = 1;
+        pthread_cond_broadcast(&p->start_cv);
+        pthread_mutex_unlock(&p->mu);
+        for (i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
+        pthread_cond_destroy(&p->done_cv);
+        pthread_cond_destroy(&p->start_cv);
+        pthread_mutex_destroy(&p->mu);
+    }
+    minlsh__free(&al, p->threads);
+    minlsh__free(&al, p->workers);
+#endif
+    minlsh__free(&al, p);
+}
+
+unsigned minlsh__pool_size(const minlsh__pool *p) { return p == NULL ? 1 : p->size; }
+
+int minlsh__pool_run(minlsh__pool *p, size_t n, size_t chunk, minlsh__pool_fn fn, void *ctx) {
+    if (n == 0) return 0;
+    if (chunk == 0) chunk = 1;
+    if (p == NULL) {
+        /* The calling thread alone, chunk by chunk as a worker would. */
+        size_t begin;
+        int rc;
+        for (begin = 0; begin < n; begin += chunk)
+            if ((rc = fn(ctx, 0, begin, n - begin > chunk ? begin + chunk : n)) != 0) return rc;
+        return 0;
+    }
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n_items = n;
+    p->chunk = chunk;
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->result, 0, memory_order_relaxed);
+#if !defined(MINLSH_NO_THREADS)
+    if (p->n_threads > 0) {
+        /* The mutex publishes the run's fields to the threads. */
+        pthread_mutex_lock(&p->mu);
+        p->active = p->n_threads;
+        p->generation++;
+        pthread_cond_broadcast(&p->start_cv);
+        pthread_mutex_unlock(&p->mu);
+        minlsh__pool_take(p, 0);
+        pthread_mutex_lock(&p->mu);
+        while (p->active > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        return atomic_load_explicit(&p->result, memory_order_relaxed);
+    }
+#endif
+    minlsh__pool_take(p, 0);
+    return atomic_load_explicit(&p->result, memory_order_relaxed);
+}

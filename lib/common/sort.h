@@ -1,0 +1,33 @@
+/*
+ * The sorts of the library, for every layer (sort.c): an in-place introsort
+ * of 64-bit keys and of (key, val) records, a stable LSD radix sort of
+ * records, and an MSD radix sort of 64-bit keys with deduplication.
+ * Internal: every name minlsh__*, hidden. No allocation: scratch comes from
+ * the caller.
+ */
+#ifndef MINLSH_COMMON_SORT_H
+#define MINLSH_COMMON_SORT_H
+
+#include "common/common.h"
+
+/* Ascending, in place, O(n log n) worst case. */
+void minlsh__sort_u64(uint64_t *v, size_t n);
+/* Drop adjacent duplicates of a sorted array; returns the new length. */
+size_t minlsh__unique_u64(uint64_t *v, size_t n);
+
+/* Records of two 64-bit words, ordered by (key, val). */
+typedef struct minlsh__kv {
+    uint64_t key, val;
+} minlsh__kv;
+/* Ascending by (key, val), in place, O(n log n) worst case. */
+void minlsh__sort_kv(minlsh__kv *v, size_t n);
+/* Stable LSD radix sort of n records by bits [lo_bit, hi_bit) of key,
+ * using tmp (n records) as scratch; the result ends in v. Linear time. */
+void minlsh__radix_kv(minlsh__kv *v, minlsh__kv *tmp, size_t n, int lo_bit, int hi_bit);
+
+/* Sort a[0..n) ascending (in place; tmp is scratch for n values, distinct
+ * from a) and write its distinct values to dst, which may be a or tmp.
+ * Returns how many. Linear time (MSD radix sort), no allocation. */
+size_t minlsh__sort_unique_u64(uint64_t *dst, uint64_t *a, uint64_t *tmp, size_t n);
+
+#endif /* MINLSH_COMMON_SORT_H */
