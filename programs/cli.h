@@ -193,8 +193,9 @@ typedef struct json_record {
 } json_record;
 
 /* Parse one line as a JSON object and extract id_field (a string or number,
- * kept raw) and text_field (a string, decoded to UTF-8 into text). Returns 0,
- * or -1 with a message (column numbers count bytes from 1) in err. */
+ * kept raw) and text_field (a string, decoded to UTF-8 into text; text->p is
+ * not NULL on success, even for ""). Returns 0, or -1 with a message (column
+ * numbers count bytes from 1) in err. */
 int json_extract(const char *line, size_t len, const char *id_field,
                  const char *text_field, json_record *rec, cli_buf *text,
                  char *err, size_t errcap);
@@ -202,7 +203,7 @@ int json_extract(const char *line, size_t len, const char *id_field,
  * token must be valid (as json_extract checked it). */
 void json_decode_string(cli_buf *out, const char *tok, size_t len);
 /* Append s as a JSON string token (quotes included); bytes that are not
- * valid UTF-8 become U+FFFD. */
+ * valid UTF-8 become U+FFFD. s may be NULL if n is 0. */
 void json_escape(cli_buf *out, const char *s, size_t n);
 /* 1 if s[0..n) is valid UTF-8 (no overlongs, surrogates or values above
  * U+10FFFF). */

@@ -424,6 +424,7 @@ int json_extract(const char *line, size_t len, const char *id_field,
         goto done;
     }
     rc = check_fields(&j, &ms, id_field, text_field);
+    if (rc == 0) buf_add(text, "", 0); /* an empty text is "", not NULL */
 done:
     buf_free(&scratch);
     return rc;
@@ -441,9 +442,15 @@ void json_decode_string(cli_buf *out, const char *tok, size_t len) {
 }
 
 void json_escape(cli_buf *out, const char *s, size_t n) {
-    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    const unsigned char *p, *end;
     buf_reserve(out, n + 2);
     buf_addc(out, '"');
+    if (n == 0) { /* s may be NULL (an empty cli_buf) */
+        buf_addc(out, '"');
+        return;
+    }
+    p = (const unsigned char *)s;
+    end = p + n;
     while (p < end) {
         const unsigned char *run = p;
         size_t l;

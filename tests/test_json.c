@@ -230,7 +230,18 @@ static void test_other_fields(void) {
 }
 
 static void test_decode_and_escape(void) {
-    cli_buf b = {NULL, 0, 0};
+    cli_buf b = {NULL, 0, 0}, empty = {NULL, 0, 0};
+    json_record rec;
+    char err[200];
+    /* An empty text is an empty string, not NULL (fuzz_json found
+     * json_escape doing arithmetic on the NULL of an empty buffer). */
+    EXPECT_OK(json_extract("{\"id\": 1, \"text\": \"\"}", 21, "id", "text", &rec, &empty,
+                           err, sizeof err));
+    EXPECT(empty.p != NULL && empty.n == 0 && empty.p[0] == '\0');
+    buf_free(&empty);
+    json_escape(&b, NULL, 0);
+    EXPECT(b.n == 2 && strcmp(b.p, "\"\"") == 0);
+    buf_clear(&b);
     json_decode_string(&b, "\"a\\n\\ud83d\\ude00\\\"\"", 19);
     EXPECT(b.n == 7 && memcmp(b.p, "a\n\xF0\x9F\x98\x80\"", 7) == 0);
     buf_clear(&b);
