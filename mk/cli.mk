@@ -2,7 +2,8 @@
 # tests/test_<name>.c like the library's tests, and lists here the command
 # sources it links besides the library.
 
-TEST_PROG_SRC_test_json := programs/json.c programs/util.c programs/progress.c
+TEST_PROG_SRC_test_json := programs/json.c programs/utf8.c programs/util.c \
+  programs/progress.c
 
 $(BUILD)/tests/test_json: tests/test_json.c tests/testlib.h programs/cli.h \
   $(TEST_PROG_SRC_test_json) $(STATIC_LIB)

@@ -24,7 +24,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS))
 
 # The JSON Lines reader, with what it calls (buffers, messages).
-FUZZ_SRC_fuzz_json := programs/json.c programs/util.c programs/progress.c
+FUZZ_SRC_fuzz_json := programs/json.c programs/utf8.c programs/util.c programs/progress.c
 $(BUILD)/fuzz/replay_fuzz_json $(FUZZ_BUILD)/fuzz_json: $(FUZZ_SRC_fuzz_json) programs/cli.h
 
 .PHONY: fuzz fuzz-build fuzz-corpus

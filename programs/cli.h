@@ -6,6 +6,7 @@
  *   util.c      checked allocation, growable buffers, messages, files, time
  *   opts.c      option parsing into one cli_opts, shingler/plan setup
  *   json.c      the small JSON reader (JSON Lines input) and JSON escaping
+ *   utf8.c      the UTF-8 decoder, validity checks (whole and streamed)
  *   input.c     walking PATHs, UTF-8 checking, reading JSON Lines
  *   work.c      the thread pool
  *   pipeline.c  the document pipeline shared by dedup, index and sig
@@ -205,13 +206,27 @@ void json_decode_string(cli_buf *out, const char *tok, size_t len);
 /* Append s as a JSON string token (quotes included); bytes that are not
  * valid UTF-8 become U+FFFD. s may be NULL if n is 0. */
 void json_escape(cli_buf *out, const char *s, size_t n);
-/* 1 if s[0..n) is valid UTF-8 (no overlongs, surrogates or values above
- * U+10FFFF). */
+
+/* ---- utf8.c ------------------------------------------------------------- */
+
+/* The one UTF-8 decoder. The sequence at s[0..n): returns its length (1..4)
+ * and its code point in *cp (if not NULL) when it is valid UTF-8 (RFC 3629:
+ * no overlongs, surrogates or values above U+10FFFF); 0 when it is not;
+ * UTF8_SHORT when the n bytes are a valid beginning of a longer sequence. */
+#define UTF8_SHORT (-1)
+int utf8_decode(const void *s, size_t n, uint32_t *cp);
+/* Encode a code point (at most U+10FFFF, not a surrogate) into out;
+ * returns the length, 1..4. */
+size_t utf8_encode(uint32_t cp, char out[4]);
+/* 1 if s[0..n) is valid UTF-8. */
 int utf8_valid(const char *s, size_t n);
 
-/* Incremental UTF-8 check over a stream of chunks. */
+/* Incremental UTF-8 check over a stream of chunks: after utf8_check_end,
+ * bad says whether the stream was valid, and bad_at where the first invalid
+ * (or unfinished) sequence began, counting bytes from 0. */
 typedef struct utf8_check {
-    uint8_t need, lo, hi;
+    uint8_t pend[4]; /* a sequence cut by the end of a chunk */
+    uint8_t npend;
     int bad;
     uint64_t pos, start, bad_at; /* start: where the current sequence began */
 } utf8_check;

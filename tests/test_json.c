@@ -296,6 +296,105 @@ static void test_utf8_checks(void) {
     }
 }
 
+/* UTF-8 by its definition: the bits of a 1..4 byte form, valid when the
+ * continuation bytes are 10xxxxxx, the form is the shortest, and the value
+ * is a scalar value (not a surrogate, at most U+10FFFF). len bytes given. */
+static int ref_decode(const unsigned char *p, size_t len, uint32_t *cp) {
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    uint32_t v;
+    size_t need, i;
+    if (p[0] < 0x80) need = 1, v = p[0];
+    else if ((p[0] & 0xE0) == 0xC0) need = 2, v = p[0] & 0x1F;
+    else if ((p[0] & 0xF0) == 0xE0) need = 3, v = p[0] & 0x0F;
+    else if ((p[0] & 0xF8) == 0xF0) need = 4, v = p[0] & 0x07;
+    else return 0;
+    if (len < need) return 0;
+    for (i = 1; i < need; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (p[i] & 0x3F);
+    }
+    if (v < min[need] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) return 0;
+    *cp = v;
+    return (int)need;
+}
+
+/* 1 if p[0..len) can be completed into a valid sequence (the byte after it
+ * is the only one constrained; later ones may be anything in 80..BF). */
+static int completes(const unsigned char *p, size_t len) {
+    unsigned char q[4];
+    uint32_t cp;
+    unsigned c;
+    size_t i;
+    if (len >= 4) return 0;
+    for (c = 0x80; c <= 0xBF; c++) {
+        memcpy(q, p, len);
+        q[len] = (unsigned char)c;
+        for (i = len + 1; i < 4; i++) q[i] = 0x80;
+        for (i = len + 1; i <= 4; i++)
+            if (ref_decode(q, i, &cp) == (int)i) return 1;
+    }
+    return 0;
+}
+
+/* utf8_decode on p[0..len) against the definition, and on every prefix. */
+static int decode_agrees(const unsigned char *p, size_t len) {
+    uint32_t cp = 0, rcp = 0;
+    int got = utf8_decode(p, len, &cp), want = ref_decode(p, len, &rcp), ok = 1;
+    size_t k;
+    if (want > 0) ok = got == want && cp == rcp;
+    else ok = got == (completes(p, len) ? UTF8_SHORT : 0);
+    if (want > 0)
+        for (k = 1; k < (size_t)want; k++) ok &= utf8_decode(p, k, NULL) == UTF8_SHORT;
+    if (!ok)
+        printf("  %02x %02x %02x %02x (%zu bytes): got %d U+%04X, expected %d U+%04X\n", p[0],
+               len > 1 ? p[1] : 0, len > 2 ? p[2] : 0, len > 3 ? p[3] : 0, len, got,
+               (unsigned)cp, want, (unsigned)rcp);
+    return ok;
+}
+
+static void test_utf8_decode(void) {
+    static const unsigned char tails[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF};
+    unsigned char b[4];
+    uint32_t cp, got;
+    unsigned a, c, d, e, bad = 0;
+    char enc[4];
+    /* Every scalar value encodes and decodes back. */
+    for (cp = 0; cp <= 0x10FFFF; cp++) {
+        size_t n;
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        n = utf8_encode(cp, enc);
+        got = 0xFFFFFFFF;
+        if (utf8_decode(enc, n, &got) != (int)n || got != cp ||
+            n != (cp < 0x80 ? 1u : cp < 0x800 ? 2u : cp < 0x10000 ? 3u : 4u))
+            bad++;
+    }
+    EXPECT_EQ_INT(bad, 0);
+    /* Every 1- and 2-byte input, every 3-byte input with a 3-byte lead, and
+     * 4-byte inputs with every lead and second byte, against the definition. */
+    for (a = 0; a < 256; a++) {
+        b[0] = (unsigned char)a;
+        bad += !decode_agrees(b, 1);
+        for (c = 0; c < 256; c++) {
+            b[1] = (unsigned char)c;
+            bad += !decode_agrees(b, 2);
+            if (a >= 0xE0 && a <= 0xEF)
+                for (d = 0; d < 256; d++) {
+                    b[2] = (unsigned char)d;
+                    bad += !decode_agrees(b, 3);
+                }
+            if (a >= 0xF0)
+                for (d = 0; d < sizeof tails; d++)
+                    for (e = 0; e < sizeof tails; e++) {
+                        b[2] = tails[d];
+                        b[3] = tails[e];
+                        bad += !decode_agrees(b, 4);
+                    }
+        }
+        if (bad > 10) break;
+    }
+    EXPECT_EQ_INT(bad, 0);
+}
+
 int main(void) {
     RUN(test_plain);
     RUN(test_escapes);
@@ -313,6 +412,7 @@ int main(void) {
     RUN(test_other_fields);
     RUN(test_decode_and_escape);
     RUN(test_utf8_checks);
+    RUN(test_utf8_decode);
     buf_free(&text);
     return TL_SUMMARY("test_json");
 }
