@@ -13,6 +13,7 @@
  *   names.c     document names (paths or JSON ids) with duplicate detection
  *   output.c    text, TSV and JSON Lines writers
  *   progress.c  the progress line on standard error
+ *   index_meta.c  the command's metadata in an index file (names, options)
  *   dedup.c params.c index.c sig.c   the subcommands
  */
 #ifndef MINLSH_CLI_H
@@ -203,6 +204,9 @@ int json_extract(const char *line, size_t len, const char *id_field,
 /* Decode a JSON string token (with its quotes) into out (appended). The
  * token must be valid (as json_extract checked it). */
 void json_decode_string(cli_buf *out, const char *tok, size_t len);
+/* 1 if s[0..len) is exactly one JSON string token (quotes included) or one
+ * JSON number, as json_extract accepts for an id. */
+int json_token_valid(const char *s, size_t len);
 /* Append s as a JSON string token (quotes included); bytes that are not
  * valid UTF-8 become U+FFFD. s may be NULL if n is 0. */
 void json_escape(cli_buf *out, const char *s, size_t n);
@@ -322,6 +326,27 @@ typedef struct name_table {
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of);
 cli_name names_get(const name_table *t, size_t i);
 void names_free(name_table *t);
+
+/* ---- index_meta.c ------------------------------------------------------- */
+
+/* What the command keeps in an index's metadata blob besides what the
+ * library stores (docs/cli.md, "Index metadata format"). */
+typedef struct index_meta {
+    uint32_t unit, shingle_k, flags;
+    int custom_key; /* made with --key (the key itself is never stored) */
+    double threshold;
+    char plan[16];
+    name_table names; /* name i is the document with index id i */
+} index_meta;
+
+/* Append m as metadata text (k and seed are informative copies). */
+void index_meta_build(cli_buf *b, const index_meta *m, uint32_t k, uint64_t seed);
+/* Parse data[0..n) into m (initialised here). Returns 0; 1 if it is not
+ * this command's metadata (no magic line); -1 if it is but is damaged, with
+ * what is wrong in err. On non-zero m holds no names. */
+int index_meta_parse(index_meta *m, const char *data, size_t n, char *err,
+                     size_t errcap);
+void index_meta_free(index_meta *m);
 
 /* ---- output.c ----------------------------------------------------------- */
 

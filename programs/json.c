@@ -323,6 +323,24 @@ done:
     return rc;
 }
 
+int json_token_valid(const char *s, size_t len) {
+    char err[8];
+    jparser j;
+    j.start = j.p = (const unsigned char *)s;
+    j.end = j.start + len;
+    j.err = err;
+    j.errcap = sizeof err;
+    j.failed = 0;
+    if (len == 0) return 0;
+    if (*j.p == '"') {
+        if (parse_string(&j, NULL) != 0) return 0;
+    } else if (*j.p == '-' || (*j.p >= '0' && *j.p <= '9')) {
+        if (parse_number(&j) != 0) return 0;
+    } else
+        return 0;
+    return j.p == j.end;
+}
+
 void json_decode_string(cli_buf *out, const char *tok, size_t len) {
     char err[8];
     jparser j;
