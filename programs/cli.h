@@ -2,19 +2,25 @@
  * The minlsh command: declarations shared by its source files.
  * Internal to programs/; the command uses only the public API (minlsh.h).
  *
- *   minlsh.c    main, dispatch, --help, --version
- *   util.c      checked allocation, growable buffers, messages, files, time
- *   opts.c      option parsing into one cli_opts, shingler/plan setup
- *   json.c      the small JSON reader (JSON Lines input) and JSON escaping
- *   utf8.c      the UTF-8 decoder, validity checks (whole and streamed)
- *   input.c     walking PATHs, UTF-8 checking, reading JSON Lines
- *   work.c      the thread pool
- *   pipeline.c  the document pipeline shared by dedup, index and sig
- *   names.c     document names (paths or JSON ids) with duplicate detection
- *   output.c    text, TSV and JSON Lines writers
- *   progress.c  the progress line on standard error
+ *   minlsh.c      main, dispatch, --help, --version
+ *   util.c        checked allocation, growable buffers, messages, atomic file
+ *                 writes, clocks, number formatting
+ *   opts.c        option parsing into one cli_opts, shingler, family and plan
+ *                 setup
+ *   utf8.c        the UTF-8 decoder; validity checks, whole and streamed
+ *   json.c        the small JSON reader (JSON Lines input) and JSON escaping
+ *   input.c       walking PATHs into the list of input files
+ *   pipeline.c    reading (files, standard input, JSON Lines lines), shingling
+ *                 and signing documents in parallel, for dedup, index and sig
+ *   work.c        the thread pool
+ *   names.c       document names (paths or JSON ids) with duplicate detection
+ *   output.c      text, TSV and JSON Lines writers for pairs and clusters
+ *   progress.c    the progress line on standard error
  *   index_meta.c  the command's metadata in an index file (names, options)
- *   dedup.c params.c index.c sig.c   the subcommands
+ *   dedup.c       minlsh dedup
+ *   params.c      minlsh params
+ *   index.c       minlsh index create, add, query, stats, merge
+ *   sig.c         minlsh sig
  */
 #ifndef MINLSH_CLI_H
 #define MINLSH_CLI_H
@@ -100,7 +106,7 @@ int cli_finish_stdout(int status);
 /* ---- opts.c ------------------------------------------------------------- */
 
 enum {
-    O_HELP, O_VERSION, O_QUIET, O_PROGRESS, O_JSONL, O_ID_FIELD, O_TEXT_FIELD,
+    O_HELP, O_QUIET, O_PROGRESS, O_JSONL, O_ID_FIELD, O_TEXT_FIELD,
     O_THRESHOLD, O_NUM_PERM, O_BANDS, O_ROWS, O_SHINGLE, O_LOWERCASE,
     O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
