@@ -178,6 +178,46 @@ static void index_corpus(void) {
     }
 }
 
+/* fuzz_json: a selector byte (0: fields "id" and "text"), then one line. */
+static void json_seed(const char *name, const char *line, size_t len) {
+    static uint8_t buf[1 + 512];
+    if (len > sizeof buf - 1) {
+        failed = 1;
+        return;
+    }
+    buf[0] = 0;
+    memcpy(buf + 1, line, len);
+    put("fuzz_json", name, buf, len + 1);
+}
+
+static void json_corpus(void) {
+    static const struct {
+        const char *name, *line;
+    } seeds[] = {
+        {"plain", "{\"id\": \"a\", \"text\": \"hello world\"}"},
+        {"number-id", "{\"id\": -12.5e+3, \"text\": \"x\"}"},
+        {"escapes", "{\"id\": \"\\\"q\\\"\", \"text\": \"a\\n\\t\\\\\\/\\b\\f\\r\\u00e9\"}"},
+        {"surrogates", "{\"id\": 1, \"text\": \"\\ud83d\\ude00 \\uDBFF\\uDFFF\"}"},
+        {"lone-surrogate", "{\"id\": 1, \"text\": \"\\ud800x\"}"},
+        {"utf8", "{\"id\": \"\xC3\xA9\", \"text\": \"\xE2\x82\xAC \xF0\x9F\x98\x80\"}"},
+        {"bad-utf8", "{\"id\": 1, \"text\": \"\xED\xA0\x80 \xC0\xAF\"}"},
+        {"nested", "{\"meta\": {\"a\": [1, 2.0, true, false, null, {\"b\": []}]}, \"id\": 3, "
+                   "\"text\": \"t\"}"},
+        {"duplicates", "{\"id\": 1, \"text\": \"a\", \"id\": \"2\", \"text\": \"b\"}"},
+        {"escaped-key", "{\"\\u0069d\": 1, \"te\\u0078t\": \"k\"}"},
+        {"missing", "{\"id\": 1}"},
+        {"not-string", "{\"id\": 1, \"text\": 5}"},
+        {"deep", "{\"id\": 1, \"text\": \"d\", \"x\": [[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]}"},
+        {"truncated", "{\"id\": 1, \"text\": \"abc"},
+        {"trailing", "{\"id\": 1, \"text\": \"a\"} x"},
+        {"crlf", "{\"id\": 1, \"text\": \"a\"}\r"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        json_seed(seeds[i].name, seeds[i].line, strlen(seeds[i].line));
+    json_seed("nul", "{\"id\": 1, \"text\": \"a\0b\"}", 24);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: mkcorpus CORPUS_DIR\n");
@@ -187,6 +227,7 @@ int main(int argc, char **argv) {
     shingle_corpus();
     matrix_corpus();
     index_corpus();
+    json_corpus();
     random_bytes("fuzz_roundtrip", 12, 1500, 1);
     random_bytes("fuzz_api_model", 16, 2048, 2);
     random_bytes("fuzz_params", 12, 600, 3);

@@ -11,6 +11,9 @@
 #   make fuzz-build             only build the libFuzzer binaries
 #   make fuzz-corpus            regenerate the seed corpora (fuzz/mkcorpus.c)
 #   FUZZ_TARGETS="fuzz_shingle" restrict either to some targets
+#
+# A target that tests part of the command rather than the library lists the
+# command's sources it links in FUZZ_SRC_<target>.
 
 FUZZ_TARGETS ?= $(patsubst fuzz/%.c,%,$(sort $(wildcard fuzz/fuzz_*.c)))
 FUZZ_SECONDS ?= 60
@@ -20,13 +23,18 @@ FUZZ_BUILD := $(BUILD)/libfuzzer
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS))
 
+# The JSON Lines reader, with what it calls (buffers, messages).
+FUZZ_SRC_fuzz_json := programs/json.c programs/utf8.c programs/util.c programs/progress.c
+$(BUILD)/fuzz/replay_fuzz_json $(FUZZ_BUILD)/fuzz_json: $(FUZZ_SRC_fuzz_json) programs/cli.h
+
 .PHONY: fuzz fuzz-build fuzz-corpus
 
 # ---- replay in make check (built like the tests: same CC, flags, sanitizers)
 
 $(BUILD)/fuzz/replay_%: fuzz/replay.c fuzz/%.c fuzz/fuzz.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) fuzz/replay.c fuzz/$*.c -o $@ $(STATIC_LIB) $(LDFLAGS) -lm
+	$(CC) $(TEST_CFLAGS) fuzz/replay.c fuzz/$*.c $(FUZZ_SRC_$*) -o $@ $(STATIC_LIB) \
+	  $(LDFLAGS) -lm
 
 check: $(FUZZ_REPLAY)
 
@@ -39,7 +47,7 @@ $(FUZZ_BUILD)/libminlsh.a: $(LIB_SRC) $(LIB_HDR)
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_BUILD)/libminlsh.a
 	$(FUZZ_CC) -std=c11 -O1 -g $(WARN) -Iinclude -Ilib -fsanitize=fuzzer $(FUZZ_SAN) \
-	  $< -o $@ $(FUZZ_BUILD)/libminlsh.a -lm
+	  $< $(FUZZ_SRC_fuzz_$*) -o $@ $(FUZZ_BUILD)/libminlsh.a -lm
 
 fuzz-build: $(patsubst %,$(FUZZ_BUILD)/%,$(FUZZ_TARGETS))
 

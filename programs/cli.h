@@ -2,17 +2,25 @@
  * The minlsh command: declarations shared by its source files.
  * Internal to programs/; the command uses only the public API (minlsh.h).
  *
- *   minlsh.c    main, dispatch, --help, --version
- *   util.c      checked allocation, growable buffers, messages, files, time
- *   opts.c      option parsing into one cli_opts, shingler/plan setup
- *   json.c      the small JSON reader (JSON Lines input) and JSON escaping
- *   input.c     walking PATHs, UTF-8 checking, reading JSON Lines
- *   work.c      the thread pool
- *   pipeline.c  the document pipeline shared by dedup, index and sig
- *   names.c     document names (paths or JSON ids) with duplicate detection
- *   output.c    text, TSV and JSON Lines writers
- *   progress.c  the progress line on standard error
- *   dedup.c params.c index.c sig.c   the subcommands
+ *   minlsh.c      main, dispatch, --help, --version
+ *   util.c        checked allocation, growable buffers, messages, atomic file
+ *                 writes, clocks, number formatting
+ *   opts.c        option parsing into one cli_opts, shingler, family and plan
+ *                 setup
+ *   utf8.c        the UTF-8 decoder; validity checks, whole and streamed
+ *   json.c        the small JSON reader (JSON Lines input) and JSON escaping
+ *   input.c       walking PATHs into the list of input files
+ *   pipeline.c    reading (files, standard input, JSON Lines lines), shingling
+ *                 and signing documents in parallel, for dedup, index and sig
+ *   work.c        the thread pool
+ *   names.c       document names (paths or JSON ids) with duplicate detection
+ *   output.c      text, TSV and JSON Lines writers for pairs and clusters
+ *   progress.c    the progress line on standard error
+ *   index_meta.c  the command's metadata in an index file (names, options)
+ *   dedup.c       minlsh dedup
+ *   params.c      minlsh params
+ *   index.c       minlsh index create, add, query, stats, merge
+ *   sig.c         minlsh sig
  */
 #ifndef MINLSH_CLI_H
 #define MINLSH_CLI_H
@@ -100,7 +108,7 @@ int cli_finish_stdout(int status);
 /* ---- opts.c ------------------------------------------------------------- */
 
 enum {
-    O_HELP, O_VERSION, O_QUIET, O_PROGRESS, O_JSONL, O_ID_FIELD, O_TEXT_FIELD,
+    O_HELP, O_QUIET, O_PROGRESS, O_JSONL, O_ID_FIELD, O_TEXT_FIELD,
     O_THRESHOLD, O_NUM_PERM, O_BANDS, O_ROWS, O_SHINGLE, O_LOWERCASE,
     O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
@@ -195,24 +203,42 @@ typedef struct json_record {
 } json_record;
 
 /* Parse one line as a JSON object and extract id_field (a string or number,
- * kept raw) and text_field (a string, decoded to UTF-8 into text). Returns 0,
- * or -1 with a message (column numbers count bytes from 1) in err. */
+ * kept raw) and text_field (a string, decoded to UTF-8 into text; text->p is
+ * not NULL on success, even for ""). Returns 0, or -1 with a message (column
+ * numbers count bytes from 1) in err. */
 int json_extract(const char *line, size_t len, const char *id_field,
                  const char *text_field, json_record *rec, cli_buf *text,
                  char *err, size_t errcap);
 /* Decode a JSON string token (with its quotes) into out (appended). The
  * token must be valid (as json_extract checked it). */
 void json_decode_string(cli_buf *out, const char *tok, size_t len);
+/* 1 if s[0..len) is exactly one JSON string token (quotes included) or one
+ * JSON number, as json_extract accepts for an id. */
+int json_token_valid(const char *s, size_t len);
 /* Append s as a JSON string token (quotes included); bytes that are not
- * valid UTF-8 become U+FFFD. */
+ * valid UTF-8 become U+FFFD. s may be NULL if n is 0. */
 void json_escape(cli_buf *out, const char *s, size_t n);
-/* 1 if s[0..n) is valid UTF-8 (no overlongs, surrogates or values above
- * U+10FFFF). */
+
+/* ---- utf8.c ------------------------------------------------------------- */
+
+/* The one UTF-8 decoder. The sequence at s[0..n): returns its length (1..4)
+ * and its code point in *cp (if not NULL) when it is valid UTF-8 (RFC 3629:
+ * no overlongs, surrogates or values above U+10FFFF); 0 when it is not;
+ * UTF8_SHORT when the n bytes are a valid beginning of a longer sequence. */
+#define UTF8_SHORT (-1)
+int utf8_decode(const void *s, size_t n, uint32_t *cp);
+/* Encode a code point (at most U+10FFFF, not a surrogate) into out;
+ * returns the length, 1..4. */
+size_t utf8_encode(uint32_t cp, char out[4]);
+/* 1 if s[0..n) is valid UTF-8. */
 int utf8_valid(const char *s, size_t n);
 
-/* Incremental UTF-8 check over a stream of chunks. */
+/* Incremental UTF-8 check over a stream of chunks: after utf8_check_end,
+ * bad says whether the stream was valid, and bad_at where the first invalid
+ * (or unfinished) sequence began, counting bytes from 0. */
 typedef struct utf8_check {
-    uint8_t need, lo, hi;
+    uint8_t pend[4]; /* a sequence cut by the end of a chunk */
+    uint8_t npend;
     int bad;
     uint64_t pos, start, bad_at; /* start: where the current sequence began */
 } utf8_check;
@@ -298,6 +324,27 @@ typedef struct name_table {
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of);
 cli_name names_get(const name_table *t, size_t i);
 void names_free(name_table *t);
+
+/* ---- index_meta.c ------------------------------------------------------- */
+
+/* What the command keeps in an index's metadata blob besides what the
+ * library stores (docs/cli.md, "Index metadata format"). */
+typedef struct index_meta {
+    uint32_t unit, shingle_k, flags;
+    int custom_key; /* made with --key (the key itself is never stored) */
+    double threshold;
+    char plan[16];
+    name_table names; /* name i is the document with index id i */
+} index_meta;
+
+/* Append m as metadata text (k and seed are informative copies). */
+void index_meta_build(cli_buf *b, const index_meta *m, uint32_t k, uint64_t seed);
+/* Parse data[0..n) into m (initialised here). Returns 0; 1 if it is not
+ * this command's metadata (no magic line); -1 if it is but is damaged, with
+ * what is wrong in err. On non-zero m holds no names. */
+int index_meta_parse(index_meta *m, const char *data, size_t n, char *err,
+                     size_t errcap);
+void index_meta_free(index_meta *m);
 
 /* ---- output.c ----------------------------------------------------------- */
 

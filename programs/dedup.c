@@ -6,9 +6,12 @@
  *     similarity 1.0, never banded; the first of each group represents it
  *     and only its shingle set is kept, in one arena;
  *  3. sign the representatives (in parallel, batch by batch, as they are
- *     read) and band them into an index (index id = document number);
- *  4. verify every candidate pair: exact Jaccard of the shingle sets (or the
- *     signature estimate with --verify signature) against the threshold;
+ *     read) into a signature matrix (row = representative number);
+ *  4. find the candidate pairs with the library's sort-based path over that
+ *     matrix (minlsh_pairs_from_matrix: the pairs a band index would give,
+ *     without building one), and verify each: exact Jaccard of the shingle
+ *     sets (or the signature estimate with --verify signature) against the
+ *     threshold;
  *  5. expand: a verified pair of representatives stands for every pair of
  *     members of their groups; clusters are the connected components of
  *     the verified pairs plus the exact-duplicate groups.

@@ -1,12 +1,12 @@
 /*
- * index.c: minlsh index create | add | query | stats, on a persistent index
- * file (minlsh_index_save: atomic, checksummed).
+ * index.c: minlsh index create | add | query | stats | merge, on a
+ * persistent index file (minlsh_index_save: atomic, checksummed).
  *
  * The library stores the signatures, k, the seed, (b, r) and the shingler's
- * config id; the command keeps the rest in the index's metadata blob (see
- * docs/cli.md): how to shingle new documents the same way (never the key),
- * the threshold, and the names of the documents, one JSON token per line,
- * name number i being the document with index id i.
+ * config id; the command keeps the rest in the index's metadata blob
+ * (index_meta.c): how to shingle new documents the same way (never the key),
+ * the threshold, and the names of the documents, name number i being the
+ * document with index id i.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define META_MAGIC "minlsh-cli-index 1"
 
 const char cli_help_index_create[] =
     "Usage: minlsh index create [OPTIONS] INDEX\n"
@@ -81,109 +79,21 @@ const char cli_help_index_stats[] =
 typedef struct cli_index {
     const char *path;
     minlsh_index *index;
-    int has_meta; /* 0: a minlsh index not made by this command */
-    uint32_t unit, shingle_k, flags;
-    int custom_key;
-    double threshold;
-    char plan[16];
-    name_table names;
+    int has_meta;       /* 0: no usable metadata (see meta_err) */
+    char meta_err[200]; /* why the metadata is damaged, or "" if it is not ours */
+    index_meta meta;
     minlsh_shingler *sh;
     minlsh_family *family;
 } cli_index;
 
 static void index_close(cli_index *x) {
     minlsh_index_free(x->index);
-    names_free(&x->names);
+    index_meta_free(&x->meta);
     minlsh_shingler_free(x->sh);
     minlsh_family_free(x->family);
 }
 
 /* ---- metadata ----------------------------------------------------------- */
-
-static void meta_build(cli_buf *b, const cli_index *x) {
-    char num[32];
-    size_t i;
-    buf_adds(b, META_MAGIC "\nshingle=");
-    opts_describe_shingle(b, x->unit, x->shingle_k);
-    buf_adds(b, "\nnormalize=");
-    opts_describe_flags(b, x->flags);
-    cli_format_double(num, x->threshold);
-    buf_printf(b, "\nkey=%s\nthreshold=%s\nnum-perm=%u\nseed=%llu\nverify=signature\n"
-                  "plan=%s\ndocuments=%zu\n\n",
-               x->custom_key ? "custom" : "default", num,
-               (unsigned)minlsh_index_k(x->index),
-               (unsigned long long)minlsh_index_seed(x->index), x->plan, x->names.n);
-    for (i = 0; i < x->names.n; i++) {
-        cli_name nm = names_get(&x->names, i);
-        buf_add(b, nm.s, nm.n);
-        buf_addc(b, '\n');
-    }
-}
-
-/* One "key=value" line of the header. Returns 0 or -1. */
-static int meta_field(cli_index *x, const char *line, size_t *docs, int *seen) {
-    const char *eq = strchr(line, '=');
-    const char *v = eq ? eq + 1 : "";
-    size_t kl = eq ? (size_t)(eq - line) : 0;
-    char *end;
-#define KEY_IS(s) (kl == strlen(s) && strncmp(line, s, kl) == 0)
-    if (eq == NULL) return -1;
-    if (KEY_IS("shingle")) {
-        *seen |= 1;
-        return opts_parse_shingle(v, &x->unit, &x->shingle_k);
-    }
-    if (KEY_IS("normalize")) {
-        *seen |= 2;
-        return opts_parse_flags(v, &x->flags);
-    }
-    if (KEY_IS("key")) {
-        *seen |= 4;
-        x->custom_key = strcmp(v, "custom") == 0;
-        return 0;
-    }
-    if (KEY_IS("threshold")) {
-        *seen |= 8;
-        x->threshold = strtod(v, &end);
-        return *end == '\0' && x->threshold > 0 && x->threshold < 1 ? 0 : -1;
-    }
-    if (KEY_IS("documents")) {
-        *seen |= 16;
-        *docs = (size_t)strtoull(v, &end, 10);
-        return *end == '\0' && *v != '\0' ? 0 : -1;
-    }
-    if (KEY_IS("plan")) snprintf(x->plan, sizeof x->plan, "%s", v);
-    return 0; /* other keys are informative */
-#undef KEY_IS
-}
-
-/* Parse the metadata (NUL-terminated in m). Returns 0 or -1. */
-static int meta_parse(cli_index *x, char *m) {
-    char *line = m, *nl;
-    size_t docs = 0, got = 0;
-    int seen = 0, first = 1;
-    for (;;) {
-        nl = strchr(line, '\n');
-        if (nl == NULL) return -1;
-        *nl = '\0';
-        if (first) {
-            if (strcmp(line, META_MAGIC) != 0) return -1;
-            first = 0;
-        } else if (*line == '\0') {
-            line = nl + 1;
-            break;
-        } else if (meta_field(x, line, &docs, &seen) != 0)
-            return -1;
-        line = nl + 1;
-    }
-    if (seen != 31) return -1;
-    while (*line && (nl = strchr(line, '\n')) != NULL) {
-        if (nl == line) return -1;
-        if (!names_add(&x->names, line, (size_t)(nl - line), 1, NULL)) return -1;
-        got++;
-        line = nl + 1;
-    }
-    return *line == '\0' && got == docs ? 0 : -1;
-}
 
 static int read_meta(cli_index *x) {
     cli_buf m = {NULL, 0, 0};
@@ -193,15 +103,30 @@ static int read_meta(cli_index *x) {
         buf_reserve(&m, n);
         rc = minlsh_index_copy_metadata(x->index, m.p, n, &n);
         m.n = n;
-        m.p[n] = '\0';
     }
     if (rc != 0) cli_die_lib(x->path, rc);
     x->has_meta = 0;
-    if (n > 0 && strlen(m.p) == n && meta_parse(x, m.p) == 0 &&
-        x->names.n == minlsh_index_count(x->index))
-        x->has_meta = 1;
+    x->meta_err[0] = '\0';
+    rc = index_meta_parse(&x->meta, m.p ? m.p : "", m.n, x->meta_err, sizeof x->meta_err);
+    if (rc == 0 && x->meta.names.n != minlsh_index_count(x->index)) {
+        snprintf(x->meta_err, sizeof x->meta_err, "%zu name%s for %llu document%s",
+                 x->meta.names.n, cli_plural(x->meta.names.n),
+                 (unsigned long long)minlsh_index_count(x->index),
+                 cli_plural(minlsh_index_count(x->index)));
+        rc = -1;
+    }
+    x->has_meta = rc == 0;
     buf_free(&m);
     return x->has_meta;
+}
+
+/* Why x cannot be used by add, query or merge. */
+static void meta_refused(const cli_index *x) {
+    if (x->meta_err[0])
+        cli_msg("%s: the index metadata is damaged: %s", x->path, x->meta_err);
+    else
+        cli_msg("%s: not an index made by 'minlsh index create' (it has no metadata "
+                "of this command)", x->path);
 }
 
 /* ---- opening, checking and saving --------------------------------------- */
@@ -215,12 +140,12 @@ static int load_error(const char *path, int rc) {
  * check it against the stored config id. */
 static int index_shingler(cli_index *x, const cli_opts *o) {
     uint64_t id = 0;
-    x->sh = cli_shingler_new(x->unit, x->shingle_k, x->flags, o->key, &id);
+    x->sh = cli_shingler_new(x->meta.unit, x->meta.shingle_k, x->meta.flags, o->key, &id);
     if (id != minlsh_index_config_id(x->index)) {
         cli_msg("%s: %s (%s): the index was made with %s; %s", x->path,
                 minlsh_strerror(MINLSH_E_MISMATCH), minlsh_error_name(MINLSH_E_MISMATCH),
-                x->custom_key ? "a custom --key" : "the default key",
-                x->custom_key ? "give the same --key as to 'index create'"
+                x->meta.custom_key ? "a custom --key" : "the default key",
+                x->meta.custom_key ? "give the same --key as to 'index create'"
                               : "do not give --key");
         return CLI_FAILED;
     }
@@ -242,8 +167,7 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o) {
     if ((rc = minlsh_index_load(&x->index, path, NULL)) != 0)
         return load_error(path, rc);
     if (!read_meta(x) && o != NULL) {
-        cli_msg("%s: not an index made by 'minlsh index create' (its metadata is "
-                "missing or not understood)", path);
+        meta_refused(x);
         index_close(x);
         return CLI_FAILED;
     }
@@ -257,7 +181,7 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o) {
 static int index_save(cli_index *x) {
     cli_buf m = {NULL, 0, 0};
     int rc;
-    meta_build(&m, x);
+    index_meta_build(&m, &x->meta, minlsh_index_k(x->index), minlsh_index_seed(x->index));
     rc = minlsh_index_set_metadata(x->index, m.p, m.n);
     buf_free(&m);
     if (rc != 0) return load_error(x->path, rc);
@@ -294,17 +218,17 @@ int cmd_index_create(cli_opts *o) {
     x.family = cli_family_new(o->num_perm, o->seed);
     if ((rc = minlsh_index_new(&x.index, x.family, config_id, bands, rows, NULL)) != 0)
         cli_die_lib("index", rc);
-    x.unit = o->unit;
-    x.shingle_k = o->shingle_k;
-    x.flags = o->flags;
-    x.custom_key = o->custom_key;
-    x.threshold = o->threshold;
-    snprintf(x.plan, sizeof x.plan, "%s", plan);
+    x.meta.unit = o->unit;
+    x.meta.shingle_k = o->shingle_k;
+    x.meta.flags = o->flags;
+    x.meta.custom_key = o->custom_key;
+    x.meta.threshold = o->threshold;
+    snprintf(x.meta.plan, sizeof x.meta.plan, "%s", plan);
     rc = index_save(&x);
     if (rc == 0 && !o->quiet) {
-        opts_describe_shingle(&desc, x.unit, x.shingle_k);
+        opts_describe_shingle(&desc, x.meta.unit, x.meta.shingle_k);
         buf_adds(&desc, ", normalize ");
-        opts_describe_flags(&desc, x.flags);
+        opts_describe_flags(&desc, x.meta.flags);
         cli_msg("created %s: k=%u, b=%u, r=%u (%s), threshold %g, shingle %s, %s key",
                 x.path, (unsigned)o->num_perm, (unsigned)bands, (unsigned)rows, plan,
                 o->threshold, desc.p, o->custom_key ? "custom" : "default");
@@ -341,7 +265,7 @@ static int add_select(void *ctx, const doc_view *d) {
     add_ctx *c = ctx;
     cli_name nm = token_name(&c->token, d->name);
     size_t dup = 0;
-    if (names_add(&c->x->names, nm.s, nm.n, 1, &dup)) return 1;
+    if (names_add(&c->x->meta.names, nm.s, nm.n, 1, &dup)) return 1;
     if (dup < c->before && d->name.json)
         cli_input_error(d->where, d->line, "id %.*s is already in %s, skipped",
                         (int)nm.n, nm.s, c->x->path);
@@ -392,16 +316,16 @@ int cmd_index_add(cli_opts *o) {
     if (rc != 0) return rc;
     memset(&c, 0, sizeof c);
     c.x = &x;
-    c.before = x.names.n;
+    c.before = x.meta.names.n;
     c.k = minlsh_index_k(x.index);
     run_docs(o, &x, add_select, add_on_doc, &c, "index add:", &st);
     buf_free(&c.token);
-    added = x.names.n - c.before;
+    added = x.meta.names.n - c.before;
     if (added > 0) rc = index_save(&x);
     if (rc == 0 && !o->quiet)
         cli_msg("%s: added %zu document%s (%.1f MB in %.2f s), %zu in the index",
                 x.path, added, cli_plural(added), (double)st.bytes / 1e6, st.seconds,
-                x.names.n);
+                x.meta.names.n);
     index_close(&x);
     if (rc != 0) return rc;
     return cli_input_failures() ? CLI_FAILED : CLI_OK;
@@ -436,8 +360,8 @@ static int query_on_doc(void *ctx, const doc_view *d) {
     if (rc != 0) cli_die_lib(c->x->path, rc);
     for (i = 0; i < n; i++) {
         if (!c->o->all && c->sims[i] < c->threshold) continue;
-        if (c->ids[i] >= c->x->names.n) continue; /* not one of ours */
-        out_pair(stdout, c->o->format, d->name, names_get(&c->x->names, (size_t)c->ids[i]),
+        if (c->ids[i] >= c->x->meta.names.n) continue; /* not one of ours */
+        out_pair(stdout, c->o->format, d->name, names_get(&c->x->meta.names, (size_t)c->ids[i]),
                  c->sims[i], 0, 0);
         c->matches++;
     }
@@ -454,7 +378,7 @@ int cmd_index_query(cli_opts *o) {
     c.o = o;
     c.x = &x;
     c.k = minlsh_index_k(x.index);
-    c.threshold = (o->given & OPT(O_THRESHOLD)) ? o->threshold : x.threshold;
+    c.threshold = (o->given & OPT(O_THRESHOLD)) ? o->threshold : x.meta.threshold;
     out_pairs_header(stdout, o->format, 0);
     run_docs(o, &x, NULL, query_on_doc, &c, "index query:", &st);
     if (!o->quiet) {
@@ -485,7 +409,7 @@ static void bucket_histogram(const cli_index *x, uint64_t hist[HIST_CLASSES],
                              uint64_t *n_buckets, uint64_t *largest) {
     uint32_t k = minlsh_index_k(x->index), b = minlsh_index_bands(x->index);
     uint32_t r = minlsh_index_rows(x->index);
-    size_t n = x->names.n, used = 0, i, j;
+    size_t n = x->meta.names.n, used = 0, i, j;
     uint64_t *keys = xcalloc(n ? n : 1, (size_t)b * sizeof *keys);
     uint64_t *col = xcalloc(n ? n : 1, sizeof *col);
     uint32_t *sig = xcalloc(k, sizeof *sig);
@@ -553,16 +477,18 @@ int cmd_index_stats(cli_opts *o) {
     printf("seed                 %llu\n", (unsigned long long)minlsh_index_seed(x.index));
     printf("config id            %016llx\n", (unsigned long long)config_id);
     if (x.has_meta) {
-        opts_describe_shingle(&desc, x.unit, x.shingle_k);
+        opts_describe_shingle(&desc, x.meta.unit, x.meta.shingle_k);
         printf("shingle              %s\n", desc.p);
         buf_clear(&desc);
-        opts_describe_flags(&desc, x.flags);
+        opts_describe_flags(&desc, x.meta.flags);
         printf("normalize            %s\n", desc.p);
-        printf("key                  %s\n", x.custom_key ? "custom" : "default");
-        printf("threshold            %g\n", x.threshold);
-        if (x.plan[0]) printf("banding chosen by    %s\n", x.plan);
+        printf("key                  %s\n", x.meta.custom_key ? "custom" : "default");
+        printf("threshold            %g\n", x.meta.threshold);
+        if (x.meta.plan[0]) printf("banding chosen by    %s\n", x.meta.plan);
         print_histogram(&x);
-    } else
+    } else if (x.meta_err[0])
+        printf("metadata             damaged: %s; no histogram\n", x.meta_err);
+    else
         printf("metadata             none (not made by 'minlsh index create'); "
                "no histogram\n");
     if (stat(x.path, &st) == 0)
@@ -610,28 +536,28 @@ static int merge_mismatch(const cli_index *f, const cli_index *s, cli_buf *why) 
         buf_printf(why, "b=%u, r=%u, %s has b=%u, r=%u", (unsigned)minlsh_index_bands(b),
                    (unsigned)minlsh_index_rows(b), f->path, (unsigned)minlsh_index_bands(a),
                    (unsigned)minlsh_index_rows(a));
-    } else if (f->unit != s->unit || f->shingle_k != s->shingle_k) {
+    } else if (f->meta.unit != s->meta.unit || f->meta.shingle_k != s->meta.shingle_k) {
         buf_adds(why, "shingle ");
-        opts_describe_shingle(why, s->unit, s->shingle_k);
+        opts_describe_shingle(why, s->meta.unit, s->meta.shingle_k);
         buf_printf(why, ", %s has ", f->path);
-        opts_describe_shingle(why, f->unit, f->shingle_k);
-    } else if (f->flags != s->flags) {
+        opts_describe_shingle(why, f->meta.unit, f->meta.shingle_k);
+    } else if (f->meta.flags != s->meta.flags) {
         buf_adds(why, "normalize ");
-        opts_describe_flags(why, s->flags);
+        opts_describe_flags(why, s->meta.flags);
         buf_printf(why, ", %s has ", f->path);
-        opts_describe_flags(why, f->flags);
-    } else if (f->threshold != s->threshold) {
+        opts_describe_flags(why, f->meta.flags);
+    } else if (f->meta.threshold != s->meta.threshold) {
         char x[32], y[32];
-        cli_format_double(x, s->threshold);
-        cli_format_double(y, f->threshold);
+        cli_format_double(x, s->meta.threshold);
+        cli_format_double(y, f->meta.threshold);
         buf_printf(why, "threshold %s, %s has %s", x, f->path, y);
-    } else if (f->custom_key != s->custom_key ||
+    } else if (f->meta.custom_key != s->meta.custom_key ||
                minlsh_index_config_id(a) != minlsh_index_config_id(b)) {
         buf_printf(why, "config id %016llx (%s key), %s has %016llx (%s key)",
                    (unsigned long long)minlsh_index_config_id(b),
-                   s->custom_key ? "a custom" : "the default", f->path,
+                   s->meta.custom_key ? "a custom" : "the default", f->path,
                    (unsigned long long)minlsh_index_config_id(a),
-                   f->custom_key ? "a custom" : "the default");
+                   f->meta.custom_key ? "a custom" : "the default");
     } else {
         return 0;
     }
@@ -642,7 +568,7 @@ static int merge_mismatch(const cli_index *f, const cli_index *s, cli_buf *why) 
  * shard order, in a new index; the names are added to m's table. Returns
  * s->index itself when every name is new (nothing to renumber). */
 static minlsh_index *merge_take_names(cli_index *m, cli_index *s, size_t *skipped) {
-    size_t n = s->names.n, j, kept = 0;
+    size_t n = s->meta.names.n, j, kept = 0;
     uint32_t k = minlsh_index_k(s->index);
     unsigned char *keep = xcalloc(n ? n : 1, 1);
     minlsh_index *out;
@@ -650,8 +576,8 @@ static minlsh_index *merge_take_names(cli_index *m, cli_index *s, size_t *skippe
     uint32_t *sig;
     int rc;
     for (j = 0; j < n; j++) {
-        cli_name nm = names_get(&s->names, j);
-        if (names_add(&m->names, nm.s, nm.n, 1, NULL)) {
+        cli_name nm = names_get(&s->meta.names, j);
+        if (names_add(&m->meta.names, nm.s, nm.n, 1, NULL)) {
             keep[j] = 1;
             kept++;
         } else {
@@ -719,8 +645,11 @@ int cmd_index_merge(cli_opts *o) {
             return rc;
         }
         if (!x->has_meta || !ids_are_dense(x)) {
-            cli_msg("%s: not an index made by 'minlsh index create' (its metadata is "
-                    "missing or not understood)", x->path);
+            if (x->has_meta)
+                cli_msg("%s: not an index made by 'minlsh index create' (its ids are not "
+                        "0..n-1)", x->path);
+            else
+                meta_refused(x);
             index_close(x);
             if (i > 1) index_close(&m);
             return CLI_FAILED;
@@ -754,7 +683,7 @@ int cmd_index_merge(cli_opts *o) {
     rc = index_save(&m);
     if (rc == 0 && !o->quiet)
         cli_msg("%s: merged %d shard%s, %zu document%s%s", out, o->n_args - 1,
-                o->n_args == 2 ? "" : "s", m.names.n, cli_plural(m.names.n),
+                o->n_args == 2 ? "" : "s", m.meta.names.n, cli_plural(m.meta.names.n),
                 skipped ? " (names already taken were skipped)" : "");
     index_close(&m);
     if (rc != 0) return rc;

@@ -3,101 +3,14 @@
  * object (RFC 8259, checked in full); from it we take the id field as its
  * raw token (so it is printed back exactly as written) and the text field
  * decoded to UTF-8 (escapes, \uXXXX and surrogate pairs included). Strings
- * must be valid UTF-8 and may not contain unpaired surrogates.
- * Also: JSON string escaping for output, and UTF-8 validation.
+ * must be valid UTF-8 (utf8.c decides) and may not contain unpaired
+ * surrogates. Also: JSON string escaping for output.
  */
 #include "cli.h"
 
 #include <string.h>
 
 #define JSON_MAX_DEPTH 256
-
-/* ---- UTF-8 -------------------------------------------------------------- */
-
-/* The length of the valid UTF-8 sequence at p (1..4), or 0 if the bytes at p
- * are not one. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
-    unsigned c = p[0], lo = 0x80, hi = 0xBF;
-    size_t need, i;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        need = 2;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F; /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 3;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
-    } else
-        return 0;
-    if ((size_t)(end - p) <= need) return 0;
-    for (i = 1; i <= need; i++) {
-        if (p[i] < lo || p[i] > hi) return 0;
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    return need + 1;
-}
-
-int utf8_valid(const char *s, size_t n) {
-    const unsigned char *p = (const unsigned char *)s, *end = p + n;
-    while (p < end) {
-        size_t l = utf8_seq(p, end);
-        if (l == 0) return 0;
-        p += l;
-    }
-    return 1;
-}
-
-void utf8_check_init(utf8_check *u) { memset(u, 0, sizeof *u); }
-
-void utf8_check_feed(utf8_check *u, const void *data, size_t n) {
-    const unsigned char *p = data;
-    size_t i;
-    if (u->bad) return;
-    for (i = 0; i < n; i++) {
-        unsigned c = p[i];
-        if (u->need > 0) {
-            if (c < u->lo || c > u->hi) {
-                u->bad = 1;
-                u->bad_at = u->start;
-                return;
-            }
-            u->need--;
-            u->lo = 0x80;
-            u->hi = 0xBF;
-            continue;
-        }
-        if (c < 0x80) continue;
-        u->start = u->pos + i;
-        u->lo = 0x80;
-        u->hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) u->need = 1;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            u->need = 2;
-            if (c == 0xE0) u->lo = 0xA0;
-            if (c == 0xED) u->hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            u->need = 3;
-            if (c == 0xF0) u->lo = 0x90;
-            if (c == 0xF4) u->hi = 0x8F;
-        } else
-            goto bad;
-    }
-    u->pos += n;
-    return;
-bad:
-    u->bad = 1;
-    u->bad_at = u->pos + i;
-}
-
-void utf8_check_end(utf8_check *u) {
-    if (!u->bad && u->need > 0) {
-        u->bad = 1;
-        u->bad_at = u->start;
-    }
-}
 
 /* ---- the parser --------------------------------------------------------- */
 
@@ -144,29 +57,9 @@ static int hex4(const unsigned char *p, unsigned *out) {
     return 0;
 }
 
-static void put_utf8(cli_buf *out, unsigned cp) {
+static void put_utf8(cli_buf *out, uint32_t cp) {
     char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xC0 | (cp >> 6));
-        b[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xE0 | (cp >> 12));
-        b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (char)(0xF0 | (cp >> 18));
-        b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    buf_add(out, b, n);
+    buf_add(out, b, utf8_encode(cp, b));
 }
 
 /* \uXXXX at j->p (pointing at the 'u'), with a following low surrogate if
@@ -210,7 +103,7 @@ static int parse_string(jparser *j, cli_buf *out) {
     j->p++;
     for (;;) {
         const unsigned char *run = j->p;
-        size_t l;
+        int l;
         /* Copy plain ASCII runs in one go. */
         while (j->p < j->end && *j->p >= 0x20 && *j->p < 0x80 && *j->p != '"' &&
                *j->p != '\\')
@@ -226,9 +119,9 @@ static int parse_string(jparser *j, cli_buf *out) {
             continue;
         }
         if (*j->p < 0x20) return fail(j, "control character in string");
-        l = utf8_seq(j->p, j->end);
-        if (l == 0) return fail(j, "invalid UTF-8 in string");
-        if (out) buf_add(out, j->p, l);
+        l = utf8_decode(j->p, (size_t)(j->end - j->p), NULL);
+        if (l <= 0) return fail(j, "invalid UTF-8 in string");
+        if (out) buf_add(out, j->p, (size_t)l);
         j->p += l;
     }
 }
@@ -424,9 +317,28 @@ int json_extract(const char *line, size_t len, const char *id_field,
         goto done;
     }
     rc = check_fields(&j, &ms, id_field, text_field);
+    if (rc == 0) buf_add(text, "", 0); /* an empty text is "", not NULL */
 done:
     buf_free(&scratch);
     return rc;
+}
+
+int json_token_valid(const char *s, size_t len) {
+    char err[8];
+    jparser j;
+    j.start = j.p = (const unsigned char *)s;
+    j.end = j.start + len;
+    j.err = err;
+    j.errcap = sizeof err;
+    j.failed = 0;
+    if (len == 0) return 0;
+    if (*j.p == '"') {
+        if (parse_string(&j, NULL) != 0) return 0;
+    } else if (*j.p == '-' || (*j.p >= '0' && *j.p <= '9')) {
+        if (parse_number(&j) != 0) return 0;
+    } else
+        return 0;
+    return j.p == j.end;
 }
 
 void json_decode_string(cli_buf *out, const char *tok, size_t len) {
@@ -441,12 +353,18 @@ void json_decode_string(cli_buf *out, const char *tok, size_t len) {
 }
 
 void json_escape(cli_buf *out, const char *s, size_t n) {
-    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    const unsigned char *p, *end;
     buf_reserve(out, n + 2);
     buf_addc(out, '"');
+    if (n == 0) { /* s may be NULL (an empty cli_buf) */
+        buf_addc(out, '"');
+        return;
+    }
+    p = (const unsigned char *)s;
+    end = p + n;
     while (p < end) {
         const unsigned char *run = p;
-        size_t l;
+        int l;
         while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
         if (p > run) buf_add(out, run, (size_t)(p - run));
         if (p >= end) break;
@@ -463,12 +381,12 @@ void json_escape(cli_buf *out, const char *s, size_t n) {
                 buf_printf(out, "\\u%04x", *p);
                 break;
             }
-            l = utf8_seq(p, end);
-            if (l == 0) {
+            l = utf8_decode(p, (size_t)(end - p), NULL);
+            if (l <= 0) {
                 buf_adds(out, "\\ufffd");
                 break;
             }
-            buf_add(out, p, l);
+            buf_add(out, p, (size_t)l);
             p += l;
             continue;
         }

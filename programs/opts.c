@@ -19,7 +19,6 @@ typedef struct opt_spec {
 
 static const opt_spec specs[] = {
     {"help", O_HELP, 0},
-    {"version", O_VERSION, 0},
     {"quiet", O_QUIET, 0},
     {"progress", O_PROGRESS, 0},
     {"jsonl", O_JSONL, 0},

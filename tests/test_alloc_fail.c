@@ -1,5 +1,5 @@
 /* Allocation failure through every public operation that can allocate
- * (issue 5, item 3; docs/robustness.md).
+ * (docs/robustness.md).
  *
  * A counting allocator fails its Nth allocation, for N = 1, 2, ... until the
  * operation no longer reaches an Nth allocation. At every failure point:

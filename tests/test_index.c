@@ -2036,7 +2036,7 @@ static void test_group_limit(void) {
     minlsh_family_free(fam);
 }
 
-/* The memory budget of issue 4: at most 16 bytes per (document, band) for
+/* The memory budget of docs/lsh.md ("Memory per (document, band)"): at most 16 bytes for
  * the band structures (tables and chain nodes), whatever the sharing: all
  * buckets of one group, every bucket shared by two groups (copies that
  * differ only past the banded values), and buckets of eight. k = 128,

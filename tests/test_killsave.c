@@ -1,4 +1,4 @@
-/* Atomic saves under kill -9 (issue 5, item 2; docs/robustness.md).
+/* Atomic saves under kill -9 (docs/robustness.md).
  *
  * A child process saves numbered versions of a matrix (or an index) to one
  * path, over and over, each version's number in its metadata; the parent

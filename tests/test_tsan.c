@@ -1,4 +1,4 @@
-/* Concurrency (issue 5, item 7; docs/robustness.md): what the header says
+/* Concurrency (docs/robustness.md): what the header says
  * may be shared really is shared safely. `make check-tsan` runs this under
  * ThreadSanitizer; `make check` runs it too, and compares results.
  *

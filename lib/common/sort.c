@@ -164,10 +164,11 @@ void minlsh__radix_kv(minlsh__kv *v, minlsh__kv *tmp, size_t n, int lo_bit, int 
 /* MSD radix sort of a[0..n) (tmp: scratch for n values) on the digit of
  * `bits` bits at `shift` and everything below it, the bits above being
  * equal. Shingle hashes are uniformly distributed, so one level with a
- * digit sized to n leaves buckets of a few keys, finished by insertion sort;
- * measured 2-3 times faster than an 8-pass LSD sort. Worst case linear: at
- * most 8 levels of O(n + 2^bits) each (a level where every key has the same
- * digit is only counted), and insertion sort of at most MINLSH__MSD_SMALL keys per
+ * digit sized to n leaves buckets of a few keys, finished by insertion sort,
+ * so most keys move once instead of eight times as in an 8-pass LSD sort
+ * (docs/shingling.md has the measurement). Worst case linear: at most 8
+ * levels of O(n + 2^bits) each (a level where every key has the same digit
+ * is only counted), and insertion sort of at most MINLSH__MSD_SMALL keys per
  * bucket. Recursion depth <= 8; bucket bounds are found again by scanning,
  * so the histogram is free for the next level. */
 static void minlsh__msd_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned shift,

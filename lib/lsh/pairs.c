@@ -58,7 +58,7 @@ static int minlsh__push_pair(minlsh_pairs *pr, size_t *cap, uint64_t max_pairs,
     int rc;
     if (max_pairs != 0 && pr->n >= max_pairs && (uint64_t)pr->n - max_pairs >= max_pairs) {
         minlsh__pairs_compact(pr);
-        if (pr->n >= max_pairs) return MINLSH_E_TOOBIG;
+        if (pr->n > max_pairs) return MINLSH_E_TOOBIG;
     }
     grown = pr->v;
     rc = minlsh__reserve(&pr->alloc, &grown, cap, pr->n, pr->n + 1, sizeof *pr->v);

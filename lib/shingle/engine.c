@@ -825,7 +825,7 @@ void minlsh_shinglestream_free(minlsh_shinglestream *st) {
 
 /* Room for everything a chunk of n <= BLOCK bytes can add, reserved before
  * the engine sees a byte of it, so that feeding it cannot run out of memory
- * half-way (hardening, issue 5): per input byte at most 3 buffer bytes (an
+ * half-way (docs/robustness.md): per input byte at most 3 buffer bytes (an
  * invalid byte becomes EF BF BD) and one shingle, plus what bytes pending
  * from earlier chunks can release (an unterminated entity, a partial UTF-8
  * sequence, a space): the same allowances engine_finish makes. Growth and

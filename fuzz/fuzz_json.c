@@ -1,0 +1,109 @@
+/*
+ * Fuzz target: the command's JSON Lines reader (programs/json.c), which
+ * reads untrusted input. It is linked with the few command sources it needs
+ * (mk/fuzz.mk, FUZZ_SRC_fuzz_json).
+ *
+ * The first input byte chooses the field names and how the UTF-8 checks are
+ * chunked; the rest is one line. Checked: json_extract accepts or refuses
+ * with a message, never reading past the line; an accepted record's id is a
+ * string or number token inside the line and its text is valid UTF-8; the
+ * text, escaped with json_escape and read back, is the same bytes; any bytes
+ * escaped read back as valid UTF-8 (the same bytes when they were valid);
+ * the one-shot and the incremental UTF-8 checks agree, whatever the chunks.
+ */
+#include "fuzz.h"
+
+#include "../programs/cli.h"
+
+static const char *const field_names[8] = {"id", "text", "", "a\"b", "\xC3\xA9", "x", "0", "t\\u"};
+
+static cli_buf text, text2, esc, dec;
+
+/* A JSON number token as json_extract keeps it: -?digits[.digits][e[+-]digits]. */
+static int number_chars(const char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '+' || s[i] == '.' ||
+              s[i] == 'e' || s[i] == 'E'))
+            return 0;
+    return n > 0;
+}
+
+/* Escape s[0..n), wrap it in a record and read the text back into out. */
+static void roundtrip(const char *s, size_t n, cli_buf *out) {
+    json_record rec;
+    char err[200];
+    buf_clear(&esc);
+    buf_adds(&esc, "{\"id\": 7, \"text\": ");
+    json_escape(&esc, s, n);
+    buf_addc(&esc, '}');
+    FUZZ_CHECK(json_extract(esc.p, esc.n, "id", "text", &rec, out, err, sizeof err) == 0);
+    FUZZ_CHECK(rec.id_len == 1 && rec.id[0] == '7');
+    FUZZ_CHECK(out->n == 0 || utf8_valid(out->p, out->n));
+}
+
+static void check_utf8(const char *s, size_t n, uint8_t sel) {
+    utf8_check whole, parts;
+    size_t off = 0, step = 1 + (size_t)(sel >> 4);
+    int valid = utf8_valid(s, n);
+    utf8_check_init(&whole);
+    utf8_check_feed(&whole, s, n);
+    utf8_check_end(&whole);
+    FUZZ_CHECK(whole.bad == !valid);
+    if (whole.bad) {
+        FUZZ_CHECK(whole.bad_at < n);
+        FUZZ_CHECK(utf8_valid(s, (size_t)whole.bad_at)); /* the first bad sequence */
+    }
+    utf8_check_init(&parts);
+    while (off < n) {
+        size_t c = n - off < step ? n - off : step;
+        utf8_check_feed(&parts, s + off, c);
+        off += c;
+    }
+    utf8_check_end(&parts);
+    FUZZ_CHECK(parts.bad == whole.bad && (!whole.bad || parts.bad_at == whole.bad_at));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fuzz_in in = {data, size};
+    uint8_t sel = fuzz_u8(&in);
+    const char *line = (const char *)in.p, *id_field = "id", *text_field = "text";
+    size_t len = in.n;
+    json_record rec;
+    char err[200];
+    int rc;
+    if (sel & 1) id_field = field_names[(sel >> 1) & 7];
+    if (sel & 16) text_field = field_names[(sel >> 5) & 7];
+    memset(err, 'x', sizeof err);
+    rc = json_extract(line, len, id_field, text_field, &rec, &text, err, sizeof err);
+    FUZZ_CHECK(rc == 0 || rc == -1);
+    if (rc != 0) {
+        FUZZ_CHECK(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
+        FUZZ_CHECK(rec.id == NULL || (rec.id >= line && rec.id + rec.id_len <= line + len));
+    } else {
+        FUZZ_CHECK(rec.id != NULL && rec.id >= line && rec.id_len > 0 &&
+                   rec.id + rec.id_len <= line + len);
+        FUZZ_CHECK(text.n == 0 || utf8_valid(text.p, text.n));
+        if (rec.id[0] == '"') {
+            FUZZ_CHECK(rec.id_len >= 2 && rec.id[rec.id_len - 1] == '"');
+            buf_clear(&dec);
+            json_decode_string(&dec, rec.id, rec.id_len);
+            FUZZ_CHECK(dec.n == 0 || utf8_valid(dec.p, dec.n));
+        } else {
+            FUZZ_CHECK(number_chars(rec.id, rec.id_len));
+        }
+        /* The text escaped and read back is the same bytes. */
+        roundtrip(text.p, text.n, &text2);
+        FUZZ_CHECK(text2.n == text.n && (text.n == 0 || memcmp(text.p, text2.p, text.n) == 0));
+    }
+    /* Any bytes escaped read back as valid UTF-8; valid UTF-8 exactly. */
+    roundtrip(line, len, &text2);
+    if (utf8_valid(line, len))
+        FUZZ_CHECK(text2.n == len && (len == 0 || memcmp(text2.p, line, len) == 0));
+    check_utf8(line, len, sel);
+    buf_free(&text);
+    buf_free(&text2);
+    buf_free(&esc);
+    buf_free(&dec);
+    return 0;
+}
