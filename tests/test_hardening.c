@@ -6,6 +6,7 @@
 #undef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include "testalloc.h"
 #include "testlib.h"
 
 #include <minlsh.h>
@@ -542,22 +543,15 @@ static void test_nul_metadata_roundtrip(void) {
 
 /* ---- sizes that cannot be represented ------------------------------------ */
 
-static void *refuse_huge(void *opaque, size_t size) {
-    (void)opaque;
-    return size > ((size_t)1 << 30) ? NULL : malloc(size);
-}
-static void plain_free(void *opaque, void *ptr) {
-    (void)opaque;
-    free(ptr);
-}
-
 /* Growth that would overflow size_t falls back to exactly what is needed,
  * and a need that cannot be represented in bytes is MINLSH_E_TOOBIG; either
  * way the array is untouched. */
 static void test_reserve_limits(void) {
-    minlsh_allocator a = {refuse_huge, plain_free, NULL};
+    testalloc t;
+    minlsh_allocator a = ta_allocator(&t);
     void *p = NULL;
     size_t cap = 0;
+    ta_refuse_over(&t, (size_t)1 << 30);
     EXPECT_ERR(minlsh__reserve(&a, &p, &cap, 0, SIZE_MAX / 2 + 2, 1), MINLSH_E_NOMEM);
     EXPECT(p == NULL && cap == 0);
     EXPECT_ERR(minlsh__reserve(&a, &p, &cap, 0, SIZE_MAX / 4, 8), MINLSH_E_TOOBIG);
@@ -566,7 +560,8 @@ static void test_reserve_limits(void) {
     EXPECT(p != NULL && cap >= 3);
     EXPECT_ERR(minlsh__reserve(&a, &p, &cap, 3, SIZE_MAX / 8 + 1, 8), MINLSH_E_TOOBIG);
     EXPECT(p != NULL && cap >= 3);
-    free(p);
+    a.free(a.opaque, p);
+    EXPECT_EQ_INT(ta_blocks(&t), 0);
 }
 
 /* Every size constant has a function twin with the same value (FFI). */

@@ -7,6 +7,7 @@
  */
 #define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #include "minlsh.h"
+#include "testalloc.h"
 #include "testlib.h"
 
 #include "common/common.h" /* minlsh__sum64, to craft inconsistent files */
@@ -18,35 +19,6 @@ static double now_s(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC); /* C11; wall time, fine for coarse bounds */
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- a failing, counting allocator ---------------------------------------- */
-
-typedef struct {
-    long live;    /* outstanding blocks */
-    long calls;   /* allocations since arming */
-    long fail_at; /* 0: never fail; N: the Nth allocation and all later fail */
-} fa_state;
-
-static void *fa_alloc(void *opaque, size_t n) {
-    fa_state *s = (fa_state *)opaque;
-    void *p;
-    s->calls++;
-    if (s->fail_at > 0 && s->calls >= s->fail_at) return NULL;
-    p = malloc(n);
-    if (p != NULL) s->live++;
-    return p;
-}
-
-static void fa_free(void *opaque, void *p) {
-    fa_state *s = (fa_state *)opaque;
-    s->live--;
-    free(p);
-}
-
-static void fa_arm(fa_state *s, long n) {
-    s->calls = 0;
-    s->fail_at = n;
 }
 
 /* ---- a model of the index: the documents, and brute force over them ------- */
@@ -1212,8 +1184,8 @@ static void test_truncation_and_bitflips(void) {
 /* ---- allocation failure ------------------------------------------------------ */
 
 static void test_nomem(void) {
-    fa_state fs = {0, 0, 0};
-    minlsh_allocator fa = {fa_alloc, fa_free, &fs};
+    testalloc fs;
+    minlsh_allocator fa = ta_allocator(&fs);
     minlsh_family *fam = make_family(MK, 7);
     minlsh_index *ix = NULL;
     model m;
@@ -1228,12 +1200,12 @@ static void test_nomem(void) {
 
     /* index_new */
     for (nfail = 1;; nfail++) {
-        fa_arm(&fs, nfail);
+        ta_fail_from(&fs, nfail);
         rc = minlsh_index_new(&ix, fam, 77, MB, MR, &fa);
-        fa_arm(&fs, 0);
+        ta_fail_from(&fs, 0);
         if (rc == 0) break;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
-        EXPECT(ix == NULL && fs.live == 0);
+        EXPECT(ix == NULL && ta_blocks(&fs) == 0);
         if (rc != MINLSH_E_NOMEM) break;
     }
     EXPECT(nfail > 1);
@@ -1251,9 +1223,9 @@ static void test_nomem(void) {
             }
             before = save_bytes(ix, &blen);
             for (nfail = 1;; nfail++) {
-                fa_arm(&fs, nfail);
+                ta_fail_from(&fs, nfail);
                 rc = minlsh_index_insert(ix, m.id[n0], m.sig + n0 * MK, MK);
-                fa_arm(&fs, 0);
+                ta_fail_from(&fs, 0);
                 if (rc == 0) break;
                 EXPECT_ERR(rc, MINLSH_E_NOMEM);
                 if (rc != MINLSH_E_NOMEM) break;
@@ -1271,9 +1243,9 @@ static void test_nomem(void) {
         }
     }
     /* remove needs no memory */
-    fa_arm(&fs, 1);
+    ta_fail_from(&fs, 1);
     EXPECT_OK(minlsh_index_remove(ix, m.id[5]));
-    fa_arm(&fs, 0);
+    ta_fail_from(&fs, 0);
     m.live[5] = 0;
     EXPECT(check_queries(ix, &m));
     /* query with 300+ candidates */
@@ -1282,11 +1254,11 @@ static void test_nomem(void) {
         size_t n = 0, nw = model_query(&m, 100, NULL, 0, want);
         EXPECT(nw > 256);
         for (nfail = 1;; nfail++) {
-            long live = fs.live;
-            fa_arm(&fs, nfail);
+            long live = ta_blocks(&fs);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_index_query(ix, m.sig + 100 * MK, MK, ids, NULL, 400, &n);
-            fa_arm(&fs, 0);
-            EXPECT(fs.live == live);
+            ta_fail_from(&fs, 0);
+            EXPECT(ta_blocks(&fs) == live);
             if (rc == 0) break;
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
             if (rc != MINLSH_E_NOMEM) break;
@@ -1301,12 +1273,12 @@ static void test_nomem(void) {
         minlsh_clusters *c = NULL, *c0 = NULL;
         int which;
         for (nfail = 1;; nfail++) {
-            long live = fs.live;
-            fa_arm(&fs, nfail);
+            long live = ta_blocks(&fs);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_pairs_from_index(&p, ix, 0.5, 0, NULL);
-            fa_arm(&fs, 0);
+            ta_fail_from(&fs, 0);
             if (rc == 0) break;
-            EXPECT(rc == MINLSH_E_NOMEM && p == NULL && fs.live == live);
+            EXPECT(rc == MINLSH_E_NOMEM && p == NULL && ta_blocks(&fs) == live);
             if (rc != MINLSH_E_NOMEM) break;
         }
         EXPECT(nfail > 1 && pairs_equal(p, want, nw));
@@ -1316,12 +1288,12 @@ static void test_nomem(void) {
             double ms = which ? 0.5 : 0.0;
             EXPECT_OK(minlsh_clusters_from_index(&c0, ix, ms, NULL)); /* reference, no failures */
             for (nfail = 1;; nfail++) {
-                long live = fs.live;
-                fa_arm(&fs, nfail);
+                long live = ta_blocks(&fs);
+                ta_fail_from(&fs, nfail);
                 rc = minlsh_clusters_from_index(&c, ix, ms, NULL);
-                fa_arm(&fs, 0);
+                ta_fail_from(&fs, 0);
                 if (rc == 0) break;
-                EXPECT(rc == MINLSH_E_NOMEM && c == NULL && fs.live == live);
+                EXPECT(rc == MINLSH_E_NOMEM && c == NULL && ta_blocks(&fs) == live);
                 if (rc != MINLSH_E_NOMEM) break;
             }
             EXPECT(nfail > 1 && minlsh_clusters_count(c) == minlsh_clusters_count(c0));
@@ -1347,9 +1319,9 @@ static void test_nomem(void) {
             eb[i] = i * 3 % 29;
         }
         for (nfail = 1;; nfail++) {
-            fa_arm(&fs, nfail);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_clusters_from_edges(&c, ea, eb, 50, &fa);
-            fa_arm(&fs, 0);
+            ta_fail_from(&fs, 0);
             if (rc == 0) break;
             EXPECT(rc == MINLSH_E_NOMEM && c == NULL);
             if (rc != MINLSH_E_NOMEM) break;
@@ -1367,9 +1339,9 @@ static void test_nomem(void) {
         bytes = save_bytes(ix, &len);
         for (nfail = 1;; nfail++) {
             uint8_t *buf = (uint8_t *)malloc(len);
-            fa_arm(&fs, nfail);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_index_save_buffer(ix, buf, len, &n);
-            fa_arm(&fs, 0);
+            ta_fail_from(&fs, 0);
             if (rc == 0) EXPECT(memcmp(buf, bytes, len) == 0);
             free(buf);
             if (rc == 0) break;
@@ -1379,9 +1351,9 @@ static void test_nomem(void) {
         remove(path);
         for (nfail = 1;; nfail++) {
             FILE *f;
-            fa_arm(&fs, nfail);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_index_save(ix, path);
-            fa_arm(&fs, 0);
+            ta_fail_from(&fs, 0);
             if (rc == 0) break;
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
             /* Never a half-written file. (The common writer reports a failed
@@ -1401,18 +1373,18 @@ static void test_nomem(void) {
         EXPECT(nfail > 2);
         for (nfail = 1;; nfail++) {
             char meta[8];
-            fa_arm(&fs, nfail);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_index_set_metadata(ix, "new meta", 8);
-            fa_arm(&fs, 0);
+            ta_fail_from(&fs, 0);
             if (rc == 0) break;
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
             EXPECT_OK(minlsh_index_copy_metadata(ix, meta, sizeof meta, &n));
             EXPECT_EQ_INT(n, 0); /* the old (empty) metadata is kept */
         }
         for (nfail = 1;; nfail++) {
-            fa_arm(&fs, nfail);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_index_load_buffer(&b, bytes, len, LOAD_OPTS(fam, 77, &fa));
-            fa_arm(&fs, 0);
+            ta_fail_from(&fs, 0);
             if (rc == 0) break;
             EXPECT(rc == MINLSH_E_NOMEM && b == NULL);
             if (rc != MINLSH_E_NOMEM) break;
@@ -1421,9 +1393,9 @@ static void test_nomem(void) {
         minlsh_index_free(b);
         b = NULL;
         for (nfail = 1;; nfail++) {
-            fa_arm(&fs, nfail);
+            ta_fail_from(&fs, nfail);
             rc = minlsh_index_load(&b, path, LOAD_OPTS(fam, 77, &fa));
-            fa_arm(&fs, 0);
+            ta_fail_from(&fs, 0);
             if (rc == 0) break;
             EXPECT(rc == MINLSH_E_NOMEM && b == NULL);
             if (rc != MINLSH_E_NOMEM) break;
@@ -1434,7 +1406,7 @@ static void test_nomem(void) {
     }
     EXPECT(check_queries(ix, &m));
     minlsh_index_free(ix);
-    EXPECT_EQ_INT(fs.live, 0);
+    EXPECT_EQ_INT(ta_blocks(&fs), 0);
     model_free(&m);
     minlsh_family_free(fam);
 }
@@ -1958,8 +1930,8 @@ static void test_matrix_equals_index(void) {
 /* The matrix calls under allocation failure: NOMEM and nothing leaked,
  * then the right answer. */
 static void test_matrix_nomem(void) {
-    fa_state fs = {0, 0, 0};
-    minlsh_allocator fa = {fa_alloc, fa_free, &fs};
+    testalloc fs;
+    minlsh_allocator fa = ta_allocator(&fs);
     minlsh_family *fam = make_family(MK, 7);
     model m;
     minlsh_sigmatrix *mx;
@@ -1973,26 +1945,26 @@ static void test_matrix_nomem(void) {
     EXPECT_OK(minlsh_pairs_from_matrix(&ref, mx, MB, MR, 0.4, 0, NULL));
     EXPECT_OK(minlsh_clusters_from_matrix(&cref, mx, MB, MR, 0.4, NULL));
     for (nfail = 1;; nfail++) {
-        fa_arm(&fs, nfail);
+        ta_fail_from(&fs, nfail);
         rc = minlsh_pairs_from_matrix(&p, mx, MB, MR, 0.4, 0, &fa);
-        fa_arm(&fs, 0);
+        ta_fail_from(&fs, 0);
         if (rc == 0) break;
-        EXPECT(rc == MINLSH_E_NOMEM && p == NULL && fs.live == 0);
+        EXPECT(rc == MINLSH_E_NOMEM && p == NULL && ta_blocks(&fs) == 0);
         if (rc != MINLSH_E_NOMEM) break;
     }
     EXPECT(nfail > 3 && same_pairs(ref, p));
     minlsh_pairs_free(p);
     for (nfail = 1;; nfail++) {
-        fa_arm(&fs, nfail);
+        ta_fail_from(&fs, nfail);
         rc = minlsh_clusters_from_matrix(&c, mx, MB, MR, 0.4, &fa);
-        fa_arm(&fs, 0);
+        ta_fail_from(&fs, 0);
         if (rc == 0) break;
-        EXPECT(rc == MINLSH_E_NOMEM && c == NULL && fs.live == 0);
+        EXPECT(rc == MINLSH_E_NOMEM && c == NULL && ta_blocks(&fs) == 0);
         if (rc != MINLSH_E_NOMEM) break;
     }
     EXPECT(nfail > 3 && same_clusters(cref, c));
     minlsh_clusters_free(c);
-    EXPECT_EQ_INT(fs.live, 0);
+    EXPECT_EQ_INT(ta_blocks(&fs), 0);
     minlsh_pairs_free(ref);
     minlsh_clusters_free(cref);
     minlsh_sigmatrix_free(mx);
