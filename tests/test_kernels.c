@@ -15,7 +15,9 @@
  *    lengths 0..300, mixed lengths, batch sizes around the lane widths, and
  *    messages that end exactly at the end of their allocation;
  *  - the shingle engine gives the same hashes in the same order with every
- *    SipHash lanes kernel, for every unit and option.
+ *    SipHash lanes kernel, for every unit and option;
+ *  - every band-index kernel (band keys, whole-signature hash, the
+ *    estimate's equal-position count) equals the portable one.
  * Kernels the CPU lacks are reported as "skip", not failed. Informational
  * speeds (ns per shingle x function, end-to-end ns per word 5-shingle at
  * k = 128 per kernel) are printed at the end; MINLSH_KERNELS_BENCH=1 runs
@@ -592,6 +594,114 @@ static void test_engine_each_kernel(void) {
     free(longword);
 }
 
+/* ---- band-index kernels ------------------------------------------------------ */
+
+/* Every band-key implementation this CPU and build have gives the bits of
+ * the scalar specification, for every (b, r) shape of k = 64 and a few
+ * long ones. */
+static void test_band_key_kernels(void) {
+    uint32_t sig[1024];
+    uint64_t want[1024], got[1024], st = 5;
+    size_t i;
+    int level, tried = 0;
+    for (i = 0; i < 1024; i++) sig[i] = (uint32_t)tl_rand(&st);
+    for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+        const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
+        minlsh__lsh_band_keys_fn fn;
+        uint32_t b, r;
+        if (kn == NULL) continue;
+        fn = kn->band_keys;
+        tried++;
+        for (r = 1; r <= 64; r++)
+            for (b = 1; b * r <= 64; b++) {
+                minlsh__lsh_band_keys_portable(sig, b, r, want);
+                memset(got, 0, sizeof got);
+                fn(sig, b, r, got);
+                EXPECT_MSG(memcmp(got, want, b * sizeof *got) == 0, "level %d b=%u r=%u", level,
+                           (unsigned)b, (unsigned)r);
+                EXPECT_EQ_U64(got[b], 0); /* nothing written past b */
+            }
+        {
+            static const uint32_t shapes[][2] = {{9, 13}, {20, 5}, {1024, 1}, {17, 60}, {3, 341}};
+            size_t si;
+            for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                minlsh__lsh_band_keys_portable(sig, shapes[si][0], shapes[si][1], want);
+                fn(sig, shapes[si][0], shapes[si][1], got);
+                EXPECT(memcmp(got, want, shapes[si][0] * sizeof *got) == 0);
+            }
+        }
+    }
+    EXPECT(tried >= 1);
+    printf("  band-key kernels checked: %d (CPU level %s)\n", tried,
+           minlsh__simd_level_name(minlsh__cpu_simd_level()));
+}
+
+/* Every signature-hash implementation gives the portable bits, at every k
+ * from 1 to 300 (tails of every length, odd k) and the maximum, on random
+ * values and on the extremes 0 and 0xFFFFFFFF. */
+static void test_sig_hash_kernels(void) {
+    static uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint64_t st = 11;
+    int level, tried = 0, fill;
+    for (fill = 0; fill < 3; fill++) {
+        size_t i;
+        for (i = 0; i < MINLSH_FAMILY_K_MAX; i++)
+            sig[i] = fill == 0 ? (uint32_t)tl_rand(&st) : fill == 1 ? 0 : UINT32_C(0xFFFFFFFF);
+        for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+            const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
+            uint32_t k;
+            if (kn == NULL) continue;
+            if (fill == 0) tried++;
+            for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2)
+                EXPECT_MSG(kn->sig_hash(sig, k) == minlsh__lsh_sig_hash_portable(sig, k),
+                           "level %d k=%u fill %d", level, (unsigned)k, fill);
+        }
+    }
+    /* Position matters: swapping two values changes the hash. */
+    {
+        uint32_t t, v;
+        uint64_t h0;
+        for (v = 0; v < 128; v++) sig[v] = (uint32_t)tl_rand(&st);
+        h0 = minlsh__lsh_sig_hash(sig, 128);
+        t = sig[3];
+        sig[3] = sig[4];
+        sig[4] = t;
+        EXPECT(minlsh__lsh_sig_hash(sig, 128) != h0);
+    }
+    EXPECT(tried >= 1);
+}
+
+/* Every equal-count implementation (the estimate's numerator) agrees with
+ * the portable one at every k from 1 to 300 and the maximum, for pairs
+ * agreeing nowhere, everywhere, and at random places (including the tail
+ * past the last whole vector). */
+static void test_equal_count_kernels(void) {
+    static uint32_t a[MINLSH_FAMILY_K_MAX], b[MINLSH_FAMILY_K_MAX];
+    uint64_t st = 12;
+    int level, tried = 0, mode;
+    for (mode = 0; mode < 3; mode++) {
+        size_t i;
+        for (i = 0; i < MINLSH_FAMILY_K_MAX; i++) {
+            a[i] = (uint32_t)tl_rand(&st);
+            b[i] = mode == 0 ? ~a[i] : mode == 1 ? a[i] : (tl_rand(&st) & 1 ? a[i] : a[i] ^ 1u);
+        }
+        for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+            const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
+            uint32_t k;
+            if (kn == NULL) continue;
+            if (mode == 0) tried++;
+            for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2) {
+                uint32_t want = minlsh__lsh_equal_count_portable(a, b, k);
+                EXPECT_MSG(kn->equal_count(a, b, k) == want, "level %d k=%u mode %d", level,
+                           (unsigned)k, mode);
+                if (mode == 0) EXPECT_EQ_INT(want, 0);
+                if (mode == 1) EXPECT_EQ_INT(want, k);
+            }
+        }
+    }
+    EXPECT(tried >= 1);
+}
+
 /* ---- speed (informational) -------------------------------------------------------- */
 
 typedef struct sign_ctx {
@@ -685,6 +795,9 @@ int main(int argc, char **argv) {
     RUN(test_sign_uses_a_correct_kernel);
     RUN(test_siphash_lanes);
     RUN(test_engine_each_kernel);
+    RUN(test_band_key_kernels);
+    RUN(test_sig_hash_kernels);
+    RUN(test_equal_count_kernels);
     RUN(test_speed);
     return TL_SUMMARY("test_kernels");
 }
