@@ -18,14 +18,6 @@
 #include "common/common.h" /* minlsh__sum64, to craft inconsistent files */
 #include "lsh/lsh.h"       /* band-key implementations, table internals */
 
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC); /* C11; wall time, fine for coarse bounds */
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- tests ------------------------------------------------------------------ */
 
 static void test_band_keys(void) {
@@ -404,44 +396,34 @@ static void test_hot_bucket(void) {
     minlsh_pairs *p = NULL;
     uint32_t sig[128], other[128];
     uint64_t *ids = (uint64_t *)malloc(N * sizeof *ids), st = 8;
-    double *sim = (double *)malloc(N * sizeof *sim), t0, t_ins, t_q, t_c0, t_c1, t_rm, t_p;
+    double *sim = (double *)malloc(N * sizeof *sim);
     size_t i, n;
     for (i = 0; i < 128; i++) {
         sig[i] = (uint32_t)tl_rand(&st);
         other[i] = (uint32_t)tl_rand(&st);
     }
     EXPECT_OK(minlsh_index_new(&ix, fam, 0, 20, 5, NULL));
-    t0 = now_s();
     for (i = 0; i < N; i++) EXPECT_OK(minlsh_index_insert(ix, (uint64_t)(N - i) * 3, sig, 128));
     EXPECT_OK(minlsh_index_insert(ix, 1, other, 128));
-    t_ins = now_s() - t0;
-    t0 = now_s();
     EXPECT_OK(minlsh_index_query(ix, sig, 128, ids, sim, N, &n));
-    t_q = now_s() - t0;
     EXPECT_EQ_INT(n, N);
     for (i = 0; i < n; i++)
         if (ids[i] != (uint64_t)(i + 1) * 3 || sim[i] != 1.0) {
             TL_FAIL("hot query result %zu", i);
             break;
         }
-    t0 = now_s();
     EXPECT_OK(minlsh_clusters_from_index(&c, ix, 0.0, NULL));
-    t_c0 = now_s() - t0;
     EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
     EXPECT_OK(minlsh_clusters_copy_members(c, 0, ids, N, &n));
     EXPECT(n == N && ids[0] == 3 && ids[N - 1] == 3 * (uint64_t)N);
     minlsh_clusters_free(c);
-    t0 = now_s();
     EXPECT_OK(minlsh_clusters_from_index(&c, ix, 0.8, NULL));
-    t_c1 = now_s() - t0;
     EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
     EXPECT_ERR(minlsh_clusters_copy_members(c, 0, NULL, 0, &n), MINLSH_E_BUFSIZE);
     EXPECT_EQ_INT(n, N);
     minlsh_clusters_free(c);
     /* Removing from the middle of a 100,000-member bucket is O(1). */
-    t0 = now_s();
     for (i = 0; i < N; i += 2) EXPECT_OK(minlsh_index_remove(ix, (uint64_t)(i + 1) * 3));
-    t_rm = now_s() - t0;
     EXPECT_EQ_U64(minlsh_index_count(ix), N / 2 + 1);
     EXPECT_OK(minlsh_index_query(ix, sig, 128, ids, NULL, N, &n));
     EXPECT(n == N / 2 && ids[0] == 6);
@@ -450,9 +432,7 @@ static void test_hot_bucket(void) {
     /* All pairs of a smaller hot bucket: n(n-1)/2 exactly once each, though
      * every pair shares all 20 bands. (100,000 would be 5e9 pairs.) */
     for (i = 0; i < NP; i++) EXPECT_OK(minlsh_index_insert(ix, 1000 + i, sig, 128));
-    t0 = now_s();
     EXPECT_OK(minlsh_pairs_from_index(&p, ix, 0.0, 0, NULL));
-    t_p = now_s() - t0;
     EXPECT_EQ_INT(minlsh_pairs_count(p), NP * (NP - 1) / 2);
     {
         uint64_t a, b;
@@ -462,11 +442,6 @@ static void test_hot_bucket(void) {
         EXPECT(a == 1000 + NP - 2 && b == 1000 + NP - 1);
     }
     minlsh_pairs_free(p);
-    printf("  100,000 identical: insert %.3f s, query %.3f s, clusters(0) %.3f s, "
-           "clusters(0.8) %.3f s, remove half %.3f s; %zu pairs in %.3f s\n",
-           t_ins, t_q, t_c0, t_c1, t_rm, NP * (NP - 1) / 2, t_p);
-    /* Generous bounds (sanitizer builds included): linear work, not n^2. */
-    EXPECT(t_ins < 20 && t_q < 5 && t_c0 < 10 && t_c1 < 10 && t_rm < 10 && t_p < 20);
     minlsh_index_free(ix);
     minlsh_family_free(fam);
     free(ids);

@@ -18,10 +18,8 @@
  *    SipHash lanes kernel, for every unit and option;
  *  - every band-index kernel (band keys, whole-signature hash, the
  *    estimate's equal-position count) equals the portable one.
- * Kernels the CPU lacks are reported as "skip", not failed. Informational
- * speeds (ns per shingle x function, end-to-end ns per word 5-shingle at
- * k = 128 per kernel) are printed at the end; MINLSH_KERNELS_BENCH=1 runs
- * them longer.
+ * Kernels the CPU lacks are reported as "skip", not failed. Their speeds
+ * are measured by `make bench` (build/bench/bench kernels).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "testlib.h"
@@ -38,12 +36,6 @@
 #define P MINLSH_PRIME
 
 static const char *self_path = "";
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- detection and dispatch ------------------------------------------------ */
 
@@ -702,83 +694,6 @@ static void test_equal_count_kernels(void) {
     EXPECT(tried >= 1);
 }
 
-/* ---- speed (informational) -------------------------------------------------------- */
-
-typedef struct sign_ctx {
-    const minlsh__minhash_kernel *kern;
-    const uint64_t *a, *b;
-    uint32_t k;
-    uint32_t *sig;
-    size_t n;
-} sign_ctx;
-
-static int sign_emit(void *ctx, const uint64_t *hashes, size_t n) {
-    sign_ctx *c = (sign_ctx *)ctx;
-    c->kern->update(c->a, c->b, c->k, hashes, n, c->sig);
-    c->n += n;
-    return 0;
-}
-
-/* ns per shingle x function for each MinHash kernel at k = 128, and
- * end-to-end ns per word 5-shingle (shingle + sign, the work of
- * minlsh_family_sign_text) with each level's pair of kernels. A bench
- * program can call the same through the internal tables. */
-static void test_speed(void) {
-    const minlsh__minhash_kernel *mk[8];
-    size_t nmk = minlsh__minhash_kernels(mk, 8), i;
-    int long_run = getenv("MINLSH_KERNELS_BENCH") != NULL, reps = long_run ? 20 : 3, r, l;
-    size_t nh = long_run ? 200000 : 20000, tl;
-    uint64_t *h = (uint64_t *)malloc(nh * sizeof *h), a[128], b[128], st = 3;
-    uint32_t sig[128];
-    char *text = (char *)malloc(long_run ? 1 << 20 : 1 << 17);
-    double portable_ns = 0;
-    minlsh_shingler *sh = NULL;
-    minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
-    for (i = 0; i < nh; i++) h[i] = tl_rand(&st);
-    minlsh__family_derive(1, 128, a, b);
-    for (i = 0; i < nmk && i < 8; i++) {
-        double best = 1e30;
-        for (r = 0; r < reps; r++) {
-            double t0;
-            size_t j;
-            for (j = 0; j < 128; j++) sig[j] = MINLSH_EMPTY_VALUE;
-            t0 = now_seconds();
-            mk[i]->update(a, b, 128, h, nh, sig);
-            t0 = now_seconds() - t0;
-            if (t0 < best) best = t0;
-        }
-        best = best * 1e9 / ((double)nh * 128);
-        if (mk[i] == &minlsh__minhash_kernel_portable) portable_ns = best;
-        printf("  minhash %-14s k=128: %.3f ns per shingle x function (%.2fx portable)\n",
-               mk[i]->name, best, portable_ns > 0 ? portable_ns / best : 1.0);
-    }
-    tl = make_text(text, long_run ? 1 << 20 : 1 << 17, 2026);
-    EXPECT_OK(minlsh_shingler_new(&sh, &o, NULL));
-    for (l = 0; l <= minlsh__cpu_simd_level() && sh != NULL; l++) {
-        sign_ctx c;
-        double best = 1e30;
-        if (!minlsh__simd_level_compiled(l)) continue;
-        c.kern = minlsh__minhash_kernel_for_level(l);
-        c.a = a, c.b = b, c.k = 128, c.sig = sig;
-        for (r = 0; r < reps; r++) {
-            double t0;
-            size_t j;
-            for (j = 0; j < 128; j++) sig[j] = MINLSH_EMPTY_VALUE;
-            c.n = 0;
-            t0 = now_seconds();
-            EXPECT_OK(minlsh__shingler_each_kernel(sh, text, tl, sign_emit, &c,
-                                                   minlsh__siphash_many_for_level(l)));
-            t0 = now_seconds() - t0;
-            if (t0 < best) best = t0;
-        }
-        printf("  end to end %-8s word 5-shingles, k=128: %.1f ns per shingle (%zu shingles, %zu KB)\n",
-               minlsh__simd_level_name(l), best * 1e9 / (double)c.n, c.n, tl / 1024);
-    }
-    minlsh_shingler_free(sh);
-    free(text);
-    free(h);
-}
-
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--print-kernel") == 0) {
         printf("%s %s\n", minlsh_simd_kernel_name(),
@@ -798,6 +713,5 @@ int main(int argc, char **argv) {
     RUN(test_band_key_kernels);
     RUN(test_sig_hash_kernels);
     RUN(test_equal_count_kernels);
-    RUN(test_speed);
     return TL_SUMMARY("test_kernels");
 }

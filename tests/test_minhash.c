@@ -826,40 +826,6 @@ static void test_sign_text_failing_allocator(void) {
     free(doc);
 }
 
-/* ---- speed (informational) --------------------------------------------------------- */
-
-static void test_kernel_speed(void) {
-    const minlsh__minhash_kernel *kernels[8];
-    size_t n_kernels = minlsh__minhash_kernels(kernels, 8), kx, ti;
-    static const uint32_t ks[] = {128, 1024};
-    size_t n = 20000;
-    uint64_t *h = (uint64_t *)malloc(n * sizeof *h), a[1024], b[1024];
-    uint32_t sig[1024];
-    random_hashes(h, n, 77);
-    for (ti = 0; ti < 2; ti++) {
-        minlsh_family *f = NULL;
-        EXPECT_OK(minlsh_family_new(&f, ks[ti], 3, NULL));
-        EXPECT_OK(minlsh_family_copy_coefficients(f, a, b, 1024, NULL));
-        for (kx = 0; kx < n_kernels && kx < 8; kx++) {
-            double best = 1e30;
-            int rep;
-            for (rep = 0; rep < 3; rep++) {
-                double t0 = now_seconds(), dt;
-                size_t i;
-                for (i = 0; i < ks[ti]; i++) sig[i] = MINLSH_EMPTY_VALUE;
-                kernels[kx]->update(a, b, ks[ti], h, n, sig);
-                dt = now_seconds() - t0;
-                if (dt < best) best = dt;
-            }
-            printf("  kernel %-14s k=%4u: %.3f ns per shingle x function, %.1f ns per shingle\n",
-                   kernels[kx]->name, (unsigned)ks[ti], best * 1e9 / ((double)n * ks[ti]),
-                   best * 1e9 / (double)n);
-        }
-        minlsh_family_free(f);
-    }
-    free(h);
-}
-
 int main(void) {
     RUN(test_reduce);
     RUN(test_mulmod_vs_python);
@@ -880,6 +846,5 @@ int main(void) {
     RUN(test_sign_text_equals_sign_of_set);
     RUN(test_sign_text_errors);
     RUN(test_sign_text_failing_allocator);
-    RUN(test_kernel_speed);
     return TL_SUMMARY("test_minhash");
 }

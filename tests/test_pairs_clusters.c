@@ -12,14 +12,6 @@
 #include "testlib.h"
 #include "lshmodel.h"
 
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC); /* C11; wall time, fine for coarse bounds */
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void test_pairs_and_clusters(void) {
     minlsh_family *fam = make_family(MK, 7);
     model m;
@@ -311,7 +303,6 @@ static void test_hot_linear(void) {
     minlsh_pairs *p = NULL;
     uint32_t sig[64], empty[64];
     uint64_t st = 4, *ids = (uint64_t *)malloc(N * sizeof *ids);
-    double t0, t_ix, t_cm, t_pe;
     size_t i, n;
     uint32_t done;
     for (i = 0; i < 64; i++) {
@@ -320,7 +311,6 @@ static void test_hot_linear(void) {
     }
     EXPECT_OK(minlsh_index_new(&ix, fam, 0, 16, 4, NULL));
     EXPECT_OK(minlsh_sigmatrix_new(&mx, fam, 0, NULL));
-    t0 = now_s();
     for (i = 0; i < N; i++) {
         EXPECT_OK(minlsh_index_insert(ix, i, sig, 64));
         EXPECT_OK(minlsh_index_insert(ix, N + i, empty, 64));
@@ -330,28 +320,19 @@ static void test_hot_linear(void) {
     EXPECT(n == 0 && done == 0);
     EXPECT_OK(minlsh_index_query_limited(ix, sig, 64, N, ids, NULL, N, &n, &done));
     EXPECT(n == N && done == 1); /* band 1 would count them again */
-    t_ix = now_s() - t0;
     for (i = 0; i < N; i++) {
         EXPECT_OK(minlsh_sigmatrix_append(mx, sig, 64, NULL));
         EXPECT_OK(minlsh_sigmatrix_append(mx, empty, 64, NULL));
     }
-    t0 = now_s();
     EXPECT_OK(minlsh_clusters_from_matrix(&c, mx, 16, 4, 0.8, NULL));
-    t_cm = now_s() - t0;
     EXPECT_EQ_INT(minlsh_clusters_count(c), 1);
     EXPECT_OK(minlsh_clusters_copy_members(c, 0, ids, N, &n));
     EXPECT(n == N && ids[0] == 0 && ids[N - 1] == 2 * (N - 1));
     minlsh_clusters_free(c);
     /* The pairs would be 5e9: refused up front, quickly, when bounded. */
-    t0 = now_s();
     p = (minlsh_pairs *)(uintptr_t)1;
     EXPECT_ERR(minlsh_pairs_from_matrix(&p, mx, 16, 4, 0.0, 100000000, NULL), MINLSH_E_TOOBIG);
-    t_pe = now_s() - t0;
     EXPECT(p == NULL);
-    printf("  100,000 identical + 100,000 empty: index %.3f s, matrix clusters %.3f s, "
-           "bounded pairs refused in %.3f s\n",
-           t_ix, t_cm, t_pe);
-    EXPECT(t_ix < 20 && t_cm < 10 && t_pe < 10);
     minlsh_index_free(ix);
     minlsh_sigmatrix_free(mx);
     minlsh_family_free(fam);
