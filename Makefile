@@ -99,7 +99,7 @@ TEST_CFLAGS := -std=c11 $(OPT) $(WARN) -Iinclude -Ilib -Itests $(CFLAGS)
 # Tests that need an extra library say so here.
 TEST_LIBS_test_siphash := -lsodium
 
-$(BUILD)/tests/%: tests/%.c tests/testlib.h $(STATIC_LIB)
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(TEST_LIBS_$*) $(LDFLAGS) -lm
 

@@ -257,45 +257,121 @@ static void bench_shingling(const corpus *c, uint64_t *shingles) {
            (double)*shingles / (double)c->n, (double)c->bytes / (double)*shingles);
 }
 
+/* Every MinHash kernel at k = 128 and 1024, side by side with its speed-up
+ * over the portable kernel (the numbers tests/test_kernels.c and
+ * tests/test_minhash.c used to print). */
 static void bench_minhash(summary *sm) {
+    static const uint32_t kv[] = {128, 1024};
     const minlsh__minhash_kernel *ks[16];
-    size_t nk = minlsh__minhash_kernels(ks, 16), i, n = (size_t)1 << 18;
-    uint64_t *h = (uint64_t *)xmalloc(n * sizeof *h), a[128], b[128];
-    uint32_t sig[128];
-    minlsh_family *fam = NULL;
-    double portable = 0.0, best_simd = 0.0;
+    size_t nk = minlsh__minhash_kernels(ks, 16), i, ki, n = (size_t)1 << 16;
+    uint64_t *h = (uint64_t *)xmalloc(n * sizeof *h), a[1024], b[1024];
+    uint32_t sig[1024];
+    double best_simd = 0.0;
     const char *best_name = "";
-    check(minlsh_family_new(&fam, 128, 1, NULL), "family");
-    check(minlsh_family_copy_coefficients(fam, a, b, 128, NULL), "coefficients");
     for (i = 0; i < n; i++) h[i] = rnd();
-    printf("\n== MinHash kernels (k = 128, %zu shingles per call, one thread, best of 5) ==\n", n);
+    printf("\n== MinHash kernels (%zu shingles per call, one thread, best of 5) ==\n", n);
     printf("  active kernel: %s\n", minlsh_simd_kernel_name());
-    for (i = 0; i < nk && i < 16; i++) {
-        double best = 1e30, rate;
-        int r;
-        for (r = 0; r < 5; r++) {
-            double t0 = cpu_now();
-            memset(sig, 0xFF, sizeof sig);
-            ks[i]->update(a, b, 128, h, n, sig);
-            t0 = cpu_now() - t0;
-            if (t0 < best) best = t0;
+    printf("  %-14s %6s %12s %12s %10s\n", "kernel", "k", "ns/shingle", "ns/sh x fn",
+           "x portable");
+    for (ki = 0; ki < sizeof kv / sizeof kv[0]; ki++) {
+        uint32_t k = kv[ki];
+        minlsh_family *fam = NULL;
+        double portable = 0.0;
+        check(minlsh_family_new(&fam, k, 1, NULL), "family");
+        check(minlsh_family_copy_coefficients(fam, a, b, k, NULL), "coefficients");
+        for (i = 0; i < nk && i < 16; i++) {
+            double best = 1e30, rate;
+            int r;
+            for (r = 0; r < 5; r++) {
+                double t0 = cpu_now();
+                memset(sig, 0xFF, k * sizeof *sig);
+                ks[i]->update(a, b, k, h, n, sig);
+                t0 = cpu_now() - t0;
+                if (t0 < best) best = t0;
+            }
+            rate = (double)n / best;
+            if (strcmp(ks[i]->name, "portable") == 0) portable = rate;
+            printf("  %-14s %6u %12.2f %12.3f %9.2fx\n", ks[i]->name, (unsigned)k, 1e9 / rate,
+                   1e9 / rate / k, portable > 0.0 ? rate / portable : 1.0);
+            if (k == 128 && strncmp(ks[i]->name, "portable", 8) != 0 && rate > best_simd) {
+                best_simd = rate;
+                best_name = ks[i]->name;
+            }
+            if (k == 128 && best_simd > 0.0 && portable > 0.0)
+                sm->simd_over_portable = best_simd / portable;
         }
-        rate = (double)n / best;
-        printf("  %-14s %8.2f M shingles/s  (%6.2f ns per shingle, %.3f ns per hash function)\n",
-               ks[i]->name, rate / 1e6, 1e9 / rate, 1e9 / rate / 128);
-        if (strcmp(ks[i]->name, "portable") == 0) portable = rate;
-        else if (strncmp(ks[i]->name, "portable", 8) != 0 && rate > best_simd) {
-            best_simd = rate;
-            best_name = ks[i]->name;
-        }
+        minlsh_family_free(fam);
     }
-    sm->have_simd = best_simd > 0.0 && portable > 0.0;
-    sm->simd_over_portable = sm->have_simd ? best_simd / portable : 0.0;
+    sm->have_simd = sm->simd_over_portable > 0.0;
     if (sm->have_simd)
-        printf("  best SIMD (%s) over portable: %.2fx\n", best_name, sm->simd_over_portable);
+        printf("  best SIMD at k = 128 (%s) over portable: %.2fx\n", best_name,
+               sm->simd_over_portable);
     else
         printf("  no SIMD kernel in this build or on this CPU: ratio n/a\n");
     free(h);
+}
+
+typedef struct level_sign {
+    const minlsh__minhash_kernel *kern;
+    const uint64_t *a, *b;
+    uint32_t *sig;
+    size_t n;
+} level_sign;
+
+static int level_sign_emit(void *ctx, const uint64_t *hashes, size_t n) {
+    level_sign *c = (level_sign *)ctx;
+    c->kern->update(c->a, c->b, 128, hashes, n, c->sig);
+    c->n += n;
+    return 0;
+}
+
+/* Shingle + sign (the work of minlsh_family_sign_text) with each SIMD
+ * level's pair of kernels (SipHash lanes and MinHash), word 5-shingles,
+ * k = 128, one thread, side by side with the portable level. */
+static void bench_levels(const corpus *c) {
+    uint64_t a[128], b[128];
+    uint32_t sig[128];
+    minlsh_family *fam = NULL;
+    minlsh_shingler *sh = NULL;
+    minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
+    size_t docs = c->n < 2000 ? c->n : 2000;
+    double portable = 0.0;
+    int l;
+    o.unit = MINLSH_UNIT_WORD;
+    o.k = 5;
+    check(minlsh_family_new(&fam, 128, 1, NULL), "family");
+    check(minlsh_family_copy_coefficients(fam, a, b, 128, NULL), "coefficients");
+    check(minlsh_shingler_new(&sh, &o, NULL), "shingler");
+    printf("\n== Shingle + sign per SIMD level (word 5-shingles, k = 128, %zu documents, "
+           "one thread, best of 3) ==\n", docs);
+    for (l = 0; l <= minlsh__cpu_simd_level(); l++) {
+        level_sign ls;
+        double best = 1e30, ns;
+        int r;
+        if (!minlsh__simd_level_compiled(l)) continue;
+        ls.kern = minlsh__minhash_kernel_for_level(l);
+        ls.a = a;
+        ls.b = b;
+        ls.sig = sig;
+        for (r = 0; r < 3; r++) {
+            double t0 = cpu_now();
+            size_t d;
+            ls.n = 0;
+            for (d = 0; d < docs; d++) {
+                memset(sig, 0xFF, sizeof sig);
+                check(minlsh__shingler_each_kernel(sh, c->text[d], c->len[d], level_sign_emit, &ls,
+                                                   minlsh__siphash_many_for_level(l)),
+                      "shingle");
+            }
+            t0 = cpu_now() - t0;
+            if (t0 < best) best = t0;
+        }
+        ns = best * 1e9 / (double)(ls.n ? ls.n : 1);
+        if (l == MINLSH__SIMD_PORTABLE) portable = ns;
+        printf("  %-10s %8.1f ns per shingle  %6.2fx portable\n", minlsh__simd_level_name(l), ns,
+               portable > 0.0 ? portable / ns : 1.0);
+    }
+    minlsh_shingler_free(sh);
     minlsh_family_free(fam);
 }
 
@@ -562,6 +638,7 @@ static int run_all(const options *o) {
     corpus_make(&c, o->seed, 0, ndocs, 3000);
     bench_shingling(&c, &shingles);
     bench_minhash(&sm);
+    bench_levels(&c);
     bench_end_to_end(&c, fam, shingles, memn, nt, &sm);
     corpus_free(&c);
     bench_index(fam, o->quick, &sm);
@@ -593,6 +670,21 @@ static int run_index(const options *o) {
     printf("index_inserts_per_sec_per_core: %.0f\n", sm.inserts);
     printf("index_queries_per_sec_per_core: %.0f\n", sm.queries);
     minlsh_family_free(fam);
+    return 0;
+}
+
+/* ---- bench kernels: the kernel sections alone --------------------------------- */
+
+static int run_kernels(const options *o) {
+    summary sm;
+    corpus c;
+    memset(&sm, 0, sizeof sm);
+    corpus_make(&c, o->seed, 0, 2000, 3000);
+    bench_minhash(&sm);
+    bench_levels(&c);
+    corpus_free(&c);
+    if (sm.have_simd) printf("\nminhash_simd_over_portable: %.2f\n", sm.simd_over_portable);
+    else printf("\nminhash_simd_over_portable: n/a\n");
     return 0;
 }
 
@@ -865,7 +957,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--quick") == 0) o.quick = 1;
         else if (argv[i][0] != '-') what = argv[i];
         else {
-            fprintf(stderr, "usage: bench [all|scale|hot|index] [--words FILE] [--seed N] [--quick]\n");
+            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels] [--words FILE] [--seed N] [--quick]\n");
             return 2;
         }
     }
@@ -878,6 +970,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "scale") == 0) return run_scale(&o);
     if (strcmp(what, "hot") == 0) return run_hot(&o);
     if (strcmp(what, "index") == 0) return run_index(&o);
+    if (strcmp(what, "kernels") == 0) return run_kernels(&o);
     fprintf(stderr, "bench: unknown benchmark %s\n", what);
     return 2;
 }

@@ -8,6 +8,7 @@
  * force; probabilities and areas in range; sorted-array Jaccard exact).
  */
 #include "fuzz.h"
+#include "../tests/testalloc.h"
 
 #include <math.h>
 
@@ -15,20 +16,11 @@
 #pragma STDC FP_CONTRACT OFF /* compare objectives with the library's roundings */
 #endif
 
-static void *fz_alloc(void *opaque, size_t size) {
-    (void)opaque;
-    return malloc(size);
-}
-
-static void fz_free(void *opaque, void *ptr) {
-    (void)opaque;
-    free(ptr);
-}
-
 static void shingler_params(fuzz_in *in) {
     minlsh_shingler_options o;
     minlsh_shingler *sh = NULL;
-    minlsh_allocator al = {fz_alloc, fz_free, NULL};
+    testalloc ta;
+    minlsh_allocator al = ta_allocator(&ta);
     uint8_t sel = fuzz_u8(in), key[16] = {0};
     size_t got;
     int rc, want;
@@ -47,8 +39,8 @@ static void shingler_params(fuzz_in *in) {
         o.stopwords_len = got;
     }
     if (sel & 64) {
-        al.alloc = (sel & 128) ? NULL : fz_alloc;
-        al.free = (sel & 128) ? fz_free : NULL;
+        al.alloc = (sel & 128) ? NULL : ta_alloc;
+        al.free = (sel & 128) ? ta_free : NULL;
     }
     if (o.version != MINLSH_SHINGLER_OPTIONS_VERSION) want = MINLSH_E_VERSION;
     else if (o.unit < MINLSH_UNIT_BYTE || o.unit > MINLSH_UNIT_STOPWORD || o.k < 1 ||
@@ -71,6 +63,7 @@ static void shingler_params(fuzz_in *in) {
         FUZZ_OK(minlsh_shingler_hash(sh, "x", 1, NULL, NULL)); /* any limit allows 1 byte */
     }
     minlsh_shingler_free(sh);
+    FUZZ_CHECK(ta_blocks(&ta) == 0 && ta_bad_frees(&ta) == 0);
 }
 
 static void family_index_params(fuzz_in *in) {

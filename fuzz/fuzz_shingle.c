@@ -20,19 +20,7 @@
  *    and the document's set and fingerprint come out the same.
  */
 #include "fuzz.h"
-
-static long fz_calls, fz_fail_at;
-
-static void *fz_alloc(void *opaque, size_t size) {
-    (void)opaque;
-    if (++fz_calls == fz_fail_at) return NULL;
-    return malloc(size);
-}
-
-static void fz_free(void *opaque, void *ptr) {
-    (void)opaque;
-    free(ptr);
-}
+#include "../tests/testalloc.h"
 
 static int fz_space(uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
@@ -208,17 +196,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     /* One allocation fails somewhere in a streamed run. */
     if (!over && (split_state & 0x100)) {
-        minlsh_allocator al = {fz_alloc, fz_free, NULL};
+        testalloc ta;
+        minlsh_allocator al = ta_allocator(&ta);
         minlsh_shingler *fs = NULL;
         minlsh_shinglestream *fst = NULL;
         int failures = 0;
-        fz_calls = 0;
-        fz_fail_at = 0;
         FUZZ_OK(minlsh_shingler_new(&fs, &o, &al));
         FUZZ_OK(minlsh_shingleset_new(&other.set, &al));
         FUZZ_OK(minlsh_shinglestream_new(&fst, fs, NULL));
-        fz_calls = 0;
-        fz_fail_at = 1 + (long)((split_state >> 12) % 24);
+        ta_fail_nth(&ta, 1 + (long)((split_state >> 12) % 24));
         for (off = 0; off < len;) {
             size_t chunk;
             split_state = split_state * UINT64_C(6364136223846793005) + 1442695040888963407u;
@@ -242,15 +228,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(same_set(base.set, other.set));
         FUZZ_CHECK(memcmp(base.fp, other.fp, sizeof base.fp) == 0);
         /* The one-shot call: NOMEM, or the same answer. */
-        fz_calls = 0;
-        fz_fail_at = 1 + (long)((split_state >> 20) % 8);
+        ta_fail_nth(&ta, 1 + (long)((split_state >> 20) % 8));
         rc = minlsh_shingler_hash(fs, text, len, other.set, other.fp);
-        fz_fail_at = 0;
+        ta_fail_nth(&ta, 0);
         if (rc == 0) FUZZ_CHECK(same_set(base.set, other.set));
         else FUZZ_CHECK(rc == MINLSH_E_NOMEM && same_set(base.set, other.set)); /* unchanged */
         minlsh_shinglestream_free(fst);
         minlsh_shingleset_free(other.set);
         minlsh_shingler_free(fs);
+        FUZZ_CHECK(ta_blocks(&ta) == 0 && ta_bad_frees(&ta) == 0);
     }
 
     /* A second shingler with the same options is the same shingler. */

@@ -2,7 +2,8 @@
 #   make bench        one program, one run: shingling, MinHash per kernel,
 #                     end to end at 1 and all threads, memory bandwidth, the
 #                     band index, all-pairs scaling; ends with a summary of
-#                     "key: value" lines
+#                     "key: value" lines (`build/bench/bench kernels`: the
+#                     MinHash kernels and shingle + sign per SIMD level alone)
 #   make bench-scale  1 million generated documents of ~3 KB, deduplicated end
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph

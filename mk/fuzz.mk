@@ -31,7 +31,7 @@ $(BUILD)/fuzz/replay_fuzz_json $(FUZZ_BUILD)/fuzz_json: $(FUZZ_SRC_fuzz_json) pr
 
 # ---- replay in make check (built like the tests: same CC, flags, sanitizers)
 
-$(BUILD)/fuzz/replay_%: fuzz/replay.c fuzz/%.c fuzz/fuzz.h $(STATIC_LIB)
+$(BUILD)/fuzz/replay_%: fuzz/replay.c fuzz/%.c fuzz/fuzz.h tests/testalloc.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) fuzz/replay.c fuzz/$*.c $(FUZZ_SRC_$*) -o $@ $(STATIC_LIB) \
 	  $(LDFLAGS) -lm
@@ -45,7 +45,7 @@ $(FUZZ_BUILD)/libminlsh.a: $(LIB_SRC) $(LIB_HDR)
 	$(MAKE) --no-print-directory $@ BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g" \
 	  CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)"
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_BUILD)/libminlsh.a
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h tests/testalloc.h $(FUZZ_BUILD)/libminlsh.a
 	$(FUZZ_CC) -std=c11 -O1 -g $(WARN) -Iinclude -Ilib -fsanitize=fuzzer $(FUZZ_SAN) \
 	  $< $(FUZZ_SRC_fuzz_$*) -o $@ $(FUZZ_BUILD)/libminlsh.a -lm
 

@@ -20,78 +20,26 @@
 #undef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include "testalloc.h"
 #include "testlib.h"
 
 #include <minlsh.h>
 
 #include <dirent.h>
-#include <pthread.h>
 
-/* ---- the counting allocator (thread-safe: sign_batch allocates from its
- * workers) ----------------------------------------------------------------- */
+/* ---- the allocator (tests/testalloc.h; atomic, since sign_batch allocates
+ * from its workers) --------------------------------------------------------- */
 
-typedef struct counting {
-    pthread_mutex_t lock;
-    long calls;   /* allocations attempted */
-    long fail_at; /* the call number that fails; 0: none */
-    long failed;  /* failures injected since reset */
-    long live;    /* allocations not yet freed */
-} counting;
+static testalloc ca;
+static const minlsh_allocator AL = {ta_alloc, ta_free, &ca};
 
-static counting ca = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0};
-
-static void *ca_alloc(void *opaque, size_t size) {
-    counting *c = (counting *)opaque;
-    void *p = NULL;
-    int fail;
-    pthread_mutex_lock(&c->lock);
-    c->calls++;
-    fail = c->fail_at > 0 && c->calls == c->fail_at;
-    if (fail) c->failed++;
-    pthread_mutex_unlock(&c->lock);
-    if (fail) return NULL;
-    p = malloc(size);
-    if (p != NULL) {
-        pthread_mutex_lock(&c->lock);
-        c->live++;
-        pthread_mutex_unlock(&c->lock);
-    }
-    return p;
-}
-
-static void ca_free(void *opaque, void *ptr) {
-    counting *c = (counting *)opaque;
-    pthread_mutex_lock(&c->lock);
-    c->live--;
-    pthread_mutex_unlock(&c->lock);
-    free(ptr);
-}
-
-static const minlsh_allocator AL = {ca_alloc, ca_free, &ca};
-
-static long live(void) {
-    long n;
-    pthread_mutex_lock(&ca.lock);
-    n = ca.live;
-    pthread_mutex_unlock(&ca.lock);
-    return n;
-}
+static long live(void) { return ta_blocks(&ca); }
 
 /* Fail the nth allocation from now on (0: stop failing). */
-static void fail_nth(long n) {
-    pthread_mutex_lock(&ca.lock);
-    if (n > 0) ca.failed = 0; /* fail_nth(0) keeps the count for failures_injected */
-    ca.fail_at = n > 0 ? ca.calls + n : 0;
-    pthread_mutex_unlock(&ca.lock);
-}
+static void fail_nth(long n) { ta_fail_nth(&ca, n); }
 
-static long failures_injected(void) {
-    long n;
-    pthread_mutex_lock(&ca.lock);
-    n = ca.failed;
-    pthread_mutex_unlock(&ca.lock);
-    return n;
-}
+/* Failures injected since the last fail_nth(n > 0). */
+static long failures_injected(void) { return ta_failed(&ca); }
 
 /* ---- observations: byte strings that must compare equal ------------------ */
 
@@ -1127,7 +1075,7 @@ static void test_no_allocation(void) {
     f.ix = mk_index(f.fam, &AL, 20);
     EXPECT_OK(minlsh_pairs_from_index(&f.pairs, f.ix, 0.0, 0, NULL));
     EXPECT_OK(minlsh_clusters_from_index(&f.cl, f.ix, 0.0, NULL));
-    before = ca.calls;
+    before = ta_calls(&ca);
     (void)minlsh_shingler_config_id(a, f.sh);
     (void)minlsh_shingler_k(f.sh);
     (void)minlsh_shingler_unit(f.sh);
@@ -1165,7 +1113,7 @@ static void test_no_allocation(void) {
     (void)minlsh_pairs_copy_pair(a, b, &e, f.pairs, 0);
     (void)minlsh_clusters_count(f.cl);
     (void)minlsh_clusters_copy_members(f.cl, 0, ids, NDOCS + 8, &n);
-    EXPECT_EQ_INT(ca.calls - before, 0);
+    EXPECT_EQ_INT(ta_calls(&ca) - before, 0);
     minlsh_shingleset_free(set2);
     fx_free(&f);
     EXPECT_EQ_INT(live(), 0);
@@ -1176,25 +1124,16 @@ static void test_no_allocation(void) {
  * every constructor say MINLSH_E_NOMEM, and the library never calls free
  * with NULL or with memory it did not get from the allocator (ASan and the
  * count would see it). */
-static void *never_alloc(void *opaque, size_t size) {
-    (void)opaque;
-    (void)size;
-    return NULL;
-}
-static void never_free(void *opaque, void *ptr) {
-    (void)opaque;
-    (void)ptr;
-    TL_FAIL("free called although nothing was allocated");
-}
-
 static void test_allocator_that_always_fails(void) {
-    minlsh_allocator none = {never_alloc, never_free, NULL};
+    testalloc t;
+    minlsh_allocator none = ta_allocator(&t);
     minlsh_shingler *sh = NULL;
     minlsh_shingleset *set = NULL;
     minlsh_family *fam = NULL, *f2 = NULL;
     minlsh_sigmatrix *m = NULL;
     minlsh_index *ix = NULL;
     minlsh_clusters *cl = NULL;
+    ta_fail_from(&t, 1);
     EXPECT_ERR(minlsh_shingler_new(&sh, NULL, &none), MINLSH_E_NOMEM);
     EXPECT_ERR(minlsh_shingleset_new(&set, &none), MINLSH_E_NOMEM);
     EXPECT_ERR(minlsh_family_new(&fam, 4, 1, &none), MINLSH_E_NOMEM);
@@ -1203,6 +1142,8 @@ static void test_allocator_that_always_fails(void) {
     EXPECT_ERR(minlsh_index_new(&ix, f2, 0, 2, 2, &none), MINLSH_E_NOMEM);
     EXPECT_ERR(minlsh_clusters_from_edges(&cl, edges_a, edges_b, 5, &none), MINLSH_E_NOMEM);
     EXPECT(sh == NULL && set == NULL && fam == NULL && m == NULL && ix == NULL && cl == NULL);
+    EXPECT_MSG(ta_frees(&t) == 0, "free called %ld times although nothing was allocated",
+               ta_frees(&t));
     minlsh_family_free(f2);
 }
 

@@ -7,6 +7,7 @@
  * allocator that fails.
  */
 #include "minlsh.h"
+#include "testalloc.h"
 #include "testlib.h"
 
 #define NDOC 1000
@@ -179,29 +180,10 @@ static void test_arguments(void) {
     minlsh_family_free(fam);
 }
 
-/* ---- an allocator that fails (thread-safe: the shingler's engine allocates
- * from every worker) ---------------------------------------------------------- */
-
-#include <stdatomic.h>
-
-static atomic_long fa_calls;
-static long fa_fail_from; /* 0: never fail */
-
-static void *fa_alloc(void *opaque, size_t n) {
-    long c = atomic_fetch_add(&fa_calls, 1) + 1;
-    (void)opaque;
-    if (fa_fail_from > 0 && c >= fa_fail_from) return NULL;
-    return malloc(n);
-}
-
-static void fa_free(void *opaque, void *p) {
-    (void)opaque;
-    free(p);
-}
-
 static void test_failing_allocator(void) {
     static const uint32_t threads[] = {1, 2, 8};
-    minlsh_allocator fa = {fa_alloc, fa_free, NULL};
+    testalloc ta; /* atomic: the shingler's engine allocates from every worker */
+    minlsh_allocator fa = ta_allocator(&ta);
     const char *texts[64];
     size_t lens[64], ti, i;
     char *buf = make_docs(texts, lens, 64, 13);
@@ -210,7 +192,6 @@ static void test_failing_allocator(void) {
     minlsh_family *fam = NULL;
     minlsh_shingler *sh = NULL;
     EXPECT_OK(minlsh_family_new(&fam, K, 44, NULL));
-    fa_fail_from = 0;
     EXPECT_OK(minlsh_shingler_new(&sh, NULL, &fa));
     EXPECT_OK(minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, 1,
                                        want, 64 * K, NULL, NULL));
@@ -218,11 +199,10 @@ static void test_failing_allocator(void) {
         int rc;
         /* Every allocation fails: every document with text fails with
          * NOMEM and gets the empty signature; the lowest is returned. */
-        atomic_store(&fa_calls, 0);
-        fa_fail_from = 1;
+        ta_fail_from(&ta, 1);
         rc = minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, threads[ti], got,
                                       64 * K, NULL, status);
-        fa_fail_from = 0;
+        ta_fail_from(&ta, 0);
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
         for (i = 0; i < 64; i++) {
             if (status[i] == 0) {
@@ -237,11 +217,10 @@ static void test_failing_allocator(void) {
         }
         EXPECT(i < 64);
         /* Failures from some point on: whatever succeeded is right. */
-        atomic_store(&fa_calls, 0);
-        fa_fail_from = 20;
+        ta_fail_from(&ta, 20);
         rc = minlsh_family_sign_batch(fam, sh, (const void *const *)texts, lens, 64, threads[ti], got,
                                       64 * K, NULL, status);
-        fa_fail_from = 0;
+        ta_fail_from(&ta, 0);
         for (i = 0; i < 64; i++) {
             if (status[i] == 0)
                 EXPECT(memcmp(got + i * K, want + i * K, K * sizeof *got) == 0);
@@ -256,6 +235,7 @@ static void test_failing_allocator(void) {
         }
     }
     minlsh_shingler_free(sh);
+    EXPECT_EQ_INT(ta_blocks(&ta), 0);
     minlsh_family_free(fam);
     free(buf);
 }

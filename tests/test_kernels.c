@@ -15,11 +15,11 @@
  *    lengths 0..300, mixed lengths, batch sizes around the lane widths, and
  *    messages that end exactly at the end of their allocation;
  *  - the shingle engine gives the same hashes in the same order with every
- *    SipHash lanes kernel, for every unit and option.
- * Kernels the CPU lacks are reported as "skip", not failed. Informational
- * speeds (ns per shingle x function, end-to-end ns per word 5-shingle at
- * k = 128 per kernel) are printed at the end; MINLSH_KERNELS_BENCH=1 runs
- * them longer.
+ *    SipHash lanes kernel, for every unit and option;
+ *  - every band-index kernel (band keys, whole-signature hash, the
+ *    estimate's equal-position count) equals the portable one.
+ * Kernels the CPU lacks are reported as "skip", not failed. Their speeds
+ * are measured by `make bench` (build/bench/bench kernels).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "testlib.h"
@@ -36,12 +36,6 @@
 #define P MINLSH_PRIME
 
 static const char *self_path = "";
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- detection and dispatch ------------------------------------------------ */
 
@@ -592,81 +586,112 @@ static void test_engine_each_kernel(void) {
     free(longword);
 }
 
-/* ---- speed (informational) -------------------------------------------------------- */
+/* ---- band-index kernels ------------------------------------------------------ */
 
-typedef struct sign_ctx {
-    const minlsh__minhash_kernel *kern;
-    const uint64_t *a, *b;
-    uint32_t k;
-    uint32_t *sig;
-    size_t n;
-} sign_ctx;
-
-static int sign_emit(void *ctx, const uint64_t *hashes, size_t n) {
-    sign_ctx *c = (sign_ctx *)ctx;
-    c->kern->update(c->a, c->b, c->k, hashes, n, c->sig);
-    c->n += n;
-    return 0;
+/* Every band-key implementation this CPU and build have gives the bits of
+ * the scalar specification, for every (b, r) shape of k = 64 and a few
+ * long ones. */
+static void test_band_key_kernels(void) {
+    uint32_t sig[1024];
+    uint64_t want[1024], got[1024], st = 5;
+    size_t i;
+    int level, tried = 0;
+    for (i = 0; i < 1024; i++) sig[i] = (uint32_t)tl_rand(&st);
+    for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+        const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
+        minlsh__lsh_band_keys_fn fn;
+        uint32_t b, r;
+        if (kn == NULL) continue;
+        fn = kn->band_keys;
+        tried++;
+        for (r = 1; r <= 64; r++)
+            for (b = 1; b * r <= 64; b++) {
+                minlsh__lsh_band_keys_portable(sig, b, r, want);
+                memset(got, 0, sizeof got);
+                fn(sig, b, r, got);
+                EXPECT_MSG(memcmp(got, want, b * sizeof *got) == 0, "level %d b=%u r=%u", level,
+                           (unsigned)b, (unsigned)r);
+                EXPECT_EQ_U64(got[b], 0); /* nothing written past b */
+            }
+        {
+            static const uint32_t shapes[][2] = {{9, 13}, {20, 5}, {1024, 1}, {17, 60}, {3, 341}};
+            size_t si;
+            for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                minlsh__lsh_band_keys_portable(sig, shapes[si][0], shapes[si][1], want);
+                fn(sig, shapes[si][0], shapes[si][1], got);
+                EXPECT(memcmp(got, want, shapes[si][0] * sizeof *got) == 0);
+            }
+        }
+    }
+    EXPECT(tried >= 1);
+    printf("  band-key kernels checked: %d (CPU level %s)\n", tried,
+           minlsh__simd_level_name(minlsh__cpu_simd_level()));
 }
 
-/* ns per shingle x function for each MinHash kernel at k = 128, and
- * end-to-end ns per word 5-shingle (shingle + sign, the work of
- * minlsh_family_sign_text) with each level's pair of kernels. A bench
- * program can call the same through the internal tables. */
-static void test_speed(void) {
-    const minlsh__minhash_kernel *mk[8];
-    size_t nmk = minlsh__minhash_kernels(mk, 8), i;
-    int long_run = getenv("MINLSH_KERNELS_BENCH") != NULL, reps = long_run ? 20 : 3, r, l;
-    size_t nh = long_run ? 200000 : 20000, tl;
-    uint64_t *h = (uint64_t *)malloc(nh * sizeof *h), a[128], b[128], st = 3;
-    uint32_t sig[128];
-    char *text = (char *)malloc(long_run ? 1 << 20 : 1 << 17);
-    double portable_ns = 0;
-    minlsh_shingler *sh = NULL;
-    minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
-    for (i = 0; i < nh; i++) h[i] = tl_rand(&st);
-    minlsh__family_derive(1, 128, a, b);
-    for (i = 0; i < nmk && i < 8; i++) {
-        double best = 1e30;
-        for (r = 0; r < reps; r++) {
-            double t0;
-            size_t j;
-            for (j = 0; j < 128; j++) sig[j] = MINLSH_EMPTY_VALUE;
-            t0 = now_seconds();
-            mk[i]->update(a, b, 128, h, nh, sig);
-            t0 = now_seconds() - t0;
-            if (t0 < best) best = t0;
+/* Every signature-hash implementation gives the portable bits, at every k
+ * from 1 to 300 (tails of every length, odd k) and the maximum, on random
+ * values and on the extremes 0 and 0xFFFFFFFF. */
+static void test_sig_hash_kernels(void) {
+    static uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint64_t st = 11;
+    int level, tried = 0, fill;
+    for (fill = 0; fill < 3; fill++) {
+        size_t i;
+        for (i = 0; i < MINLSH_FAMILY_K_MAX; i++)
+            sig[i] = fill == 0 ? (uint32_t)tl_rand(&st) : fill == 1 ? 0 : UINT32_C(0xFFFFFFFF);
+        for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+            const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
+            uint32_t k;
+            if (kn == NULL) continue;
+            if (fill == 0) tried++;
+            for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2)
+                EXPECT_MSG(kn->sig_hash(sig, k) == minlsh__lsh_sig_hash_portable(sig, k),
+                           "level %d k=%u fill %d", level, (unsigned)k, fill);
         }
-        best = best * 1e9 / ((double)nh * 128);
-        if (mk[i] == &minlsh__minhash_kernel_portable) portable_ns = best;
-        printf("  minhash %-14s k=128: %.3f ns per shingle x function (%.2fx portable)\n",
-               mk[i]->name, best, portable_ns > 0 ? portable_ns / best : 1.0);
     }
-    tl = make_text(text, long_run ? 1 << 20 : 1 << 17, 2026);
-    EXPECT_OK(minlsh_shingler_new(&sh, &o, NULL));
-    for (l = 0; l <= minlsh__cpu_simd_level() && sh != NULL; l++) {
-        sign_ctx c;
-        double best = 1e30;
-        if (!minlsh__simd_level_compiled(l)) continue;
-        c.kern = minlsh__minhash_kernel_for_level(l);
-        c.a = a, c.b = b, c.k = 128, c.sig = sig;
-        for (r = 0; r < reps; r++) {
-            double t0;
-            size_t j;
-            for (j = 0; j < 128; j++) sig[j] = MINLSH_EMPTY_VALUE;
-            c.n = 0;
-            t0 = now_seconds();
-            EXPECT_OK(minlsh__shingler_each_kernel(sh, text, tl, sign_emit, &c,
-                                                   minlsh__siphash_many_for_level(l)));
-            t0 = now_seconds() - t0;
-            if (t0 < best) best = t0;
+    /* Position matters: swapping two values changes the hash. */
+    {
+        uint32_t t, v;
+        uint64_t h0;
+        for (v = 0; v < 128; v++) sig[v] = (uint32_t)tl_rand(&st);
+        h0 = minlsh__lsh_sig_hash(sig, 128);
+        t = sig[3];
+        sig[3] = sig[4];
+        sig[4] = t;
+        EXPECT(minlsh__lsh_sig_hash(sig, 128) != h0);
+    }
+    EXPECT(tried >= 1);
+}
+
+/* Every equal-count implementation (the estimate's numerator) agrees with
+ * the portable one at every k from 1 to 300 and the maximum, for pairs
+ * agreeing nowhere, everywhere, and at random places (including the tail
+ * past the last whole vector). */
+static void test_equal_count_kernels(void) {
+    static uint32_t a[MINLSH_FAMILY_K_MAX], b[MINLSH_FAMILY_K_MAX];
+    uint64_t st = 12;
+    int level, tried = 0, mode;
+    for (mode = 0; mode < 3; mode++) {
+        size_t i;
+        for (i = 0; i < MINLSH_FAMILY_K_MAX; i++) {
+            a[i] = (uint32_t)tl_rand(&st);
+            b[i] = mode == 0 ? ~a[i] : mode == 1 ? a[i] : (tl_rand(&st) & 1 ? a[i] : a[i] ^ 1u);
         }
-        printf("  end to end %-8s word 5-shingles, k=128: %.1f ns per shingle (%zu shingles, %zu KB)\n",
-               minlsh__simd_level_name(l), best * 1e9 / (double)c.n, c.n, tl / 1024);
+        for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
+            const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
+            uint32_t k;
+            if (kn == NULL) continue;
+            if (mode == 0) tried++;
+            for (k = 1; k <= MINLSH_FAMILY_K_MAX; k = k < 300 ? k + 1 : k * 2) {
+                uint32_t want = minlsh__lsh_equal_count_portable(a, b, k);
+                EXPECT_MSG(kn->equal_count(a, b, k) == want, "level %d k=%u mode %d", level,
+                           (unsigned)k, mode);
+                if (mode == 0) EXPECT_EQ_INT(want, 0);
+                if (mode == 1) EXPECT_EQ_INT(want, k);
+            }
+        }
     }
-    minlsh_shingler_free(sh);
-    free(text);
-    free(h);
+    EXPECT(tried >= 1);
 }
 
 int main(int argc, char **argv) {
@@ -685,6 +710,8 @@ int main(int argc, char **argv) {
     RUN(test_sign_uses_a_correct_kernel);
     RUN(test_siphash_lanes);
     RUN(test_engine_each_kernel);
-    RUN(test_speed);
+    RUN(test_band_key_kernels);
+    RUN(test_sig_hash_kernels);
+    RUN(test_equal_count_kernels);
     return TL_SUMMARY("test_kernels");
 }

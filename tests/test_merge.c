@@ -9,6 +9,7 @@
  */
 #define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #include "minlsh.h"
+#include "testalloc.h"
 #include "testlib.h"
 
 #define K 32
@@ -17,30 +18,6 @@
 #define N 900
 #define CONFIG UINT64_C(0x0123456789abcdef)
 #define SEED 4242
-
-/* ---- a failing, counting allocator ---------------------------------------- */
-
-typedef struct {
-    long live;
-    long calls;
-    long fail_at; /* 0: never; n: the n-th allocation and every later one fail */
-} fa_state;
-
-static void *fa_alloc(void *opaque, size_t n) {
-    fa_state *s = (fa_state *)opaque;
-    void *p;
-    s->calls++;
-    if (s->fail_at > 0 && s->calls >= s->fail_at) return NULL;
-    p = malloc(n);
-    if (p != NULL) s->live++;
-    return p;
-}
-
-static void fa_free(void *opaque, void *p) {
-    fa_state *s = (fa_state *)opaque;
-    s->live--;
-    free(p);
-}
 
 /* ---- the corpus ------------------------------------------------------------ */
 
@@ -404,23 +381,22 @@ static void test_exists_overflow_args(void) {
  * already holds documents: MINLSH_E_NOMEM, dst unchanged (bytes and
  * answers), nothing leaked; then the merge that succeeds is right. */
 static void test_nomem(void) {
-    fa_state fa = {0, 0, 0};
-    minlsh_allocator al = {fa_alloc, fa_free, &fa};
+    testalloc fa;
+    minlsh_allocator al = ta_allocator(&fa);
     minlsh_index *src = ship(build(0, 400, 0, 1, 0, NULL));
     minlsh_index *want = build(0, 600, 0, 1, 0, NULL);
     long fail_at, failures = 0;
     int done = 0, bad_unchanged = 0, bad_code = 0;
     for (fail_at = 1; !done && fail_at < 200000; fail_at++) {
+        long blocks0 = ta_blocks(&fa); /* a leak is reported once, not again later */
         minlsh_index *dst = build(400, 600, 400, 1, 0, &al); /* ids 400..599 */
         size_t n0, n1;
         uint8_t *b0, *b1;
         int rc;
-        fa.fail_at = 0;
         b0 = save(dst, &n0);
-        fa.calls = 0;
-        fa.fail_at = fail_at;
+        ta_fail_from(&fa, fail_at);
         rc = minlsh_index_merge(dst, src, 0);
-        fa.fail_at = 0;
+        ta_fail_from(&fa, 0);
         if (rc == 0) {
             done = 1;
             expect_same_answers(want, dst, "after the failures");
@@ -440,8 +416,8 @@ static void test_nomem(void) {
         }
         free(b0);
         minlsh_index_free(dst);
-        EXPECT_MSG(fa.live == 0, "fail at %ld: %ld blocks leaked", fail_at, fa.live);
-        fa.live = 0;
+        EXPECT_MSG(ta_blocks(&fa) == blocks0, "fail at %ld: %ld blocks leaked", fail_at,
+                   ta_blocks(&fa) - blocks0);
     }
     EXPECT(done);
     EXPECT(failures > 0);

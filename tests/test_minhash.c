@@ -3,6 +3,7 @@
  * every kernel against the definition, estimator accuracy, algebra of
  * merge/update, and every error path. */
 #define _POSIX_C_SOURCE 200809L
+#include "testalloc.h"
 #include "testlib.h"
 
 #include <time.h>
@@ -62,26 +63,6 @@ static void naive_sign(const uint64_t *a, const uint64_t *b, uint32_t k,
         }
         sig[i] = n == 0 ? MINLSH_EMPTY_VALUE : (uint32_t)(m >> 29);
     }
-}
-
-typedef struct fail_alloc {
-    long fail_at; /* the call number that fails (1-based); 0: never */
-    long calls;
-    long live;
-} fail_alloc;
-
-static void *fa_alloc(void *opaque, size_t size) {
-    fail_alloc *f = (fail_alloc *)opaque;
-    f->calls++;
-    if (f->fail_at > 0 && f->calls == f->fail_at) return NULL;
-    f->live++;
-    return malloc(size);
-}
-
-static void fa_free(void *opaque, void *ptr) {
-    fail_alloc *f = (fail_alloc *)opaque;
-    f->live--;
-    free(ptr);
 }
 
 /* ---- exact arithmetic ----------------------------------------------------------- */
@@ -694,29 +675,26 @@ static void test_errors(void) {
 }
 
 static void test_failing_allocator(void) {
-    fail_alloc fa;
-    minlsh_allocator al;
+    testalloc fa;
+    minlsh_allocator al = ta_allocator(&fa);
     long n;
     int rc = MINLSH_E_NOMEM;
-    al.alloc = fa_alloc;
-    al.free = fa_free;
-    al.opaque = &fa;
     for (n = 1; n < 20 && rc != 0; n++) {
         minlsh_family *f = (minlsh_family *)&fa;
-        memset(&fa, 0, sizeof fa);
-        fa.fail_at = n;
+        ta_fail_nth(&fa, n);
         rc = minlsh_family_new(&f, 300, 5, &al);
+        ta_fail_nth(&fa, 0);
         if (rc != 0) {
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
             EXPECT(f == NULL);
-            EXPECT_EQ_INT(fa.live, 0);
+            EXPECT_EQ_INT(ta_blocks(&fa), 0);
         } else {
             uint32_t sig[300];
             uint64_t h = 5;
             EXPECT(f != NULL);
             EXPECT_OK(minlsh_family_sign(f, &h, 1, sig, 300, NULL));
             minlsh_family_free(f);
-            EXPECT_EQ_INT(fa.live, 0);
+            EXPECT_EQ_INT(ta_blocks(&fa), 0);
         }
     }
     EXPECT_EQ_INT(rc, 0);
@@ -813,8 +791,8 @@ static void test_sign_text_errors(void) {
 }
 
 static void test_sign_text_failing_allocator(void) {
-    fail_alloc fa;
-    minlsh_allocator al;
+    testalloc fa;
+    minlsh_allocator al = ta_allocator(&fa);
     minlsh_family *f = NULL;
     minlsh_shingler *sh = NULL;
     char *doc = make_document(3000, 5);
@@ -822,19 +800,15 @@ static void test_sign_text_failing_allocator(void) {
     long n;
     int rc = MINLSH_E_NOMEM, failures = 0;
     size_t i;
-    al.alloc = fa_alloc;
-    al.free = fa_free;
-    al.opaque = &fa;
-    memset(&fa, 0, sizeof fa);
     EXPECT_OK(minlsh_family_new(&f, 64, 2, NULL));
     EXPECT_OK(minlsh_shingler_new(&sh, NULL, &al));
     EXPECT_OK(minlsh_family_sign_text(f, sh, doc, strlen(doc), want, 64, NULL));
     for (n = 1; n < 100 && rc != 0; n++) {
-        long base = fa.calls, live = fa.live;
-        fa.fail_at = base + n;
+        long live = ta_blocks(&fa);
+        ta_fail_nth(&fa, n);
         for (i = 0; i < 64; i++) sig[i] = 9;
         rc = minlsh_family_sign_text(f, sh, doc, strlen(doc), sig, 64, NULL);
-        EXPECT_EQ_INT(fa.live, live);
+        EXPECT_EQ_INT(ta_blocks(&fa), live);
         if (rc != 0) {
             failures++;
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
@@ -845,45 +819,11 @@ static void test_sign_text_failing_allocator(void) {
     }
     EXPECT_EQ_INT(rc, 0);
     printf("  sign_text: %d allocation failures exercised\n", failures);
-    fa.fail_at = 0;
+    ta_fail_nth(&fa, 0);
     minlsh_shingler_free(sh);
-    EXPECT_EQ_INT(fa.live, 0);
+    EXPECT_EQ_INT(ta_blocks(&fa), 0);
     minlsh_family_free(f);
     free(doc);
-}
-
-/* ---- speed (informational) --------------------------------------------------------- */
-
-static void test_kernel_speed(void) {
-    const minlsh__minhash_kernel *kernels[8];
-    size_t n_kernels = minlsh__minhash_kernels(kernels, 8), kx, ti;
-    static const uint32_t ks[] = {128, 1024};
-    size_t n = 20000;
-    uint64_t *h = (uint64_t *)malloc(n * sizeof *h), a[1024], b[1024];
-    uint32_t sig[1024];
-    random_hashes(h, n, 77);
-    for (ti = 0; ti < 2; ti++) {
-        minlsh_family *f = NULL;
-        EXPECT_OK(minlsh_family_new(&f, ks[ti], 3, NULL));
-        EXPECT_OK(minlsh_family_copy_coefficients(f, a, b, 1024, NULL));
-        for (kx = 0; kx < n_kernels && kx < 8; kx++) {
-            double best = 1e30;
-            int rep;
-            for (rep = 0; rep < 3; rep++) {
-                double t0 = now_seconds(), dt;
-                size_t i;
-                for (i = 0; i < ks[ti]; i++) sig[i] = MINLSH_EMPTY_VALUE;
-                kernels[kx]->update(a, b, ks[ti], h, n, sig);
-                dt = now_seconds() - t0;
-                if (dt < best) best = dt;
-            }
-            printf("  kernel %-14s k=%4u: %.3f ns per shingle x function, %.1f ns per shingle\n",
-                   kernels[kx]->name, (unsigned)ks[ti], best * 1e9 / ((double)n * ks[ti]),
-                   best * 1e9 / (double)n);
-        }
-        minlsh_family_free(f);
-    }
-    free(h);
 }
 
 int main(void) {
@@ -906,6 +846,5 @@ int main(void) {
     RUN(test_sign_text_equals_sign_of_set);
     RUN(test_sign_text_errors);
     RUN(test_sign_text_failing_allocator);
-    RUN(test_kernel_speed);
     return TL_SUMMARY("test_minhash");
 }

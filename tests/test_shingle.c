@@ -8,6 +8,7 @@
  * minlsh_siphash24; a small reference shingler written independently of
  * lib/shingle (whole-document, no state machine) checks random documents.
  */
+#include "testalloc.h"
 #include "testlib.h"
 
 #include <minlsh.h>
@@ -206,22 +207,16 @@ static void test_options_and_defaults(void) {
     minlsh_shingler_free(s);
 }
 
-static void *null_alloc_fn(void *opaque, size_t n) {
-    (void)opaque;
-    return malloc(n);
-}
-static void null_free_fn(void *opaque, void *p) {
-    (void)opaque;
-    free(p);
-}
-
 static void test_constructor_errors(void) {
     minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_shingler *s = (minlsh_shingler *)&o; /* must become NULL */
-    minlsh_allocator bad1 = {NULL, null_free_fn, NULL}, bad2 = {null_alloc_fn, NULL, NULL};
+    testalloc ta;
+    minlsh_allocator bad1 = ta_allocator(&ta), bad2 = bad1;
     minlsh_shingleset *set = (minlsh_shingleset *)&o;
     uint64_t id;
 
+    bad1.alloc = NULL; /* one function missing, either one */
+    bad2.free = NULL;
     EXPECT_ERR(minlsh_shingler_new(NULL, NULL, NULL), MINLSH_E_NULL);
     o.k = 0;
     EXPECT_ERR(minlsh_shingler_new(&s, &o, NULL), MINLSH_E_PARAM);
@@ -1389,30 +1384,9 @@ static void test_shingleset_ops(void) {
 
 /* ---- allocation failures ------------------------------------------------------------------ */
 
-typedef struct {
-    long count;   /* allocations attempted */
-    long fail_at; /* this attempt fails (0: none) */
-    long live;    /* allocations minus frees */
-} failing;
-
-static void *failing_alloc(void *opaque, size_t n) {
-    failing *f = (failing *)opaque;
-    void *p;
-    if (++f->count == f->fail_at) return NULL;
-    p = malloc(n);
-    if (p != NULL) f->live++;
-    return p;
-}
-
-static void failing_free(void *opaque, void *p) {
-    failing *f = (failing *)opaque;
-    f->live--;
-    free(p);
-}
-
 static void test_allocation_failures(void) {
-    failing f = {0, 0, 0};
-    minlsh_allocator fa = {failing_alloc, failing_free, &f};
+    testalloc f;
+    minlsh_allocator fa = ta_allocator(&f);
     minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_shingler *sh = NULL, *plain = NULL;
     minlsh_shinglestream *st = NULL;
@@ -1435,23 +1409,21 @@ static void test_allocation_failures(void) {
 
     /* shingler_new */
     for (n = 1, failures = 0;; n++) {
-        f.count = 0;
-        f.fail_at = n;
+        ta_fail_nth(&f, n);
         sh = (minlsh_shingler *)&f;
         rc = minlsh_shingler_new(&sh, &o, &fa);
         if (rc == 0) break;
         failures++;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
         EXPECT(sh == NULL);
-        EXPECT_EQ_INT(f.live, 0);
+        EXPECT_EQ_INT(ta_blocks(&f), 0);
     }
     EXPECT(failures >= 3); /* handle, temporaries, table */
-    f.fail_at = 0;
+    ta_fail_nth(&f, 0);
 
     /* shingleset_new and stream_new */
     for (n = 1, failures = 0;; n++) {
-        f.count = 0;
-        f.fail_at = n;
+        ta_fail_nth(&f, n);
         rc = minlsh_shingleset_new(&set, &fa);
         if (rc == 0) break;
         failures++;
@@ -1460,26 +1432,24 @@ static void test_allocation_failures(void) {
     }
     EXPECT_EQ_INT(failures, 1);
     for (n = 1, failures = 0;; n++) {
-        long before = f.live;
-        f.count = 0;
-        f.fail_at = n;
+        long before = ta_blocks(&f);
+        ta_fail_nth(&f, n);
         rc = minlsh_shinglestream_new(&st, sh, &fa);
         if (rc == 0) break;
         failures++;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
         EXPECT(st == NULL);
-        EXPECT_EQ_INT(f.live, before);
+        EXPECT_EQ_INT(ta_blocks(&f), before);
     }
     EXPECT(failures >= 2);
-    f.fail_at = 0;
+    ta_fail_nth(&f, 0);
 
     /* shingler_hash: NOMEM, the set unchanged, until it succeeds */
     for (n = 1, failures = 0;; n++) {
         minlsh_shingleset_assign(set, sentinel, 3);
-        f.count = 0;
-        f.fail_at = n;
+        ta_fail_nth(&f, n);
         rc = minlsh_shingler_hash(sh, doc, len, set, fp);
-        f.fail_at = 0;
+        ta_fail_nth(&f, 0);
         if (rc == 0) break;
         failures++;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
@@ -1492,10 +1462,9 @@ static void test_allocation_failures(void) {
     /* feed: NOMEM leaves the stream refusing (feed keeps failing, finish
      * says MINLSH_E_STATE and resets); after that it works */
     for (n = 1, failures = 0;; n++) {
-        f.count = 0;
-        f.fail_at = n;
+        ta_fail_nth(&f, n);
         rc = minlsh_shinglestream_feed(st, doc, len);
-        f.fail_at = 0;
+        ta_fail_nth(&f, 0);
         if (rc == 0) break;
         failures++;
         EXPECT_ERR(rc, MINLSH_E_NOMEM);
@@ -1520,10 +1489,9 @@ static void test_allocation_failures(void) {
         EXPECT_OK(minlsh_shinglestream_new(&st, sh, &fa));
         EXPECT_OK(minlsh_shinglestream_feed(st, doc, len));
         EXPECT_OK(minlsh_shingleset_new(&fresh, &fa));
-        f.count = 0;
-        f.fail_at = n;
+        ta_fail_nth(&f, n);
         rc = minlsh_shinglestream_finish(st, fresh, fp);
-        f.fail_at = 0;
+        ta_fail_nth(&f, 0);
         if (rc == 0) {
             minlsh_shingleset_free(fresh);
             break;
@@ -1568,10 +1536,9 @@ static void test_allocation_failures(void) {
                 for (n = 1;; n++) {
                     EXPECT_OK(minlsh_shinglestream_new(&s2, cp, NULL));
                     for (i = 0; i < l + 34; i++) minlsh_shinglestream_feed(s2, text + i, 1);
-                    f.count = 0;
-                    f.fail_at = n;
+                    ta_fail_nth(&f, n);
                     rc = minlsh_shinglestream_finish(s2, g, gf);
-                    f.fail_at = 0;
+                    ta_fail_nth(&f, 0);
                     if (rc != 0) {
                         retried++;
                         rc = minlsh_shinglestream_finish(s2, g, gf); /* retry */
@@ -1601,11 +1568,10 @@ static void test_allocation_failures(void) {
         minlsh_shingleset *fresh = NULL;
         EXPECT_OK(minlsh_shingleset_new(&fresh, &fa));
         EXPECT_OK(minlsh_shingleset_assign(fresh, sentinel, 3));
-        f.count = 0;
-        f.fail_at = n;
+        ta_fail_nth(&f, n);
         rc = minlsh_shingleset_assign(fresh, minlsh_shingleset_view_hashes(want),
                                       minlsh_shingleset_count(want));
-        f.fail_at = 0;
+        ta_fail_nth(&f, 0);
         if (rc == 0) {
             EXPECT(set_is(fresh, minlsh_shingleset_view_hashes(want), minlsh_shingleset_count(want)));
             minlsh_shingleset_free(fresh);
@@ -1621,7 +1587,7 @@ static void test_allocation_failures(void) {
     minlsh_shinglestream_free(st);
     minlsh_shingleset_free(set);
     minlsh_shingler_free(sh);
-    EXPECT_EQ_INT(f.live, 0); /* nothing leaked */
+    EXPECT_EQ_INT(ta_blocks(&f), 0); /* nothing leaked */
     minlsh_shingleset_free(want);
     minlsh_shingler_free(plain);
     free(doc);
@@ -1629,27 +1595,6 @@ static void test_allocation_failures(void) {
 
 /* The engine's memory is bounded by the last k units and its block size,
  * not by the document: each() over 4 MB of text. */
-typedef struct {
-    size_t live, peak;
-} meter;
-
-static void *meter_alloc(void *opaque, size_t n) {
-    meter *m = (meter *)opaque;
-    size_t *p = malloc(n + sizeof(max_align_t));
-    if (p == NULL) return NULL;
-    *p = n;
-    m->live += n;
-    if (m->live > m->peak) m->peak = m->live;
-    return (char *)p + sizeof(max_align_t);
-}
-
-static void meter_free(void *opaque, void *ptr) {
-    meter *m = (meter *)opaque;
-    size_t *p = (size_t *)(void *)((char *)ptr - sizeof(max_align_t));
-    m->live -= *p;
-    free(p);
-}
-
 static int count_emit(void *ctx, const uint64_t *h, size_t n) {
     (void)h;
     *(size_t *)ctx += n;
@@ -1657,8 +1602,8 @@ static int count_emit(void *ctx, const uint64_t *h, size_t n) {
 }
 
 static void test_bounded_memory(void) {
-    meter m = {0, 0};
-    minlsh_allocator a = {meter_alloc, meter_free, &m};
+    testalloc m;
+    minlsh_allocator a = ta_allocator(&m);
     minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_shingler *sh = NULL;
     size_t len = 4u << 20, i, count = 0, base;
@@ -1669,31 +1614,31 @@ static void test_bounded_memory(void) {
     o.k = 8;
     o.flags = MINLSH_NORM_ALL;
     EXPECT_OK(minlsh_shingler_new(&sh, &o, &a));
-    base = m.live;
-    m.peak = 0;
+    base = ta_bytes(&m);
+    ta_reset_peak(&m);
     EXPECT_OK(minlsh__shingler_each(sh, doc, len, count_emit, &count));
     EXPECT(count > len / 4);
-    EXPECT_MSG(m.peak - base < 256 * 1024, "peak %zu bytes", m.peak - base);
-    EXPECT_EQ_INT(m.live, base);
+    EXPECT_MSG(ta_peak(&m) - base < 256 * 1024, "peak %zu bytes", ta_peak(&m) - base);
+    EXPECT_EQ_INT(ta_bytes(&m), base);
     /* a single word as long as the document needs memory for itself */
     for (i = 0; i < (1u << 20); i++) doc[i] = 'x';
-    m.peak = 0;
+    ta_reset_peak(&m);
     count = 0;
     EXPECT_OK(minlsh__shingler_each(sh, doc, 1u << 20, count_emit, &count));
-    EXPECT(m.peak - base < 256 * 1024); /* code points: 8 at a time */
+    EXPECT(ta_peak(&m) - base < 256 * 1024); /* code points: 8 at a time */
     minlsh_shingler_free(sh);
     o.unit = MINLSH_UNIT_WORD;
     o.k = 1;
     EXPECT_OK(minlsh_shingler_new(&sh, &o, &a));
-    base = m.live;
-    m.peak = 0;
+    base = ta_bytes(&m);
+    ta_reset_peak(&m);
     count = 0;
     EXPECT_OK(minlsh__shingler_each(sh, doc, 1u << 20, count_emit, &count));
     EXPECT_EQ_INT(count, 1);
-    EXPECT(m.peak - base >= (1u << 20)); /* the word itself */
-    EXPECT(m.peak - base < (5u << 20));
+    EXPECT(ta_peak(&m) - base >= (1u << 20)); /* the word itself */
+    EXPECT(ta_peak(&m) - base < (5u << 20));
     minlsh_shingler_free(sh);
-    EXPECT_EQ_INT(m.live, 0);
+    EXPECT_EQ_INT(ta_bytes(&m), 0);
     free(doc);
 }
 

@@ -2,6 +2,7 @@
  * buffer, bit-identical), the byte layout, and refusal of every damaged,
  * foreign or mismatched input; atomic saves; allocation failures. */
 #define _POSIX_C_SOURCE 200809L
+#include "testalloc.h"
 #include "testlib.h"
 
 #include <dirent.h>
@@ -13,38 +14,6 @@
 #include "common/common.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-typedef struct fail_alloc {
-    long fail_at; /* the call number that fails (1-based); 0: never */
-    long calls;
-    long live;
-    size_t max_size;
-} fail_alloc;
-
-static void *fa_alloc(void *opaque, size_t size) {
-    fail_alloc *f = (fail_alloc *)opaque;
-    f->calls++;
-    if (size > f->max_size) f->max_size = size;
-    if (f->fail_at > 0 && f->calls == f->fail_at) return NULL;
-    f->live++;
-    return malloc(size);
-}
-
-static void fa_free(void *opaque, void *ptr) {
-    fail_alloc *f = (fail_alloc *)opaque;
-    f->live--;
-    free(ptr);
-}
-
-static minlsh_allocator fa_make(fail_alloc *fa, long fail_at) {
-    minlsh_allocator al;
-    memset(fa, 0, sizeof *fa);
-    fa->fail_at = fail_at;
-    al.alloc = fa_alloc;
-    al.free = fa_free;
-    al.opaque = fa;
-    return al;
-}
 
 /* A scratch directory of our own, emptied, so listings are meaningful. */
 static const char *scratch_dir(void) {
@@ -572,8 +541,8 @@ static void test_inflated_count(void) {
     b = to_buffer(m, &len);
     if (b == NULL) return;
     for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        fail_alloc fa;
-        minlsh_allocator al = fa_make(&fa, 0);
+        testalloc fa;
+        minlsh_allocator al = ta_allocator(&fa);
         minlsh_sigmatrix *out = (minlsh_sigmatrix *)&f;
         const char *path = tl_tmp_path("inflated.mx");
         int rc;
@@ -583,27 +552,27 @@ static void test_inflated_count(void) {
         EXPECT_MSG(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_TOOBIG, "count %" PRIu64 ": rc %d",
                    counts[i], rc);
         EXPECT(out == NULL);
-        EXPECT_EQ_INT(fa.calls, 0); /* refused before allocating anything */
+        EXPECT_EQ_INT(ta_calls(&fa), 0); /* refused before allocating anything */
         /* Through a file: only the file itself is ever allocated. */
         EXPECT_EQ_INT(write_file(path, b, len), 0);
         rc = minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 0, &al));
         EXPECT_MSG(rc == MINLSH_E_CORRUPT || rc == MINLSH_E_TOOBIG, "file, count %" PRIu64
                    ": rc %d", counts[i], rc);
-        EXPECT(fa.max_size <= len);
-        EXPECT_EQ_INT(fa.live, 0);
+        EXPECT(ta_max_size(&fa) <= len);
+        EXPECT_EQ_INT(ta_blocks(&fa), 0);
         remove(path);
     }
     /* The metadata length (covered by the payload checksum only) inflated. */
     minlsh__store64le(b + 48, 3);
     reseal_header(b);
     for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        fail_alloc fa;
-        minlsh_allocator al = fa_make(&fa, 0);
+        testalloc fa;
+        minlsh_allocator al = ta_allocator(&fa);
         minlsh_sigmatrix *out = (minlsh_sigmatrix *)&f;
         minlsh__store64le(b + 64 + 48, counts[i]);
         EXPECT_ERR(minlsh_sigmatrix_load_buffer(&out, b, len, LOAD_OPTS(NULL, 0, &al)), MINLSH_E_CORRUPT);
         EXPECT(out == NULL);
-        EXPECT_EQ_INT(fa.calls, 0);
+        EXPECT_EQ_INT(ta_calls(&fa), 0);
     }
     free(b);
     minlsh_sigmatrix_free(m);
@@ -730,17 +699,17 @@ static void test_metadata(void) {
 #endif
     /* A failed allocation keeps the old metadata. */
     {
-        fail_alloc fa;
-        minlsh_allocator al = fa_make(&fa, 0);
+        testalloc fa;
+        minlsh_allocator al = ta_allocator(&fa);
         minlsh_sigmatrix *m3 = NULL;
         EXPECT_OK(minlsh_sigmatrix_new(&m3, f, 0, &al));
         EXPECT_OK(minlsh_sigmatrix_set_metadata(m3, "old", 3));
-        fa.fail_at = fa.calls + 1;
+        ta_fail_nth(&fa, 1);
         EXPECT_ERR(minlsh_sigmatrix_set_metadata(m3, "newer", 5), MINLSH_E_NOMEM);
         EXPECT_OK(minlsh_sigmatrix_copy_metadata(m3, buf, sizeof buf, &n_out));
         EXPECT(n_out == 3 && memcmp(buf, "old", 3) == 0);
         minlsh_sigmatrix_free(m3);
-        EXPECT_EQ_INT(fa.live, 0);
+        EXPECT_EQ_INT(ta_blocks(&fa), 0);
     }
     minlsh_sigmatrix_free(m);
     minlsh_sigmatrix_free(m2);
@@ -756,15 +725,17 @@ static void test_failing_allocator_append(void) {
     int done = 0;
     EXPECT_OK(minlsh_family_new(&f, 64, 5, NULL));
     for (n = 1; n < 100 && !done; n++) {
-        fail_alloc fa;
-        minlsh_allocator al = fa_make(&fa, n);
+        testalloc fa;
+        minlsh_allocator al = ta_allocator(&fa);
         minlsh_sigmatrix *m = (minlsh_sigmatrix *)&f;
-        int rc = minlsh_sigmatrix_new(&m, f, 0, &al);
+        int rc;
         size_t d, i;
+        ta_fail_nth(&fa, n);
+        rc = minlsh_sigmatrix_new(&m, f, 0, &al);
         if (rc != 0) {
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
             EXPECT(m == NULL);
-            EXPECT_EQ_INT(fa.live, 0);
+            EXPECT_EQ_INT(ta_blocks(&fa), 0);
             continue;
         }
         done = 1;
@@ -786,7 +757,7 @@ static void test_failing_allocator_append(void) {
             }
         }
         minlsh_sigmatrix_free(m);
-        EXPECT_EQ_INT(fa.live, 0);
+        EXPECT_EQ_INT(ta_blocks(&fa), 0);
     }
     EXPECT(done);
     EXPECT(n > 3); /* several growth steps failed on the way */
@@ -812,16 +783,17 @@ static void test_failing_allocator_files(void) {
     /* save: the writer allocates with the matrix's allocator, so save a
      * copy loaded with the failing allocator. */
     for (n = 1; n < 50 && rc != 0; n++) {
-        fail_alloc fa;
-        minlsh_allocator al = fa_make(&fa, 0);
+        testalloc fa;
+        minlsh_allocator al = ta_allocator(&fa);
         minlsh_sigmatrix *mm = NULL;
         uint8_t *b;
         size_t len = 0;
+        long base;
         b = to_buffer(m, &len);
         EXPECT_OK(minlsh_sigmatrix_load_buffer(&mm, b, len, LOAD_OPTS(f, 0, &al)));
         free(b);
-        fa.calls = 0;
-        fa.fail_at = n;
+        base = ta_calls(&fa);
+        ta_fail_nth(&fa, n);
         rc = minlsh_sigmatrix_save(mm, path);
         list_dir(dir, listing, sizeof listing);
         EXPECT_MSG(strcmp(listing, "f.mx") == 0, "after save with failing alloc %ld: %s", n,
@@ -832,19 +804,20 @@ static void test_failing_allocator_files(void) {
              * failed after the rename (then the new one is complete). */
             after = read_file(path, &alen);
             EXPECT(after != NULL && ((alen == blen && memcmp(after, before, blen) == 0) ||
-                                     fa.calls >= 4));
+                                     ta_calls(&fa) - base >= 4));
             free(after);
         }
         minlsh_sigmatrix_free(mm);
-        EXPECT_EQ_INT(fa.live, 0);
+        EXPECT_EQ_INT(ta_blocks(&fa), 0);
     }
     EXPECT_EQ_INT(rc, 0);
     /* load from a file and from a buffer. */
     rc = -1;
     for (n = 1; n < 50 && rc != 0; n++) {
-        fail_alloc fa;
-        minlsh_allocator al = fa_make(&fa, n);
+        testalloc fa;
+        minlsh_allocator al = ta_allocator(&fa);
         minlsh_sigmatrix *out = (minlsh_sigmatrix *)&f;
+        ta_fail_nth(&fa, n);
         rc = minlsh_sigmatrix_load(&out, path, LOAD_OPTS(f, 0, &al));
         if (rc != 0) {
             EXPECT_ERR(rc, MINLSH_E_NOMEM);
@@ -853,7 +826,7 @@ static void test_failing_allocator_files(void) {
             EXPECT(out != NULL && matrices_equal(out, m));
             minlsh_sigmatrix_free(out);
         }
-        EXPECT_EQ_INT(fa.live, 0);
+        EXPECT_EQ_INT(ta_blocks(&fa), 0);
     }
     EXPECT_EQ_INT(rc, 0);
     EXPECT(n >= 4);
