@@ -5,6 +5,7 @@
  * computes scalars.
  */
 #include "minlsh.h"
+#include "testalloc.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -12,28 +13,6 @@
 #define K 64
 #define BANDS 16
 #define ROWS 4
-
-/* Counts what passes through it, so a test can tell whose memory a handle
- * uses. */
-typedef struct {
-    long calls;
-    long live;
-} counter;
-
-static void *count_alloc(void *opaque, size_t size) {
-    counter *c = (counter *)opaque;
-    void *p = malloc(size);
-    if (p != NULL) {
-        c->calls++;
-        c->live++;
-    }
-    return p;
-}
-
-static void count_free(void *opaque, void *ptr) {
-    ((counter *)opaque)->live--;
-    free(ptr);
-}
 
 /* n documents in groups of `dup` identical signatures (the rest distinct). */
 static void make_sigs(uint32_t *sigs, size_t n, size_t dup) {
@@ -60,8 +39,9 @@ static void test_load_options(void) {
     minlsh_load_options o;
     static uint8_t buf[1 << 16], mbuf[1 << 16];
     size_t len = 0, mlen = 0;
-    counter c = {0, 0};
-    minlsh_allocator al = {count_alloc, count_free, &c};
+    testalloc c;
+    minlsh_allocator al = ta_allocator(&c);
+    long before;
     uint32_t sig[K];
 
     EXPECT_OK(minlsh_family_new(&fam, K, 3, NULL));
@@ -139,15 +119,16 @@ static void test_load_options(void) {
     /* the allocator in the options becomes the handle's */
     minlsh_load_options_init(&o, 1);
     o.alloc = &al;
+    before = ta_calls(&c);
     EXPECT_OK(minlsh_index_load_buffer(&got, buf, len, &o));
-    EXPECT(c.calls > 0 && c.live > 0);
+    EXPECT(ta_calls(&c) > before && ta_blocks(&c) > 0);
     minlsh_index_free(got);
-    EXPECT_EQ_INT(c.live, 0);
-    c.calls = 0;
+    EXPECT_EQ_INT(ta_blocks(&c), 0);
+    before = ta_calls(&c);
     EXPECT_OK(minlsh_sigmatrix_load_buffer(&gm, mbuf, mlen, &o));
-    EXPECT(c.calls > 0);
+    EXPECT(ta_calls(&c) > before);
     minlsh_sigmatrix_free(gm);
-    EXPECT_EQ_INT(c.live, 0);
+    EXPECT_EQ_INT(ta_blocks(&c), 0);
 
     minlsh_sigmatrix_free(mx);
     minlsh_index_free(ix);
@@ -188,39 +169,40 @@ static void test_allocator_on_every_maker(void) {
     minlsh_index *ix;
     minlsh_pairs *p = NULL;
     minlsh_clusters *cl = NULL;
-    counter c = {0, 0};
-    minlsh_allocator al = {count_alloc, count_free, &c};
-    minlsh_allocator bad = {NULL, count_free, &c};
+    testalloc c;
+    minlsh_allocator al = ta_allocator(&c);
+    minlsh_allocator bad = {NULL, ta_free, &c};
+    long before = ta_calls(&c);
 
     EXPECT_OK(minlsh_family_new(&fam, K, 3, NULL));
     EXPECT_OK(minlsh_shingler_new(&sh, NULL, NULL));
     ix = make_index(fam, 12, 3);
 
     EXPECT_OK(minlsh_shinglestream_new(&st, sh, &al));
-    EXPECT(c.calls > 0);
+    EXPECT(ta_calls(&c) > before);
     EXPECT_OK(minlsh_shinglestream_feed(st, "the quick brown fox jumps over", 30));
     EXPECT_OK(minlsh_shinglestream_finish(st, NULL, NULL));
     minlsh_shinglestream_free(st);
     st = NULL;
-    EXPECT_EQ_INT(c.live, 0);
+    EXPECT_EQ_INT(ta_blocks(&c), 0);
     EXPECT_ERR(minlsh_shinglestream_new(&st, sh, &bad), MINLSH_E_PARAM);
     EXPECT(st == NULL);
 
-    c.calls = 0;
+    before = ta_calls(&c);
     EXPECT_OK(minlsh_pairs_from_index(&p, ix, 0.5, 0, &al));
-    EXPECT(c.calls > 0 && c.live > 0);
+    EXPECT(ta_calls(&c) > before && ta_blocks(&c) > 0);
     minlsh_pairs_free(p);
     p = NULL;
-    EXPECT_EQ_INT(c.live, 0);
+    EXPECT_EQ_INT(ta_blocks(&c), 0);
     EXPECT_ERR(minlsh_pairs_from_index(&p, ix, 0.5, 0, &bad), MINLSH_E_PARAM);
 
-    c.calls = 0;
+    before = ta_calls(&c);
     EXPECT_OK(minlsh_clusters_from_index(&cl, ix, 0.5, &al));
     EXPECT_EQ_U64(minlsh_clusters_count(cl), 4);
-    EXPECT(c.calls > 0 && c.live > 0);
+    EXPECT(ta_calls(&c) > before && ta_blocks(&c) > 0);
     minlsh_clusters_free(cl);
     cl = NULL;
-    EXPECT_EQ_INT(c.live, 0);
+    EXPECT_EQ_INT(ta_blocks(&c), 0);
     EXPECT_ERR(minlsh_clusters_from_index(&cl, ix, 0.5, &bad), MINLSH_E_PARAM);
     EXPECT(cl == NULL);
 
