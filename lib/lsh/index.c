@@ -285,7 +285,7 @@ void minlsh_index_free(minlsh_index *index) {
     minlsh__store_free(&al, &index->groups);
     minlsh__store_free(&al, &index->sigs);
     minlsh__store_free(&al, &index->nodes);
-    minlsh__free(&al, index->meta);
+    minlsh__metadata_free(&index->meta, &al);
     minlsh__free(&al, index);
 }
 
@@ -618,30 +618,14 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
 /* ---- metadata ----------------------------------------------------------- */
 
 int minlsh_index_set_metadata(minlsh_index *index, const void *data, size_t len) {
-    uint8_t *copy = NULL;
-    if (index == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
-    if ((uint64_t)len > MINLSH__METADATA_MAX) return MINLSH_E_TOOBIG;
-    if (len > 0) {
-        copy = (uint8_t *)minlsh__malloc(&index->alloc, len);
-        if (copy == NULL) return MINLSH_E_NOMEM;
-        memcpy(copy, data, len);
-    }
-    minlsh__free(&index->alloc, index->meta);
-    index->meta = copy;
-    index->meta_len = len;
-    return 0;
+    if (index == NULL) return MINLSH_E_NULL;
+    return minlsh__metadata_set(&index->meta, &index->alloc, data, len);
 }
 
 int minlsh_index_copy_metadata(const minlsh_index *index, void *buf, size_t cap,
                           size_t *n_out) {
     if (index == NULL) return MINLSH_E_NULL;
-    if (n_out != NULL) *n_out = index->meta_len;
-    if (cap < index->meta_len) return MINLSH_E_BUFSIZE;
-    if (index->meta_len > 0) {
-        if (buf == NULL) return MINLSH_E_NULL;
-        memcpy(buf, index->meta, index->meta_len);
-    }
-    return 0;
+    return minlsh__metadata_copy(&index->meta, buf, cap, n_out);
 }
 
 /* ---- memory accounting (benches and tests) ------------------------------- */
@@ -655,5 +639,5 @@ void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
     m->other = minlsh__store_bytes(&ix->groups) + minlsh__store_bytes(&ix->ids) +
                minlsh__store_bytes(&ix->docs) + minlsh__tab_bytes(&ix->idt) +
                minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
-               sizeof *ix + ix->meta_len;
+               sizeof *ix + ix->meta.len;
 }

@@ -181,8 +181,7 @@ struct minlsh_index {
     minlsh__lsh_table idt;    /* hash of id -> slot */
     minlsh__lsh_table sigt;   /* hash of the signature -> group */
     minlsh__lsh_table *band;  /* bands tables: band key -> group or chain */
-    uint8_t *meta;
-    size_t meta_len;
+    minlsh__metadata meta;
 };
 
 MINLSH__INLINE uint64_t *minlsh__lsh_id_at(const minlsh_index *ix, size_t slot) {
