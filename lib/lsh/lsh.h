@@ -359,11 +359,9 @@ void minlsh__lsh_join_bucket(minlsh__lsh_uf *uf, const uint32_t *g, size_t n,
                              uint64_t *roots, double min_similarity,
                              minlsh__lsh_sig_of_fn sig_of, const void *ctx, uint32_t k);
 
-/* pairs.c: the pair list handle, shared with the matrix path. */
-typedef struct minlsh__lsh_pair {
-    uint64_t a, b;
-    double sim;
-} minlsh__lsh_pair;
+/* pairs.c: the pair list handle, shared with the matrix path; its records
+ * are common/sort.h's, sorted by minlsh__sort_pairs. */
+typedef minlsh__pair minlsh__lsh_pair;
 
 struct minlsh_pairs {
     minlsh_allocator alloc;
