@@ -578,6 +578,16 @@ static void test_save_load(void) {
     EXPECT_ERR(minlsh_index_load_buffer(NULL, bytes, len, NULL), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, len, NULL), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, 0, NULL), MINLSH_E_FORMAT);
+    {
+        /* Pointers before options, as for the matrix: a NULL buffer or
+         * path is MINLSH_E_NULL whatever the options say. */
+        minlsh_load_options bad_opts = MINLSH_LOAD_OPTIONS_INIT;
+        bad_opts.version = 99;
+        EXPECT_ERR(minlsh_index_load_buffer(&b, NULL, len, &bad_opts), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_load(&b, NULL, &bad_opts), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_index_load_buffer(&b, bytes, len, &bad_opts), MINLSH_E_VERSION);
+        EXPECT(b == NULL);
+    }
     EXPECT_ERR(minlsh_index_load_buffer(&b, "MINLSHMX", 8, NULL), MINLSH_E_FORMAT);
     EXPECT(b == NULL);
     /* Crafted but checksummed: bad shape, ids out of order. */

@@ -259,6 +259,16 @@ static void test_errors(void) {
     EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, NULL, 16, NULL), MINLSH_E_NULL);
     EXPECT(m2 == NULL);
     EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, NULL, 0, NULL), MINLSH_E_FORMAT);
+    {
+        /* Pointers before options, as for the index: a NULL buffer or path
+         * is MINLSH_E_NULL whatever the options say. */
+        minlsh_load_options bad_opts = MINLSH_LOAD_OPTIONS_INIT;
+        bad_opts.version = 99;
+        EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, NULL, 16, &bad_opts), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_sigmatrix_load(&m2, NULL, &bad_opts), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_sigmatrix_load_buffer(&m2, buf, 16, &bad_opts), MINLSH_E_VERSION);
+        EXPECT(m2 == NULL);
+    }
     minlsh_sigmatrix_free(NULL);
     minlsh_sigmatrix_free(m);
     minlsh_family_free(f);

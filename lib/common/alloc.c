@@ -47,27 +47,6 @@ int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src) {
     return 0;
 }
 
-int minlsh_load_options_init(minlsh_load_options *opts, uint32_t version) {
-    if (opts == NULL) return MINLSH_E_NULL;
-    if (version != 1) return MINLSH_E_VERSION;
-    memset(opts, 0, sizeof *opts);
-    opts->version = version;
-    return 0;
-}
-
-int minlsh__load_setup(minlsh__load *dst, const minlsh_load_options *opts) {
-    if (opts == NULL) {
-        dst->family = NULL;
-        dst->config_id = 0;
-        return minlsh__alloc_setup(&dst->alloc, NULL);
-    }
-    if (opts->version != 1) return MINLSH_E_VERSION;
-    if (opts->reserved != 0) return MINLSH_E_PARAM;
-    dst->family = opts->family;
-    dst->config_id = opts->config_id;
-    return minlsh__alloc_setup(&dst->alloc, opts->alloc);
-}
-
 void *minlsh__malloc(const minlsh_allocator *a, size_t size) {
     if (size == 0) return NULL;
     return a->alloc(a->opaque, size);

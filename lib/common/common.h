@@ -2,7 +2,8 @@
  * lib/common: the bottom layer. Errors, allocation with overflow-checked
  * sizes, CPU detection and the SIMD choice, little-endian load/store, secure
  * zeroing, the file checksum, the atomic file writer, whole-file reads and
- * read-only mappings, and the shared file header.
+ * read-only mappings, the shared file header, and what every saved handle
+ * shares (load options, loaders, savers, metadata).
  * Internal: nothing here is installed; every name is minlsh__*.
  */
 #ifndef MINLSH_COMMON_H
@@ -31,16 +32,6 @@
 /* Copy src (or malloc/free when src is NULL) into dst.
  * MINLSH_E_PARAM when src has a NULL function. */
 int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src);
-/* The load options every loader takes, checked (version, reserved field,
- * allocator) and with the defaults filled in; family is compared with the
- * file by the layer that knows families. */
-typedef struct minlsh__load {
-    minlsh_allocator alloc;
-    const minlsh_family *family;
-    uint64_t config_id;
-} minlsh__load;
-int minlsh__load_setup(minlsh__load *dst, const minlsh_load_options *opts);
-
 /* NULL for size 0 or failure. */
 void *minlsh__malloc(const minlsh_allocator *a, size_t size);
 /* Zeroed count*size bytes; NULL on overflow or failure. */
@@ -296,14 +287,72 @@ void minlsh__metadata_write(minlsh__writer *w, const void *data, size_t len);
 /* Parse and validate a file (docs/format.md, "Validation on load", steps
  * 1-6): magic (MINLSH_E_FORMAT), header checksum and fields
  * (MINLSH_E_CORRUPT), version (MINLSH_E_FORMAT), then that count items of
- * payload_bytes_per_item bytes, the metadata section and the 8-byte trailer
- * exactly fill the buffer (MINLSH_E_CORRUPT; sizes overflow-checked), and
- * the payload checksum. On success *payload points at the items inside buf,
- * *meta and *meta_len at the metadata bytes. */
+ * item_fixed + item_per_k * k bytes (k from the validated header), the
+ * metadata section and the 8-byte trailer exactly fill the buffer
+ * (MINLSH_E_CORRUPT; sizes overflow-checked), and the payload checksum. On
+ * success *payload points at the items inside buf, *meta and *meta_len at
+ * the metadata bytes. */
 int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
-                             size_t payload_bytes_per_item, minlsh__header *h,
+                             size_t item_fixed, size_t item_per_k, minlsh__header *h,
                              const uint8_t **payload, const uint8_t **meta,
                              size_t *meta_len);
 #define MINLSH__METADATA_MAX UINT64_C(0xFFFFFFFF)
+
+/* ---- what every saved handle shares (saved.c) ----------------------------- */
+
+/* The load options every loader takes, checked (version, reserved field,
+ * allocator) and with the defaults filled in; family is compared with the
+ * file by the layer that knows families. */
+typedef struct minlsh__load {
+    minlsh_allocator alloc;
+    const minlsh_family *family;
+    uint64_t config_id;
+} minlsh__load;
+int minlsh__load_setup(minlsh__load *dst, const minlsh_load_options *opts);
+
+/* A handle's parser: validate the whole file in buf and make a new handle
+ * in *(T **)out (the caller's **out, already NULL) with ld's allocator. */
+typedef int (*minlsh__parse_fn)(void *out, const void *buf, size_t len,
+                                const minlsh__load *ld);
+/* The body of every _load_buffer: buf NULL with len > 0 (MINLSH_E_NULL),
+ * then the options, then parse. */
+int minlsh__load_buffer(void *out, const void *buf, size_t len,
+                        const minlsh_load_options *opts, minlsh__parse_fn parse);
+/* The body of every _load: path NULL (MINLSH_E_NULL), then the options,
+ * then the whole file read with the options' allocator, parsed and freed. */
+int minlsh__load_path(void *out, const char *path, const minlsh_load_options *opts,
+                      minlsh__parse_fn parse);
+
+/* A handle's writer: the whole file (header to trailer) for handle ctx. */
+typedef void (*minlsh__write_fn)(const void *ctx, minlsh__writer *w);
+/* The body of every _save: path NULL (MINLSH_E_NULL), then the atomic
+ * writer (minlsh__writer_init_file, minlsh__writer_finish). */
+int minlsh__save_path(const minlsh_allocator *a, const char *path, minlsh__write_fn write,
+                      const void *ctx);
+/* The body of every _save_buffer: buf NULL with cap > 0 (MINLSH_E_NULL),
+ * then the bytes, MINLSH_E_BUFSIZE with the size in *n_out if short. */
+int minlsh__save_buffer(void *buf, size_t cap, size_t *n_out, minlsh__write_fn write,
+                        const void *ctx);
+
+/* A handle's application metadata (minlsh_*_set_metadata): len bytes at
+ * data, which is owned (the allocation is `owned`) or borrowed from a
+ * mapped file (owned NULL). All zero: no metadata. */
+typedef struct minlsh__metadata {
+    const uint8_t *data; /* NULL when len is 0 */
+    uint8_t *owned;
+    size_t len;
+} minlsh__metadata;
+/* Replace it with a copy of data (which may point into the old metadata).
+ * On error it is unchanged. Errors: MINLSH_E_NULL (data NULL, len > 0),
+ * MINLSH_E_TOOBIG (over MINLSH__METADATA_MAX), MINLSH_E_NOMEM. */
+int minlsh__metadata_set(minlsh__metadata *m, const minlsh_allocator *a, const void *data,
+                         size_t len);
+/* Point it at len bytes that outlive it (a mapping); frees what it owned. */
+void minlsh__metadata_borrow(minlsh__metadata *m, const minlsh_allocator *a, const void *data,
+                             size_t len);
+/* Copy it into (buf, cap, *n_out). Errors: MINLSH_E_BUFSIZE, MINLSH_E_NULL
+ * (buf NULL while there are bytes to copy). */
+int minlsh__metadata_copy(const minlsh__metadata *m, void *buf, size_t cap, size_t *n_out);
+void minlsh__metadata_free(minlsh__metadata *m, const minlsh_allocator *a);
 
 #endif /* MINLSH_COMMON_H */

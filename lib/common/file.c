@@ -362,7 +362,7 @@ void minlsh__metadata_write(minlsh__writer *w, const void *data, size_t len) {
 }
 
 int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
-                             size_t payload_bytes_per_item, minlsh__header *h,
+                             size_t item_fixed, size_t item_per_k, minlsh__header *h,
                              const uint8_t **payload, const uint8_t **meta,
                              size_t *meta_len) {
     const uint8_t *b = (const uint8_t *)buf;
@@ -371,7 +371,8 @@ int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
     int rc = minlsh__header_check(b, len, magic, h);
     if (rc != 0) return rc;
     if (h->count > (uint64_t)SIZE_MAX) return MINLSH_E_TOOBIG;
-    if (minlsh__mul_size(&items_len, (size_t)h->count, payload_bytes_per_item) != 0)
+    /* k is 1..1024 here: the item size cannot overflow. */
+    if (minlsh__mul_size(&items_len, (size_t)h->count, item_fixed + item_per_k * h->k) != 0)
         return MINLSH_E_CORRUPT;
     /* header + items + metadata length + trailer, before the metadata bytes */
     if (minlsh__add_size(&fixed, items_len, MINLSH__HEADER_BYTES + 16) != 0 || fixed > len)

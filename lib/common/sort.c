@@ -2,8 +2,8 @@
  * The sorts of the library (sort.h has the contracts), one home for all.
  *
  * Introsort (quicksort with a median of three, heapsort when the recursion
- * gets too deep, insertion sort for short ranges) for queries, pairs and
- * clusters: in place because a query sorts inside the caller's output
+ * gets too deep, insertion sort for short ranges) for queries, pair lists
+ * and clusters: in place because a query sorts inside the caller's output
  * buffer; O(n log n) in the worst case because inputs (a hot bucket:
  * 100,000 copies of the same slots) can be very repetitive.
  *
@@ -13,8 +13,8 @@
  */
 #include "common/sort.h"
 
-/* One introsort, instantiated below for plain 64-bit keys and for two-word
- * records; only the element type and the strict order differ. */
+/* One introsort, instantiated below for plain 64-bit keys, two-word records
+ * and pair records; only the element type and the strict order differ. */
 #define MINLSH__INTROSORT(NAME, T, LESS)                                       \
     static void NAME##_insertion(T *v, size_t n) {                             \
         size_t i, j;                                                           \
@@ -105,7 +105,10 @@
     ((x)->key < (y)->key || ((x)->key == (y)->key && (x)->val < (y)->val))
 
 MINLSH__INTROSORT(minlsh__introsort_u64, uint64_t, MINLSH__U64_LESS)
+#define MINLSH__PAIR_LESS(x, y) ((x)->a < (y)->a || ((x)->a == (y)->a && (x)->b < (y)->b))
+
 MINLSH__INTROSORT(minlsh__introsort_kv, minlsh__kv, MINLSH__KV_LESS)
+MINLSH__INTROSORT(minlsh__introsort_pairs, minlsh__pair, MINLSH__PAIR_LESS)
 
 void minlsh__sort_u64(uint64_t *v, size_t n) { minlsh__introsort_u64(v, n); }
 
@@ -118,6 +121,8 @@ size_t minlsh__unique_u64(uint64_t *v, size_t n) {
 }
 
 void minlsh__sort_kv(minlsh__kv *v, size_t n) { minlsh__introsort_kv(v, n); }
+
+void minlsh__sort_pairs(minlsh__pair *v, size_t n) { minlsh__introsort_pairs(v, n); }
 
 /* LSD radix sort, 11 bits per pass (a 2048-entry histogram stays in L1);
  * stable, so records equal in the bits looked at keep their order. Passes

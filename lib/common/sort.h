@@ -1,7 +1,8 @@
 /*
  * The sorts of the library, for every layer (sort.c): an in-place introsort
- * of 64-bit keys and of (key, val) records, a stable LSD radix sort of
- * records, and an MSD radix sort of 64-bit keys with deduplication.
+ * of 64-bit keys, of (key, val) records and of pair records, a stable LSD
+ * radix sort of records, and an MSD radix sort of 64-bit keys with
+ * deduplication.
  * Internal: every name minlsh__*, hidden. No allocation: scratch comes from
  * the caller.
  */
@@ -21,6 +22,16 @@ typedef struct minlsh__kv {
 } minlsh__kv;
 /* Ascending by (key, val), in place, O(n log n) worst case. */
 void minlsh__sort_kv(minlsh__kv *v, size_t n);
+/* A pair of 64-bit ids and their similarity: the records of a pair list. */
+typedef struct minlsh__pair {
+    uint64_t a, b;
+    double sim;
+} minlsh__pair;
+/* Ascending by (a, b), in place, O(n log n) worst case. sim is carried
+ * along, not compared: records with equal (a, b) end in an unspecified
+ * order, so give them equal sims or drop the repeats. */
+void minlsh__sort_pairs(minlsh__pair *v, size_t n);
+
 /* Stable LSD radix sort of n records by bits [lo_bit, hi_bit) of key,
  * using tmp (n records) as scratch; the result ends in v. Linear time. */
 void minlsh__radix_kv(minlsh__kv *v, minlsh__kv *tmp, size_t n, int lo_bit, int hi_bit);

@@ -1,7 +1,8 @@
 /*
- * The band index: documents, groups of identical signatures, the id table,
- * the signature table, the per-band bucket tables, and insert / remove /
- * query / get. lsh.h describes the layout.
+ * The band index, its lifetime and its changes: create and free, the
+ * documents, groups of identical signatures, the id table, the signature
+ * table, the per-band bucket tables, and insert / insert_many / remove
+ * (query.c reads it; lsh.h describes the layout).
  *
  * Every mutation first makes room (growing a table or a chunked array only
  * moves what is there, so a growth that succeeds leaves the index logically
@@ -10,29 +11,16 @@
  * Speed: an insert of a new signature computes its b band keys (eight at
  * once with SIMD), then prefetches the home entry of every table it will
  * touch (id, signature, b bands) before looking at any of them, so the b+2
- * cache misses of a large index overlap instead of queueing.
+ * cache misses of a large index overlap instead of queueing (prefetch.h).
  */
 #include "lsh.h"
+#include "prefetch.h"
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
 #include <emmintrin.h>
 #define MINLSH__HAVE_STREAM 1
 #else
 #define MINLSH__HAVE_STREAM 0
-#endif
-
-#if defined(__GNUC__)
-/* Locality 1 (PREFETCHT2 on x86): to the outer caches, not L1. Batches
- * fetch a few documents ahead, so there is time to move the line inward
- * on use; and a prefetch into L1 holds one of the core's few L1 miss
- * buffers until the line arrives, which capped the misses in flight:
- * against locality 3, inserts at 1M documents went from 511 to 440 ns and
- * queries from 545 to 490 ns (docs/lsh.md section 7). */
-#define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 1)
-#define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 1)
-#else
-#define MINLSH__PREFETCH(p) ((void)(p))
-#define MINLSH__PREFETCH_W(p) ((void)(p))
 #endif
 
 /* Copy n bytes to dst with streaming stores when they are whole cache lines
@@ -116,19 +104,6 @@ static uint32_t minlsh__sig_find(const minlsh_index *ix, const uint32_t *sig, ui
 
 /* ---- buckets ------------------------------------------------------------ */
 
-/* 1 if band j of group g has the 64-bit key `key` whose band values are
- * `vals` (r values): the values compare equal, or (a 64-bit key collision)
- * g's band key is `key` all the same. */
-MINLSH__INLINE int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
-                                         uint64_t key, const uint32_t *vals) {
-    const uint32_t *own = minlsh__lsh_gsig(ix, g) + (size_t)j * ix->rows;
-    uint32_t i, diff = 0;
-    for (i = 0; i < ix->rows; i++) diff |= own[i] ^ vals[i];
-    if (diff == 0) return 1;
-    /* Different values under the same 32-bit tag: the same bucket only if
-     * the whole 64-bit keys collide. */
-    return minlsh__lsh_band_key(minlsh__lsh_gsig(ix, g), j, ix->rows) == key;
-}
 
 /* Position of the bucket (band j, key) in its table: *found = 1, or
  * *found = 0 and the position where it would go. */
@@ -147,23 +122,6 @@ static size_t minlsh__bucket_pos(const minlsh_index *ix, uint32_t j, uint64_t ke
             return p;
         }
     return p;
-}
-
-/* The run an entry's lookup and insertion go through starts at its home
- * and often crosses into the next cache line: fetch both at once rather
- * than one miss after the other (one line or three measured slower, for
- * inserts and queries alike; docs/lsh.md section 7). */
-MINLSH__INLINE void minlsh__prefetch_home(const minlsh__lsh_table *t, uint32_t tag, int write) {
-    const char *p;
-    if (t->cap == 0) return;
-    p = (const char *)&t->e[minlsh__tab_home(t, tag)];
-    if (write) {
-        MINLSH__PREFETCH_W(p);
-        MINLSH__PREFETCH_W(p + 64);
-    } else {
-        MINLSH__PREFETCH(p);
-        MINLSH__PREFETCH(p + 64);
-    }
 }
 
 /* A chain node from the free list or the end; room is reserved. */
@@ -327,7 +285,7 @@ void minlsh_index_free(minlsh_index *index) {
     minlsh__store_free(&al, &index->groups);
     minlsh__store_free(&al, &index->sigs);
     minlsh__store_free(&al, &index->nodes);
-    minlsh__free(&al, index->meta);
+    minlsh__metadata_free(&index->meta, &al);
     minlsh__free(&al, index);
 }
 
@@ -553,29 +511,6 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
     return minlsh__lsh_insert(index, id, sig);
 }
 
-/* Documents prepared ahead of the one being inserted or queried, and
- * (queries) probed ahead: the second round of misses, the groups. */
-#define MINLSH__AHEAD 4
-#define MINLSH__PROBE_AHEAD 2
-
-/* Every cache line of bytes [p, p + n), n > 0. */
-MINLSH__INLINE void minlsh__prefetch_range(const void *p, size_t n, int write) {
-    const char *c = (const char *)p;
-    size_t o;
-    for (o = 0; o < n; o += 64) {
-        if (write) MINLSH__PREFETCH_W(c + o);
-        else MINLSH__PREFETCH(c + o);
-    }
-    if (write) MINLSH__PREFETCH_W(c + n - 1);
-    else MINLSH__PREFETCH(c + n - 1);
-}
-
-/* The caller's signatures are read once each, AHEAD documents before their
- * turn: fetch them a further AHEAD ahead so that hashing them does not wait
- * on memory (k values: k/16 cache lines). */
-MINLSH__INLINE void minlsh__prefetch_sig(const uint32_t *sig, size_t k) {
-    minlsh__prefetch_range(sig, k * sizeof *sig, 0);
-}
 
 /* A run of new documents takes slots and groups from the ends of their
  * stores, one after another: fetch the ones `ahead` inserts from now for
@@ -680,351 +615,17 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
     return 0;
 }
 
-int minlsh_index_contains(const minlsh_index *index, uint64_t id) {
-    if (index == NULL) return MINLSH_E_NULL;
-    return minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL;
-}
-
-int minlsh_index_copy_signature(const minlsh_index *index, uint64_t id, uint32_t *sig,
-                     size_t cap, size_t *n_out) {
-    uint32_t slot;
-    if (index == NULL) return MINLSH_E_NULL;
-    slot = minlsh__lsh_find_id(index, id);
-    if (slot == MINLSH__LSH_NIL) return MINLSH_E_NOTFOUND;
-    if (n_out != NULL) *n_out = index->k;
-    if (cap < index->k) return MINLSH_E_BUFSIZE;
-    if (sig == NULL) return MINLSH_E_NULL;
-    memcpy(sig, minlsh__lsh_gsig(index, minlsh__lsh_doc_at(index, slot)->group),
-           (size_t)index->k * sizeof *sig);
-    return 0;
-}
-
-/* ---- query -------------------------------------------------------------- */
-
-#define MINLSH__QUERY_STACK 256
-
-/* A growable scratch array that starts on the caller's stack. */
-typedef struct minlsh__scratch {
-    void *p;
-    size_t n, cap, elem;
-    void *stack;
-    const minlsh_allocator *a;
-} minlsh__scratch;
-
-static int minlsh__scratch_push(minlsh__scratch *s, const void *x) {
-    if (s->n == s->cap) {
-        size_t bytes;
-        void *bigger;
-        if (minlsh__mul_size(&bytes, s->cap, 2 * s->elem) != 0) return MINLSH_E_TOOBIG;
-        bigger = minlsh__malloc(s->a, bytes);
-        if (bigger == NULL) return MINLSH_E_NOMEM;
-        memcpy(bigger, s->p, s->n * s->elem);
-        if (s->p != s->stack) minlsh__free(s->a, s->p);
-        s->p = bigger;
-        s->cap *= 2;
-    }
-    memcpy((unsigned char *)s->p + s->n * s->elem, x, s->elem);
-    s->n++;
-    return 0;
-}
-
-static void minlsh__scratch_free(minlsh__scratch *s) {
-    if (s->p != s->stack) minlsh__free(s->a, s->p);
-    s->p = s->stack;
-}
-
-/* A query in three stages, so that a batch can overlap the cache misses
- * of several: prepare (band keys, prefetch of the table entries), probe
- * (find each band's first entry with the key's tag, prefetch the group it
- * names), finish (verify, collect, sort, estimate). keys and pos point to
- * room for b values each. */
-typedef struct minlsh__q_prep {
-    int empty;
-    uint64_t *keys;
-    size_t *pos; /* per band: the first entry with the key's tag, or SIZE_MAX */
-} minlsh__q_prep;
-
-static void minlsh__query_prepare(const minlsh_index *index, const uint32_t *sig,
-                                  minlsh__q_prep *qp) {
-    uint32_t j;
-    qp->empty = index->count == 0 || minlsh_signature_is_empty(sig, index->k) == 1;
-    if (qp->empty) return;
-    minlsh__lsh_band_keys(sig, index->bands, index->rows, qp->keys);
-    for (j = 0; j < index->bands; j++)
-        minlsh__prefetch_home(&index->band[j], (uint32_t)(qp->keys[j] >> 32), 0);
-}
-
-static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
-    uint32_t j, last = MINLSH__LSH_NIL;
-    if (qp->empty) return;
-    for (j = 0; j < index->bands; j++) {
-        const minlsh__lsh_table *t = &index->band[j];
-        uint32_t tag = (uint32_t)(qp->keys[j] >> 32);
-        size_t p;
-        qp->pos[j] = SIZE_MAX;
-        if (t->cap == 0) continue;
-        p = minlsh__tab_seek(t, tag);
-        if (t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag) {
-            qp->pos[j] = p;
-            /* The whole group: the band check reads its band's values, the
-             * estimate all k of them. Most bands of a near-duplicate name
-             * the same group: fetch it once. */
-            if (t->e[p].val != last) {
-                last = t->e[p].val;
-                if (last & MINLSH__LSH_CHAIN) { /* a shared bucket: its first node */
-                    MINLSH__PREFETCH(minlsh__lsh_node_at(index, last & ~MINLSH__LSH_CHAIN));
-                } else {
-                    minlsh__prefetch_range(minlsh__lsh_group_at(index, last),
-                                           index->groups.elem, 0);
-                    minlsh__prefetch_range(minlsh__lsh_gsig(index, last), index->sigs.elem, 0);
-                }
-            }
-        }
-    }
-}
-
-/* max_members 0: no limit. */
-static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
-                                const minlsh__q_prep *qp, uint64_t max_members, uint64_t *ids,
-                                double *similarity, size_t cap, size_t *n_out,
-                                uint32_t *bands_searched) {
-    uint64_t gstack[MINLSH__QUERY_STACK];
-    minlsh__kv rstack[MINLSH__QUERY_STACK];
-    minlsh__scratch gs, rs;
-    uint64_t members = 0;
-    uint32_t j, done = 0;
-    size_t i, n = 0;
-    int rc = 0;
-    if (qp->empty) {
-        if (n_out != NULL) *n_out = 0; /* empty documents are never candidates */
-        if (bands_searched != NULL) *bands_searched = index->bands;
-        return 0;
-    }
-    gs.p = gs.stack = gstack;
-    gs.n = 0;
-    gs.cap = MINLSH__QUERY_STACK;
-    gs.elem = sizeof *gstack;
-    gs.a = &index->alloc;
-    rs.p = rs.stack = rstack;
-    rs.n = 0;
-    rs.cap = MINLSH__QUERY_STACK;
-    rs.elem = sizeof *rstack;
-    rs.a = &index->alloc;
-    /* The groups of every matching bucket. */
-    for (j = 0; j < index->bands && rc == 0; j++) {
-        const minlsh__lsh_table *t = &index->band[j];
-        const uint32_t *vals = sig + (size_t)j * index->rows;
-        uint32_t tag = (uint32_t)(qp->keys[j] >> 32), it = MINLSH__LSH_NIL, g;
-        size_t band_start = gs.n, p;
-        uint64_t band_members = 0;
-        if (qp->pos[j] != SIZE_MAX)
-            for (p = qp->pos[j]; t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag; p++)
-                if (minlsh__lsh_band_match(index, minlsh__lsh_bucket_first(index, t->e[p].val), j,
-                                           qp->keys[j], vals)) {
-                    it = t->e[p].val;
-                    break;
-                }
-        while (rc == 0 && (g = minlsh__lsh_bucket_next(index, &it)) != MINLSH__LSH_NIL) {
-            uint64_t gg = g;
-            band_members += minlsh__lsh_group_at(index, g)->count;
-            if (max_members != 0 && members + band_members > max_members) break;
-            /* Most bands of a near-duplicate name the group the band before
-             * named: skip the repeat here rather than sort it out below. */
-            if (gs.n > band_start || gs.n == 0 || ((const uint64_t *)gs.p)[gs.n - 1] != gg)
-                rc = minlsh__scratch_push(&gs, &gg);
-        }
-        if (rc != 0) break;
-        if (max_members != 0 && members + band_members > max_members) {
-            /* This bucket would pass the limit: leave the band out whole, so
-             * the result depends only on which documents share which band. */
-            gs.n = band_start;
-            break;
-        }
-        members += band_members;
-        done = j + 1;
-    }
-    if (rc == 0) {
-        uint64_t *gv = (uint64_t *)gs.p;
-        size_t ng;
-        minlsh__sort_u64(gv, gs.n);
-        ng = minlsh__unique_u64(gv, gs.n);
-        /* Expand the groups to their members: (id, index of the group). */
-        for (i = 0; i < ng && rc == 0; i++) {
-            const minlsh__lsh_group *gr = minlsh__lsh_group_at(index, (size_t)gv[i]);
-            minlsh__kv r;
-            uint32_t s;
-            r.val = i;
-            if (gr->count == 1) { /* the usual case: no slot to visit */
-                r.key = gr->head_id;
-                rc = minlsh__scratch_push(&rs, &r);
-                continue;
-            }
-            for (s = gr->head; s != MINLSH__LSH_NIL && rc == 0; s = minlsh__lsh_doc_at(index, s)->next) {
-                r.key = *minlsh__lsh_id_at(index, s);
-                rc = minlsh__scratch_push(&rs, &r);
-            }
-        }
-        if (rc == 0) {
-            n = rs.n;
-            if (n_out != NULL) *n_out = n;
-            if (bands_searched != NULL) *bands_searched = done;
-            if (cap < n) rc = MINLSH_E_BUFSIZE;
-        }
-        if (rc == 0) {
-            minlsh__kv *rv = (minlsh__kv *)rs.p;
-            minlsh__sort_kv(rv, n);
-            for (i = 0; i < n; i++) ids[i] = rv[i].key;
-            if (similarity != NULL) {
-                /* One estimate per group, for all its members: the group
-                 * numbers are no longer needed, so their array holds it. */
-                for (i = 0; i < ng; i++) {
-                    double est = minlsh__lsh_estimate(sig, minlsh__lsh_gsig(index, (size_t)gv[i]),
-                                                      index->k);
-                    memcpy(&gv[i], &est, sizeof est);
-                }
-                for (i = 0; i < n; i++) memcpy(&similarity[i], &gv[rv[i].val], sizeof(double));
-            }
-        }
-    }
-    minlsh__scratch_free(&gs);
-    minlsh__scratch_free(&rs);
-    return rc;
-}
-
-static int minlsh__query(const minlsh_index *index, const uint32_t *sig, size_t k_sig,
-                         uint64_t max_members, uint64_t *ids, double *similarity,
-                         size_t cap, size_t *n_out, uint32_t *bands_searched) {
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
-    size_t pos[MINLSH_FAMILY_K_MAX];
-    minlsh__q_prep qp;
-    if (index == NULL || sig == NULL) return MINLSH_E_NULL;
-    if (k_sig != index->k) return MINLSH_E_PARAM;
-    if (ids == NULL && cap > 0) return MINLSH_E_NULL;
-    qp.keys = keys;
-    qp.pos = pos;
-    minlsh__query_prepare(index, sig, &qp);
-    minlsh__query_probe(index, &qp);
-    return minlsh__query_finish(index, sig, &qp, max_members, ids, similarity, cap, n_out,
-                                bands_searched);
-}
-
-int minlsh_index_query(const minlsh_index *index, const uint32_t *sig,
-                       size_t k_sig, uint64_t *ids, double *similarity, size_t cap,
-                       size_t *n_out) {
-    return minlsh__query(index, sig, k_sig, 0, ids, similarity, cap, n_out, NULL);
-}
-
-int minlsh_index_query_limited(const minlsh_index *index, const uint32_t *sig,
-                               size_t k_sig, uint64_t max_members, uint64_t *ids,
-                               double *similarity, size_t cap, size_t *n_out,
-                               uint32_t *bands_searched) {
-    if (bands_searched == NULL) return MINLSH_E_NULL;
-    return minlsh__query(index, sig, k_sig, max_members, ids, similarity, cap, n_out,
-                         bands_searched);
-}
-
-int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, size_t n,
-                            size_t k_sig, size_t *offsets, uint64_t *ids, double *similarity,
-                            size_t cap, size_t *n_out) {
-    minlsh__q_prep qp[MINLSH__AHEAD];
-    uint64_t *keys;
-    size_t *pos, i, k, total = 0;
-    uint32_t b;
-    int rc = 0, short_buf = 0;
-    if (index == NULL || (sigs == NULL && n > 0) || offsets == NULL) return MINLSH_E_NULL;
-    if (k_sig != index->k) return MINLSH_E_PARAM;
-    if (ids == NULL && cap > 0) return MINLSH_E_NULL;
-    offsets[0] = 0;
-    if (n == 0) {
-        if (n_out != NULL) *n_out = 0;
-        return 0;
-    }
-    k = index->k;
-    b = index->bands;
-    keys = (uint64_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *keys);
-    pos = (size_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *pos);
-    if (keys == NULL || pos == NULL) {
-        minlsh__free(&index->alloc, keys);
-        minlsh__free(&index->alloc, pos);
-        return MINLSH_E_NOMEM;
-    }
-    for (i = 0; i < MINLSH__AHEAD; i++) {
-        qp[i].keys = keys + i * b;
-        qp[i].pos = pos + i * b;
-    }
-    /* Four documents in flight: query i finishes while i+1 and i+2 have
-     * their groups on the way (probed) and i+3 its table entries. */
-    for (i = 0; i < n && i < MINLSH__AHEAD; i++) minlsh__query_prepare(index, sigs + i * k, &qp[i]);
-    for (i = 0; i < n && i < MINLSH__PROBE_AHEAD; i++) minlsh__query_probe(index, &qp[i]);
-    for (i = 0; i < n && rc == 0; i++) {
-        minlsh__q_prep *cur = &qp[i % MINLSH__AHEAD];
-        size_t got = 0, room = !short_buf && cap > total ? cap - total : 0;
-        if (i + MINLSH__PROBE_AHEAD < n)
-            minlsh__query_probe(index, &qp[(i + MINLSH__PROBE_AHEAD) % MINLSH__AHEAD]);
-        if (i + 2 * MINLSH__AHEAD < n) minlsh__prefetch_sig(sigs + (i + 2 * MINLSH__AHEAD) * k, k);
-        rc = minlsh__query_finish(index, sigs + i * k, cur, 0, room > 0 ? ids + total : NULL,
-                                  similarity != NULL && room > 0 ? similarity + total : NULL,
-                                  room, &got, NULL);
-        if (rc == MINLSH_E_BUFSIZE) {
-            /* Go on counting: the caller learns the size needed. */
-            short_buf = 1;
-            rc = 0;
-        }
-        total += got;
-        offsets[i + 1] = total;
-        if (i + MINLSH__AHEAD < n)
-            minlsh__query_prepare(index, sigs + (i + MINLSH__AHEAD) * k, cur);
-    }
-    minlsh__free(&index->alloc, keys);
-    minlsh__free(&index->alloc, pos);
-    if (rc != 0) return rc;
-    if (n_out != NULL) *n_out = total;
-    return short_buf ? MINLSH_E_BUFSIZE : 0;
-}
-
 /* ---- metadata ----------------------------------------------------------- */
 
 int minlsh_index_set_metadata(minlsh_index *index, const void *data, size_t len) {
-    uint8_t *copy = NULL;
-    if (index == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
-    if ((uint64_t)len > MINLSH__METADATA_MAX) return MINLSH_E_TOOBIG;
-    if (len > 0) {
-        copy = (uint8_t *)minlsh__malloc(&index->alloc, len);
-        if (copy == NULL) return MINLSH_E_NOMEM;
-        memcpy(copy, data, len);
-    }
-    minlsh__free(&index->alloc, index->meta);
-    index->meta = copy;
-    index->meta_len = len;
-    return 0;
+    if (index == NULL) return MINLSH_E_NULL;
+    return minlsh__metadata_set(&index->meta, &index->alloc, data, len);
 }
 
 int minlsh_index_copy_metadata(const minlsh_index *index, void *buf, size_t cap,
                           size_t *n_out) {
     if (index == NULL) return MINLSH_E_NULL;
-    if (n_out != NULL) *n_out = index->meta_len;
-    if (cap < index->meta_len) return MINLSH_E_BUFSIZE;
-    if (index->meta_len > 0) {
-        if (buf == NULL) return MINLSH_E_NULL;
-        memcpy(buf, index->meta, index->meta_len);
-    }
-    return 0;
-}
-
-int minlsh_index_copy_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
-                     size_t *n_out) {
-    size_t s, n = 0;
-    if (index == NULL) return MINLSH_E_NULL;
-    if (n_out != NULL) *n_out = index->count;
-    if (cap < index->count) return MINLSH_E_BUFSIZE;
-    if (ids == NULL && index->count > 0) return MINLSH_E_NULL;
-    /* Written straight into the caller's buffer and sorted there: no
-     * allocation, so this cannot fail for lack of memory. */
-    for (s = 0; s < index->n_slots; s++)
-        if (minlsh__lsh_doc_at(index, s)->group != MINLSH__LSH_NIL)
-            ids[n++] = *minlsh__lsh_id_at(index, s);
-    minlsh__sort_u64(ids, n);
-    return 0;
+    return minlsh__metadata_copy(&index->meta, buf, cap, n_out);
 }
 
 /* ---- memory accounting (benches and tests) ------------------------------- */
@@ -1038,5 +639,5 @@ void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
     m->other = minlsh__store_bytes(&ix->groups) + minlsh__store_bytes(&ix->ids) +
                minlsh__store_bytes(&ix->docs) + minlsh__tab_bytes(&ix->idt) +
                minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
-               sizeof *ix + ix->meta_len;
+               sizeof *ix + ix->meta.len;
 }

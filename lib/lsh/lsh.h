@@ -22,6 +22,11 @@
  * Slots and groups live in chunked arrays (fixed 4096-element chunks after
  * a first chunk that grows by doubling), so growing never copies a
  * signature and the slack is at most one chunk.
+ *
+ * Files: index.c creates, frees and changes an index (insert, remove,
+ * table growth), query.c reads it, persist.c saves and loads it, table.c
+ * and store.c are its tables and chunked arrays, prefetch.h the software
+ * prefetch that index.c and query.c share.
  */
 #ifndef MINLSH_LSH_H
 #define MINLSH_LSH_H
@@ -58,9 +63,11 @@ typedef struct minlsh__lsh_entry {
  * entries kept in tag order (a new entry shifts the rest of its run one
  * place right; a deleted one lets it shift back). Being sorted, the table
  * can be rehashed to any size in one sequential pass, so it grows by 5/4
- * (never by 2) and its load stays between 4/5 of its maximum and the
- * maximum: 7/8 by default (at most 11.5 bytes per entry). Lookups stop at
- * the first larger tag. No wrap-around: entries past cap go into a tail,
+ * (never by 2) and, as it grows, its load stays between 4/5 of its maximum
+ * and the maximum. The maximum is max_load: 7/8 for the id and signature
+ * tables (the default; 9.1 to 11.5 bytes per entry), 45/64 for the band
+ * tables (MINLSH__LSH_BAND_LOAD; 11.4 to 14.2 bytes per entry, before the
+ * tail). Lookups stop at the first larger tag. No wrap-around: entries past cap go into a tail,
  * whose last entry is always kept empty. */
 typedef struct minlsh__lsh_table {
     minlsh__lsh_entry *e; /* len entries */
@@ -89,8 +96,8 @@ MINLSH__INLINE size_t minlsh__tab_seek(const minlsh__lsh_table *t, uint32_t tag)
     return p;
 }
 
-/* Room for `extra` more entries (load at most 7/8) and an empty last
- * entry, which is what one insert needs: call it before every insert.
+/* Room for `extra` more entries (load at most t's max_load) and an empty
+ * last entry, which is what one insert needs: call it before every insert.
  * On failure the table is unchanged. 0, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 int minlsh__tab_reserve(const minlsh_allocator *a, minlsh__lsh_table *t, size_t extra);
 /* minlsh__tab_reserve(a, t, 1) with the usual case inline: room already. */
@@ -174,8 +181,7 @@ struct minlsh_index {
     minlsh__lsh_table idt;    /* hash of id -> slot */
     minlsh__lsh_table sigt;   /* hash of the signature -> group */
     minlsh__lsh_table *band;  /* bands tables: band key -> group or chain */
-    uint8_t *meta;
-    size_t meta_len;
+    minlsh__metadata meta;
 };
 
 MINLSH__INLINE uint64_t *minlsh__lsh_id_at(const minlsh_index *ix, size_t slot) {
@@ -237,6 +243,20 @@ void minlsh__lsh_band_keys_avx2(const uint32_t *sig, uint32_t bands,
 void minlsh__lsh_band_keys_avx512(const uint32_t *sig, uint32_t bands,
                                   uint32_t rows, uint64_t *keys);
 #endif
+
+/* 1 if band j of group g has the 64-bit key `key` whose band values are
+ * `vals` (r values): the values compare equal, or (a 64-bit key collision)
+ * g's band key is `key` all the same. */
+MINLSH__INLINE int minlsh__lsh_band_match(const minlsh_index *ix, uint32_t g, uint32_t j,
+                                         uint64_t key, const uint32_t *vals) {
+    const uint32_t *own = minlsh__lsh_gsig(ix, g) + (size_t)j * ix->rows;
+    uint32_t i, diff = 0;
+    for (i = 0; i < ix->rows; i++) diff |= own[i] ^ vals[i];
+    if (diff == 0) return 1;
+    /* Different values under the same 32-bit tag: the same bucket only if
+     * the whole 64-bit keys collide. */
+    return minlsh__lsh_band_key(minlsh__lsh_gsig(ix, g), j, ix->rows) == key;
+}
 
 /* Positions where a and b agree, with the process's SIMD level; every
  * implementation gives the same count. */
@@ -339,11 +359,9 @@ void minlsh__lsh_join_bucket(minlsh__lsh_uf *uf, const uint32_t *g, size_t n,
                              uint64_t *roots, double min_similarity,
                              minlsh__lsh_sig_of_fn sig_of, const void *ctx, uint32_t k);
 
-/* pairs.c: the pair list handle, shared with the matrix path. */
-typedef struct minlsh__lsh_pair {
-    uint64_t a, b;
-    double sim;
-} minlsh__lsh_pair;
+/* pairs.c: the pair list handle, shared with the matrix path; its records
+ * are common/sort.h's, sorted by minlsh__sort_pairs. */
+typedef minlsh__pair minlsh__lsh_pair;
 
 struct minlsh_pairs {
     minlsh_allocator alloc;

@@ -16,16 +16,6 @@
  */
 #include "lsh.h"
 
-#include <stdlib.h>
-
-static int minlsh__pair_cmp(const void *x, const void *y) {
-    const minlsh__lsh_pair *p = (const minlsh__lsh_pair *)x;
-    const minlsh__lsh_pair *q = (const minlsh__lsh_pair *)y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    return 0;
-}
-
 /* 1 if groups x and y have the same values in some band before j. */
 static int minlsh__shared_before(const minlsh_index *ix, uint32_t x, uint32_t y,
                                  uint32_t j) {
@@ -39,13 +29,16 @@ static int minlsh__shared_before(const minlsh_index *ix, uint32_t x, uint32_t y,
     return 0;
 }
 
-/* Sort by (a, b) and drop repeats. */
+/* Sort by (a, b) and drop repeats. A repeat is the same two documents,
+ * hence the same two groups and the same estimate: which copy stays does
+ * not matter. */
 static void minlsh__pairs_compact(minlsh_pairs *pr) {
     size_t x, o;
     if (pr->n < 2) return;
-    qsort(pr->v, pr->n, sizeof *pr->v, minlsh__pair_cmp);
+    minlsh__sort_pairs(pr->v, pr->n);
     for (x = 1, o = 1; x < pr->n; x++)
-        if (minlsh__pair_cmp(&pr->v[x], &pr->v[o - 1]) != 0) pr->v[o++] = pr->v[x];
+        if (pr->v[x].a != pr->v[o - 1].a || pr->v[x].b != pr->v[o - 1].b)
+            pr->v[o++] = pr->v[x];
     pr->n = o;
 }
 

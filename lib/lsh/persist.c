@@ -17,8 +17,15 @@ static int minlsh__sorted_ids(const minlsh_index *ix, uint64_t **out) {
     return 0;
 }
 
-static void minlsh__index_write(const minlsh_index *ix, const uint64_t *ids,
-                                minlsh__writer *w) {
+/* What minlsh__index_write needs: the index and its ids, ascending. */
+typedef struct minlsh__index_out {
+    const minlsh_index *ix;
+    const uint64_t *ids;
+} minlsh__index_out;
+
+static void minlsh__index_write(const void *ctx, minlsh__writer *w) {
+    const minlsh_index *ix = ((const minlsh__index_out *)ctx)->ix;
+    const uint64_t *ids = ((const minlsh__index_out *)ctx)->ids;
     uint8_t rec[8 + 4 * MINLSH_FAMILY_K_MAX];
     minlsh__header h;
     size_t i;
@@ -41,60 +48,54 @@ static void minlsh__index_write(const minlsh_index *ix, const uint64_t *ids,
         for (v = 0; v < ix->k; v++) minlsh__store32le(rec + 8 + 4 * (size_t)v, sig[v]);
         minlsh__writer_put(w, rec, 8 + 4 * (size_t)ix->k);
     }
-    minlsh__metadata_write(w, ix->meta, ix->meta_len);
+    minlsh__metadata_write(w, ix->meta.data, ix->meta.len);
     minlsh__trailer_write(w);
 }
 
 int minlsh_index_save(const minlsh_index *index, const char *path) {
-    minlsh__writer w;
+    minlsh__index_out o;
     uint64_t *ids;
     int rc;
     if (index == NULL || path == NULL) return MINLSH_E_NULL;
     rc = minlsh__sorted_ids(index, &ids);
     if (rc != 0) return rc;
-    rc = minlsh__writer_init_file(&w, &index->alloc, path);
-    if (rc == 0) {
-        minlsh__index_write(index, ids, &w);
-        rc = minlsh__writer_finish(&w, NULL);
-    }
+    o.ix = index;
+    o.ids = ids;
+    rc = minlsh__save_path(&index->alloc, path, minlsh__index_write, &o);
     minlsh__free(&index->alloc, ids);
     return rc;
 }
 
 int minlsh_index_save_buffer(const minlsh_index *index, void *buf, size_t cap,
                              size_t *n_out) {
-    minlsh__writer w;
+    minlsh__index_out o;
     uint64_t *ids;
     int rc;
     if (index == NULL || (buf == NULL && cap > 0)) return MINLSH_E_NULL;
     rc = minlsh__sorted_ids(index, &ids);
     if (rc != 0) return rc;
-    minlsh__writer_init_buffer(&w, buf, cap);
-    minlsh__index_write(index, ids, &w);
-    rc = minlsh__writer_finish(&w, n_out);
+    o.ix = index;
+    o.ids = ids;
+    rc = minlsh__save_buffer(buf, cap, n_out, minlsh__index_write, &o);
     minlsh__free(&index->alloc, ids);
     return rc;
 }
 
-static int minlsh__index_parse(minlsh_index **out, const void *buf, size_t len,
+static int minlsh__index_parse(void *out, const void *buf, size_t len,
                                const minlsh__load *ld) {
-    const uint8_t *b = (const uint8_t *)buf, *payload, *meta;
+    const uint8_t *payload, *meta;
     const minlsh_family *family = ld->family;
     minlsh__header h;
     minlsh_index *ix;
     size_t meta_len, item, i, n;
-    uint32_t k_peek, v;
+    uint32_t v;
     uint32_t sig[MINLSH_FAMILY_K_MAX];
     minlsh__lsh_batch bt;
     int rc;
-    /* The item size depends on k, which the header check validates; a
-     * nonsensical k fails that check before the size matters. */
-    k_peek = len >= 20 ? minlsh__load32le(b + 16) : 1;
-    if (k_peek == 0 || k_peek > MINLSH_FAMILY_K_MAX) k_peek = 1;
-    item = 8 + 4 * (size_t)k_peek;
-    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_INDEX, item, &h, &payload,
-                                  &meta, &meta_len);
+    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_INDEX, 8, 4, &h, &payload, &meta,
+                                  &meta_len);
     if (rc != 0) return rc;
+    item = 8 + 4 * (size_t)h.k;
     if (h.bands == 0 || h.rows == 0 || (uint64_t)h.bands * h.rows > h.k)
         return MINLSH_E_CORRUPT;
     if (h.count > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
@@ -110,7 +111,7 @@ static int minlsh__index_parse(minlsh_index **out, const void *buf, size_t len,
                                   &ld->alloc);
     if (rc != 0) return rc;
     rc = minlsh__lsh_reserve(ix, n);
-    if (rc == 0) rc = minlsh_index_set_metadata(ix, meta, meta_len);
+    if (rc == 0) rc = minlsh__metadata_set(&ix->meta, &ix->alloc, meta, meta_len);
     minlsh__lsh_batch_begin(ix, &bt);
     for (i = 0; i < n && rc == 0; i++) {
         const uint8_t *p = payload + i * item;
@@ -122,36 +123,20 @@ static int minlsh__index_parse(minlsh_index **out, const void *buf, size_t len,
         minlsh_index_free(ix);
         return rc;
     }
-    *out = ix;
+    *(minlsh_index **)out = ix;
     return 0;
 }
 
 int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
                              const minlsh_load_options *opts) {
-    minlsh__load ld;
-    int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    if (buf == NULL && len > 0) return MINLSH_E_NULL;
-    rc = minlsh__load_setup(&ld, opts);
-    if (rc != 0) return rc;
-    return minlsh__index_parse(out, buf, len, &ld);
+    return minlsh__load_buffer(out, buf, len, opts, minlsh__index_parse);
 }
 
 int minlsh_index_load(minlsh_index **out, const char *path,
                       const minlsh_load_options *opts) {
-    minlsh__load ld;
-    uint8_t *data;
-    size_t len;
-    int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    if (path == NULL) return MINLSH_E_NULL;
-    rc = minlsh__load_setup(&ld, opts);
-    if (rc != 0) return rc;
-    rc = minlsh__file_read(&ld.alloc, path, &data, &len);
-    if (rc != 0) return rc;
-    rc = minlsh__index_parse(out, data, len, &ld);
-    minlsh__free(&ld.alloc, data);
-    return rc;
+    return minlsh__load_path(out, path, opts, minlsh__index_parse);
 }

@@ -5,9 +5,10 @@
  * Readers may share a matrix; append and free need exclusive access.
  *
  * A matrix either owns its storage (new, load) or is a read-only view of a
- * mapped file (minlsh_sigmatrix_map): readers go through values and meta,
- * which point at the owned arrays or into the mapping; only an owning matrix
- * can be modified.
+ * mapped file (minlsh_sigmatrix_map): readers go through values and
+ * meta.data, which point at the owned arrays or into the mapping; only an
+ * owning matrix can be modified. Loading, saving and the metadata follow
+ * the shape every saved handle shares (lib/common/saved.c).
  */
 #include "common/common.h"
 
@@ -20,11 +21,8 @@ struct minlsh_sigmatrix {
     size_t cap;   /* documents the storage can hold */
     const uint32_t *values; /* count * k values, document after document:
                                store, or inside the mapping */
-    const uint8_t *meta;    /* application metadata, meta_len bytes (NULL if
-                               0): meta_store, or inside the mapping */
-    size_t meta_len;
+    minlsh__metadata meta;  /* owned, or inside the mapping */
     uint32_t *store;        /* owned values (cap documents), or NULL */
-    uint8_t *meta_store;    /* owned metadata, or NULL */
     int readonly;           /* append and set_metadata refuse (MINLSH_E_STATE) */
     const void *map;        /* the file mapping (NULL if none), map_len bytes */
     size_t map_len;
@@ -50,10 +48,8 @@ static int minlsh__matrix_create(minlsh_sigmatrix **out, uint32_t k,
     m->count = 0;
     m->cap = 0;
     m->values = NULL;
-    m->meta = NULL;
-    m->meta_len = 0;
+    memset(&m->meta, 0, sizeof m->meta);
     m->store = NULL;
-    m->meta_store = NULL;
     m->readonly = 0;
     m->map = NULL;
     m->map_len = 0;
@@ -75,7 +71,7 @@ void minlsh_sigmatrix_free(minlsh_sigmatrix *matrix) {
         minlsh_allocator al = matrix->alloc;
         if (matrix->map != NULL) minlsh__file_unmap(matrix->map, matrix->map_len);
         minlsh__free(&al, matrix->store);
-        minlsh__free(&al, matrix->meta_store);
+        minlsh__metadata_free(&matrix->meta, &al);
         minlsh__free(&al, matrix);
     }
 }
@@ -116,7 +112,7 @@ int minlsh_sigmatrix_append(minlsh_sigmatrix *matrix, const uint32_t *sig,
     if (k_sig != matrix->k) return MINLSH_E_PARAM;
     if (matrix->readonly) return MINLSH_E_STATE;
     if (matrix->count == SIZE_MAX ||
-        minlsh__matrix_fits(matrix->count + 1, matrix->k, matrix->meta_len) != 0)
+        minlsh__matrix_fits(matrix->count + 1, matrix->k, matrix->meta.len) != 0)
         return MINLSH_E_TOOBIG;
     p = matrix->store;
     /* reserve leaves store and cap untouched on failure. */
@@ -163,39 +159,22 @@ int minlsh_sigmatrix_estimate(double *out, const minlsh_sigmatrix *matrix,
 
 int minlsh_sigmatrix_set_metadata(minlsh_sigmatrix *matrix, const void *data,
                                   size_t len) {
-    uint8_t *copy = NULL;
     if (matrix == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
     if (matrix->readonly) return MINLSH_E_STATE;
-    if ((uint64_t)len > MINLSH__METADATA_MAX ||
-        minlsh__matrix_fits(matrix->count, matrix->k, len) != 0)
-        return MINLSH_E_TOOBIG;
-    if (len > 0) {
-        /* Copy before freeing: data may point into the old metadata. */
-        copy = (uint8_t *)minlsh__malloc(&matrix->alloc, len);
-        if (copy == NULL) return MINLSH_E_NOMEM;
-        memcpy(copy, data, len);
-    }
-    minlsh__free(&matrix->alloc, matrix->meta_store);
-    matrix->meta_store = copy;
-    matrix->meta = copy;
-    matrix->meta_len = len;
-    return 0;
+    if (minlsh__matrix_fits(matrix->count, matrix->k, len) != 0) return MINLSH_E_TOOBIG;
+    return minlsh__metadata_set(&matrix->meta, &matrix->alloc, data, len);
 }
 
 int minlsh_sigmatrix_copy_metadata(const minlsh_sigmatrix *matrix, void *buf,
                               size_t cap, size_t *n_out) {
     if (matrix == NULL) return MINLSH_E_NULL;
-    if (n_out != NULL) *n_out = matrix->meta_len;
-    if (cap < matrix->meta_len) return MINLSH_E_BUFSIZE;
-    if (matrix->meta_len == 0) return 0;
-    if (buf == NULL) return MINLSH_E_NULL;
-    memcpy(buf, matrix->meta, matrix->meta_len);
-    return 0;
+    return minlsh__metadata_copy(&matrix->meta, buf, cap, n_out);
 }
 
 /* ---- files ----------------------------------------------------------------- */
 
-static void minlsh__matrix_write(const minlsh_sigmatrix *m, minlsh__writer *w) {
+static void minlsh__matrix_write(const void *ctx, minlsh__writer *w) {
+    const minlsh_sigmatrix *m = (const minlsh_sigmatrix *)ctx;
     minlsh__header h;
     uint8_t chunk[MINLSH__MX_CHUNK * 4];
     size_t total = m->count * m->k, done = 0; /* fits: checked on append */
@@ -213,31 +192,19 @@ static void minlsh__matrix_write(const minlsh_sigmatrix *m, minlsh__writer *w) {
         minlsh__writer_put(w, chunk, 4 * n);
         done += n;
     }
-    minlsh__metadata_write(w, m->meta, m->meta_len);
+    minlsh__metadata_write(w, m->meta.data, m->meta.len);
     minlsh__trailer_write(w);
 }
 
 int minlsh_sigmatrix_save(const minlsh_sigmatrix *matrix, const char *path) {
-    minlsh__writer w;
-    int rc;
-    if (matrix == NULL || path == NULL) return MINLSH_E_NULL;
-    /* The header promises IO for a path that cannot be written; "" is one
-     * (open gives ENOENT), not a range error. */
-    if (path[0] == '\0') return MINLSH_E_IO;
-    rc = minlsh__writer_init_file(&w, &matrix->alloc, path);
-    if (rc != 0) return rc;
-    minlsh__matrix_write(matrix, &w);
-    return minlsh__writer_finish(&w, NULL);
+    if (matrix == NULL) return MINLSH_E_NULL;
+    return minlsh__save_path(&matrix->alloc, path, minlsh__matrix_write, matrix);
 }
 
 int minlsh_sigmatrix_save_buffer(const minlsh_sigmatrix *matrix, void *buf,
                                  size_t cap, size_t *n_out) {
-    minlsh__writer w;
     if (matrix == NULL) return MINLSH_E_NULL;
-    if (buf == NULL && cap > 0) return MINLSH_E_NULL;
-    minlsh__writer_init_buffer(&w, buf, cap);
-    minlsh__matrix_write(matrix, &w);
-    return minlsh__writer_finish(&w, n_out);
+    return minlsh__save_buffer(buf, cap, n_out, minlsh__matrix_write, matrix);
 }
 
 /* Validate a saved matrix (docs/format.md, "Validation on load", every
@@ -247,20 +214,8 @@ static int minlsh__matrix_parse(const void *buf, size_t len, const minlsh__load 
                                 minlsh__header *h,
                                 const uint8_t **payload, const uint8_t **meta,
                                 size_t *meta_len) {
-    const uint8_t *b = (const uint8_t *)buf;
-    size_t per_item = 4;
-    int rc;
-    if (buf == NULL && len > 0) return MINLSH_E_NULL;
-    /* The payload item size depends on k, which lives in the header being
-     * validated: peek at it here; minlsh__header_read_meta verifies the header
-     * checksum before it relies on the size, and rejects any k outside
-     * 1..1024, so a damaged k never gets that far. */
-    if (len >= MINLSH__HEADER_BYTES) {
-        uint32_t k = minlsh__load32le(b + 16);
-        if (k >= 1 && k <= MINLSH_FAMILY_K_MAX) per_item = 4 * (size_t)k;
-    }
-    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_MATRIX, per_item, h, payload,
-                                  meta, meta_len);
+    int rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_MATRIX, 0, 4, h, payload, meta,
+                                      meta_len);
     if (rc != 0) return rc;
     if (h->bands != 0 || h->rows != 0 || h->flags != 0) return MINLSH_E_CORRUPT;
     if (ld->family != NULL &&
@@ -292,54 +247,38 @@ static int minlsh__matrix_from_parsed(minlsh_sigmatrix **out, const minlsh__head
         m->count = (size_t)h->count;
         m->cap = m->count;
     }
-    if (meta_len > 0) {
-        rc = minlsh_sigmatrix_set_metadata(m, meta, meta_len);
-        if (rc != 0) {
-            minlsh_sigmatrix_free(m);
-            return rc;
-        }
+    rc = minlsh__metadata_set(&m->meta, &m->alloc, meta, meta_len);
+    if (rc != 0) {
+        minlsh_sigmatrix_free(m);
+        return rc;
     }
     *out = m;
     return 0;
 }
 
-static int minlsh__matrix_load(minlsh_sigmatrix **out, const void *buf, size_t len,
+static int minlsh__matrix_load(void *out, const void *buf, size_t len,
                                const minlsh__load *ld) {
     const uint8_t *payload, *meta;
     minlsh__header h;
     size_t meta_len;
     int rc = minlsh__matrix_parse(buf, len, ld, &h, &payload, &meta, &meta_len);
     if (rc != 0) return rc;
-    return minlsh__matrix_from_parsed(out, &h, payload, meta, meta_len, &ld->alloc);
+    return minlsh__matrix_from_parsed((minlsh_sigmatrix **)out, &h, payload, meta, meta_len,
+                                      &ld->alloc);
 }
 
 int minlsh_sigmatrix_load_buffer(minlsh_sigmatrix **out, const void *buf,
                                  size_t len, const minlsh_load_options *opts) {
-    minlsh__load ld;
-    int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    rc = minlsh__load_setup(&ld, opts);
-    if (rc != 0) return rc;
-    return minlsh__matrix_load(out, buf, len, &ld);
+    return minlsh__load_buffer(out, buf, len, opts, minlsh__matrix_load);
 }
 
 int minlsh_sigmatrix_load(minlsh_sigmatrix **out, const char *path,
                           const minlsh_load_options *opts) {
-    minlsh__load ld;
-    uint8_t *data;
-    size_t len;
-    int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    if (path == NULL) return MINLSH_E_NULL;
-    rc = minlsh__load_setup(&ld, opts);
-    if (rc != 0) return rc;
-    rc = minlsh__file_read(&ld.alloc, path, &data, &len);
-    if (rc != 0) return rc;
-    rc = minlsh__matrix_load(out, data, len, &ld);
-    minlsh__free(&ld.alloc, data);
-    return rc;
+    return minlsh__load_path(out, path, opts, minlsh__matrix_load);
 }
 
 /* The values of a mapped file can be used in place only where the CPU's
@@ -383,8 +322,7 @@ int minlsh_sigmatrix_map(minlsh_sigmatrix **out, const char *path,
      * values are aligned. */
     m->values = (size_t)h.count > 0 ? (const uint32_t *)(const void *)payload : NULL;
     m->count = (size_t)h.count;
-    m->meta = meta_len > 0 ? meta : NULL;
-    m->meta_len = meta_len;
+    minlsh__metadata_borrow(&m->meta, &m->alloc, meta, meta_len);
     m->readonly = 1;
     m->map = data;
     m->map_len = len;
