@@ -617,6 +617,22 @@ static void bench_allpairs(const minlsh_family *fam, int quick, summary *sm) {
     printf("  growth exponent (least squares on log time vs log n): %.3f\n", sm->exponent);
 }
 
+/* The planner at the largest k, every mode: the brute-force modes search
+ * every (b, r) with b*r <= k, so this is their worst case. */
+static void bench_plan(void) {
+    minlsh_plan_options po = MINLSH_PLAN_OPTIONS_INIT;
+    const char *names[] = {"", "rule", "balanced", "recall"};
+    uint32_t mode, b = 0, r = 0;
+    printf("\n== Planner at k = 1024 ==\n");
+    po.k = 1024;
+    for (mode = MINLSH_PLAN_RULE; mode <= MINLSH_PLAN_RECALL; mode++) {
+        double t0 = wall_now();
+        po.mode = mode;
+        check(minlsh_plan_compute(&b, &r, NULL, NULL, &po), "plan");
+        printf("  %-8s (%u, %u) in %.3f ms\n", names[mode], b, r, (wall_now() - t0) * 1e3);
+    }
+}
+
 static int run_all(const options *o) {
     summary sm;
     corpus c;
@@ -643,6 +659,7 @@ static int run_all(const options *o) {
     corpus_free(&c);
     bench_index(fam, o->quick, &sm);
     bench_allpairs(fam, o->quick, &sm);
+    bench_plan();
     printf("\n(total %.0f s; peak RSS %.0f MiB)\n", wall_now() - t0, peak_rss_mib());
     printf("\n== Summary ==\n");
     printf("ns_per_shingle_end_to_end: %.2f\n", sm.ns_per_shingle);

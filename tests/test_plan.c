@@ -8,7 +8,6 @@
 #include "testlib.h"
 
 #include <float.h>
-#include <time.h>
 
 /* P(s) with libm, independent of the library's integer powers. */
 static double ref_p(uint32_t b, uint32_t r, double s) {
@@ -395,20 +394,16 @@ static void test_errors(void) {
     EXPECT_ERR(minlsh_plan_areas(&x, &y, 20, 5, nan), MINLSH_E_PARAM);
 }
 
-static void test_speed_k1024(void) {
+/* The largest k in every mode: a valid plan (bench/bench.c times it). */
+static void test_k1024(void) {
     minlsh_plan_options o = MINLSH_PLAN_OPTIONS_INIT;
     uint32_t mode, b, r;
     o.k = 1024;
     for (mode = MINLSH_PLAN_RULE; mode <= MINLSH_PLAN_RECALL; mode++) {
-        clock_t c0 = clock();
-        double secs;
         o.mode = mode;
+        b = r = 0;
         EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &o));
-        secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
-        printf("  plan_compute k=1024 mode %u: (%u, %u) in %.3f ms\n", mode, b, r,
-               secs * 1000.0);
-        EXPECT_MSG(secs < 1.0, "mode %u took %.3f s", mode, secs);
-        EXPECT(b * r <= 1024);
+        EXPECT(b >= 1 && r >= 1 && b * r <= 1024);
     }
 }
 
@@ -423,6 +418,6 @@ int main(void) {
     RUN(test_threshold);
     RUN(test_recall);
     RUN(test_errors);
-    RUN(test_speed_k1024);
+    RUN(test_k1024);
     return TL_SUMMARY("test_plan");
 }

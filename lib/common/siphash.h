@@ -8,7 +8,7 @@
  * inline, so no SIMD copy of a helper can escape its translation unit.
  * The scalar code (siphash.c) is the specification; tests/test_siphash.c
  * checks it against the official vectors and libsodium, tests/test_kernels.c
- * and tests/test_index.c every lane kernel against it.
+ * and tests/test_kernels.c every lane kernel against it.
  */
 #ifndef MINLSH_COMMON_SIPHASH_H
 #define MINLSH_COMMON_SIPHASH_H

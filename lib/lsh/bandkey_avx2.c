@@ -10,7 +10,7 @@
  *
  * The SipHash round and finalisation are common/siphash_x4.h's, shared with
  * the shingler. Same bits as the scalar SipHash (the specification,
- * docs/lsh.md section 3); tests/test_index.c compares every implementation
+ * docs/lsh.md section 3); tests/test_kernels.c compares every implementation
  * with it directly.
  */
 #include "lsh.h"
