@@ -1,4 +1,4 @@
-# Scale-out with Dask (bindings/python/minlsh/dask.py, docs/scale-out.md).
+# Scale-out with Dask (bindings/python/minlsh/dask/, docs/scale-out.md).
 #
 #   make check-dask   the library and the minlsh command in $(BUILD), then
 #                     pytest on bindings/python/tests/test_dask.py: on a planted

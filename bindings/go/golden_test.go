@@ -212,56 +212,48 @@ func TestGoldenShingles(t *testing.T) {
 func TestGoldenSignatures(t *testing.T) {
 	g := loadGolden(t)
 	texts := g.texts(t)
-	for _, batch := range []bool{false, true} {
-		if batch && !HaveSignBatch() {
-			t.Log("the library has no minlsh_family_sign_batch: only the goroutine path is tested")
-			continue
+	for _, c := range g.Signatures {
+		s := g.shingler(t, c.Shingler)
+		f, err := NewFamily(c.K, c.Seed)
+		if err != nil {
+			t.Fatal(err)
 		}
-		useSignBatch = batch
-		for _, c := range g.Signatures {
-			s := g.shingler(t, c.Shingler)
-			f, err := NewFamily(c.K, c.Seed)
+		for _, threads := range []int{1, 3, 0} {
+			sigs, err := f.SignBatch(s, texts, threads)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, threads := range []int{1, 3, 0} {
-				sigs, err := f.SignBatch(s, texts, threads)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j := range texts {
-					if !reflect.DeepEqual(sigs[j].Values, c.Sigs[j]) || sigs[j].Seed != c.Seed {
-						t.Errorf("batch %v shingler %d seed %d k %d text %d differs", batch,
-							c.Shingler, c.Seed, c.K, j)
-					}
+			for j := range texts {
+				if !reflect.DeepEqual(sigs[j].Values, c.Sigs[j]) || sigs[j].Seed != c.Seed {
+					t.Errorf("batch shingler %d seed %d k %d text %d differs",
+						c.Shingler, c.Seed, c.K, j)
 				}
 			}
-			for j, text := range texts {
-				one, err := f.SignText(s, text)
-				if err != nil || !reflect.DeepEqual(one.Values, c.Sigs[j]) {
-					t.Errorf("SignText text %d differs (%v)", j, err)
-				}
-				sh, _ := s.Shingles(text)
-				two, err := f.Sign(sh)
-				if err != nil || !two.Equal(one) {
-					t.Errorf("Sign(Shingles) text %d differs (%v)", j, err)
-				}
-				three, _ := NewMinHash(c.K, c.Seed)
-				if err := three.UpdateHashes(sh...); err != nil || !three.Equal(one) {
-					t.Errorf("UpdateHashes text %d differs (%v)", j, err)
-				}
-				for _, bk := range c.BandKeys {
-					keys, err := one.BandKeys(bk.Bands, bk.Rows)
-					if err != nil || !reflect.DeepEqual(keys, u64s(t, bk.Keys[j])) {
-						t.Errorf("band keys %dx%d text %d differ (%v)", bk.Bands, bk.Rows, j, err)
-					}
-				}
-			}
-			f.Close()
-			s.Close()
 		}
+		for j, text := range texts {
+			one, err := f.SignText(s, text)
+			if err != nil || !reflect.DeepEqual(one.Values, c.Sigs[j]) {
+				t.Errorf("SignText text %d differs (%v)", j, err)
+			}
+			sh, _ := s.Shingles(text)
+			two, err := f.Sign(sh)
+			if err != nil || !two.Equal(one) {
+				t.Errorf("Sign(Shingles) text %d differs (%v)", j, err)
+			}
+			three, _ := NewMinHash(c.K, c.Seed)
+			if err := three.UpdateHashes(sh...); err != nil || !three.Equal(one) {
+				t.Errorf("UpdateHashes text %d differs (%v)", j, err)
+			}
+			for _, bk := range c.BandKeys {
+				keys, err := one.BandKeys(bk.Bands, bk.Rows)
+				if err != nil || !reflect.DeepEqual(keys, u64s(t, bk.Keys[j])) {
+					t.Errorf("band keys %dx%d text %d differ (%v)", bk.Bands, bk.Rows, j, err)
+				}
+			}
+		}
+		f.Close()
+		s.Close()
 	}
-	useSignBatch = HaveSignBatch()
 }
 
 func TestGoldenItems(t *testing.T) {

@@ -5,13 +5,6 @@ package minlsh
 #include <stdlib.h>
 #include <string.h>
 
-static int gominlsh_have_sign_batch(void) { return 1; }
-static int gominlsh_sign_batch(const minlsh_family *f, const minlsh_shingler *s,
-                               const void *const *texts, const size_t *lens, size_t n,
-                               uint32_t *sigs, size_t cap, int32_t *status,
-                               uint32_t threads) {
-	return minlsh_family_sign_batch(f, s, texts, lens, n, threads, sigs, cap, NULL, status);
-}
 */
 import "C"
 
@@ -22,12 +15,6 @@ import (
 	"sync"
 	"unsafe"
 )
-
-// HaveSignBatch reports whether the linked library has the threaded
-// minlsh_family_sign_batch; without it SignBatch uses goroutines.
-func HaveSignBatch() bool { return C.gominlsh_have_sign_batch() != 0 }
-
-var useSignBatch = HaveSignBatch() // tests switch it off to cover the fallback
 
 // Family is k MinHash functions derived from a seed (minlsh_family). It is
 // immutable and safe for concurrent use.
@@ -134,12 +121,11 @@ func (e *BatchError) Unwrap() error { return e.Errors[0] }
 
 // SignBatch signs many documents with s: signature i is exactly
 // SignText(s, texts[i]). threads = 0 means one per processor, 1 the
-// calling goroutine only; the result never depends on it. With a library
-// that has minlsh_family_sign_batch the work happens in one C call with the
-// library's own threads (the texts are copied to C memory first, as cgo
-// forbids C memory holding Go pointers); otherwise goroutines call
-// minlsh_family_sign_text. Documents that fail get the empty signature and
-// are listed in a *BatchError.
+// calling goroutine only; the result never depends on it. The work happens
+// in one call of minlsh_family_sign_batch with the library's own threads
+// (the texts are copied to C memory first, as cgo forbids C memory holding
+// Go pointers). Documents that fail get the empty signature and are listed
+// in a *BatchError.
 func (f *Family) SignBatch(s *Shingler, texts [][]byte, threads int) ([]MinHash, error) {
 	if threads < 0 {
 		return nil, paramError("Family.SignBatch", "threads < 0")
@@ -155,13 +141,7 @@ func (f *Family) SignBatch(s *Shingler, texts [][]byte, threads int) ([]MinHash,
 		return nil, closedError("Family.SignBatch")
 	}
 	if n > 0 {
-		var err error
-		if useSignBatch {
-			err = f.signBatchC(s, texts, values, status, threads)
-		} else {
-			f.signBatchGo(s, texts, values, status, threads)
-		}
-		if err != nil {
+		if err := f.signBatchC(s, texts, values, status, threads); err != nil {
 			return nil, err
 		}
 	}
@@ -219,11 +199,12 @@ func (f *Family) signBatchC(s *Shingler, texts [][]byte, values []uint32, status
 	if n > 0 {
 		statusPtr = (*C.int32_t)(unsafe.Pointer(&status[0]))
 	}
-	rc := C.gominlsh_sign_batch(f.p, s.p, (*unsafe.Pointer)(block), &lens[0], C.size_t(n),
-		u32Ptr(values), C.size_t(len(values)), statusPtr, C.uint32_t(threads))
+	rc := C.minlsh_family_sign_batch(f.p, s.p, (*unsafe.Pointer)(block), &lens[0],
+		C.size_t(n), C.uint32_t(threads), u32Ptr(values), C.size_t(len(values)), nil,
+		statusPtr)
 	if rc == CodeUnsupported && threads != 1 { // a library built without threads
-		rc = C.gominlsh_sign_batch(f.p, s.p, (*unsafe.Pointer)(block), &lens[0], C.size_t(n),
-			u32Ptr(values), C.size_t(len(values)), statusPtr, 1)
+		rc = C.minlsh_family_sign_batch(f.p, s.p, (*unsafe.Pointer)(block), &lens[0],
+			C.size_t(n), 1, u32Ptr(values), C.size_t(len(values)), nil, statusPtr)
 	}
 	if rc < 0 {
 		for _, st := range status {
@@ -234,36 +215,6 @@ func (f *Family) signBatchC(s *Shingler, texts [][]byte, values []uint32, status
 		return check(rc, "minlsh_family_sign_batch")
 	}
 	return nil
-}
-
-func (f *Family) signBatchGo(s *Shingler, texts [][]byte, values []uint32, status []int32,
-	threads int) {
-	n, k := len(texts), f.k
-	if threads == 0 {
-		threads = runtime.NumCPU()
-	}
-	if threads > n {
-		threads = n
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, n)
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < threads; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := texts[i]
-				// Go memory passed for the duration of the call only.
-				status[i] = int32(C.minlsh_family_sign_text(f.p, s.p, bytesPtr(t),
-					C.size_t(len(t)), u32Ptr(values[i*k:(i+1)*k]), C.size_t(k), nil))
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // ---- families by (k, seed), for MinHash methods ------------------------------

@@ -258,40 +258,33 @@ func TestSignBatchThreadsAndErrors(t *testing.T) {
 	docs := corpus(300, 11)
 	s, _ := NewShingler(ShinglerOptions{})
 	f, _ := NewFamily(32, 1)
-	for _, batch := range []bool{false, true} {
-		if batch && !HaveSignBatch() {
-			continue
-		}
-		useSignBatch = batch
-		base, err := f.SignBatch(s, docs, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, threads := range []int{0, 2, 5, 64} {
-			got, err := f.SignBatch(s, docs, threads)
-			if err != nil || !reflect.DeepEqual(got, base) {
-				t.Fatalf("threads %d differ (%v)", threads, err)
-			}
-		}
-		if got, err := f.SignBatch(s, nil, 0); err != nil || len(got) != 0 {
-			t.Fatalf("no documents: %v %v", got, err)
-		}
-		limited, _ := NewShingler(ShinglerOptions{MaxDocumentBytes: 50})
-		got, err := f.SignBatch(limited, [][]byte{[]byte("short one"), make([]byte, 100),
-			[]byte("another short"), make([]byte, 60)}, 2)
-		var be *BatchError
-		if !errors.As(err, &be) || !reflect.DeepEqual(be.Index, []int{1, 3}) ||
-			!errors.Is(err, ErrTooBig) || !strings.Contains(err.Error(), "document 1") {
-			t.Fatalf("batch error: %v", err)
-		}
-		if !got[1].IsEmpty() || !got[3].IsEmpty() || got[0].IsEmpty() || got[2].IsEmpty() {
-			t.Fatal("failed documents must have the empty signature, the others theirs")
-		}
-		if _, err := f.SignBatch(s, docs, -1); !errors.Is(err, ErrParam) {
-			t.Fatalf("threads -1: %v", err)
+	base, err := f.SignBatch(s, docs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{0, 2, 5, 64} {
+		got, err := f.SignBatch(s, docs, threads)
+		if err != nil || !reflect.DeepEqual(got, base) {
+			t.Fatalf("threads %d differ (%v)", threads, err)
 		}
 	}
-	useSignBatch = HaveSignBatch()
+	if got, err := f.SignBatch(s, nil, 0); err != nil || len(got) != 0 {
+		t.Fatalf("no documents: %v %v", got, err)
+	}
+	limited, _ := NewShingler(ShinglerOptions{MaxDocumentBytes: 50})
+	got, err := f.SignBatch(limited, [][]byte{[]byte("short one"), make([]byte, 100),
+		[]byte("another short"), make([]byte, 60)}, 2)
+	var be *BatchError
+	if !errors.As(err, &be) || !reflect.DeepEqual(be.Index, []int{1, 3}) ||
+		!errors.Is(err, ErrTooBig) || !strings.Contains(err.Error(), "document 1") {
+		t.Fatalf("batch error: %v", err)
+	}
+	if !got[1].IsEmpty() || !got[3].IsEmpty() || got[0].IsEmpty() || got[2].IsEmpty() {
+		t.Fatal("failed documents must have the empty signature, the others theirs")
+	}
+	if _, err := f.SignBatch(s, docs, -1); !errors.Is(err, ErrParam) {
+		t.Fatalf("threads -1: %v", err)
+	}
 }
 
 func TestPlanAndBandKeys(t *testing.T) {

@@ -26,21 +26,8 @@ package minlsh
 
 /*
 #cgo pkg-config: minlsh
-#cgo LDFLAGS: -ldl
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <minlsh.h>
 #include <stdlib.h>
-
-// Declared in the header, but possibly not in the library this package was
-// linked with (newer than the rest): the weak reference is NULL then, and
-// dlsym looks in the library loaded at run time.
-#pragma weak minlsh_simd_kernel_name
-static const char *gominlsh_kernel_name(void) {
-	const char *(*fn)(void) = minlsh_simd_kernel_name;
-	if (fn == NULL) fn = (const char *(*)(void))dlsym(RTLD_DEFAULT, "minlsh_simd_kernel_name");
-	return fn != NULL ? fn() : NULL;
-}
 */
 import "C"
 
@@ -72,14 +59,8 @@ func Version() string { return C.GoString(C.minlsh_version_string()) }
 func VersionNumber() int { return int(C.minlsh_version_number()) }
 
 // SIMDKernel names the MinHash kernel the library chose ("portable",
-// "avx2", ...), or "" when the library is too old to say.
-func SIMDKernel() string {
-	p := C.gominlsh_kernel_name()
-	if p == nil {
-		return ""
-	}
-	return C.GoString(p)
-}
+// "avx2", "avx512").
+func SIMDKernel() string { return C.GoString(C.minlsh_simd_kernel_name()) }
 
 var versionErr = checkVersion(VersionNumber(), Version())
 

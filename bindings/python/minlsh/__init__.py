@@ -53,7 +53,7 @@ __all__ = [
     "Error", "ParameterError", "NoMemoryError",
     "Shingler", "ShingleStream", "MinHash", "SignatureMatrix", "MinHashLSH", "Plan",
     "signatures", "plan", "probability", "threshold_of", "band_keys", "siphash24",
-    "version", "version_number", "simd_kernel", "have_sign_batch",
+    "version", "version_number", "simd_kernel",
     "LIBRARY", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",
     "E_NULL", "E_PARAM", "E_NOMEM", "E_BUFSIZE", "E_IO", "E_FORMAT", "E_CORRUPT", "E_MISMATCH",
     "E_TOOBIG", "E_EXISTS", "E_NOTFOUND", "E_VERSION", "E_STATE", "E_UNSUPPORTED",
@@ -71,17 +71,8 @@ def version_number():
 
 
 def simd_kernel():
-    """The MinHash kernel the library chose ("portable", "avx2", ...), or
-    None when the library is too old to say."""
-    if "minlsh_simd_kernel_name" not in _ffi.OPTIONAL:
-        return None
+    """The MinHash kernel the library chose ("portable", "avx2", "avx512")."""
     return _ffi.lib.minlsh_simd_kernel_name().decode("ascii", "replace")
-
-
-def have_sign_batch():
-    """True when the library has minlsh_family_sign_batch (threads inside the
-    library); otherwise :func:`signatures` signs from Python threads."""
-    return _ffi.HAVE_SIGN_BATCH
 
 
 def siphash24(key, data):

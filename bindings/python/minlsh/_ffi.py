@@ -1,8 +1,8 @@
 """The C library: finding it, checking its version, its prototypes and errors.
 
-Everything that touches ctypes directly lives here; the other modules call
-``lib.minlsh_*`` through the prototypes declared below and turn return codes
-into exceptions with :func:`check`.
+Every prototype (restype and argtypes) of the package is declared here, once;
+the other modules, minlsh.dask included, call ``lib.minlsh_*`` through them
+and turn return codes into exceptions with :func:`check`.
 
 ctypes releases the interpreter lock around every call into a ``CDLL``, so
 long calls (signing, queries, saves) let other Python threads run.
@@ -203,6 +203,8 @@ LOAD_OPTIONS_VERSION = 1
 SHINGLER_OPTIONS_VERSION = 1
 PLAN_OPTIONS_VERSION = 1
 
+# Every function of minlsh.h the package calls. All are required: the import
+# fails on a library that lacks one.
 _PROTOTYPES = [
     # name, restype, argtypes
     ("minlsh_version_number", c_uint32, []),
@@ -214,6 +216,7 @@ _PROTOTYPES = [
     ("minlsh_family_k_max", c_uint32, []),
     ("minlsh_shingle_k_max", c_uint32, []),
     ("minlsh_empty_value", c_uint32, []),
+    ("minlsh_simd_kernel_name", c_char_p, []),
     ("minlsh_siphash24", c_int, [u64p, c_char_p, c_char_p, c_size_t]),
     ("minlsh_default_key", c_void_p, []),
     # shingler
@@ -229,6 +232,7 @@ _PROTOTYPES = [
     ("minlsh_shingleset_free", None, [c_void_p]),
     ("minlsh_shingleset_count", c_size_t, [c_void_p]),
     ("minlsh_shingleset_copy_hashes", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_jaccard_sorted", c_int, [dblp, c_void_p, c_size_t, c_void_p, c_size_t]),
     ("minlsh_shinglestream_new", c_int, [POINTER(c_void_p), c_void_p, c_void_p]),
     ("minlsh_shinglestream_free", None, [c_void_p]),
     ("minlsh_shinglestream_feed", c_int, [c_void_p, c_char_p, c_size_t]),
@@ -242,6 +246,9 @@ _PROTOTYPES = [
     ("minlsh_family_update", c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t]),
     ("minlsh_family_sign_text", c_int,
      [c_void_p, c_void_p, c_char_p, c_size_t, c_void_p, c_size_t, sizep]),
+    ("minlsh_family_sign_batch", c_int,
+     [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_uint32,
+      c_void_p, c_size_t, sizep, POINTER(c_int32)]),
     ("minlsh_signature_merge", c_int, [c_void_p, c_void_p, c_size_t]),
     ("minlsh_signature_estimate", c_int, [dblp, c_void_p, c_void_p, c_size_t]),
     ("minlsh_signature_is_empty", c_int, [c_void_p, c_size_t]),
@@ -276,6 +283,8 @@ _PROTOTYPES = [
     ("minlsh_pairs_count", c_size_t, [c_void_p]),
     ("minlsh_pairs_copy_pair", c_int, [u64p, u64p, dblp, c_void_p, c_size_t]),
     ("minlsh_clusters_from_index", c_int, [POINTER(c_void_p), c_void_p, c_double, c_void_p]),
+    ("minlsh_clusters_from_edges", c_int,
+     [POINTER(c_void_p), c_void_p, c_void_p, c_size_t, c_void_p]),
     ("minlsh_clusters_free", None, [c_void_p]),
     ("minlsh_clusters_count", c_size_t, [c_void_p]),
     ("minlsh_clusters_copy_members", c_int, [c_void_p, c_size_t, c_void_p, c_size_t, sizep]),
@@ -285,17 +294,6 @@ _PROTOTYPES = [
     ("minlsh_load_options_init", c_int, [POINTER(LoadOptions), c_uint32]),
     ("minlsh_index_load", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),
 ]
-
-# Declared in the header but possibly not in this build of the library (the
-# threaded batch call and the SIMD kernel name are newer than the rest). The
-# binding works without them.
-_OPTIONAL = [
-    ("minlsh_family_sign_batch", c_int,
-     [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_uint32,
-      c_void_p, c_size_t, sizep, POINTER(c_int32)]),
-    ("minlsh_simd_kernel_name", c_char_p, []),
-]
-
 
 def _declare():
     missing = []
@@ -310,16 +308,6 @@ def _declare():
     if missing:
         raise ImportError("minlsh: the library %s lacks %s; it is older than this binding"
                           % (LIBRARY, ", ".join(missing)))
-    have = set()
-    for name, restype, argtypes in _OPTIONAL:
-        try:
-            fn = getattr(lib, name)
-        except AttributeError:
-            continue
-        fn.restype = restype
-        fn.argtypes = argtypes
-        have.add(name)
-    return have
 
 
 def _check_version():
@@ -340,8 +328,7 @@ lib.minlsh_version_number.argtypes = []
 lib.minlsh_version_string.restype = c_char_p
 lib.minlsh_version_string.argtypes = []
 VERSION = _check_version()
-OPTIONAL = _declare()
-HAVE_SIGN_BATCH = "minlsh_family_sign_batch" in OPTIONAL
+_declare()
 
 EMPTY_VALUE = lib.minlsh_empty_value()
 FAMILY_K_MAX = lib.minlsh_family_k_max()

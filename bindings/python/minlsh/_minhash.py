@@ -3,9 +3,7 @@
 import array
 import collections
 import ctypes
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from ctypes import byref, c_double, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
 
 from . import _ffi
@@ -350,29 +348,6 @@ class SignatureMatrix:
         return "SignatureMatrix(shape=(%d, %d))" % (self._n, self._k)
 
 
-def _sign_loop(fam, sh, docs, out_addr, k, threads, status):
-    """Fallback when the library has no minlsh_family_sign_batch: one
-    minlsh_family_sign_text per document, spread over Python threads (ctypes
-    releases the interpreter lock, so they run in parallel)."""
-    n = len(docs)
-    empty = b"\xff" * (4 * k)
-
-    def one(i):
-        d = docs[i]
-        rc = lib.minlsh_family_sign_text(fam.handle, sh._handle, d, len(d),
-                                         out_addr + 4 * k * i, k, None)
-        if rc < 0:
-            ctypes.memmove(out_addr + 4 * k * i, empty, 4 * k)
-        status[i] = rc
-
-    if threads == 1 or n < 2:
-        for i in range(n):
-            one(i)
-        return
-    with ThreadPoolExecutor(max_workers=min(threads, n)) as ex:
-        list(ex.map(one, range(n), chunksize=max(1, n // (4 * threads))))
-
-
 def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shingler=None,
                errors="raise", **shingler_options):
     """Sign many documents at once: an n x num_perm matrix of uint32.
@@ -409,25 +384,19 @@ def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shin
     status = (c_int32 * max(n, 1))()
     if n:
         addr = _ffi.address(out)
-        rc = None
-        if _ffi.HAVE_SIGN_BATCH:
-            ptrs = (c_void_p * n)(*[ctypes.cast(ctypes.c_char_p(d), c_void_p) for d in docs])
-            lens = (c_size_t * n)(*[len(d) for d in docs])
-            nthreads = threads
-            rc = lib.minlsh_family_sign_batch(fam.handle, sh._handle, ptrs, lens, n, nthreads,
+        ptrs = (c_void_p * n)(*[ctypes.cast(ctypes.c_char_p(d), c_void_p) for d in docs])
+        lens = (c_size_t * n)(*[len(d) for d in docs])
+        rc = lib.minlsh_family_sign_batch(fam.handle, sh._handle, ptrs, lens, n, threads,
+                                          addr, n * k, None, status)
+        if rc == _ffi.E_UNSUPPORTED and threads != 1:  # a build without threads
+            rc = lib.minlsh_family_sign_batch(fam.handle, sh._handle, ptrs, lens, n, 1,
                                               addr, n * k, None, status)
-            if rc == _ffi.E_UNSUPPORTED and threads != 1:  # a build without threads
-                rc = lib.minlsh_family_sign_batch(fam.handle, sh._handle, ptrs, lens, n,
-                                                  1, addr, n * k, None, status)
-            if rc < 0 and not any(status[i] for i in range(n)):
-                check(rc, "minlsh_family_sign_batch")  # a whole-call error
-        else:
-            _sign_loop(fam, sh, docs, addr, k, threads or (os.cpu_count() or 1), status)
+        if rc < 0 and not any(status[i] for i in range(n)):
+            check(rc, "minlsh_family_sign_batch")  # a whole-call error
         if errors == "raise":
             for i in range(n):
                 if status[i] < 0:
-                    raise _ffi.error(status[i], "minlsh_family_sign_batch"
-                                     if _ffi.HAVE_SIGN_BATCH else "minlsh_family_sign_text",
+                    raise _ffi.error(status[i], "minlsh_family_sign_batch",
                                      "document %d" % i)
     if np is not None:
         return out

@@ -15,9 +15,9 @@ GOLDEN = os.environ.get("MINLSH_GOLDEN",
 
 
 def pytest_report_header(config):
-    return ["minlsh %s from %s (library %s, sign_batch: %s, kernel: %s, numpy: %s)"
+    return ["minlsh %s from %s (library %s, kernel: %s, numpy: %s)"
             % (minlsh.__version__, os.path.dirname(minlsh.__file__), minlsh.LIBRARY,
-               minlsh.have_sign_batch(), minlsh.simd_kernel(),
+               minlsh.simd_kernel(),
                _ffi.numpy.__version__ if _ffi.numpy is not None else "absent")]
 
 
@@ -40,18 +40,6 @@ def numpy_mode(request, monkeypatch):
             pytest.skip("numpy is not installed")
     else:
         monkeypatch.setattr(_ffi, "numpy", None)
-    return request.param
-
-
-@pytest.fixture(params=["sign_batch", "python-threads"])
-def batch_mode(request, monkeypatch):
-    """Run batch signing through minlsh_family_sign_batch (when the library
-    has it) and through the per-document fallback."""
-    if request.param == "sign_batch":
-        if not _ffi.HAVE_SIGN_BATCH:
-            pytest.skip("the library has no minlsh_family_sign_batch yet")
-    else:
-        monkeypatch.setattr(_ffi, "HAVE_SIGN_BATCH", False)
     return request.param
 
 

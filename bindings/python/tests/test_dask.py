@@ -37,6 +37,7 @@ import dask.dataframe as dd  # noqa: E402
 
 import minlsh  # noqa: E402
 import minlsh.dask as mdask  # noqa: E402
+from minlsh.dask.clusters import _clusters_of_edges, _components_dask  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -299,13 +300,13 @@ def test_label_propagation_matches_union_find():
         b.append(x + rng.randrange(1, 30))
     edges = pd.DataFrame({"a": np.array(a, dtype=np.int64), "b": np.array(b, dtype=np.int64)})
     with dask.config.set(scheduler="sync"):
-        labels, rounds = mdask._components_dask(dd.from_pandas(edges, npartitions=4), 4)
+        labels, rounds = _components_dask(dd.from_pandas(edges, npartitions=4), 4)
         labels = labels.compute()
-        hybrid, _ = mdask._components_dask(dd.from_pandas(edges, npartitions=4), 4, 300)
+        hybrid, _ = _components_dask(dd.from_pandas(edges, npartitions=4), 4, 300)
         hybrid = hybrid.compute()
     assert sorted(map(tuple, hybrid.values)) == sorted(map(tuple, labels.values))
     got = sorted(sorted(g["node"].tolist()) for _, g in labels.groupby("label"))
-    want = [c.tolist() for c in mdask._clusters_of_edges(edges["a"].values, edges["b"].values)]
+    want = [c.tolist() for c in _clusters_of_edges(edges["a"].values, edges["b"].values)]
     assert got == sorted(want)
     assert all(min(g) == lab for lab, g in
                ((lab, grp["node"].tolist()) for lab, grp in labels.groupby("label")))

@@ -97,7 +97,7 @@ def test_minhash_from_shingles(golden, texts):
 
 
 @pytest.mark.parametrize("threads", [1, 3, 0])
-def test_signatures_batch(golden, texts, numpy_mode, batch_mode, threads):
+def test_signatures_batch(golden, texts, numpy_mode, threads):
     for shcase, case in expected_sigs(golden):
         sh = shingler_of(shcase)
         got = minlsh.signatures(texts, num_perm=case["k"], seed=case["seed"], shingler=sh,

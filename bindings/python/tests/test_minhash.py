@@ -155,7 +155,7 @@ def test_from_text_matches_signatures():
         assert as_list(m.digest()) == as_list(row)
 
 
-def test_signatures_options_and_errors(numpy_mode, batch_mode):
+def test_signatures_options_and_errors(numpy_mode):
     texts = ["Hello, World!  Again", "hello world again"]
     sigs = minlsh.signatures(texts, num_perm=16, shingle="word:2", lowercase=True,
                              strip_punct=True)

@@ -56,7 +56,7 @@ def test_shared_shingler_many_threads():
         assert res == serial
 
 
-def test_signatures_from_many_threads(batch_mode):
+def test_signatures_from_many_threads():
     docs = corpus(120)
     serial = as_list(minlsh.signatures(docs, num_perm=32, threads=1).tobytes())
 
@@ -67,7 +67,7 @@ def test_signatures_from_many_threads(batch_mode):
         assert res == serial
 
 
-def test_thread_count_does_not_matter(batch_mode, numpy_mode):
+def test_thread_count_does_not_matter(numpy_mode):
     docs = corpus(300, seed=11)
     base = [as_list(r) for r in minlsh.signatures(docs, num_perm=64, threads=1)]
     for threads in (0, 2, 5, 64):

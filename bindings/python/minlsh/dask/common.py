@@ -1,0 +1,110 @@
+"""What every stage of minlsh.dask shares: the configuration the workers
+receive, their shingler, and small helpers for frames."""
+
+import dask.dataframe as dd
+import numpy as np
+
+from .. import _ffi
+from .._lsh import plan as _plan
+from .._shingle import Shingler
+
+_SHINGLER_OPTIONS = ("lowercase", "strip_punct", "collapse_space", "normalize", "html", "key",
+                     "stopwords", "max_document_bytes")
+
+
+def _banding(threshold, num_perm, verify, bands, rows):
+    """(bands, rows, how) exactly as the minlsh command chooses them."""
+    if bands is not None or rows is not None:
+        b = int(bands) if bands is not None else None
+        r = int(rows) if rows is not None else None
+        if b is None:
+            b = num_perm // r if r > 0 else 0
+        if r is None:
+            r = num_perm // b if b > 0 else 0
+        if b <= 0 or r <= 0 or b * r > num_perm:
+            raise ValueError("bands=%r rows=%r do not fit num_perm=%d" % (bands, rows, num_perm))
+        return b, r, "manual"
+    mode = "recall" if verify == "exact" else "balanced"
+    try:
+        p = _plan(threshold, num_perm, mode=mode, target_recall=0.99)
+    except _ffi.Error as exc:
+        raise ValueError("no banding of %d hash values reaches recall 0.99 at threshold %g; "
+                         "use a larger num_perm or give bands and rows (%s)"
+                         % (num_perm, threshold, exc)) from None
+    return p.bands, p.rows, mode
+
+
+class _Config:
+    """Everything the workers need, as plain picklable values."""
+
+    def __init__(self, shingle, shingler_options, num_perm, seed, threads, bands, rows,
+                 threshold, verify, max_bucket):
+        self.shingle = shingle
+        self.shingler_options = tuple(sorted(shingler_options.items()))
+        self.num_perm = num_perm
+        self.seed = seed
+        self.threads = threads
+        self.bands = bands
+        self.rows = rows
+        self.threshold = threshold
+        self.verify = verify
+        self.max_bucket = max_bucket
+
+    def sig_columns(self, suffix=""):
+        return ["s%d%s" % (i, suffix) for i in range(self.num_perm)]
+
+
+def _config(shingle, shingler_options, num_perm, seed, threads, bands, rows, threshold, verify,
+            max_bucket):
+    unknown = set(shingler_options) - set(_SHINGLER_OPTIONS)
+    if unknown:
+        raise TypeError("unknown option%s: %s" % ("s" if len(unknown) > 1 else "",
+                                                  ", ".join(sorted(unknown))))
+    opts = dict(shingler_options)
+    if isinstance(opts.get("stopwords"), (list, tuple)):
+        opts["stopwords"] = " ".join(opts["stopwords"])
+    Shingler.from_spec(shingle, **opts)  # refuse bad options here, not on the workers
+    if isinstance(num_perm, bool) or not isinstance(num_perm, int) \
+            or not 1 <= num_perm <= _ffi.FAMILY_K_MAX:
+        raise ValueError("num_perm must be 1..%d" % _ffi.FAMILY_K_MAX)
+    return _Config(shingle, opts, num_perm, _ffi.as_u64(seed, "seed"), int(threads), bands,
+                   rows, threshold, verify, max_bucket)
+
+
+_shinglers = {}
+
+
+def _shingler(cfg):
+    """The worker's Shingler for cfg (one per process: they are immutable)."""
+    key = (cfg.shingle, cfg.shingler_options)
+    sh = _shinglers.get(key)
+    if sh is None:
+        sh = Shingler.from_spec(cfg.shingle, **dict(cfg.shingler_options))
+        _shinglers[key] = sh
+    return sh
+
+
+def _id_key(v):
+    """Ids are compared with their type, as the command compares ids as
+    written: 1 and 1.0 and "1" are three different ids."""
+    return "%s:%r" % (type(v).__name__, v)
+
+
+def _copartitioned(left, lcol, right, rcol, func, meta, npartitions, *args):
+    """func(left_part, right_part, *args) on hash-co-partitioned frames."""
+    left = left.shuffle(lcol, npartitions=npartitions)
+    right = right.shuffle(rcol, npartitions=npartitions)
+    return dd.map_partitions(func, left, right, *args, meta=meta, align_dataframes=False)
+
+
+_triu_cache = {}
+
+
+def _triu(m):
+    """The (i, j), i < j, index pairs of m items (cached for small m)."""
+    got = _triu_cache.get(m)
+    if got is None:
+        got = np.triu_indices(m, 1)
+        if m <= 64:
+            _triu_cache[m] = got
+    return got
