@@ -29,12 +29,22 @@ OPT ?= -O2 -g
 CFLAGS ?=
 LDFLAGS ?=
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
-LIB_CFLAGS := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden \
-              -Iinclude -Ilib $(CFLAGS)
+# OPT (the default optimisation) and CFLAGS (the caller's additions) are
+# treated alike: both come after the project's own flags in every compile
+# (so -O0 or -Wno-error from either wins) and both go to every link (so
+# -fsanitize=... or --coverage given through either also links its runtime).
+USER_CFLAGS = $(OPT) $(CFLAGS)
+LINK_FLAGS = $(USER_CFLAGS) $(LDFLAGS)
+LIB_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib $(USER_CFLAGS)
 
+# An instrumented build is recognised from its flags, wherever they were given.
+SANITIZED := $(if $(filter -fsanitize=%,$(OPT) $(CFLAGS) $(LDFLAGS)),1)
+INSTRUMENTED := $(if $(filter -fsanitize=% --coverage,$(OPT) $(CFLAGS) $(LDFLAGS)),1)
 # The shared library must not have undefined symbols; sanitizer builds are the
-# exception (clang leaves the ASan runtime to the executable).
-NO_UNDEFINED ?= -Wl,--no-undefined
+# exception (clang leaves the sanitizer runtimes to the executable).
+NO_UNDEFINED ?= $(if $(SANITIZED),,-Wl,--no-undefined)
+# Tells tests/install.sh to skip its fully static links.
+MINLSH_SANITIZE ?= $(INSTRUMENTED)
 
 SONAME := libminlsh.so.$(VERSION_MAJOR)
 SHARED := libminlsh.so.$(VERSION)
@@ -67,7 +77,7 @@ $(STATIC_LIB): $(LIB_OBJ)
 $(SHARED_LIB): $(LIB_OBJ) lib/minlsh.map
 	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,$(SONAME) \
 	  -Wl,--version-script=lib/minlsh.map $(NO_UNDEFINED) \
-	  -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDFLAGS) -lpthread -lm
+	  -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LINK_FLAGS) -lpthread -lm
 	ln -sf $(SHARED) $(BUILD)/$(SONAME)
 	ln -sf $(SHARED) $(BUILD)/libminlsh.so
 
@@ -86,16 +96,16 @@ program: $(PROGRAM)
 
 $(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) -Iinclude $(CFLAGS) -c $< -o $@
+	$(CC) -std=c11 $(WARN) -Iinclude $(USER_CFLAGS) -c $< -o $@
 
 $(PROGRAM): $(PROG_OBJ) $(STATIC_LIB)
-	$(CC) -o $@ $(PROG_OBJ) $(STATIC_LIB) $(LDFLAGS) -lpthread -lm
+	$(CC) -o $@ $(PROG_OBJ) $(STATIC_LIB) $(LINK_FLAGS) -lpthread -lm
 
 # ---- tests ------------------------------------------------------------------
 
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
-TEST_CFLAGS := -std=c11 $(OPT) $(WARN) -Iinclude -Ilib -Itests $(CFLAGS)
+TEST_CFLAGS := -std=c11 $(WARN) -Iinclude -Ilib -Itests $(USER_CFLAGS)
 # Tests that need an extra library say so here.
 TEST_LIBS_test_siphash := -lsodium
 
@@ -104,16 +114,15 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(STATIC_LIB)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(TEST_LIBS_$*) $(LDFLAGS) -lm
 
 check: lib program $(TEST_BIN) $(BUILD)/minlsh.pc
-	@BUILD=$(BUILD) CC=$(CC) TEST_LDFLAGS="$(LDFLAGS)" MINLSH_SANITIZE=$(MINLSH_SANITIZE) \
+	@BUILD=$(BUILD) CC=$(CC) TEST_LDFLAGS="$(LINK_FLAGS)" MINLSH_SANITIZE=$(MINLSH_SANITIZE) \
 	  sh tests/run.sh $(TEST_BIN)
 
-# Sanitizers: a separate build tree per compiler, the whole suite in each.
+# Sanitizers: a separate build tree per compiler, the whole suite in each
+# (the flags reach the links too, and the build knows it is instrumented).
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-sanitize:
-	$(MAKE) check BUILD=$(BUILD)/asan-gcc CC=gcc OPT="-O1 -g" \
-	  CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" MINLSH_SANITIZE=1 NO_UNDEFINED=
-	$(MAKE) check BUILD=$(BUILD)/asan-clang CC=clang OPT="-O1 -g" \
-	  CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" MINLSH_SANITIZE=1 NO_UNDEFINED=
+	$(MAKE) check BUILD=$(BUILD)/asan-gcc CC=gcc OPT="-O1 -g" CFLAGS="$(SAN_FLAGS)"
+	$(MAKE) check BUILD=$(BUILD)/asan-clang CC=clang OPT="-O1 -g" CFLAGS="$(SAN_FLAGS)"
 
 # ---- examples (built against the build tree; tests/install.sh builds them
 # again against an installed copy through pkg-config) -------------------------
@@ -123,7 +132,7 @@ EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
 
 $(BUILD)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) -Iinclude $(CFLAGS) $< -o $@ $(STATIC_LIB) $(LDFLAGS) -lm
+	$(CC) -std=c11 $(WARN) -Iinclude $(USER_CFLAGS) $< -o $@ $(STATIC_LIB) $(LDFLAGS) -lm
 
 examples: $(EXAMPLE_BIN)
 

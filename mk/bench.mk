@@ -10,7 +10,7 @@
 # The programs may include internal headers; they are never installed.
 
 BENCH_BIN := $(BUILD)/bench/bench
-BENCH_CFLAGS := -std=c11 $(OPT) $(WARN) -Iinclude -Ilib -Ibench $(CFLAGS)
+BENCH_CFLAGS := -std=c11 $(WARN) -Iinclude -Ilib -Ibench $(USER_CFLAGS)
 
 # test_batch uses the library's threads.
 TEST_LIBS_test_batch := -lpthread
