@@ -160,6 +160,6 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
-# Feature fragments (bench, fuzz, tooling, bindings): each adds its own
-# targets and may append to CHECK_EXTRA / LIB_SRC_EXTRA.
+# Feature fragments (SIMD flags, bench, fuzz, tooling, bindings): each adds
+# its own targets and variables (mk/README.md).
 -include mk/*.mk
