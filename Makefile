@@ -54,6 +54,11 @@ LIB_HDR := include/minlsh.h $(wildcard lib/*/*.h)
 
 STATIC_LIB := $(BUILD)/libminlsh.a
 SHARED_LIB := $(BUILD)/$(SHARED)
+# The same library with the test-only hooks (-DMINLSH_TESTING, see
+# lib/common/common.h), for the tests and benches that call them; never
+# installed.
+TESTING_LIB := $(BUILD)/testing/libminlsh.a
+TESTING_OBJ := $(patsubst lib/%.c,$(BUILD)/testing/lib/%.o,$(LIB_SRC))
 
 PROG_SRC := $(sort $(wildcard programs/*.c))
 PROG_OBJ := $(patsubst programs/%.c,$(BUILD)/programs/%.o,$(PROG_SRC))
@@ -73,6 +78,15 @@ $(STATIC_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
+
+$(BUILD)/testing/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -DMINLSH_TESTING -c $< -o $@
+
+$(TESTING_LIB): $(TESTING_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $(TESTING_OBJ)
 
 $(SHARED_LIB): $(LIB_OBJ) lib/minlsh.map
 	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,$(SONAME) \
@@ -108,10 +122,15 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_CFLAGS := -std=c11 $(WARN) -Iinclude -Ilib -Itests $(USER_CFLAGS)
 # Tests that need an extra library say so here.
 TEST_LIBS_test_siphash := -lsodium
+# Tests that call the test-only hooks: compiled with -DMINLSH_TESTING and
+# linked against the testing archive; every other test links the release one.
+TESTS_WITH_HOOKS := test_index test_kernels test_minhash test_shingle
+$(patsubst %,$(BUILD)/tests/%,$(TESTS_WITH_HOOKS)): TEST_ARCHIVE = -DMINLSH_TESTING $(TESTING_LIB)
+TEST_ARCHIVE = $(STATIC_LIB)
 
-$(BUILD)/tests/%: tests/%.c tests/testlib.h $(STATIC_LIB)
+$(BUILD)/tests/%: tests/%.c tests/testlib.h $(STATIC_LIB) $(TESTING_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(TEST_LIBS_$*) $(LDFLAGS) -lm
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_ARCHIVE) $(TEST_LIBS_$*) $(LDFLAGS) -lm
 
 check: lib program $(TEST_BIN) $(BUILD)/minlsh.pc
 	@BUILD=$(BUILD) CC=$(CC) TEST_LDFLAGS="$(LINK_FLAGS)" MINLSH_SANITIZE=$(MINLSH_SANITIZE) \

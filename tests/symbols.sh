@@ -1,7 +1,7 @@
 #!/bin/sh
 # ABI hygiene: the shared library exports exactly the header's functions, all
 # in the version script; the static archive defines no global symbol without
-# the minlsh prefix; the version agrees in the header, the map, the CHANGELOG,
+# the minlsh prefix and neither has the test-only hooks; the version agrees in the header, the map, the CHANGELOG,
 # the Makefile's file names and at run time; the header compiles as C99
 # (pedantic) and C++ and can be included twice.
 set -u
@@ -35,6 +35,24 @@ bad=$(nm -g --defined-only "$BUILD/libminlsh.a" 2>/dev/null | awk 'NF == 3 {prin
       | grep -v '^minlsh_' | grep -v '^__\(odr_\)\?asan\|^__ubsan\|^__sancov' | head -n 5)
 if [ -z "$bad" ]; then ok static_defines_only_prefixed
 else ko static_defines_only_prefixed "$bad"; fi
+
+# The test-only hooks (#ifdef MINLSH_TESTING) are in neither release
+# library; when the testing archive was built, it has them all.
+hooks="minlsh__lsh_index_memory minlsh__lsh_kernels_for_level minlsh__minhash_kernels
+minlsh__minhash_reduce minlsh__minhash_apply_wide minlsh__minhash_apply_limb
+minlsh__minhash_has_int128 minlsh__siphash_many_kernels minlsh__shingler_allocator
+minlsh__simd_best_level"
+nm --defined-only "$BUILD/libminlsh.a" 2>/dev/null | awk 'NF == 3 {print $3}' > "$tmp/release.txt"
+nm --defined-only "$BUILD/libminlsh.so" 2>/dev/null | awk 'NF == 3 {print $3}' >> "$tmp/release.txt"
+bad=$(for h in $hooks; do grep -qx "$h" "$tmp/release.txt" && echo "$h"; done)
+if [ -z "$bad" ]; then ok release_has_no_test_hooks
+else ko release_has_no_test_hooks "$(echo $bad)"; fi
+if [ -f "$BUILD/testing/libminlsh.a" ]; then
+    nm --defined-only "$BUILD/testing/libminlsh.a" | awk 'NF == 3 {print $3}' > "$tmp/testing.txt"
+    missing=$(for h in $hooks; do grep -qx "$h" "$tmp/testing.txt" || echo "$h"; done)
+    if [ -z "$missing" ]; then ok testing_archive_has_hooks
+    else ko testing_archive_has_hooks "$(echo $missing)"; fi
+fi
 
 soname=$(readelf -d "$BUILD/libminlsh.so" | sed -n 's/.*SONAME.*\[\(.*\)\].*/\1/p')
 major=$(sed -n 's/^#define MINLSH_VERSION_MAJOR \([0-9]*\).*/\1/p' include/minlsh.h)

@@ -4,6 +4,13 @@
  * zeroing, the file checksum, the atomic file writer, whole-file reads and
  * read-only mappings, and the shared file header.
  * Internal: nothing here is installed; every name is minlsh__*.
+ *
+ * MINLSH_TESTING: what only tests and benches call (the lists of every
+ * kernel usable here, memory accounting, single-step arithmetic) is
+ * declared and defined inside #ifdef MINLSH_TESTING, throughout lib/. The
+ * build compiles it into a separate testing archive,
+ * $(BUILD)/testing/libminlsh.a; the release libminlsh.a and .so never
+ * contain it (tests/symbols.sh checks).
  */
 #ifndef MINLSH_COMMON_H
 #define MINLSH_COMMON_H
@@ -92,7 +99,9 @@ int minlsh__cpu_simd_level(void);
 int minlsh__simd_level_compiled(int level);
 /* The widest level both the CPU supports and this build has: what
  * minlsh__simd_level gives when MINLSH_KERNEL is not set. */
+#ifdef MINLSH_TESTING
 int minlsh__simd_best_level(void);
+#endif
 /* The level every dispatcher uses: min(CPU, build), lowered by the
  * environment variable MINLSH_KERNEL ("portable", "avx2", "avx512"; a wider
  * or unknown name is ignored). Chosen on the first call, published with a

@@ -131,10 +131,12 @@ static const minlsh__lsh_kernels *minlsh__lsh_kernels_built(int level) {
     }
 }
 
+#ifdef MINLSH_TESTING
 const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level) {
     if (level < MINLSH__SIMD_PORTABLE || level > minlsh__cpu_simd_level()) return NULL;
     return minlsh__lsh_kernels_built(level);
 }
+#endif
 
 /* minlsh__simd_level() is a compiled-in level the CPU has, chosen once, so
  * never NULL (minlsh__cpu_simd_level() asks the CPU: slow in a VM, not for

@@ -1029,6 +1029,7 @@ int minlsh_index_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
 
 /* ---- memory accounting (benches and tests) ------------------------------- */
 
+#ifdef MINLSH_TESTING
 void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
     uint32_t j;
     memset(m, 0, sizeof *m);
@@ -1040,3 +1041,4 @@ void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
                minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
                sizeof *ix + ix->meta_len;
 }
+#endif

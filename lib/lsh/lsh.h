@@ -277,7 +277,9 @@ typedef struct minlsh__lsh_kernels {
     minlsh__lsh_sig_hash_fn sig_hash;
     minlsh__lsh_equal_count_fn equal_count;
 } minlsh__lsh_kernels;
+#ifdef MINLSH_TESTING
 const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level);
+#endif
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */
@@ -311,7 +313,9 @@ void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, siz
 typedef struct minlsh__lsh_memory {
     size_t signatures, band_tables, band_links, other;
 } minlsh__lsh_memory;
+#ifdef MINLSH_TESTING
 void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m);
+#endif
 
 /* sort.c: ascending, in place, O(n log n) worst case. */
 void minlsh__lsh_sort_u64(uint64_t *v, size_t n);

@@ -27,6 +27,7 @@ const minlsh__minhash_kernel *minlsh__minhash_kernel_active(void) {
     return minlsh__minhash_kernel_for_level(minlsh__simd_level());
 }
 
+#ifdef MINLSH_TESTING
 size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap) {
     const minlsh__minhash_kernel *all[2 + MINLSH__SIMD_LEVELS];
     size_t n = 0, i;
@@ -39,6 +40,7 @@ size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap) {
     for (i = 0; i < n && i < cap && out != NULL; i++) out[i] = all[i];
     return n;
 }
+#endif
 
 const char *minlsh_simd_kernel_name(void) {
     return minlsh__minhash_kernel_active()->name;

@@ -51,6 +51,7 @@ const minlsh__minhash_kernel *minlsh__minhash_kernel_active(void);
 /* Every kernel compiled in and usable on this CPU (for tests and benches),
  * portable first, whatever MINLSH_KERNEL says: writes up to cap pointers to
  * out and returns how many there are. */
+#ifdef MINLSH_TESTING
 size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap);
 
 /* x mod p for a 64-bit shingle hash. */
@@ -62,5 +63,6 @@ uint64_t minlsh__minhash_apply_wide(uint64_t a, uint64_t b, uint64_t h);
 uint64_t minlsh__minhash_apply_limb(uint64_t a, uint64_t b, uint64_t h);
 /* 1 if _wide really uses unsigned __int128 in this build. */
 int minlsh__minhash_has_int128(void);
+#endif
 
 #endif /* MINLSH_MINHASH_KERNEL_H */

@@ -63,8 +63,10 @@ const minlsh__siphash_many_kernel *minlsh__siphash_many_for_level(int level);
 const minlsh__siphash_many_kernel *minlsh__siphash_many_active(void);
 /* Every kernel compiled in and usable on this CPU, portable first (tests
  * and benches): writes up to cap pointers, returns how many there are. */
+#ifdef MINLSH_TESTING
 size_t minlsh__siphash_many_kernels(const minlsh__siphash_many_kernel **out,
                                     size_t cap);
+#endif
 
 /* Shared by the SIMD files (static inline, so no AVX copy can escape). */
 #define MINLSH__SIP_C0 UINT64_C(0x736f6d6570736575)
@@ -114,7 +116,9 @@ int minlsh__shingler_each_kernel(const minlsh_shingler *s, const void *text, siz
                                  void *ctx, const minlsh__siphash_many_kernel *kernel);
 
 /* The shingler's allocator (never NULL for a valid shingler). */
+#ifdef MINLSH_TESTING
 const minlsh_allocator *minlsh__shingler_allocator(const minlsh_shingler *s);
+#endif
 
 /* Sort a[0..n) ascending (in place; tmp is scratch for n values, distinct
  * from a) and write its distinct values to dst, which may be a or tmp.

@@ -161,6 +161,8 @@ int minlsh_shingler_config_id(const minlsh_shingler *s, uint64_t *out) {
     return 0;
 }
 
+#ifdef MINLSH_TESTING
 const minlsh_allocator *minlsh__shingler_allocator(const minlsh_shingler *s) {
     return s != NULL ? &s->alloc : NULL;
 }
+#endif

@@ -41,6 +41,7 @@ const minlsh__siphash_many_kernel *minlsh__siphash_many_active(void) {
     return minlsh__siphash_many_for_level(minlsh__simd_level());
 }
 
+#ifdef MINLSH_TESTING
 size_t minlsh__siphash_many_kernels(const minlsh__siphash_many_kernel **out,
                                     size_t cap) {
     const minlsh__siphash_many_kernel *all[MINLSH__SIMD_LEVELS];
@@ -52,3 +53,4 @@ size_t minlsh__siphash_many_kernels(const minlsh__siphash_many_kernel **out,
     for (i = 0; i < n && i < cap && out != NULL; i++) out[i] = all[i];
     return n;
 }
+#endif
