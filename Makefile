@@ -6,6 +6,7 @@
 #   make bench           benchmarks, ending with a summary (mk/bench.mk; also
 #                        bench-scale: 1M documents end to end, bench-hot: hot buckets)
 #   make install / uninstall   PREFIX=/usr/local DESTDIR=
+#   make release-check   the version agrees everywhere it is written
 #   make clean
 
 # The version lives in one place, the header; everything else reads it.
@@ -178,6 +179,12 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD)
+
+# Before tagging a release: the header's version agrees with the map's newest
+# node, the newest dated CHANGELOG section, the ABI baseline and the .pc file.
+.PHONY: release-check
+release-check: $(BUILD)/minlsh.pc
+	sh scripts/release-check.sh $(BUILD)/minlsh.pc
 
 # Feature fragments (SIMD flags, bench, fuzz, tooling, bindings): each adds
 # its own targets and variables (mk/README.md).
