@@ -22,6 +22,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR ?= $(LIBDIR)/cmake/minlsh
 
 CC ?= cc
 AR ?= ar
@@ -105,6 +106,11 @@ $(BUILD)/minlsh.pc: minlsh.pc.in include/minlsh.h
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
+# The CMake package (find_package(minlsh): minlsh::minlsh and
+# minlsh::minlsh_static), generated at install time like the .pc file.
+POINTER_BYTES = $(shell $(CC) -dM -E - </dev/null 2>/dev/null | sed -n 's/^\#define __SIZEOF_POINTER__ //p')
+CMAKE_SED = $(PC_SED) -e 's|@MAJOR@|$(VERSION_MAJOR)|g' -e 's|@SIZEOF_VOID_P@|$(POINTER_BYTES)|g'
+
 # ---- the minlsh command ------------------------------------------------------
 
 program: $(PROGRAM)
@@ -170,12 +176,17 @@ install: lib program
 	ln -sf $(SHARED) $(DESTDIR)$(LIBDIR)/libminlsh.so
 	$(PC_SED) minlsh.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+	install -d $(DESTDIR)$(CMAKEDIR)
+	$(CMAKE_SED) cmake/minlshConfig-make.cmake.in > $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake
+	$(CMAKE_SED) cmake/minlshConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
+	chmod 644 $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/minlsh $(DESTDIR)$(MANDIR)/man1/minlsh.1
 	rm -f $(DESTDIR)$(INCLUDEDIR)/minlsh.h $(DESTDIR)$(LIBDIR)/libminlsh.a \
 	  $(DESTDIR)$(LIBDIR)/$(SHARED) $(DESTDIR)$(LIBDIR)/$(SONAME) \
-	  $(DESTDIR)$(LIBDIR)/libminlsh.so $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+	  $(DESTDIR)$(LIBDIR)/libminlsh.so $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc \
+	  $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
 
 clean:
 	rm -rf $(BUILD)
