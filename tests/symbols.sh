@@ -68,9 +68,12 @@ node=$(grep -o '^MINLSH_[0-9]*\.[0-9]*' lib/minlsh.map | tail -n 1)
 if [ "$node" = "MINLSH_$major.$minor" ]; then ok map_newest_node_is_version
 else ko map_newest_node_is_version "newest node '$node', header $major.$minor"; fi
 
-clv=$(grep -m 1 -o '^## \[[^]]*\]\( ([0-9.]*)\)\?' CHANGELOG.md | grep -o '[0-9][0-9.]*[0-9]' | head -n 1)
+# The first section that names a version: "## [Unreleased] (X.Y.Z)" while
+# it is being prepared, "## [X.Y.Z] - date" once released (an empty
+# "## [Unreleased]" above it names none). make release-check is stricter.
+clv=$(grep -o '^## \[[^]]*\]\( ([0-9.]*)\)\?' CHANGELOG.md | grep -o '[0-9][0-9.]*[0-9]' | head -n 1)
 if [ "$clv" = "$hstring" ]; then ok changelog_version
-else ko changelog_version "CHANGELOG top section names '$clv', header $hstring"; fi
+else ko changelog_version "CHANGELOG newest versioned section names '$clv', header $hstring"; fi
 
 if [ -f "$BUILD/libminlsh.so.$hstring" ]; then ok shared_file_name
 else ko shared_file_name "no $BUILD/libminlsh.so.$hstring"; fi
