@@ -6,6 +6,7 @@
 #   make bench           benchmarks, ending with a summary (mk/bench.mk; also
 #                        bench-scale: 1M documents end to end, bench-hot: hot buckets)
 #   make install / uninstall   PREFIX=/usr/local DESTDIR=
+#   make release-check   the version agrees everywhere it is written
 #   make clean
 
 # The version lives in one place, the header; everything else reads it.
@@ -21,6 +22,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR ?= $(LIBDIR)/cmake/minlsh
 
 CC ?= cc
 AR ?= ar
@@ -29,12 +31,22 @@ OPT ?= -O2 -g
 CFLAGS ?=
 LDFLAGS ?=
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
-LIB_CFLAGS := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden \
-              -Iinclude -Ilib $(CFLAGS)
+# OPT (the default optimisation) and CFLAGS (the caller's additions) are
+# treated alike: both come after the project's own flags in every compile
+# (so -O0 or -Wno-error from either wins) and both go to every link (so
+# -fsanitize=... or --coverage given through either also links its runtime).
+USER_CFLAGS = $(OPT) $(CFLAGS)
+LINK_FLAGS = $(USER_CFLAGS) $(LDFLAGS)
+LIB_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib $(USER_CFLAGS)
 
+# An instrumented build is recognised from its flags, wherever they were given.
+SANITIZED := $(if $(filter -fsanitize=%,$(OPT) $(CFLAGS) $(LDFLAGS)),1)
+INSTRUMENTED := $(if $(filter -fsanitize=% --coverage,$(OPT) $(CFLAGS) $(LDFLAGS)),1)
 # The shared library must not have undefined symbols; sanitizer builds are the
-# exception (clang leaves the ASan runtime to the executable).
-NO_UNDEFINED ?= -Wl,--no-undefined
+# exception (clang leaves the sanitizer runtimes to the executable).
+NO_UNDEFINED ?= $(if $(SANITIZED),,-Wl,--no-undefined)
+# Tells tests/install.sh to skip its fully static links.
+MINLSH_SANITIZE ?= $(INSTRUMENTED)
 
 SONAME := libminlsh.so.$(VERSION_MAJOR)
 SHARED := libminlsh.so.$(VERSION)
@@ -44,6 +56,11 @@ LIB_HDR := include/minlsh.h $(wildcard lib/*/*.h)
 
 STATIC_LIB := $(BUILD)/libminlsh.a
 SHARED_LIB := $(BUILD)/$(SHARED)
+# The same library with the test-only hooks (-DMINLSH_TESTING, see
+# lib/common/common.h), for the tests and benches that call them; never
+# installed.
+TESTING_LIB := $(BUILD)/testing/libminlsh.a
+TESTING_OBJ := $(patsubst lib/%.c,$(BUILD)/testing/lib/%.o,$(LIB_SRC))
 
 PROG_SRC := $(sort $(wildcard programs/*.c))
 PROG_OBJ := $(patsubst programs/%.c,$(BUILD)/programs/%.o,$(PROG_SRC))
@@ -64,10 +81,19 @@ $(STATIC_LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
 
+$(BUILD)/testing/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -DMINLSH_TESTING -c $< -o $@
+
+$(TESTING_LIB): $(TESTING_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $(TESTING_OBJ)
+
 $(SHARED_LIB): $(LIB_OBJ) lib/minlsh.map
 	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,$(SONAME) \
 	  -Wl,--version-script=lib/minlsh.map $(NO_UNDEFINED) \
-	  -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDFLAGS) -lpthread -lm
+	  -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LINK_FLAGS) -lpthread -lm
 	ln -sf $(SHARED) $(BUILD)/$(SONAME)
 	ln -sf $(SHARED) $(BUILD)/libminlsh.so
 
@@ -80,40 +106,49 @@ $(BUILD)/minlsh.pc: minlsh.pc.in include/minlsh.h
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
+# The CMake package (find_package(minlsh): minlsh::minlsh and
+# minlsh::minlsh_static), generated at install time like the .pc file.
+POINTER_BYTES = $(shell $(CC) -dM -E - </dev/null 2>/dev/null | sed -n 's/^\#define __SIZEOF_POINTER__ //p')
+CMAKE_SED = $(PC_SED) -e 's|@MAJOR@|$(VERSION_MAJOR)|g' -e 's|@SIZEOF_VOID_P@|$(POINTER_BYTES)|g'
+
 # ---- the minlsh command ------------------------------------------------------
 
 program: $(PROGRAM)
 
 $(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h lib/common/pool.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) -Iinclude $(CFLAGS) -c $< -o $@
+	$(CC) -std=c11 $(WARN) -Iinclude $(USER_CFLAGS) -c $< -o $@
 
 $(PROGRAM): $(PROG_OBJ) $(STATIC_LIB)
-	$(CC) -o $@ $(PROG_OBJ) $(STATIC_LIB) $(LDFLAGS) -lpthread -lm
+	$(CC) -o $@ $(PROG_OBJ) $(STATIC_LIB) $(LINK_FLAGS) -lpthread -lm
 
 # ---- tests ------------------------------------------------------------------
 
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
-TEST_CFLAGS := -std=c11 $(OPT) $(WARN) -Iinclude -Ilib -Itests $(CFLAGS)
+TEST_CFLAGS := -std=c11 $(WARN) -Iinclude -Ilib -Itests $(USER_CFLAGS)
 # Tests that need an extra library say so here.
 TEST_LIBS_test_siphash := -lsodium
+# Tests that call the test-only hooks: compiled with -DMINLSH_TESTING and
+# linked against the testing archive; every other test links the release one.
+TESTS_WITH_HOOKS := test_index test_kernels test_minhash test_shingle
+$(patsubst %,$(BUILD)/tests/%,$(TESTS_WITH_HOOKS)): TEST_ARCHIVE = -DMINLSH_TESTING $(TESTING_LIB)
+TEST_ARCHIVE = $(STATIC_LIB)
 
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC_LIB)
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC_LIB) $(TESTING_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(TEST_LIBS_$*) $(LDFLAGS) -lm
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_ARCHIVE) $(TEST_LIBS_$*) $(LDFLAGS) -lm
 
 check: lib program $(TEST_BIN) $(BUILD)/minlsh.pc
-	@BUILD=$(BUILD) CC=$(CC) TEST_LDFLAGS="$(LDFLAGS)" MINLSH_SANITIZE=$(MINLSH_SANITIZE) \
+	@BUILD=$(BUILD) CC=$(CC) TEST_LDFLAGS="$(LINK_FLAGS)" MINLSH_SANITIZE=$(MINLSH_SANITIZE) \
 	  sh tests/run.sh $(TEST_BIN)
 
-# Sanitizers: a separate build tree per compiler, the whole suite in each.
+# Sanitizers: a separate build tree per compiler, the whole suite in each
+# (the flags reach the links too, and the build knows it is instrumented).
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-sanitize:
-	$(MAKE) check BUILD=$(BUILD)/asan-gcc CC=gcc OPT="-O1 -g" \
-	  CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" MINLSH_SANITIZE=1 NO_UNDEFINED=
-	$(MAKE) check BUILD=$(BUILD)/asan-clang CC=clang OPT="-O1 -g" \
-	  CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" MINLSH_SANITIZE=1 NO_UNDEFINED=
+	$(MAKE) check BUILD=$(BUILD)/asan-gcc CC=gcc OPT="-O1 -g" CFLAGS="$(SAN_FLAGS)"
+	$(MAKE) check BUILD=$(BUILD)/asan-clang CC=clang OPT="-O1 -g" CFLAGS="$(SAN_FLAGS)"
 
 # ---- examples (built against the build tree; tests/install.sh builds them
 # again against an installed copy through pkg-config) -------------------------
@@ -123,7 +158,7 @@ EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
 
 $(BUILD)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) -Iinclude $(CFLAGS) $< -o $@ $(STATIC_LIB) $(LDFLAGS) -lm
+	$(CC) -std=c11 $(WARN) -Iinclude $(USER_CFLAGS) $< -o $@ $(STATIC_LIB) $(LDFLAGS) -lm
 
 examples: $(EXAMPLE_BIN)
 
@@ -141,16 +176,27 @@ install: lib program
 	ln -sf $(SHARED) $(DESTDIR)$(LIBDIR)/libminlsh.so
 	$(PC_SED) minlsh.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+	install -d $(DESTDIR)$(CMAKEDIR)
+	$(CMAKE_SED) cmake/minlshConfig-make.cmake.in > $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake
+	$(CMAKE_SED) cmake/minlshConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
+	chmod 644 $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/minlsh $(DESTDIR)$(MANDIR)/man1/minlsh.1
 	rm -f $(DESTDIR)$(INCLUDEDIR)/minlsh.h $(DESTDIR)$(LIBDIR)/libminlsh.a \
 	  $(DESTDIR)$(LIBDIR)/$(SHARED) $(DESTDIR)$(LIBDIR)/$(SONAME) \
-	  $(DESTDIR)$(LIBDIR)/libminlsh.so $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc
+	  $(DESTDIR)$(LIBDIR)/libminlsh.so $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc \
+	  $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
 
 clean:
 	rm -rf $(BUILD)
 
-# Feature fragments (bench, fuzz, tooling, bindings): each adds its own
-# targets and may append to CHECK_EXTRA / LIB_SRC_EXTRA.
+# Before tagging a release: the header's version agrees with the map's newest
+# node, the newest dated CHANGELOG section, the ABI baseline and the .pc file.
+.PHONY: release-check
+release-check: $(BUILD)/minlsh.pc
+	sh scripts/release-check.sh $(BUILD)/minlsh.pc
+
+# Feature fragments (SIMD flags, bench, fuzz, tooling, bindings): each adds
+# its own targets and variables (mk/README.md).
 -include mk/*.mk

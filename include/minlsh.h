@@ -69,12 +69,19 @@
 extern "C" {
 #endif
 
-/* MINLSH_API marks the exported functions. Define MINLSH_STATIC when linking
- * the static library on Windows; the build defines MINLSH_BUILDING_DLL. */
-#if defined(_WIN32) && defined(MINLSH_BUILDING_DLL)
+/* On Windows the library's own DLL build defines MINLSH_BUILDING_DLL
+ * (exports); a static build of the library, and every program linking it
+ * statically, defines MINLSH_STATIC; anything else imports from the DLL.
+ * Elsewhere the public functions have default visibility and everything
+ * else in the library is hidden (-fvisibility=hidden). */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(MINLSH_BUILDING_DLL)
 #define MINLSH_API __declspec(dllexport)
-#elif defined(_WIN32) && !defined(MINLSH_STATIC)
+#elif defined(MINLSH_STATIC)
+#define MINLSH_API
+#else
 #define MINLSH_API __declspec(dllimport)
+#endif
 #elif defined(__GNUC__) && __GNUC__ >= 4
 #define MINLSH_API __attribute__((visibility("default")))
 #else

@@ -8,17 +8,19 @@
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph
 #                     documents against 100,000 distinct ones
-# The programs may include internal headers; they are never installed.
+# The programs may include internal headers and call the test-only hooks
+# (memory accounting, every kernel): they link the testing archive, built
+# with the same flags as the release one. They are never installed.
 
 BENCH_BIN := $(BUILD)/bench/bench
-BENCH_CFLAGS := -std=c11 $(OPT) $(WARN) -Iinclude -Ilib -Ibench $(CFLAGS)
+BENCH_CFLAGS := -std=c11 $(WARN) -Iinclude -Ilib -Ibench $(USER_CFLAGS)
 
 # test_batch uses the library's threads.
 TEST_LIBS_test_batch := -lpthread
 
-$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STATIC_LIB)
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(TESTING_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(BENCH_CFLAGS) $< -o $@ $(STATIC_LIB) $(LDFLAGS) -lpthread -lm
+	$(CC) $(BENCH_CFLAGS) -DMINLSH_TESTING $< -o $@ $(TESTING_LIB) $(LDFLAGS) -lpthread -lm
 
 .PHONY: bench bench-scale bench-hot
 bench: $(BENCH_BIN)

@@ -17,11 +17,12 @@ SIMD_AVX2_FLAGS := -mavx2
 SIMD_AVX512_FLAGS := -mavx512f -mavx512dq -mavx512bw -mavx512vl
 endif
 
-SIMD_AVX2_OBJ := $(BUILD)/lib/minhash/kernel_avx2.o $(BUILD)/lib/shingle/siphash_avx2.o
-SIMD_AVX512_OBJ := $(BUILD)/lib/minhash/kernel_avx512.o $(BUILD)/lib/shingle/siphash_avx512.o
-
-$(SIMD_AVX2_OBJ): LIB_CFLAGS += $(SIMD_AVX2_FLAGS)
-$(SIMD_AVX512_OBJ): LIB_CFLAGS += $(SIMD_AVX512_FLAGS)
+# The one rule: a library file's name says its instruction set. Any
+# lib/<layer>/<name>_avx2.c gets the AVX2 flags and any <name>_avx512.c the
+# AVX-512 ones, in every build tree (release, testing, sanitizers, fuzzing);
+# a new kernel file needs no line here.
+%_avx2.o: LIB_CFLAGS += $(SIMD_AVX2_FLAGS)
+%_avx512.o: LIB_CFLAGS += $(SIMD_AVX512_FLAGS)
 
 .PHONY: check-kernels
 # Every run happens even if an earlier one fails; the target fails at the end.

@@ -29,7 +29,7 @@ TSAN_BUILD := $(BUILD)/tsan
 
 check-tsan:
 	$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) CC=clang OPT="-O1 -g" \
-	  CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread" NO_UNDEFINED= \
+	  CFLAGS="-fsanitize=thread" \
 	  $(TSAN_BUILD)/tests/test_tsan $(TSAN_BUILD)/minlsh
 	sh scripts/check-tsan.sh $(TSAN_BUILD)
 
@@ -62,10 +62,10 @@ coverage:
 	@# A fresh tree: counters of objects compiled at different times never mix.
 	rm -rf $(COVERAGE_BUILD)
 	@# The report is made even if a test fails; the target fails then too.
-	@# (MINLSH_SANITIZE: an instrumented build, tests/install.sh skips its
-	@# fully static links.)
+	@# (--coverage reaches the links too, and marks the build instrumented:
+	@# tests/install.sh skips its fully static links.)
 	$(MAKE) --no-print-directory check BUILD=$(COVERAGE_BUILD) CC=gcc OPT="-O0 -g" \
-	  CFLAGS="--coverage" LDFLAGS="--coverage" MINLSH_SANITIZE=1; rc=$$?; \
+	  CFLAGS="--coverage"; rc=$$?; \
 	COVERAGE_MIN=$(COVERAGE_MIN) sh scripts/coverage.sh $(COVERAGE_BUILD) && exit $$rc
 
 # ---- ABI ----------------------------------------------------------------------------

@@ -89,17 +89,27 @@ void buf_addc(cli_buf *b, char c) {
 
 void buf_adds(cli_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
 
+/* Formats straight into the buffer's free room and formats again only when
+ * that was too short (no separate measuring pass into a null buffer). */
 void buf_printf(cli_buf *b, const char *fmt, ...) {
     va_list ap;
+    size_t room;
     int len;
+    buf_reserve(b, 64);
+    room = b->cap - b->n;
     va_start(ap, fmt);
-    len = vsnprintf(NULL, 0, fmt, ap);
+    len = vsnprintf(b->p + b->n, room, fmt, ap);
     va_end(ap);
-    if (len < 0) return;
-    buf_reserve(b, (size_t)len);
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, (size_t)len + 1, fmt, ap);
-    va_end(ap);
+    if (len < 0) {
+        b->p[b->n] = '\0';
+        return;
+    }
+    if ((size_t)len >= room) {
+        buf_reserve(b, (size_t)len);
+        va_start(ap, fmt);
+        vsnprintf(b->p + b->n, (size_t)len + 1, fmt, ap);
+        va_end(ap);
+    }
     b->n += (size_t)len;
 }
 

@@ -2,7 +2,8 @@
 # Installs the Debian packages a task needs, when they are missing.
 #   sh scripts/deps.sh build   compiler, make, pkg-config
 #   sh scripts/deps.sh test    + libsodium (independent SipHash), Python, clang
-#                                and its sanitizer runtime, g++ (header check)
+#                                and its sanitizer runtime, g++ (header check),
+#                                cmake (the CMake build and package)
 #   sh scripts/deps.sh python  build + pytest, numpy, setuptools, wheel, pip, venv
 #                                (the Python binding; make check-python)
 #   sh scripts/deps.sh go      build + the Go toolchain (the Go binding; make check-go)
@@ -13,7 +14,7 @@
 # Needs root (or sudo) only when something is actually missing.
 set -eu
 build="gcc make libc6-dev pkg-config binutils"
-test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk"
+test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk cmake"
 python="$build python3 python3-pytest python3-numpy python3-setuptools python3-wheel python3-pip python3-venv"
 go="$build golang-go"
 dask="$python python3-dask python3-distributed python3-pandas"

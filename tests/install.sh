@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs into a temporary prefix, builds every example through pkg-config
 # against the installed copy (shared, then fully static), runs them on small
-# inputs, then uninstalls and checks nothing is left behind.
+# inputs, builds one example again through the installed CMake package
+# (find_package(minlsh), shared and static), then uninstalls and checks
+# nothing is left behind.
 set -u
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}" "${CC:=cc}" "${TEST_LDFLAGS:=}"
@@ -15,7 +17,8 @@ ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail 
 if make -s install BUILD="$BUILD" CC="$CC" PREFIX="$prefix" >"$tmp/install.log" 2>&1; then ok make_install
 else ko make_install "$(tail -n 5 "$tmp/install.log")"; fi
 
-for f in include/minlsh.h lib/libminlsh.a lib/libminlsh.so lib/libminlsh.so.0 lib/pkgconfig/minlsh.pc; do
+for f in include/minlsh.h lib/libminlsh.a lib/libminlsh.so lib/libminlsh.so.0 lib/pkgconfig/minlsh.pc \
+         lib/cmake/minlsh/minlshConfig.cmake lib/cmake/minlsh/minlshConfigVersion.cmake; do
     [ -e "$prefix/$f" ] || ko "installed_$f" "missing $prefix/$f"
 done
 
@@ -77,6 +80,31 @@ printf 'garbage' > "$tmp/bad.idx"
 if "$tmp/crawler" "$tmp/bad.idx" "$tmp/docs/a.txt" >"$tmp/bad.out" 2>&1; then ko run_crawler_corrupt "exit 0 on a corrupt index"
 elif grep -qi 'not a minlsh file\|corrupt' "$tmp/bad.out"; then ok run_crawler_corrupt
 else ko run_crawler_corrupt "$(cat "$tmp/bad.out")"; fi
+
+# find_package(minlsh) on the installed copy: examples/CMakeLists.txt builds
+# quickstart against minlsh::minlsh, then against minlsh::minlsh_static.
+if command -v cmake >/dev/null 2>&1; then
+    for kind in shared static; do
+        [ $kind = static ] && [ -n "${MINLSH_SANITIZE:-}" ] && continue
+        b=$tmp/cmake-$kind
+        st=OFF; [ $kind = static ] && st=ON
+        if cmake -S examples -B "$b" -DCMAKE_C_COMPILER="$CC" -DCMAKE_PREFIX_PATH="$prefix" \
+               -DMINLSH_EXAMPLES_STATIC=$st -DCMAKE_EXE_LINKER_FLAGS="$TEST_LDFLAGS" >"$b.log" 2>&1 &&
+           cmake --build "$b" --target quickstart >>"$b.log" 2>&1 &&
+           out=$("$b/quickstart" 2>&1) && echo "$out" | grep -q 'estimated Jaccard: 0\.[78]'
+        then ok "cmake_find_package_$kind"; else ko "cmake_find_package_$kind" "$(tail -n 5 "$b.log")"; fi
+    done
+    # A request for a newer minor or another major is refused.
+    mkdir -p "$tmp/cmake-version"
+    printf 'cmake_minimum_required(VERSION 3.16)\nproject(v LANGUAGES C)\nfind_package(minlsh %s REQUIRED)\n' \
+        "$(sed -n 's/^#define MINLSH_VERSION_MAJOR \([0-9]*\).*/\1/p' include/minlsh.h).999" \
+        > "$tmp/cmake-version/CMakeLists.txt"
+    if cmake -S "$tmp/cmake-version" -B "$tmp/cmake-version/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null 2>&1
+    then ko cmake_version_refuses_newer "find_package accepted a newer minor version"
+    else ok cmake_version_refuses_newer; fi
+else
+    ko cmake_find_package "cmake is not installed (sh scripts/deps.sh test)"
+fi
 
 # The installed command and its man page.
 if out=$("$prefix/bin/minlsh" --version 2>&1) && echo "$out" | grep -q "^minlsh $(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)$"

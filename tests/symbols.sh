@@ -1,7 +1,7 @@
 #!/bin/sh
 # ABI hygiene: the shared library exports exactly the header's functions, all
 # in the version script; the static archive defines no global symbol without
-# the minlsh prefix; the version agrees in the header, the map, the CHANGELOG,
+# the minlsh prefix and neither has the test-only hooks; the version agrees in the header, the map, the CHANGELOG,
 # the Makefile's file names and at run time; the header compiles as C99
 # (pedantic) and C++ and can be included twice.
 set -u
@@ -53,6 +53,25 @@ bad=$(nm -g --defined-only "$BUILD/libminlsh.a" 2>/dev/null | awk 'NF == 3 {prin
 if [ -z "$bad" ]; then ok static_defines_only_prefixed
 else ko static_defines_only_prefixed "$bad"; fi
 
+# The test-only hooks (#ifdef MINLSH_TESTING) are in neither release
+# library; when the testing archive was built, it has them all.
+hooks="minlsh__lsh_index_memory minlsh__lsh_kernels_for_level minlsh__lsh_kernels_usable
+minlsh__minhash_kernels minlsh__minhash_kernel_for_level minlsh__minhash_kernel_usable
+minlsh__minhash_reduce minlsh__minhash_apply_wide minlsh__minhash_apply_limb
+minlsh__minhash_has_int128 minlsh__siphash_many_for_level minlsh__siphash_many_usable
+minlsh__simd_best_level"
+nm --defined-only "$BUILD/libminlsh.a" 2>/dev/null | awk 'NF == 3 {print $3}' > "$tmp/release.txt"
+nm --defined-only "$BUILD/libminlsh.so" 2>/dev/null | awk 'NF == 3 {print $3}' >> "$tmp/release.txt"
+bad=$(for h in $hooks; do grep -qx "$h" "$tmp/release.txt" && echo "$h"; done)
+if [ -z "$bad" ]; then ok release_has_no_test_hooks
+else ko release_has_no_test_hooks "$(echo $bad)"; fi
+if [ -f "$BUILD/testing/libminlsh.a" ]; then
+    nm --defined-only "$BUILD/testing/libminlsh.a" | awk 'NF == 3 {print $3}' > "$tmp/testing.txt"
+    missing=$(for h in $hooks; do grep -qx "$h" "$tmp/testing.txt" || echo "$h"; done)
+    if [ -z "$missing" ]; then ok testing_archive_has_hooks
+    else ko testing_archive_has_hooks "$(echo $missing)"; fi
+fi
+
 soname=$(readelf -d "$BUILD/libminlsh.so" | sed -n 's/.*SONAME.*\[\(.*\)\].*/\1/p')
 major=$(sed -n 's/^#define MINLSH_VERSION_MAJOR \([0-9]*\).*/\1/p' include/minlsh.h)
 minor=$(sed -n 's/^#define MINLSH_VERSION_MINOR \([0-9]*\).*/\1/p' include/minlsh.h)
@@ -67,9 +86,12 @@ node=$(grep -o '^MINLSH_[0-9]*\.[0-9]*' lib/minlsh.map | tail -n 1)
 if [ "$node" = "MINLSH_$major.$minor" ]; then ok map_newest_node_is_version
 else ko map_newest_node_is_version "newest node '$node', header $major.$minor"; fi
 
-clv=$(grep -m 1 -o '^## \[[^]]*\]\( ([0-9.]*)\)\?' CHANGELOG.md | grep -o '[0-9][0-9.]*[0-9]' | head -n 1)
+# The first section that names a version: "## [Unreleased] (X.Y.Z)" while
+# it is being prepared, "## [X.Y.Z] - date" once released (an empty
+# "## [Unreleased]" above it names none). make release-check is stricter.
+clv=$(grep -o '^## \[[^]]*\]\( ([0-9.]*)\)\?' CHANGELOG.md | grep -o '[0-9][0-9.]*[0-9]' | head -n 1)
 if [ "$clv" = "$hstring" ]; then ok changelog_version
-else ko changelog_version "CHANGELOG top section names '$clv', header $hstring"; fi
+else ko changelog_version "CHANGELOG newest versioned section names '$clv', header $hstring"; fi
 
 if [ -f "$BUILD/libminlsh.so.$hstring" ]; then ok shared_file_name
 else ko shared_file_name "no $BUILD/libminlsh.so.$hstring"; fi

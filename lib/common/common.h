@@ -5,6 +5,13 @@
  * read-only mappings, the shared file header, and what every saved handle
  * shares (load options, loaders, savers, metadata).
  * Internal: nothing here is installed; every name is minlsh__*.
+ *
+ * MINLSH_TESTING: what only tests and benches call (the lists of every
+ * kernel usable here, memory accounting, single-step arithmetic) is
+ * declared and defined inside #ifdef MINLSH_TESTING, throughout lib/. The
+ * build compiles it into a separate testing archive,
+ * $(BUILD)/testing/libminlsh.a; the release libminlsh.a and .so never
+ * contain it (tests/symbols.sh checks).
  */
 #ifndef MINLSH_COMMON_H
 #define MINLSH_COMMON_H
@@ -95,7 +102,9 @@ int minlsh__cpu_simd_level(void);
 int minlsh__simd_level_compiled(int level);
 /* The widest level both the CPU supports and this build has: what
  * minlsh__simd_level gives when MINLSH_KERNEL is not set. */
+#ifdef MINLSH_TESTING
 int minlsh__simd_best_level(void);
+#endif
 /* The level every dispatcher uses: min(CPU, build), lowered by the
  * environment variable MINLSH_KERNEL ("portable", "avx2", "avx512"; a wider
  * or unknown name is ignored). Chosen on the first call, published with a
@@ -117,12 +126,13 @@ int minlsh__simd_level_usable(int level);
  * (a level this build lacks is NULL; its table need not exist). Then
  * MINLSH__KERNEL_DISPATCH(T, prefix, levels) defines, for prototypes the
  * mechanism's header declares:
- *     const T *prefix_for_level(int level)  the table of a level, or NULL
- *         if the level is unknown, not compiled in or not supported by
- *         the CPU (tests and benches)
  *     const T *prefix_active(void)  the table of minlsh__simd_level(): the
  *         level chosen once (CPU, build, MINLSH_KERNEL) and published
  *         atomically in cpu.c. Never NULL, no state of its own, thread-safe.
+ * and, in the testing build (MINLSH_TESTING) only:
+ *     const T *prefix_for_level(int level)  the table of a level, or NULL
+ *         if the level is unknown, not compiled in or not supported by
+ *         the CPU
  *     size_t prefix_usable(const T **out, size_t cap)  every usable table,
  *         narrowest first, whatever MINLSH_KERNEL says: writes up to cap
  *         pointers (out may be NULL) and returns how many there are. */
@@ -139,11 +149,11 @@ int minlsh__simd_level_usable(int level);
 #define MINLSH__KERNEL_LEVELS(portable, avx2, avx512)                          \
     { (portable), MINLSH__KERNEL_IF_AVX2(avx2), MINLSH__KERNEL_IF_AVX512(avx512) }
 
-#define MINLSH__KERNEL_DISPATCH(T, prefix, levels)                             \
+#ifdef MINLSH_TESTING
+#define MINLSH__KERNEL_DISPATCH_TESTING(T, prefix, levels)                     \
     const T *prefix##_for_level(int level) {                                   \
         return minlsh__simd_level_usable(level) ? (levels)[level] : NULL;      \
     }                                                                          \
-    const T *prefix##_active(void) { return (levels)[minlsh__simd_level()]; }  \
     size_t prefix##_usable(const T **out, size_t cap) {                        \
         size_t n = 0;                                                          \
         int level;                                                             \
@@ -154,6 +164,12 @@ int minlsh__simd_level_usable(int level);
         }                                                                      \
         return n;                                                              \
     }
+#else
+#define MINLSH__KERNEL_DISPATCH_TESTING(T, prefix, levels)
+#endif
+#define MINLSH__KERNEL_DISPATCH(T, prefix, levels)                             \
+    const T *prefix##_active(void) { return (levels)[minlsh__simd_level()]; }  \
+    MINLSH__KERNEL_DISPATCH_TESTING(T, prefix, levels)
 
 /* ---- little-endian load/store ------------------------------------------ */
 

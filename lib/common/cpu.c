@@ -69,11 +69,13 @@ int minlsh__simd_level_compiled(int level) {
     }
 }
 
+#ifdef MINLSH_TESTING
 int minlsh__simd_best_level(void) {
     int level = minlsh__cpu_simd_level();
     while (!minlsh__simd_level_compiled(level)) level--;
     return level;
 }
+#endif
 
 int minlsh__simd_level_usable(int level) {
     return minlsh__simd_level_compiled(level) && level <= minlsh__cpu_simd_level();

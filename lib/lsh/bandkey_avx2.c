@@ -4,7 +4,7 @@
  * All b messages of a signature have the same length (4r bytes), so the
  * lanes go through the same rounds in lockstep; only the key (LE64(j) ||
  * "mlshband") and the message differ per lane. Compiled with -mavx2 only
- * (mk/lsh.mk) and reached only through the dispatcher in bandkey.c after
+ * (mk/simd.mk) and reached only through the dispatcher in bandkey.c after
  * CPUID and XGETBV said yes, so everything here is static but the one entry
  * point.
  *
@@ -18,7 +18,7 @@
 #if MINLSH__WITH_AVX2
 
 #if !defined(__AVX2__)
-#error "bandkey_avx2.c needs -mavx2 (mk/lsh.mk)"
+#error "bandkey_avx2.c needs -mavx2 (mk/simd.mk)"
 #endif
 
 #include "common/siphash_x4.h"

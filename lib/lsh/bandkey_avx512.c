@@ -3,7 +3,7 @@
  * 64-bit lane. All b messages of a signature have the same length (4r
  * bytes), so the lanes go through the same rounds in lockstep; only the key
  * (LE64(j) || "mlshband") and the message differ per lane. Compiled with
- * -mavx512f -mavx512dq -mavx512bw -mavx512vl only (mk/lsh.mk) and reached
+ * -mavx512f -mavx512dq -mavx512bw -mavx512vl only (mk/simd.mk) and reached
  * only through the dispatcher in bandkey.c after CPUID and XGETBV said yes,
  * so everything here is static but the one entry point.
  *
@@ -18,7 +18,7 @@
 
 #if !defined(__AVX512F__) || !defined(__AVX512DQ__) || !defined(__AVX512BW__) || \
     !defined(__AVX512VL__)
-#error "bandkey_avx512.c needs -mavx512f -mavx512dq -mavx512bw -mavx512vl (mk/lsh.mk)"
+#error "bandkey_avx512.c needs -mavx512f -mavx512dq -mavx512bw -mavx512vl (mk/simd.mk)"
 #endif
 
 #include "common/siphash_x8.h"

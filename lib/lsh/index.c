@@ -630,6 +630,7 @@ int minlsh_index_copy_metadata(const minlsh_index *index, void *buf, size_t cap,
 
 /* ---- memory accounting (benches and tests) ------------------------------- */
 
+#ifdef MINLSH_TESTING
 void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
     uint32_t j;
     memset(m, 0, sizeof *m);
@@ -641,3 +642,4 @@ void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
                minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
                sizeof *ix + ix->meta.len;
 }
+#endif

@@ -300,9 +300,11 @@ typedef struct minlsh__lsh_kernels {
     minlsh__lsh_sig_hash_fn sig_hash;
     minlsh__lsh_equal_count_fn equal_count;
 } minlsh__lsh_kernels;
+#ifdef MINLSH_TESTING
 const minlsh__lsh_kernels *minlsh__lsh_kernels_for_level(int level);
-const minlsh__lsh_kernels *minlsh__lsh_kernels_active(void);
 size_t minlsh__lsh_kernels_usable(const minlsh__lsh_kernels **out, size_t cap);
+#endif
+const minlsh__lsh_kernels *minlsh__lsh_kernels_active(void);
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */
@@ -336,7 +338,9 @@ void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, siz
 typedef struct minlsh__lsh_memory {
     size_t signatures, band_tables, band_links, other;
 } minlsh__lsh_memory;
+#ifdef MINLSH_TESTING
 void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m);
+#endif
 
 /* clusters.c: union-find over n nodes (parent/size arrays of n). */
 typedef struct minlsh__lsh_uf {

@@ -10,6 +10,7 @@ static const minlsh__minhash_kernel *const minlsh__minhash_levels[MINLSH__SIMD_L
 
 MINLSH__KERNEL_DISPATCH(minlsh__minhash_kernel, minlsh__minhash_kernel, minlsh__minhash_levels)
 
+#ifdef MINLSH_TESTING
 size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap) {
     /* The usable levels' kernels, with the 32-bit-limb portable one second. */
     const minlsh__minhash_kernel *all[1 + MINLSH__SIMD_LEVELS];
@@ -20,6 +21,7 @@ size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap) {
     for (i = 0; i < n && i < cap && out != NULL; i++) out[i] = all[i];
     return n;
 }
+#endif
 
 const char *minlsh_simd_kernel_name(void) {
     return minlsh__minhash_kernel_active()->name;

@@ -45,8 +45,9 @@ extern const minlsh__minhash_kernel minlsh__minhash_kernel_avx512;
  * kernel of a level (NULL if not compiled in or not supported by the CPU),
  * the one the library uses (minlsh__simd_level(); never NULL, thread-safe),
  * and every usable one, narrowest first. */
-const minlsh__minhash_kernel *minlsh__minhash_kernel_for_level(int level);
 const minlsh__minhash_kernel *minlsh__minhash_kernel_active(void);
+#ifdef MINLSH_TESTING
+const minlsh__minhash_kernel *minlsh__minhash_kernel_for_level(int level);
 size_t minlsh__minhash_kernel_usable(const minlsh__minhash_kernel **out, size_t cap);
 /* The usable kernels with the 32-bit-limb portable one second (for tests and
  * benches), whatever MINLSH_KERNEL says: writes up to cap pointers to out
@@ -62,5 +63,6 @@ uint64_t minlsh__minhash_apply_wide(uint64_t a, uint64_t b, uint64_t h);
 uint64_t minlsh__minhash_apply_limb(uint64_t a, uint64_t b, uint64_t h);
 /* 1 if _wide really uses unsigned __int128 in this build. */
 int minlsh__minhash_has_int128(void);
+#endif
 
 #endif /* MINLSH_MINHASH_KERNEL_H */

@@ -150,6 +150,7 @@ const minlsh__minhash_kernel minlsh__minhash_kernel_portable_limb = {
     "portable-limb", minlsh__mh_update_limb
 };
 
+#ifdef MINLSH_TESTING
 uint64_t minlsh__minhash_reduce(uint64_t h) { return minlsh__mh_fold(h); }
 
 uint64_t minlsh__minhash_apply_wide(uint64_t a, uint64_t b, uint64_t h) {
@@ -161,3 +162,4 @@ uint64_t minlsh__minhash_apply_limb(uint64_t a, uint64_t b, uint64_t h) {
 }
 
 int minlsh__minhash_has_int128(void) { return MINLSH__MH_HAVE_INT128; }
+#endif

@@ -42,9 +42,11 @@ extern const minlsh__siphash_many_kernel minlsh__siphash_many_avx512;
  * the one of minlsh__simd_level() (the level the MinHash kernel follows too;
  * never NULL, thread-safe), and every usable one, portable first (tests and
  * benches). */
-const minlsh__siphash_many_kernel *minlsh__siphash_many_for_level(int level);
 const minlsh__siphash_many_kernel *minlsh__siphash_many_active(void);
+#ifdef MINLSH_TESTING
+const minlsh__siphash_many_kernel *minlsh__siphash_many_for_level(int level);
 size_t minlsh__siphash_many_usable(const minlsh__siphash_many_kernel **out, size_t cap);
+#endif
 
 /* ---- shingler services for the layers above ------------------------------ */
 
