@@ -52,7 +52,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/minlsh-release.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 # "name version" for every symbol of the map (the node it is listed under)
 # and of the baseline.
-awk '/^MINLSH_[0-9.]* *\{/ { node = $1 } /^ *minlsh_[a-z0-9_]*;/ { s = $1; sub(/;.*/, "", s); print s, node }' \
+awk '/^MINLSH_[0-9A-Z_.]* *\{/ { node = $1 } /^ *minlsh_[a-z0-9_]*;/ { s = $1; sub(/;.*/, "", s); print s, node }' \
     "$map" | sort > "$tmp/map.txt"
 sed -n "s/.*<elf-symbol name='\\([^']*\\)' version='\\([^']*\\)'.*/\\1 \\2/p" "$baseline" | sort > "$tmp/abi.txt"
 if [ ! -s "$tmp/abi.txt" ]; then
