@@ -862,6 +862,151 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
                                           size_t *n_out,
                                           uint32_t *bands_searched);
 
+/* ------------------------------------------------------------------------ */
+/* Dedup engine                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The whole near-duplicate policy over a batch of documents, fed in order
+ * and numbered 0, 1, ... as they are added: exact duplicates by
+ * fingerprint, signatures, band keys, candidates, verification, clusters,
+ * and a keep or drop decision for every document. Every result is the same
+ * whatever the thread count. docs/dedup.md describes the policy. */
+typedef struct minlsh_dedup minlsh_dedup;
+
+#define MINLSH_KEEP_FIRST 1        /* keep the first document, in input order */
+#define MINLSH_KEEP_LONGEST 2      /* keep the longest (ties: the first) */
+#define MINLSH_GROUP_COMPONENTS 1  /* one kept document per connected component */
+#define MINLSH_GROUP_STRICT 2      /* drop a document only for a kept near-duplicate */
+#define MINLSH_VERIFY_EXACT 1      /* exact Jaccard of the shingle sets */
+#define MINLSH_VERIFY_SIGNATURE 2  /* the signature estimate (no sets kept) */
+
+#define MINLSH_DEDUP_OPTIONS_VERSION 1
+
+typedef struct minlsh_dedup_options {
+    uint32_t version;    /* MINLSH_DEDUP_OPTIONS_VERSION */
+    uint32_t keep;       /* MINLSH_KEEP_*; default FIRST */
+    uint32_t group;      /* MINLSH_GROUP_*; default COMPONENTS */
+    uint32_t verify;     /* MINLSH_VERIFY_*; default EXACT */
+    double threshold;    /* Jaccard threshold in (0, 1]; default 0.8 */
+    uint32_t bands;      /* b and r; both 0 (default): planned so that */
+    uint32_t rows;       /* P(candidate | threshold) >= 0.999 */
+    uint32_t threads;    /* 0 (default): one per online processor */
+    uint32_t reserved;   /* must be 0 */
+    uint64_t max_bucket; /* a band bucket of more distinct documents is left
+                            out (counted in the stats); 0 (default): no cap */
+} minlsh_dedup_options;
+
+#define MINLSH_DEDUP_OPTIONS_INIT                                              \
+    { MINLSH_DEDUP_OPTIONS_VERSION, MINLSH_KEEP_FIRST, MINLSH_GROUP_COMPONENTS, \
+      MINLSH_VERIFY_EXACT, 0.8, 0, 0, 0, 0, 0 }
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
+MINLSH_API int minlsh_dedup_options_init(minlsh_dedup_options *opts,
+                                         uint32_t version);
+
+/* An engine shingling with a copy of shingler and signing with a family of
+ * the same k and seed as family (opts NULL: the defaults).
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
+ * range, b*r > k, allocator), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_dedup_new(minlsh_dedup **out,
+                                const minlsh_shingler *shingler,
+                                const minlsh_family *family,
+                                const minlsh_dedup_options *opts,
+                                const minlsh_allocator *alloc);
+MINLSH_API void minlsh_dedup_free(minlsh_dedup *dedup);
+
+/* Documents added so far; 0 for NULL. */
+MINLSH_API uint64_t minlsh_dedup_count(const minlsh_dedup *dedup);
+
+/* Shingle, fingerprint and sign n texts on the engine's threads and add
+ * them in order. A text that fails (MINLSH_E_TOOBIG past the shingler's
+ * max_document_bytes) is not added: its code goes to status[i] (status may
+ * be NULL), the others are added all the same, and the first failure's code
+ * is returned. On MINLSH_E_NOMEM the texts before the one that failed are
+ * added (status 0) and the others not (status MINLSH_E_NOMEM).
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (after run), MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_dedup_add_texts(minlsh_dedup *dedup,
+                                      const void *const *texts,
+                                      const size_t *lens, size_t n,
+                                      int32_t *status);
+
+/* Add one document shingled elsewhere: its set (n strictly increasing
+ * hashes), its signature (k values, or NULL to sign the set here), its
+ * fingerprint (what makes exact duplicates) and its length (what "longest"
+ * compares, e.g. its bytes). With signature verification hashes may be NULL
+ * when sig is given; exact verification needs the set.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (hashes not increasing, k_sig != k
+ * when sig is given), MINLSH_E_STATE (after run), MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_dedup_add_set(minlsh_dedup *dedup, const uint64_t *hashes,
+                                    size_t n, const uint32_t *sig, size_t k_sig,
+                                    const uint8_t fp[MINLSH_FINGERPRINT_BYTES],
+                                    uint64_t length);
+
+/* Find and verify the near-duplicates and decide, once, after the last add.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (run already), MINLSH_E_NOMEM
+ * (the engine may be run again). */
+MINLSH_API int minlsh_dedup_run(minlsh_dedup *dedup);
+
+/* What happens to one document. */
+typedef struct minlsh_dedup_decision {
+    uint64_t cluster;        /* the smallest document number of its cluster
+                                (COMPONENTS), or its kept document (STRICT) */
+    uint64_t representative; /* the kept document it is attributed to (itself
+                                when kept) */
+    double similarity;       /* verified similarity to the representative
+                                (1 for itself and for exact copies) */
+    uint32_t kept;           /* 1 kept, 0 dropped */
+    uint32_t exact;          /* 1 if dropped as an exact copy of it */
+} minlsh_dedup_decision;
+
+/* Copy the decisions of documents first, first+1, ... into decisions
+ * (at most cap; *n_out = how many were copied). Errors: MINLSH_E_NULL,
+ * MINLSH_E_STATE (not run), MINLSH_E_NOTFOUND (first > count). */
+MINLSH_API int minlsh_dedup_copy_decisions(const minlsh_dedup *dedup,
+                                           uint64_t first,
+                                           minlsh_dedup_decision *decisions,
+                                           size_t cap, size_t *n_out);
+
+/* The signature estimate of documents a and b.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND. */
+MINLSH_API int minlsh_dedup_estimate(double *out, const minlsh_dedup *dedup,
+                                     uint64_t a, uint64_t b);
+
+typedef struct minlsh_dedup_stats {
+    uint64_t documents;      /* added */
+    uint64_t empty;          /* with no shingle: never near-duplicates */
+    uint64_t exact_groups;   /* groups of two or more exact copies */
+    uint64_t candidates;     /* distinct candidate pairs of distinct texts */
+    uint64_t verified;       /* candidates that passed the threshold */
+    uint64_t capped_buckets; /* buckets left out by max_bucket */
+    uint64_t kept;
+    uint64_t dropped;
+    uint64_t bytes;          /* memory the engine holds now */
+    uint32_t bands, rows;    /* the banding used */
+} minlsh_dedup_stats;
+
+/* Errors: MINLSH_E_NULL. Counts of the run are 0 before it. */
+MINLSH_API int minlsh_dedup_copy_stats(minlsh_dedup_stats *stats,
+                                       const minlsh_dedup *dedup);
+
+/* Every verified pair of documents (exact copies included, similarity 1),
+ * document numbers as ids; max_pairs as everywhere.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not run), MINLSH_E_PARAM
+ * (allocator), MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_pairs_from_dedup(minlsh_pairs **out,
+                                       const minlsh_dedup *dedup,
+                                       uint64_t max_pairs,
+                                       const minlsh_allocator *alloc);
+/* The clusters of the decisions: each kept document with the documents
+ * attributed to it (COMPONENTS: the connected components of the verified
+ * pairs). Errors: MINLSH_E_NULL, MINLSH_E_STATE, MINLSH_E_PARAM,
+ * MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_clusters_from_dedup(minlsh_clusters **out,
+                                          const minlsh_dedup *dedup,
+                                          const minlsh_allocator *alloc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,469 @@
+/*
+ * The dedup engine against brute force on a planted corpus: every pair it
+ * verifies is a true near-duplicate (exact Jaccard recomputed here), it
+ * finds the planted ones, its decisions follow the keep and grouping
+ * policies, and nothing depends on the thread count or on how documents
+ * arrive (texts in batches, or sets one by one).
+ */
+#define MINLSH_EXPERIMENTAL_API 1
+#include "minlsh.h"
+#include "testalloc.h"
+#include "testlib.h"
+
+#define NDOC 400
+#define WORDS 60
+#define T 0.7
+
+static char *docs[NDOC];
+static size_t lens[NDOC];
+
+/* Random texts; every fifth a light edit of an earlier one (J well above
+ * T), every 25th an exact copy, a few empty. */
+static void make_corpus(void) {
+    static const char *vocab[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
+                                  "golf", "hotel", "india", "juliet", "kilo", "lima", "mike",
+                                  "november", "oscar", "papa", "quebec", "romeo", "sierra",
+                                  "tango", "uniform", "victor", "whiskey", "xray", "yankee",
+                                  "zulu", "one", "two", "three", "four", "five", "six"};
+    uint64_t st = 42;
+    size_t i, w;
+    for (i = 0; i < NDOC; i++) {
+        char *p = (char *)malloc(WORDS * 12 + 1);
+        size_t n = 0;
+        docs[i] = p;
+        if (i % 97 == 13) { /* empty */
+            p[0] = 0;
+            lens[i] = 0;
+            continue;
+        }
+        if (i % 25 == 24) { /* an exact copy */
+            size_t src = (size_t)(tl_rand(&st) % i);
+            memcpy(p, docs[src], lens[src] + 1);
+            lens[i] = lens[src];
+            continue;
+        }
+        if (i % 5 == 4) { /* a near copy: one word in 30 changed */
+            size_t src = i - 1 - (size_t)(tl_rand(&st) % 3);
+            const char *s = docs[src];
+            size_t word = 0;
+            for (w = 0; s[w]; w++) {
+                if (s[w] == ' ') word++;
+                if (word % 30 == 7 && s[w] != ' ') p[n++] = 'Q';
+                else p[n++] = s[w];
+            }
+            p[n] = 0;
+            lens[i] = n;
+            continue;
+        }
+        for (w = 0; w < WORDS; w++) {
+            const char *v = vocab[tl_rand(&st) % (sizeof vocab / sizeof vocab[0])];
+            size_t l = strlen(v);
+            if (w) p[n++] = ' ';
+            memcpy(p + n, v, l);
+            n += l;
+        }
+        p[n] = 0;
+        lens[i] = n;
+    }
+}
+
+static minlsh_shingler *sh;
+static minlsh_family *fam;
+static minlsh_shingleset *sets[NDOC];
+static double jac[NDOC][NDOC];
+
+static void make_truth(void) {
+    minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
+    size_t i, j;
+    so.k = 3;
+    EXPECT_OK(minlsh_shingler_new(&sh, &so, NULL));
+    EXPECT_OK(minlsh_family_new(&fam, 128, 7, NULL));
+    for (i = 0; i < NDOC; i++) {
+        EXPECT_OK(minlsh_shingleset_new(&sets[i], NULL));
+        EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], sets[i], NULL));
+    }
+    /* Exact copies (the empty documents too) are similar 1. */
+    for (i = 0; i < NDOC; i++)
+        for (j = 0; j < NDOC; j++) {
+            EXPECT_OK(minlsh_shingleset_jaccard(&jac[i][j], sets[i], sets[j]));
+            if (lens[i] == lens[j] && memcmp(docs[i], docs[j], lens[i]) == 0) jac[i][j] = 1.0;
+        }
+}
+
+static minlsh_dedup *run_engine(const minlsh_dedup_options *o, int by_sets) {
+    minlsh_dedup *d = NULL;
+    size_t i;
+    EXPECT_OK(minlsh_dedup_new(&d, sh, fam, o, NULL));
+    if (d == NULL) return NULL;
+    if (by_sets) {
+        for (i = 0; i < NDOC; i++) {
+            uint8_t fp[16];
+            EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], NULL, fp));
+            EXPECT_OK(minlsh_dedup_add_set(d, minlsh_shingleset_view_hashes(sets[i]),
+                                           minlsh_shingleset_count(sets[i]), NULL, 0, fp,
+                                           lens[i]));
+        }
+    } else {
+        /* In uneven batches. */
+        for (i = 0; i < NDOC;) {
+            size_t n = 1 + i % 37;
+            if (i + n > NDOC) n = NDOC - i;
+            EXPECT_OK(minlsh_dedup_add_texts(d, (const void *const *)(docs + i), lens + i, n,
+                                             NULL));
+            i += n;
+        }
+    }
+    EXPECT_EQ_U64(minlsh_dedup_count(d), NDOC);
+    EXPECT_OK(minlsh_dedup_run(d));
+    return d;
+}
+
+static void decisions_of(const minlsh_dedup *d, minlsh_dedup_decision *out) {
+    size_t n = 0;
+    EXPECT_OK(minlsh_dedup_copy_decisions(d, 0, out, NDOC, &n));
+    EXPECT_EQ_U64(n, NDOC);
+}
+
+static int same_decisions(const minlsh_dedup_decision *a, const minlsh_dedup_decision *b) {
+    size_t i;
+    for (i = 0; i < NDOC; i++)
+        if (a[i].cluster != b[i].cluster || a[i].representative != b[i].representative ||
+            a[i].kept != b[i].kept || a[i].exact != b[i].exact ||
+            a[i].similarity != b[i].similarity)
+            return 0;
+    return 1;
+}
+
+/* Verified pairs are true (precision 1) and the planted ones are found. */
+static void test_pairs_against_brute_force(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    minlsh_dedup *d;
+    minlsh_pairs *p = NULL;
+    size_t i, j, found = 0, truth = 0;
+    static char seen[NDOC][NDOC];
+    o.threshold = T;
+    o.threads = 2;
+    d = run_engine(&o, 0);
+    EXPECT_OK(minlsh_pairs_from_dedup(&p, d, 0, NULL));
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < minlsh_pairs_count(p); i++) {
+        uint64_t a, b;
+        double s;
+        EXPECT_OK(minlsh_pairs_copy_pair(&a, &b, &s, p, i));
+        EXPECT(a < b && b < NDOC);
+        if (a == b || b >= NDOC) continue;
+        seen[a][b] = 1;
+        EXPECT_NEAR(s, jac[a][b], 1e-12);
+        EXPECT_MSG(s >= T, "pair %llu %llu at %g", (unsigned long long)a,
+                   (unsigned long long)b, s);
+    }
+    for (i = 0; i < NDOC; i++)
+        for (j = i + 1; j < NDOC; j++)
+            if (jac[i][j] >= T) {
+                truth++;
+                found += seen[i][j];
+            }
+    /* The plan puts P(candidate | T) at 0.999; pairs above T only gain. */
+    EXPECT(truth >= 80);
+    EXPECT_MSG(found * 1000 >= truth * 990, "found %zu of %zu", found, truth);
+    printf("  recall %zu/%zu\n", found, truth);
+    minlsh_pairs_free(p);
+    minlsh_dedup_free(d);
+}
+
+/* Components: one kept document per component of the verified pairs, the
+ * first (or the longest); everything else attributed to it. */
+static void check_components(const minlsh_dedup *d, uint32_t keep) {
+    static minlsh_dedup_decision x[NDOC];
+    minlsh_clusters *cl = NULL;
+    uint64_t ids[NDOC];
+    size_t c, i, got;
+    decisions_of(d, x);
+    EXPECT_OK(minlsh_clusters_from_dedup(&cl, d, NULL));
+    for (c = 0; c < minlsh_clusters_count(cl); c++) {
+        uint64_t best = ids[0];
+        EXPECT_OK(minlsh_clusters_copy_members(cl, c, ids, NDOC, &got));
+        best = ids[0];
+        for (i = 1; i < got; i++)
+            if (keep == MINLSH_KEEP_LONGEST && lens[ids[i]] > lens[best]) best = ids[i];
+        for (i = 0; i < got; i++) {
+            EXPECT_EQ_U64(x[ids[i]].representative, best);
+            EXPECT_EQ_U64(x[ids[i]].cluster, ids[0]);
+            EXPECT_EQ_INT(x[ids[i]].kept, ids[i] == best);
+            EXPECT_NEAR(x[ids[i]].similarity, ids[i] == best ? 1.0 : jac[ids[i]][best], 1e-12);
+        }
+    }
+    minlsh_clusters_free(cl);
+}
+
+static void test_components_first_and_longest(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    minlsh_dedup_stats st;
+    minlsh_dedup *d;
+    o.threshold = T;
+    d = run_engine(&o, 0);
+    check_components(d, MINLSH_KEEP_FIRST);
+    EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+    EXPECT_EQ_U64(st.documents, NDOC);
+    EXPECT_EQ_U64(st.kept + st.dropped, NDOC);
+    EXPECT(st.dropped >= NDOC / 5);
+    EXPECT(st.verified > 0 && st.candidates >= st.verified);
+    EXPECT(st.exact_groups >= 10);
+    EXPECT(st.empty >= 4);
+    EXPECT_EQ_U64(st.capped_buckets, 0);
+    minlsh_dedup_free(d);
+    o.keep = MINLSH_KEEP_LONGEST;
+    d = run_engine(&o, 0);
+    check_components(d, MINLSH_KEEP_LONGEST);
+    minlsh_dedup_free(d);
+}
+
+/* Strict: a dropped document is an exact copy or a verified near-duplicate
+ * (>= T, exactly) of a kept one, and no two kept documents are. */
+static void test_strict(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    static minlsh_dedup_decision x[NDOC];
+    minlsh_pairs *p = NULL;
+    minlsh_dedup *d;
+    size_t i;
+    uint32_t keep;
+    for (keep = MINLSH_KEEP_FIRST; keep <= MINLSH_KEEP_LONGEST; keep++) {
+        o.threshold = T;
+        o.group = MINLSH_GROUP_STRICT;
+        o.keep = keep;
+        d = run_engine(&o, 0);
+        decisions_of(d, x);
+        for (i = 0; i < NDOC; i++) {
+            uint64_t r = x[i].representative;
+            EXPECT(r < NDOC);
+            if (r >= NDOC) continue;
+            EXPECT(x[r].kept);
+            if (x[i].kept) continue;
+            EXPECT(jac[i][r] >= T);
+            EXPECT_NEAR(x[i].similarity, jac[i][r], 1e-12);
+            if (keep == MINLSH_KEEP_FIRST) EXPECT(r < i);
+            else EXPECT(lens[r] > lens[i] || (lens[r] == lens[i] && r < i));
+        }
+        EXPECT_OK(minlsh_pairs_from_dedup(&p, d, 0, NULL));
+        for (i = 0; i < minlsh_pairs_count(p); i++) {
+            uint64_t a, b;
+            minlsh_pairs_copy_pair(&a, &b, NULL, p, i);
+            EXPECT(!(x[a].kept && x[b].kept));
+        }
+        minlsh_pairs_free(p);
+        minlsh_dedup_free(d);
+    }
+}
+
+/* Threads, batches and the set path give the same bits. */
+static void test_invariance(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    static minlsh_dedup_decision a[NDOC], b[NDOC];
+    uint32_t threads[] = {1, 3, 8};
+    minlsh_dedup *d;
+    size_t t;
+    uint32_t group;
+    for (group = MINLSH_GROUP_COMPONENTS; group <= MINLSH_GROUP_STRICT; group++) {
+        o.threshold = T;
+        o.group = group;
+        o.threads = 1;
+        d = run_engine(&o, 1);
+        decisions_of(d, a);
+        minlsh_dedup_free(d);
+        for (t = 0; t < 3; t++) {
+            o.threads = threads[t];
+            d = run_engine(&o, 0);
+            decisions_of(d, b);
+            EXPECT_MSG(same_decisions(a, b), "group %u threads %u", group, threads[t]);
+            minlsh_dedup_free(d);
+        }
+    }
+}
+
+static void test_signature_verification(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    minlsh_dedup *d;
+    minlsh_pairs *p = NULL;
+    size_t i;
+    o.threshold = T;
+    o.verify = MINLSH_VERIFY_SIGNATURE;
+    d = run_engine(&o, 0);
+    EXPECT_OK(minlsh_pairs_from_dedup(&p, d, 0, NULL));
+    EXPECT(minlsh_pairs_count(p) > 0);
+    for (i = 0; i < minlsh_pairs_count(p); i++) {
+        uint64_t a, b;
+        double s, e;
+        minlsh_pairs_copy_pair(&a, &b, &s, p, i);
+        EXPECT_OK(minlsh_dedup_estimate(&e, d, a, b));
+        EXPECT(s == e && s >= T);
+    }
+    minlsh_pairs_free(p);
+    minlsh_dedup_free(d);
+}
+
+/* A bucket over max_bucket is left out and counted, never silently. */
+static void test_max_bucket(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    minlsh_dedup_stats st;
+    minlsh_dedup *d = NULL;
+    uint64_t h[40];
+    uint8_t fp[16];
+    size_t i, j;
+    o.threshold = 0.5;
+    o.max_bucket = 5;
+    EXPECT_OK(minlsh_dedup_new(&d, sh, fam, &o, NULL));
+    /* 12 distinct sets sharing 39 of 40 hashes: one bucket per band */
+    for (i = 0; i < 12; i++) {
+        for (j = 0; j < 39; j++) h[j] = j + 1;
+        h[39] = 1000 + i;
+        memset(fp, 0, sizeof fp);
+        fp[0] = (uint8_t)i;
+        EXPECT_OK(minlsh_dedup_add_set(d, h, 40, NULL, 0, fp, 40));
+    }
+    EXPECT_OK(minlsh_dedup_run(d));
+    EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+    EXPECT(st.capped_buckets > 0);
+    EXPECT(st.candidates < 66);
+    minlsh_dedup_free(d);
+}
+
+static void test_errors_and_states(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_shingler *small = NULL;
+    minlsh_dedup *d = NULL;
+    minlsh_pairs *p = NULL;
+    minlsh_dedup_decision x;
+    const void *texts[3] = {"a b c d e f", "0123456789 0123456789", "x y z"};
+    size_t tl[3] = {11, 21, 5}, n;
+    int32_t status[3];
+    uint64_t h[2] = {5, 3};
+    uint8_t fp[16] = {0};
+
+    EXPECT_ERR(minlsh_dedup_options_init(&o, 9), MINLSH_E_VERSION);
+    o.threshold = 0;
+    EXPECT_ERR(minlsh_dedup_new(&d, sh, fam, &o, NULL), MINLSH_E_PARAM);
+    o.threshold = 0.5;
+    o.bands = 100;
+    o.rows = 2;
+    EXPECT_ERR(minlsh_dedup_new(&d, sh, fam, &o, NULL), MINLSH_E_PARAM);
+    o.rows = 0;
+    EXPECT_ERR(minlsh_dedup_new(&d, sh, fam, &o, NULL), MINLSH_E_PARAM);
+    o.bands = 0;
+    o.keep = 7;
+    EXPECT_ERR(minlsh_dedup_new(&d, sh, fam, &o, NULL), MINLSH_E_PARAM);
+    EXPECT(d == NULL);
+    EXPECT_ERR(minlsh_dedup_new(&d, NULL, fam, NULL, NULL), MINLSH_E_NULL);
+
+    /* a text over max_document_bytes is reported and left out */
+    so.max_document_bytes = 12;
+    EXPECT_OK(minlsh_shingler_new(&small, &so, NULL));
+    EXPECT_OK(minlsh_dedup_new(&d, small, fam, NULL, NULL));
+    minlsh_shingler_free(small); /* the engine keeps its own copy */
+    EXPECT_ERR(minlsh_dedup_add_texts(d, texts, tl, 3, status), MINLSH_E_TOOBIG);
+    EXPECT(status[0] == 0 && status[1] == MINLSH_E_TOOBIG && status[2] == 0);
+    EXPECT_EQ_U64(minlsh_dedup_count(d), 2);
+    EXPECT_ERR(minlsh_dedup_add_set(d, h, 2, NULL, 0, fp, 2), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_dedup_copy_decisions(d, 0, &x, 1, &n), MINLSH_E_STATE);
+    EXPECT_ERR(minlsh_pairs_from_dedup(&p, d, 0, NULL), MINLSH_E_STATE);
+    EXPECT_OK(minlsh_dedup_run(d));
+    EXPECT_ERR(minlsh_dedup_run(d), MINLSH_E_STATE);
+    EXPECT_ERR(minlsh_dedup_add_texts(d, texts, tl, 1, NULL), MINLSH_E_STATE);
+    EXPECT_ERR(minlsh_dedup_copy_decisions(d, 3, &x, 1, &n), MINLSH_E_NOTFOUND);
+    EXPECT_OK(minlsh_dedup_copy_decisions(d, 2, &x, 1, &n));
+    EXPECT_EQ_U64(n, 0);
+    minlsh_dedup_free(d);
+    minlsh_dedup_free(NULL);
+}
+
+/* Every allocation failing in turn: a clean error, no leak, and a retry of
+ * the run after the failure gives the full answer. */
+static void test_allocation_failures(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    static minlsh_dedup_decision want[NDOC], got[NDOC];
+    testalloc ta;
+    minlsh_allocator al = ta_allocator(&ta);
+    minlsh_dedup *d = NULL;
+    long nth;
+    int failures = 0;
+    uint64_t h[3] = {1, 2, 3};
+    uint8_t fp[16] = {9};
+    o.threshold = T;
+    o.threads = 2;
+    d = run_engine(&o, 0);
+    decisions_of(d, want);
+    minlsh_dedup_free(d);
+    for (nth = 1;; nth++) {
+        int rc;
+        size_t i;
+        d = NULL;
+        ta_fail_nth(&ta, 0);
+        rc = minlsh_dedup_new(&d, sh, fam, &o, &al);
+        if (rc != 0) break;
+        ta_fail_nth(&ta, nth);
+        for (i = 0; i < NDOC && rc == 0; i += 50)
+            rc = minlsh_dedup_add_texts(d, (const void *const *)(docs + i), lens + i, 50, NULL);
+        if (rc == 0) rc = minlsh_dedup_run(d);
+        if (rc == 0) {
+            minlsh_pairs *p = NULL;
+            minlsh_clusters *c = NULL;
+            rc = minlsh_pairs_from_dedup(&p, d, 0, &al);
+            if (rc == 0) rc = minlsh_clusters_from_dedup(&c, d, &al);
+            EXPECT(rc == 0 || (p == NULL || c == NULL));
+            minlsh_pairs_free(p);
+            minlsh_clusters_free(c);
+        }
+        if (rc == 0 && ta_failed(&ta) == 0) {
+            minlsh_dedup_free(d);
+            break;
+        }
+        failures++;
+        EXPECT_MSG(rc == MINLSH_E_NOMEM || rc == 0, "nth %ld: %d", nth, rc);
+        if (rc == MINLSH_E_NOMEM && minlsh_dedup_count(d) == NDOC) {
+            ta_fail_nth(&ta, 0);
+            EXPECT_OK(minlsh_dedup_run(d));
+            decisions_of(d, got);
+            EXPECT(same_decisions(want, got));
+        }
+        minlsh_dedup_free(d);
+        EXPECT_EQ_INT(ta_blocks(&ta), 0);
+        if (nth > 2000) break;
+    }
+    EXPECT(failures > 10);
+    /* add_set: all or nothing */
+    for (nth = 1; nth < 50; nth++) {
+        int rc;
+        d = NULL;
+        ta_fail_nth(&ta, 0);
+        EXPECT_OK(minlsh_dedup_new(&d, sh, fam, &o, &al));
+        ta_fail_nth(&ta, nth);
+        rc = minlsh_dedup_add_set(d, h, 3, NULL, 0, fp, 3);
+        EXPECT(rc == 0 || rc == MINLSH_E_NOMEM);
+        EXPECT_EQ_U64(minlsh_dedup_count(d), rc == 0);
+        ta_fail_nth(&ta, 0);
+        minlsh_dedup_free(d);
+        EXPECT_EQ_INT(ta_blocks(&ta), 0);
+        if (rc == 0) break;
+    }
+}
+
+int main(void) {
+    size_t i;
+    make_corpus();
+    make_truth();
+    RUN(test_pairs_against_brute_force);
+    RUN(test_components_first_and_longest);
+    RUN(test_strict);
+    RUN(test_invariance);
+    RUN(test_signature_verification);
+    RUN(test_max_bucket);
+    RUN(test_errors_and_states);
+    RUN(test_allocation_failures);
+    for (i = 0; i < NDOC; i++) {
+        minlsh_shingleset_free(sets[i]);
+        free(docs[i]);
+    }
+    minlsh_shingler_free(sh);
+    minlsh_family_free(fam);
+    return TL_SUMMARY("dedup");
+}
