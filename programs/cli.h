@@ -25,6 +25,9 @@
 #ifndef MINLSH_CLI_H
 #define MINLSH_CLI_H
 
+/* The command is built with the library it ships with, so it may use the
+ * experimental calls (the dedup engine). */
+#define MINLSH_EXPERIMENTAL_API 1
 #include <minlsh.h>
 
 #include <stddef.h>
@@ -112,7 +115,7 @@ enum {
     O_THRESHOLD, O_NUM_PERM, O_BANDS, O_ROWS, O_SHINGLE, O_LOWERCASE,
     O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
-    O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL,
+    O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_KEEP, O_GROUP, O_MAX_BUCKET,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
@@ -131,6 +134,7 @@ enum {
 #define VERIFY_SIGNATURE 1
 #define OUTPUT_CLUSTERS 0
 #define OUTPUT_PAIRS 1
+#define OUTPUT_DECISIONS 2
 #define FORMAT_TEXT 0
 #define FORMAT_TSV 1
 #define FORMAT_JSONL 2
@@ -149,6 +153,8 @@ typedef struct cli_opts {
     int custom_key;
     unsigned threads;
     int verify, output, format;
+    uint32_t keep, group; /* MINLSH_KEEP_*, MINLSH_GROUP_* */
+    uint64_t max_bucket;  /* 0: no cap */
     double weight_fp, weight_fn, target_recall;
     uint32_t mode; /* MINLSH_PLAN_* */
     const char *svg;
@@ -358,6 +364,12 @@ void out_pairs_header(FILE *f, int format, int with_estimate);
 void out_pair(FILE *f, int format, cli_name a, cli_name b, double similarity,
               double estimate, int with_estimate);
 void out_clusters_header(FILE *f, int format);
+/* One document's decision (dedup --output decisions): its name, cluster
+ * number (0: none), kept or dropped, its representative's name and the
+ * similarity to it. */
+void out_decisions_header(FILE *f, int format);
+void out_decision(FILE *f, int format, cli_name doc, uint64_t cluster, int kept,
+                  cli_name representative, double similarity, int exact);
 void out_cluster(FILE *f, int format, size_t number, const cli_name *members,
                  size_t n);
 

@@ -46,6 +46,9 @@ static const opt_spec specs[] = {
     {"svg", O_SVG, 1},
     {"force", O_FORCE, 0},
     {"all", O_ALL, 0},
+    {"keep", O_KEEP, 1},
+    {"group", O_GROUP, 1},
+    {"max-bucket", O_MAX_BUCKET, 1},
 };
 
 void opts_defaults(cli_opts *o) {
@@ -57,6 +60,8 @@ void opts_defaults(cli_opts *o) {
     o->unit = MINLSH_UNIT_WORD;
     o->shingle_k = 5;
     o->seed = 1;
+    o->keep = MINLSH_KEEP_FIRST;
+    o->group = MINLSH_GROUP_COMPONENTS;
     memcpy(o->key, minlsh_default_key(), MINLSH_KEY_BYTES);
     o->verify = VERIFY_EXACT;
     o->output = OUTPUT_CLUSTERS;
@@ -290,7 +295,22 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
     case O_OUTPUT:
         if (strcmp(v, "clusters") == 0) o->output = OUTPUT_CLUSTERS;
         else if (strcmp(v, "pairs") == 0) o->output = OUTPUT_PAIRS;
-        else return bad_value(cmd, name, v, "pairs or clusters");
+        else if (strcmp(v, "decisions") == 0) o->output = OUTPUT_DECISIONS;
+        else return bad_value(cmd, name, v, "clusters, pairs or decisions");
+        return 0;
+    case O_KEEP:
+        if (strcmp(v, "first") == 0) o->keep = MINLSH_KEEP_FIRST;
+        else if (strcmp(v, "longest") == 0) o->keep = MINLSH_KEEP_LONGEST;
+        else return bad_value(cmd, name, v, "first or longest");
+        return 0;
+    case O_GROUP:
+        if (strcmp(v, "components") == 0) o->group = MINLSH_GROUP_COMPONENTS;
+        else if (strcmp(v, "strict") == 0) o->group = MINLSH_GROUP_STRICT;
+        else return bad_value(cmd, name, v, "components or strict");
+        return 0;
+    case O_MAX_BUCKET:
+        if (parse_u64(v, &o->max_bucket) != 0 || o->max_bucket == 1)
+            return bad_value(cmd, name, v, "0 (no cap) or an integer of at least 2");
         return 0;
     case O_MODE:
         if (strcmp(v, "balanced") == 0) o->mode = MINLSH_PLAN_BALANCED;

@@ -128,3 +128,40 @@ void out_cluster(FILE *f, int format, size_t number, const cli_name *members,
     }
     flush_line(f);
 }
+
+void out_decisions_header(FILE *f, int format) {
+    if (format != FORMAT_TSV) return;
+    fputs("id\tcluster\tdecision\trepresentative\tsimilarity\texact\n", f);
+}
+
+void out_decision(FILE *f, int format, cli_name doc, uint64_t cluster, int kept,
+                  cli_name representative, double similarity, int exact) {
+    buf_clear(&line);
+    if (format == FORMAT_JSONL) {
+        buf_adds(&line, "{\"id\": ");
+        out_name_json(&line, doc);
+        buf_printf(&line, ", \"cluster\": %llu, \"decision\": \"%s\", \"representative\": ",
+                   (unsigned long long)cluster, kept ? "kept" : "dropped");
+        out_name_json(&line, representative);
+        buf_adds(&line, ", \"similarity\": ");
+        json_number(&line, similarity);
+        buf_printf(&line, ", \"exact\": %s}\n", exact ? "true" : "false");
+    } else if (format == FORMAT_TSV) {
+        out_name_text(&line, doc);
+        buf_printf(&line, "\t%llu\t%s\t", (unsigned long long)cluster,
+                   kept ? "kept" : "dropped");
+        out_name_text(&line, representative);
+        buf_printf(&line, "\t%.4f\t%s\n", similarity, exact ? "exact" : "-");
+    } else if (kept) {
+        buf_adds(&line, "kept     ");
+        out_name_text(&line, doc);
+        buf_addc(&line, '\n');
+    } else {
+        buf_adds(&line, "dropped  ");
+        out_name_text(&line, doc);
+        buf_printf(&line, "  (%s %.4f to ", exact ? "exact copy," : "similarity", similarity);
+        out_name_text(&line, representative);
+        buf_adds(&line, ")\n");
+    }
+    flush_line(f);
+}

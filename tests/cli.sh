@@ -125,6 +125,33 @@ if expect dedup_jsonl_clusters 1 "$M" dedup --jsonl --format jsonl -q "$C/corpus
     py dedup_jsonl_clusters clusters "$C" jsonl "$tmp/clusters_jsonl.jsonl" "$tmp/pairs_jsonl.jsonl"
 fi
 
+# Decisions: every document kept or dropped for a kept one; strict mode
+# within the threshold; no near-duplicate pair left with both kept.
+for group in components strict; do
+    for keep in first longest; do
+        if expect "dedup_decisions_${group}_$keep" 1 "$M" dedup -q --jsonl --output decisions \
+            --format jsonl --group "$group" --keep "$keep" "$C/corpus.jsonl"; then
+            cp "$tmp/out" "$tmp/decisions.jsonl"
+            py "dedup_decisions_${group}_$keep" decisions "$C" jsonl "$tmp/decisions.jsonl" "$group"
+        fi
+    done
+done
+if expect dedup_decisions_text 1 "$M" dedup -q --output decisions --group strict "$C/files"; then
+    has dedup_decisions_text_kept "$tmp/out" '^kept     '
+    has dedup_decisions_text_dropped "$tmp/out" '^dropped  .*\((similarity|exact copy,) [01]\.[0-9]{4} to '
+fi
+if expect dedup_decisions_tsv 1 "$M" dedup -q --output decisions --format tsv "$C/files"; then
+    has dedup_decisions_tsv_header "$tmp/out" '^id	cluster	decision	representative	similarity	exact$'
+fi
+# A hot-bucket cap is reported, never silent.
+if expect dedup_max_bucket 1 "$M" dedup --max-bucket 2 --output pairs "$C/files"; then
+    has dedup_max_bucket_reported "$tmp/err" 'band buckets? over --max-bucket 2 left out'
+fi
+expect dedup_max_bucket_one 2 "$M" dedup --max-bucket 1 "$C/files" &&
+    has dedup_max_bucket_one_refused "$tmp/err" 'max-bucket'
+expect dedup_bad_group 2 "$M" dedup --group loose "$C/files" &&
+    has dedup_bad_group_named "$tmp/err" 'components or strict'
+
 # The same results whatever the number of threads, in every format.
 same=1
 for args in "--output pairs" "--output clusters" "--format tsv --output pairs" "--jsonl --format jsonl"; do

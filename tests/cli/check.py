@@ -4,6 +4,7 @@
     check.py pairs CORPUS MODE OUTPUT [--threshold T] [--min-recall R]
     check.py clusters CORPUS MODE CLUSTERS PAIRS [--threshold T]
     check.py query CORPUS QUERY_OUTPUT [--threshold T]
+    check.py decisions CORPUS MODE DECISIONS GROUP [--threshold T]
     check.py params OUTPUT S=P...
     check.py svg FILE
 
@@ -190,10 +191,44 @@ def check_query(args):
     return len(recs) > 0 and not low and corpus is not None
 
 
+def check_decisions(args):
+    """One decision per document that was read; a dropped document names a
+    kept representative; in strict mode it is within the threshold of it
+    (true Jaccard, or an exact copy); in every mode no true pair at 0.9 or
+    more has both documents kept."""
+    t = opt(args, "--threshold", 0.8)
+    corpus, mode, output, group = Corpus(args[0]), args[1], args[2], args[3]
+    recs = read_jsonl(output)
+    dec = {}
+    for r in recs:
+        dec[corpus.name(mode, r["id"])] = r
+    kept = {n for n, r in dec.items() if r["decision"] == "kept"}
+    bad = []
+    for n, r in dec.items():
+        rep = corpus.name(mode, r["representative"])
+        if r["decision"] == "kept":
+            if rep != n:
+                bad.append("%s kept but represented by %s" % (n, rep))
+            continue
+        if rep not in kept:
+            bad.append("%s dropped for %s, which is not kept" % (n, rep))
+        sim = 1.0 if r["exact"] else corpus.similarity(n, rep)
+        if abs(sim - r["similarity"]) > 1e-4 and not r["exact"]:
+            bad.append("%s: similarity %.4f reported, %.4f true" % (n, r["similarity"], sim))
+        if group == "strict" and sim < t:
+            bad.append("%s dropped for %s at %.4f < %g" % (n, rep, sim, t))
+    both = [p for p, j in corpus.truth.items() if j >= 0.9 and p[0] in kept and p[1] in kept]
+    print("decisions: %d documents, %d kept, %d dropped; true pairs >= 0.9 with both kept: %d"
+          % (len(dec), len(kept), len(dec) - len(kept), len(both)))
+    for b in bad[:5]:
+        print("  " + b)
+    return len(dec) == len(recs) and len(kept) < len(dec) and not bad and not both
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     ok = {"pairs": check_pairs, "clusters": check_clusters, "params": check_params,
-          "svg": check_svg, "query": check_query}[cmd](args)
+          "svg": check_svg, "query": check_query, "decisions": check_decisions}[cmd](args)
     sys.exit(0 if ok else 1)
 
 
