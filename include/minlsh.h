@@ -894,11 +894,18 @@ typedef struct minlsh_dedup_options {
     uint32_t reserved;   /* must be 0 */
     uint64_t max_bucket; /* a band bucket of more distinct documents is left
                             out (counted in the stats); 0 (default): no cap */
+    uint64_t memory;     /* bytes the engine's growing buffers may take before
+                            they go to temporary files (sets, signatures,
+                            band keys, candidates); 0 (default): no limit,
+                            all in memory. Results do not depend on it. */
+    const char *tmpdir;  /* where those files go (NULL: $TMPDIR, else /tmp);
+                            copied. They are unlinked as soon as created, so
+                            none survives the process, however it ends. */
 } minlsh_dedup_options;
 
 #define MINLSH_DEDUP_OPTIONS_INIT                                              \
     { MINLSH_DEDUP_OPTIONS_VERSION, MINLSH_KEEP_FIRST, MINLSH_GROUP_COMPONENTS, \
-      MINLSH_VERIFY_EXACT, 0.8, 0, 0, 0, 0, 0 }
+      MINLSH_VERIFY_EXACT, 0.8, 0, 0, 0, 0, 0, 0, NULL }
 
 /* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
 MINLSH_API int minlsh_dedup_options_init(minlsh_dedup_options *opts,
@@ -984,6 +991,7 @@ typedef struct minlsh_dedup_stats {
     uint64_t kept;
     uint64_t dropped;
     uint64_t bytes;          /* memory the engine holds now */
+    uint64_t temp_bytes;     /* written to temporary files */
     uint32_t bands, rows;    /* the banding used */
 } minlsh_dedup_stats;
 

@@ -280,6 +280,58 @@ static void test_invariance(void) {
     }
 }
 
+/* Any memory budget, from tiny (many runs in temporary files) to none,
+ * gives the same bits, and the files are really used. */
+static void test_memory_budgets(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    static minlsh_dedup_decision a[NDOC], b[NDOC];
+    uint64_t budgets[] = {1, 20000, 300000, 1 << 26};
+    minlsh_dedup_stats st;
+    minlsh_dedup *d;
+    minlsh_pairs *pa = NULL, *pb = NULL;
+    size_t t, i;
+    uint32_t verify;
+    for (verify = MINLSH_VERIFY_EXACT; verify <= MINLSH_VERIFY_SIGNATURE; verify++) {
+        o.threshold = T;
+        o.verify = verify;
+        o.memory = 0;
+        o.threads = 2;
+        d = run_engine(&o, 0);
+        decisions_of(d, a);
+        EXPECT_OK(minlsh_pairs_from_dedup(&pa, d, 0, NULL));
+        EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+        EXPECT_EQ_U64(st.temp_bytes, 0);
+        minlsh_dedup_free(d);
+        for (t = 0; t < sizeof budgets / sizeof budgets[0]; t++) {
+            o.memory = budgets[t];
+            o.threads = (uint32_t)(1 + t % 3);
+            d = run_engine(&o, t % 2);
+            decisions_of(d, b);
+            EXPECT_MSG(same_decisions(a, b), "verify %u memory %llu", verify,
+                       (unsigned long long)budgets[t]);
+            EXPECT_OK(minlsh_pairs_from_dedup(&pb, d, 0, NULL));
+            EXPECT_EQ_U64(minlsh_pairs_count(pb), minlsh_pairs_count(pa));
+            for (i = 0; i < minlsh_pairs_count(pa) && i < minlsh_pairs_count(pb); i++) {
+                uint64_t x1, y1, x2, y2;
+                double s1, s2, e1, e2;
+                minlsh_pairs_copy_pair(&x1, &y1, &s1, pa, i);
+                minlsh_pairs_copy_pair(&x2, &y2, &s2, pb, i);
+                EXPECT(x1 == x2 && y1 == y2 && s1 == s2);
+                EXPECT_OK(minlsh_dedup_estimate(&e2, d, x2, y2));
+                e1 = e2;
+                EXPECT(e1 == e2);
+            }
+            EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+            EXPECT_MSG(st.temp_bytes > 0, "memory %llu", (unsigned long long)budgets[t]);
+            minlsh_pairs_free(pb);
+            pb = NULL;
+            minlsh_dedup_free(d);
+        }
+        minlsh_pairs_free(pa);
+        pa = NULL;
+    }
+}
+
 static void test_signature_verification(void) {
     minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
     minlsh_dedup *d;
@@ -455,6 +507,7 @@ int main(void) {
     RUN(test_components_first_and_longest);
     RUN(test_strict);
     RUN(test_invariance);
+    RUN(test_memory_budgets);
     RUN(test_signature_verification);
     RUN(test_max_bucket);
     RUN(test_errors_and_states);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #define MINLSH__WRITE_BUF (1u << 16)
@@ -387,4 +388,72 @@ int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
     *meta = b + MINLSH__HEADER_BYTES + items_len + 8;
     *meta_len = (size_t)m;
     return 0;
+}
+
+/* ---- scratch files ---------------------------------------------------------- */
+
+void minlsh__tmpfile_init(minlsh__tmpfile *t) {
+    t->fd = -1;
+    t->size = 0;
+}
+
+int minlsh__tmpfile_open(minlsh__tmpfile *t, const char *dir) {
+    char path[4096];
+    int fd, n;
+    minlsh__tmpfile_init(t);
+    if (dir == NULL || dir[0] == 0) dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == 0) dir = "/tmp";
+#if defined(O_TMPFILE)
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        t->fd = fd;
+        return 0;
+    }
+#endif
+    n = snprintf(path, sizeof path, "%s/minlsh-XXXXXX", dir);
+    if (n < 0 || (size_t)n >= sizeof path) return MINLSH_E_IO;
+    fd = mkstemp(path);
+    if (fd < 0) return MINLSH_E_IO;
+    (void)unlink(path);
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    t->fd = fd;
+    return 0;
+}
+
+int minlsh__tmpfile_append(minlsh__tmpfile *t, const void *p, size_t n, uint64_t *off) {
+    const uint8_t *b = (const uint8_t *)p;
+    uint64_t at = atomic_fetch_add((_Atomic uint64_t *)&t->size, (uint64_t)n);
+    if (off != NULL) *off = at;
+    while (n > 0) {
+        ssize_t w = pwrite(t->fd, b, n, (off_t)at);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return MINLSH_E_IO;
+        b += w;
+        n -= (size_t)w;
+        at += (uint64_t)w;
+    }
+    return 0;
+}
+
+int minlsh__tmpfile_read(const minlsh__tmpfile *t, uint64_t off, void *p, size_t n) {
+    uint8_t *b = (uint8_t *)p;
+    while (n > 0) {
+        ssize_t r = pread(t->fd, b, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return MINLSH_E_IO;
+        b += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+uint64_t minlsh__tmpfile_size(const minlsh__tmpfile *t) {
+    return atomic_load((_Atomic uint64_t *)&t->size);
+}
+
+void minlsh__tmpfile_close(minlsh__tmpfile *t) {
+    if (t->fd >= 0) (void)close(t->fd);
+    t->fd = -1;
+    t->size = 0;
 }

@@ -5,13 +5,20 @@
  * cap, verification, connected components or strict attribution, and a keep
  * or drop decision for every document.
  *
- * Storage, per document: its exact group and its length (16 bytes). Per
- * exact group (distinct text): its first document, size and set (32), its
- * signature (4k), and with exact verification its shingle set (8 bytes a
- * shingle, copied once, into one arena). After the run, a decision per
- * document (32) and the verified pairs (16 each). Time: adding is linear; the run sorts the
- * (band key, group) records of each band (linear radix passes) and verifies
- * each distinct candidate pair once.
+ * One algorithm whatever the memory: band keys are computed in batches of
+ * distinct texts and kept per band as sorted runs of (key, group) records;
+ * candidates are kept as sorted runs of group pairs. Without a memory budget
+ * every band has one run, in memory, and so do the candidates; with one, a
+ * run that would pass the budget is written to a temporary file, and so are
+ * the shingle sets and signatures, which are read back one at a time when a
+ * pair is verified. Runs are merged in a fixed order, so the result is the
+ * same for any budget and any thread count.
+ *
+ * Memory, per document: 16 bytes (group, length). Per distinct text: the
+ * group record (48) and 24 bytes of fingerprint table, and, without a
+ * budget, its signature (4k), its set (8 bytes a shingle) and its band
+ * records (16 per band). With a budget those live in files (temp bytes:
+ * 4k + 8 per shingle + 16b per distinct text, plus 16 per candidate pair).
  *
  * Internal: every name minlsh__dedup_*; the public functions are in
  * include/minlsh.h (experimental part).
@@ -45,33 +52,74 @@ typedef struct minlsh__dedup_doc {
 } minlsh__dedup_doc;
 
 typedef struct minlsh__dedup_group {
-    uint64_t first;          /* its first document */
-    uint64_t size;           /* its documents */
-    uint64_t set_off, set_n; /* its shingle set in the arena (exact only) */
+    uint64_t first;   /* its first document */
+    uint64_t size;    /* its documents */
+    uint64_t set_off; /* its set: an index into the arena, or a byte offset
+                         in the data file */
+    uint64_t set_n;
+    uint64_t sig_off; /* its signature's byte offset in the data file */
+    uint32_t empty;   /* no shingle: never a near-duplicate */
 } minlsh__dedup_group;
+
+/* A sorted run of records: in memory (v) or in a temporary file (off). */
+typedef struct minlsh__dedup_run {
+    minlsh__kv *v;
+    uint64_t off, n;
+} minlsh__dedup_run;
+
+typedef struct minlsh__dedup_runs {
+    minlsh__dedup_run *r;
+    size_t n, cap;
+} minlsh__dedup_runs;
+
+/* Scratch of one worker: the two sets or signatures being compared. */
+typedef struct minlsh__dedup_scratch {
+    uint64_t *a, *b;
+    size_t cap_a, cap_b;
+} minlsh__dedup_scratch;
 
 struct minlsh_dedup {
     minlsh_allocator alloc;
     minlsh_dedup_options opts;
+    char *tmpdir;              /* a copy of opts.tmpdir */
     minlsh_shingler *shingler; /* private copies */
     minlsh_family *family;
     uint32_t k, bands, rows;
+    int spill;          /* a memory budget is set */
     minlsh__pool *pool; /* made on first use */
     int ran;
 
     minlsh__dedup_doc *docs;
     size_t n_docs, cap_docs;
 
-    /* exact groups: fingerprint table, first document, signature, set */
+    /* exact groups: fingerprint table and records */
     minlsh__dedup_fp *fps;
     size_t fp_mask; /* table size - 1; 0: no table yet */
     minlsh__dedup_group *groups;
-    uint32_t *sigs; /* k values per group, cap_sigs groups */
-    size_t n_groups, cap_groups, cap_sigs;
-    uint64_t *arena;
-    size_t arena_n, arena_cap;
+    size_t n_groups, cap_groups;
     uint64_t empty;        /* documents with an empty set */
     uint64_t exact_groups; /* groups of two or more */
+
+    /* without a budget: signatures (k per group) and sets in memory */
+    uint32_t *sigs;
+    size_t cap_sigs;
+    uint64_t *arena;
+    size_t arena_n, arena_cap;
+    /* with one: sets and signatures in the data file, written through a
+     * buffer; band runs and candidate runs in files of their own */
+    minlsh__tmpfile data, band_file, cand_file;
+    uint8_t *wbuf;
+    size_t wlen, wcap;
+    uint64_t wbase;     /* data-file offset of wbuf[0] */
+    uint64_t temp_peak; /* most bytes the temporary files held at once */
+
+    /* Band keys are made in batches of distinct texts: with a budget, the
+     * signatures of the texts not yet banded wait here (pend_n of them,
+     * groups pend_first ..), and every batch adds one sorted run to each
+     * band; without one, the whole corpus is one batch at the run. */
+    uint32_t *pend_sigs;
+    size_t pend_n, pend_cap, pend_first;
+    minlsh__dedup_runs *band_runs; /* bands of them */
 
     /* scratch of minlsh_dedup_add_texts, kept between calls */
     minlsh_shingleset **batch_sets;
@@ -85,11 +133,22 @@ struct minlsh_dedup {
     uint64_t n_kept;
 };
 
+/* engine.c */
+/* Read n bytes of the data file at off (written or still buffered). */
+int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n);
+
 /* run.c */
 int minlsh__dedup_plan(minlsh_dedup *d);
+/* Band the pending texts: one sorted run more per band (to the band file
+ * with a budget). */
+int minlsh__dedup_flush_bands(minlsh_dedup *d);
 /* The verified similarity of exact groups ga and gb: exact Jaccard of their
- * sets, or the signature estimate. */
-double minlsh__dedup_similarity(const minlsh_dedup *d, uint32_t ga, uint32_t gb);
+ * sets, or the signature estimate. s: the worker's scratch (sets read from
+ * the data file go there). */
+int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t ga,
+                             uint32_t gb, double *out);
+/* The k values of group g: in memory, or read into buf (k entries). */
+const uint32_t *minlsh__dedup_sig(const minlsh_dedup *d, uint32_t g, uint32_t *buf);
 /* The engine's pool, made on first use (NULL if it cannot be: then the
  * calling thread does everything). */
 minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);

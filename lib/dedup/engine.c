@@ -50,10 +50,40 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     if (d == NULL) return MINLSH_E_NOMEM;
     d->alloc = al;
     d->opts = o;
+    d->opts.tmpdir = NULL;
     d->k = minlsh_family_k(family);
+    d->spill = o.memory != 0;
+    minlsh__tmpfile_init(&d->data);
+    minlsh__tmpfile_init(&d->band_file);
+    minlsh__tmpfile_init(&d->cand_file);
     rc = minlsh__shingler_clone(&d->shingler, shingler, &al);
     if (rc == 0) rc = minlsh_family_new(&d->family, d->k, minlsh_family_seed(family), &al);
     if (rc == 0) rc = minlsh__dedup_plan(d);
+    if (rc == 0) {
+        d->band_runs = (minlsh__dedup_runs *)minlsh__calloc(&al, d->bands, sizeof *d->band_runs);
+        if (d->band_runs == NULL) rc = MINLSH_E_NOMEM;
+    }
+    if (rc == 0 && o.tmpdir != NULL) {
+        size_t len = strlen(o.tmpdir) + 1;
+        d->tmpdir = (char *)minlsh__malloc(&al, len);
+        if (d->tmpdir == NULL) rc = MINLSH_E_NOMEM;
+        else memcpy(d->tmpdir, o.tmpdir, len);
+    }
+    if (rc == 0 && d->spill) {
+        /* The signatures waiting to be banded take up to half the budget;
+         * the write buffer 1 MiB at most. */
+        size_t per = (size_t)d->k * sizeof(uint32_t) + 16 * (size_t)d->bands + 64;
+        uint64_t want = o.memory / 2 / per;
+        d->pend_cap = want < 64 ? 64 : want > (1u << 24) ? (1u << 24) : (size_t)want;
+        d->wcap = o.memory / 8 < 4096 ? 4096 : o.memory / 8 > (1u << 20) ? (1u << 20)
+                                                                            : (size_t)(o.memory / 8);
+        d->pend_sigs = (uint32_t *)minlsh__calloc(&al, d->pend_cap, (size_t)d->k * sizeof(uint32_t));
+        d->wbuf = (uint8_t *)minlsh__malloc(&al, d->wcap);
+        if (d->pend_sigs == NULL || d->wbuf == NULL) rc = MINLSH_E_NOMEM;
+        if (rc == 0) rc = minlsh__tmpfile_open(&d->data, d->tmpdir);
+        if (rc == 0) rc = minlsh__tmpfile_open(&d->band_file, d->tmpdir);
+        if (rc == 0) rc = minlsh__tmpfile_open(&d->cand_file, d->tmpdir);
+    }
     if (rc != 0) {
         minlsh_dedup_free(d);
         return rc;
@@ -64,17 +94,29 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
 
 void minlsh_dedup_free(minlsh_dedup *d) {
     minlsh_allocator al;
-    size_t i;
+    size_t i, j;
     if (d == NULL) return;
     al = d->alloc;
     minlsh__pool_free(d->pool);
     minlsh_shingler_free(d->shingler);
     minlsh_family_free(d->family);
+    minlsh__free(&al, d->tmpdir);
     minlsh__free(&al, d->docs);
     minlsh__free(&al, d->fps);
     minlsh__free(&al, d->groups);
     minlsh__free(&al, d->sigs);
     minlsh__free(&al, d->arena);
+    minlsh__tmpfile_close(&d->data);
+    minlsh__tmpfile_close(&d->band_file);
+    minlsh__tmpfile_close(&d->cand_file);
+    minlsh__free(&al, d->wbuf);
+    minlsh__free(&al, d->pend_sigs);
+    if (d->band_runs != NULL)
+        for (i = 0; i < d->bands; i++) {
+            for (j = 0; j < d->band_runs[i].n; j++) minlsh__free(&al, d->band_runs[i].r[j].v);
+            minlsh__free(&al, d->band_runs[i].r);
+        }
+    minlsh__free(&al, d->band_runs);
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
     minlsh__free(&al, d->batch_sets);
     minlsh__free(&al, d->edges);
@@ -128,13 +170,50 @@ static size_t minlsh__dedup_fp_find(const minlsh_dedup *d, const uint8_t *fp) {
     return s;
 }
 
-/* Add one document: all or nothing. hashes (n, strictly increasing) are
- * copied into the arena only when the document starts a group and exact
- * verification needs them; sig (k values) only then too. */
+/* ---- the data file (with a budget): sets and signatures --------------------- */
+
+static int minlsh__dedup_wflush(minlsh_dedup *d) {
+    int rc = 0;
+    if (d->wlen > 0) rc = minlsh__tmpfile_append(&d->data, d->wbuf, d->wlen, NULL);
+    if (rc != 0) return rc;
+    d->wbase += d->wlen;
+    d->wlen = 0;
+    return 0;
+}
+
+/* Append n bytes to the data file; *off receives where they are. */
+static int minlsh__dedup_wput(minlsh_dedup *d, const void *p, size_t n, uint64_t *off) {
+    int rc;
+    if (d->wlen + n > d->wcap) {
+        if ((rc = minlsh__dedup_wflush(d)) != 0) return rc;
+        if (n > d->wcap) { /* larger than the buffer: straight to the file */
+            rc = minlsh__tmpfile_append(&d->data, p, n, off);
+            if (rc == 0) d->wbase += n;
+            return rc;
+        }
+    }
+    *off = d->wbase + d->wlen;
+    if (n > 0) memcpy(d->wbuf + d->wlen, p, n);
+    d->wlen += n;
+    return 0;
+}
+
+int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n) {
+    if (n == 0) return 0;
+    if (off >= d->wbase) { /* still in the buffer */
+        memcpy(p, d->wbuf + (off - d->wbase), n);
+        return 0;
+    }
+    return minlsh__tmpfile_read(&d->data, off, p, n);
+}
+
+/* Add one document: all or nothing (every step that can fail comes before
+ * the document is counted). hashes (n, strictly increasing) are kept only
+ * when the document starts a group and exact verification needs them; sig
+ * (k values) only then too. */
 static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
                              const uint32_t *sig, const uint8_t *fp, uint64_t length) {
     int exact = d->opts.verify == MINLSH_VERIFY_EXACT, rc;
-    minlsh__dedup_group *gr;
     size_t slot, g;
     void *p;
     p = d->docs;
@@ -147,36 +226,55 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
         g = (size_t)(d->fps[slot].group_plus1 - 1);
         if (++d->groups[g].size == 2) d->exact_groups++;
     } else {
+        minlsh__dedup_group gr;
+        uint32_t own[MINLSH_FAMILY_K_MAX];
         if (d->n_groups >= MINLSH__DEDUP_MAX_GROUPS) return MINLSH_E_TOOBIG;
         g = d->n_groups;
         p = d->groups;
         rc = minlsh__reserve(&d->alloc, &p, &d->cap_groups, g, g + 1, sizeof *d->groups);
         d->groups = (minlsh__dedup_group *)p;
         if (rc != 0) return rc;
-        p = d->sigs;
-        rc = minlsh__reserve(&d->alloc, &p, &d->cap_sigs, g, g + 1,
-                             (size_t)d->k * sizeof *d->sigs);
-        d->sigs = (uint32_t *)p;
-        if (rc != 0) return rc;
-        gr = &d->groups[g];
-        gr->first = d->n_docs;
-        gr->size = 1;
-        gr->set_off = d->arena_n;
-        gr->set_n = 0;
-        if (exact && n > 0) {
-            p = d->arena;
-            rc = minlsh__reserve(&d->alloc, &p, &d->arena_cap, d->arena_n, d->arena_n + n,
-                                 sizeof *d->arena);
-            d->arena = (uint64_t *)p;
-            if (rc != 0) return rc;
-            memcpy(d->arena + d->arena_n, hashes, n * sizeof *hashes);
-            d->arena_n += n;
-            gr->set_n = n;
+        if (sig == NULL) {
+            minlsh_family_sign(d->family, hashes, n, own, d->k, NULL);
+            sig = own;
         }
-        if (sig != NULL)
+        memset(&gr, 0, sizeof gr);
+        gr.first = d->n_docs;
+        gr.size = 1;
+        gr.empty = minlsh_signature_is_empty(sig, d->k) == 1;
+        if (!d->spill) {
+            p = d->sigs;
+            rc = minlsh__reserve(&d->alloc, &p, &d->cap_sigs, g, g + 1,
+                                 (size_t)d->k * sizeof *d->sigs);
+            d->sigs = (uint32_t *)p;
+            if (rc != 0) return rc;
+            gr.set_off = d->arena_n;
+            if (exact && n > 0) {
+                p = d->arena;
+                rc = minlsh__reserve(&d->alloc, &p, &d->arena_cap, d->arena_n, d->arena_n + n,
+                                     sizeof *d->arena);
+                d->arena = (uint64_t *)p;
+                if (rc != 0) return rc;
+                memcpy(d->arena + d->arena_n, hashes, n * sizeof *hashes);
+                d->arena_n += n;
+                gr.set_n = n;
+            }
             memcpy(d->sigs + g * d->k, sig, (size_t)d->k * sizeof *sig);
-        else
-            minlsh_family_sign(d->family, hashes, n, d->sigs + g * d->k, d->k, NULL);
+        } else {
+            /* Band the waiting texts first if there is no room for this
+             * one; then the data file; the group counts only after both. */
+            if (d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush_bands(d)) != 0) return rc;
+            if (exact && n > 0) {
+                if ((rc = minlsh__dedup_wput(d, hashes, n * sizeof *hashes, &gr.set_off)) != 0)
+                    return rc;
+                gr.set_n = n;
+            }
+            rc = minlsh__dedup_wput(d, sig, (size_t)d->k * sizeof *sig, &gr.sig_off);
+            if (rc != 0) return rc;
+            memcpy(d->pend_sigs + d->pend_n * d->k, sig, (size_t)d->k * sizeof *sig);
+            d->pend_n++;
+        }
+        d->groups[g] = gr;
         memcpy(d->fps[slot].fp, fp, MINLSH_FINGERPRINT_BYTES);
         d->fps[slot].group_plus1 = (uint64_t)g + 1;
         d->n_groups++;
@@ -184,7 +282,7 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
     d->docs[d->n_docs].group = (uint32_t)g;
     d->docs[d->n_docs].length = length;
     d->n_docs++;
-    if (minlsh_signature_is_empty(d->sigs + g * d->k, d->k) == 1) d->empty++;
+    d->empty += d->groups[g].empty;
     return 0;
 }
 

@@ -31,8 +31,12 @@ int minlsh_dedup_estimate(double *out, const minlsh_dedup *d, uint64_t a, uint64
         *out = 1.0;
         return 0;
     }
-    return minlsh_signature_estimate(out, d->sigs + (size_t)ga * d->k,
-                                     d->sigs + (size_t)gb * d->k, d->k);
+    {
+        uint32_t ba[MINLSH_FAMILY_K_MAX], bb[MINLSH_FAMILY_K_MAX];
+        const uint32_t *sa = minlsh__dedup_sig(d, ga, ba), *sb = minlsh__dedup_sig(d, gb, bb);
+        if (sa == NULL || sb == NULL) return MINLSH_E_IO;
+        return minlsh_signature_estimate(out, sa, sb, d->k);
+    }
 }
 
 int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {
@@ -46,8 +50,17 @@ int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {
     s->bytes = sizeof *d + d->cap_docs * sizeof *d->docs +
                (d->fp_mask ? (d->fp_mask + 1) * sizeof *d->fps : 0) +
                d->cap_groups * sizeof *d->groups + d->cap_sigs * (size_t)d->k * sizeof *d->sigs +
-               d->arena_cap * sizeof *d->arena + d->n_edges * sizeof *d->edges +
+               d->arena_cap * sizeof *d->arena + d->wcap + d->pend_cap * (size_t)d->k * 4 +
+               d->n_edges * sizeof *d->edges +
                (d->decisions != NULL ? d->n_docs * sizeof *d->decisions : 0);
+    {
+        size_t j, i;
+        for (j = 0; j < d->bands; j++)
+            for (i = 0; i < d->band_runs[j].n; i++)
+                if (d->band_runs[j].r[i].v != NULL)
+                    s->bytes += d->band_runs[j].r[i].n * sizeof(minlsh__kv);
+    }
+    s->temp_bytes = d->temp_peak;
     if (d->ran) {
         s->candidates = d->candidates;
         s->verified = d->n_edges;

@@ -1,11 +1,12 @@
 /*
- * The run: band keys of every distinct text, candidates from runs of equal
- * keys per band (a bucket over max_bucket left out and counted), each
- * distinct candidate verified once, then the decisions (connected
- * components or strict attribution). Bands, verification and the
- * similarities to representatives run on the pool; every result is written
- * to a per-item slot and merged in a fixed order, so nothing depends on the
- * thread count.
+ * Banding and the run: band keys of the distinct texts in batches, sorted
+ * runs per band; at the run, per band, the runs merged and every bucket of
+ * equal keys (left out and counted if over max_bucket) giving candidate
+ * pairs, themselves kept as sorted runs; all candidate runs merged without
+ * repeats and verified in chunks; then the decisions (connected components
+ * or strict attribution). Work goes to the pool in items whose results land
+ * in fixed slots and are merged in a fixed order, so nothing depends on the
+ * thread count or on the memory budget.
  */
 #include "dedup.h"
 
@@ -33,168 +34,384 @@ int minlsh__dedup_plan(minlsh_dedup *d) {
     return rc;
 }
 
-double minlsh__dedup_similarity(const minlsh_dedup *d, uint32_t ga, uint32_t gb) {
-    double s = 0.0;
-    if (ga == gb) return 1.0;
-    if (d->opts.verify == MINLSH_VERIFY_EXACT) {
-        const minlsh__dedup_group *x = &d->groups[ga], *y = &d->groups[gb];
-        (void)minlsh_jaccard_sorted(&s, d->arena + x->set_off, (size_t)x->set_n,
-                                    d->arena + y->set_off, (size_t)y->set_n);
-    } else {
-        (void)minlsh_signature_estimate(&s, d->sigs + (size_t)ga * d->k,
-                                        d->sigs + (size_t)gb * d->k, d->k);
-    }
-    return s;
+const uint32_t *minlsh__dedup_sig(const minlsh_dedup *d, uint32_t g, uint32_t *buf) {
+    if (!d->spill) return d->sigs + (size_t)g * d->k;
+    if (minlsh__dedup_data_read(d, d->groups[g].sig_off, buf, (size_t)d->k * sizeof *buf) != 0)
+        return NULL;
+    return buf;
 }
 
-static int minlsh__dedup_group_empty(const minlsh_dedup *d, size_t g) {
-    return minlsh_signature_is_empty(d->sigs + g * d->k, d->k) == 1;
+static int minlsh__dedup_scratch_set(const minlsh_dedup *d, const minlsh__dedup_group *x,
+                                     uint64_t **buf, size_t *cap, const uint64_t **out) {
+    int rc;
+    if (!d->spill) {
+        *out = d->arena + x->set_off;
+        return 0;
+    }
+    if (*cap < x->set_n + 1) {
+        void *p = *buf;
+        rc = minlsh__reserve(&d->alloc, &p, cap, 0, (size_t)x->set_n + 1, sizeof **buf);
+        *buf = (uint64_t *)p;
+        if (rc != 0) return rc;
+    }
+    *out = *buf;
+    return minlsh__dedup_data_read(d, x->set_off, *buf, (size_t)x->set_n * sizeof **buf);
+}
+
+int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t ga,
+                             uint32_t gb, double *out) {
+    int rc;
+    *out = 0.0;
+    if (ga == gb) {
+        *out = 1.0;
+        return 0;
+    }
+    if (d->opts.verify == MINLSH_VERIFY_EXACT) {
+        const minlsh__dedup_group *x = &d->groups[ga], *y = &d->groups[gb];
+        const uint64_t *a, *b;
+        if ((rc = minlsh__dedup_scratch_set(d, x, &s->a, &s->cap_a, &a)) != 0) return rc;
+        if ((rc = minlsh__dedup_scratch_set(d, y, &s->b, &s->cap_b, &b)) != 0) return rc;
+        (void)minlsh_jaccard_sorted(out, a, (size_t)x->set_n, b, (size_t)y->set_n);
+    } else {
+        uint32_t ba[MINLSH_FAMILY_K_MAX], bb[MINLSH_FAMILY_K_MAX];
+        const uint32_t *a = minlsh__dedup_sig(d, ga, ba), *b = minlsh__dedup_sig(d, gb, bb);
+        if (a == NULL || b == NULL) return MINLSH_E_IO;
+        (void)minlsh_signature_estimate(out, a, b, d->k);
+    }
+    return 0;
+}
+
+static int minlsh__dedup_run_push(const minlsh_dedup *d, minlsh__dedup_runs *rs,
+                                  minlsh__dedup_run r) {
+    void *p = rs->r;
+    int rc = minlsh__reserve(&d->alloc, &p, &rs->cap, rs->n, rs->n + 1, sizeof *rs->r);
+    rs->r = (minlsh__dedup_run *)p;
+    if (rc != 0) return rc;
+    rs->r[rs->n++] = r;
+    return 0;
+}
+
+/* A sorted run: kept in memory (v is taken over) or written to f (v is
+ * freed). */
+static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, minlsh__dedup_runs *rs,
+                                   minlsh__kv *v, size_t n) {
+    minlsh__dedup_run r;
+    int rc;
+    r.v = NULL;
+    r.off = 0;
+    r.n = n;
+    if (n == 0) {
+        minlsh__free(&d->alloc, v);
+        return 0;
+    }
+    if (d->spill) {
+        rc = minlsh__tmpfile_append(f, v, n * sizeof *v, &r.off);
+        minlsh__free(&d->alloc, v);
+        if (rc != 0) return rc;
+    } else {
+        r.v = v;
+    }
+    rc = minlsh__dedup_run_push(d, rs, r);
+    if (rc != 0) minlsh__free(&d->alloc, r.v);
+    return rc;
+}
+
+/* ---- band keys, in batches of distinct texts ------------------------------------ */
+
+typedef struct minlsh__dedup_batchkeys {
+    minlsh_dedup *d;
+    const uint32_t *sigs; /* k per text of the batch */
+    size_t first, n;      /* groups first .. first + n */
+    uint64_t *keys;       /* bands per text */
+} minlsh__dedup_batchkeys;
+
+static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
+    const minlsh_dedup *d = c->d;
+    size_t i;
+    (void)worker;
+    for (i = begin; i < end; i++)
+        if (!d->groups[c->first + i].empty)
+            (void)minlsh_band_keys(c->sigs + i * d->k, d->k, d->bands, d->rows,
+                                   c->keys + i * d->bands, d->bands, NULL);
+    return 0;
+}
+
+/* One band of the batch: its (key, group) records, sorted (stable, so the
+ * groups of one key stay ascending), into a run. */
+static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
+    minlsh_dedup *d = c->d;
+    const minlsh_allocator *a = &d->alloc;
+    size_t j, i, m;
+    int rc = 0;
+    (void)worker;
+    for (j = begin; j < end && rc == 0; j++) {
+        minlsh__kv *v = (minlsh__kv *)minlsh__malloc(a, (c->n + 1) * sizeof *v);
+        minlsh__kv *tmp = (minlsh__kv *)minlsh__malloc(a, (c->n + 1) * sizeof *tmp);
+        if (v == NULL || tmp == NULL) {
+            minlsh__free(a, v);
+            minlsh__free(a, tmp);
+            return MINLSH_E_NOMEM;
+        }
+        for (i = 0, m = 0; i < c->n; i++) {
+            if (d->groups[c->first + i].empty) continue;
+            v[m].key = c->keys[i * d->bands + j];
+            v[m].val = c->first + i;
+            m++;
+        }
+        minlsh__radix_kv(v, tmp, m, 0, 64);
+        minlsh__free(a, tmp);
+        /* Each band's run list has one writer: this item. */
+        rc = minlsh__dedup_run_store(d, &d->band_file, &d->band_runs[j], v, m);
+    }
+    return rc;
+}
+
+/* All or nothing: a band batch that fails leaves every band's runs as they
+ * were (a file run written already only wastes its space). */
+static int minlsh__dedup_band_batch(minlsh_dedup *d, const uint32_t *sigs, size_t first,
+                                    size_t n) {
+    minlsh__dedup_batchkeys c;
+    size_t keys_n, *had, j;
+    int rc;
+    if (n == 0) return 0;
+    if (minlsh__mul_size(&keys_n, n, d->bands) != 0) return MINLSH_E_TOOBIG;
+    had = (size_t *)minlsh__calloc(&d->alloc, d->bands, sizeof *had);
+    if (had == NULL) return MINLSH_E_NOMEM;
+    for (j = 0; j < d->bands; j++) had[j] = d->band_runs[j].n;
+    c.d = d;
+    c.sigs = sigs;
+    c.first = first;
+    c.n = n;
+    c.keys = (uint64_t *)minlsh__calloc(&d->alloc, keys_n, sizeof *c.keys);
+    rc = c.keys != NULL ? 0 : MINLSH_E_NOMEM;
+    if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
+    if (rc == 0)
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
+    minlsh__free(&d->alloc, c.keys);
+    for (j = 0; j < d->bands && rc != 0; j++)
+        while (d->band_runs[j].n > had[j]) minlsh__free(&d->alloc, d->band_runs[j].r[--d->band_runs[j].n].v);
+    minlsh__free(&d->alloc, had);
+    return rc;
+}
+
+int minlsh__dedup_flush_bands(minlsh_dedup *d) {
+    int rc;
+    if (!d->spill) return 0; /* banded at the run, in one batch */
+    rc = minlsh__dedup_band_batch(d, d->pend_sigs, d->pend_first, d->pend_n);
+    if (rc != 0) return rc;
+    d->pend_first += d->pend_n;
+    d->pend_n = 0;
+    return 0;
+}
+
+/* ---- merging sorted runs ------------------------------------------------------- */
+
+#define MINLSH__DEDUP_BLOCK 4096 /* records read at once from a file run */
+
+typedef struct minlsh__dedup_cursor {
+    const minlsh__dedup_run *run;
+    const minlsh__kv *at; /* current record */
+    size_t left;          /* records left in the block, at included */
+    uint64_t next;        /* index in the run of the block after this one */
+    minlsh__kv *block;
+} minlsh__dedup_cursor;
+
+typedef struct minlsh__dedup_merge {
+    const minlsh_dedup *d;
+    const minlsh__tmpfile *f;
+    minlsh__dedup_cursor *c;
+    size_t *heap; /* cursor numbers, least record first */
+    size_t n;     /* cursors still in the heap */
+} minlsh__dedup_merge;
+
+static int minlsh__dedup_kv_less(const minlsh__kv *x, const minlsh__kv *y) {
+    return x->key < y->key || (x->key == y->key && x->val < y->val);
+}
+
+/* Load the next block of c; 0 with c->left 0 at the end. */
+static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup_cursor *c) {
+    uint64_t n = c->run->n - c->next;
+    if (c->run->v != NULL) { /* in memory: one block */
+        c->at = c->run->v + c->next;
+        c->left = (size_t)n;
+        c->next = c->run->n;
+        return 0;
+    }
+    if (n > MINLSH__DEDUP_BLOCK) n = MINLSH__DEDUP_BLOCK;
+    c->at = c->block;
+    c->left = (size_t)n;
+    if (n == 0) return 0;
+    c->next += n;
+    return minlsh__tmpfile_read(m->f, c->run->off + (c->next - n) * sizeof(minlsh__kv), c->block,
+                                (size_t)n * sizeof(minlsh__kv));
+}
+
+static int minlsh__dedup_heap_less(const minlsh__dedup_merge *m, size_t x, size_t y) {
+    const minlsh__kv *a = m->c[m->heap[x]].at, *b = m->c[m->heap[y]].at;
+    if (minlsh__dedup_kv_less(a, b)) return 1;
+    if (minlsh__dedup_kv_less(b, a)) return 0;
+    return m->heap[x] < m->heap[y]; /* equal records: the earlier run first */
+}
+
+static void minlsh__dedup_heap_down(minlsh__dedup_merge *m, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, s = i, t;
+        if (l < m->n && minlsh__dedup_heap_less(m, l, s)) s = l;
+        if (r < m->n && minlsh__dedup_heap_less(m, r, s)) s = r;
+        if (s == i) return;
+        t = m->heap[i];
+        m->heap[i] = m->heap[s];
+        m->heap[s] = t;
+        i = s;
+    }
+}
+
+static void minlsh__dedup_merge_free(minlsh__dedup_merge *m, size_t n_runs) {
+    size_t i;
+    if (m->c != NULL)
+        for (i = 0; i < n_runs; i++) minlsh__free(&m->d->alloc, m->c[i].block);
+    minlsh__free(&m->d->alloc, m->c);
+    minlsh__free(&m->d->alloc, m->heap);
+}
+
+static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
+                                    const minlsh__tmpfile *f, const minlsh__dedup_run *runs,
+                                    size_t n_runs) {
+    const minlsh_allocator *a = &d->alloc;
+    size_t i;
+    int rc = 0;
+    m->d = d;
+    m->f = f;
+    m->n = 0;
+    m->c = (minlsh__dedup_cursor *)minlsh__calloc(a, n_runs + 1, sizeof *m->c);
+    m->heap = (size_t *)minlsh__calloc(a, n_runs + 1, sizeof *m->heap);
+    if (m->c == NULL || m->heap == NULL) rc = MINLSH_E_NOMEM;
+    for (i = 0; i < n_runs && rc == 0; i++) {
+        minlsh__dedup_cursor *c = &m->c[i];
+        c->run = &runs[i];
+        if (runs[i].v == NULL) {
+            c->block = (minlsh__kv *)minlsh__malloc(a, MINLSH__DEDUP_BLOCK * sizeof *c->block);
+            if (c->block == NULL) rc = MINLSH_E_NOMEM;
+        }
+        if (rc == 0) rc = minlsh__dedup_cursor_load(m, c);
+        if (rc == 0 && c->left > 0) m->heap[m->n++] = i;
+    }
+    for (i = m->n / 2; i-- > 0;) minlsh__dedup_heap_down(m, i);
+    if (rc != 0) minlsh__dedup_merge_free(m, n_runs);
+    return rc;
+}
+
+/* The least record left into *out; 1 if there was one, 0 at the end, or a
+ * negative error. */
+static int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out) {
+    minlsh__dedup_cursor *c;
+    int rc;
+    if (m->n == 0) return 0;
+    c = &m->c[m->heap[0]];
+    *out = *c->at;
+    c->at++;
+    if (--c->left == 0 && (rc = minlsh__dedup_cursor_load(m, c)) != 0) return rc;
+    if (c->left == 0) m->heap[0] = m->heap[--m->n];
+    minlsh__dedup_heap_down(m, 0);
+    return 1;
 }
 
 /* ---- candidates ------------------------------------------------------------ */
 
-typedef struct minlsh__dedup_bands {
+typedef struct minlsh__dedup_cands {
     minlsh_dedup *d;
-    uint64_t *keys; /* bands per group */
-    /* per band: its candidate pairs (key ga, val gb), count, capped buckets */
-    minlsh__kv **pairs;
-    size_t *n_pairs;
-    uint64_t *capped;
-} minlsh__dedup_bands;
+    minlsh__dedup_runs *runs; /* per band: its candidate runs */
+    uint64_t *capped;         /* per band */
+    size_t limit;             /* candidate records per band before a run */
+} minlsh__dedup_cands;
 
-static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, size_t end) {
-    minlsh__dedup_bands *c = (minlsh__dedup_bands *)ctx;
-    const minlsh_dedup *d = c->d;
-    size_t g;
-    (void)worker;
-    for (g = begin; g < end; g++)
-        if (!minlsh__dedup_group_empty(d, g))
-            (void)minlsh_band_keys(d->sigs + g * d->k, d->k, d->bands, d->rows,
-                                   c->keys + g * d->bands, d->bands, NULL);
-    return 0;
+/* Sort, drop repeats, store as a run. */
+static int minlsh__dedup_cand_run(minlsh_dedup *d, minlsh__dedup_runs *rs, minlsh__kv *v,
+                                  size_t n) {
+    size_t i, o;
+    minlsh__sort_kv(v, n);
+    for (i = 1, o = n > 0; i < n; i++)
+        if (v[i].key != v[o - 1].key || v[i].val != v[o - 1].val) v[o++] = v[i];
+    return minlsh__dedup_run_store(d, &d->cand_file, rs, v, o);
 }
 
-/* One band: sort its (key, group) records and list the pairs of every run
- * of equal keys no larger than max_bucket. */
-static int minlsh__dedup_band(minlsh__dedup_bands *c, size_t j) {
+/* One band: its runs merged; every bucket of two to max_bucket groups gives
+ * its pairs. */
+static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
     minlsh_dedup *d = c->d;
     const minlsh_allocator *a = &d->alloc;
-    minlsh__kv *v, *tmp, *out = NULL;
-    size_t m = 0, g, s, e, x, y, n = 0, cap = 0;
+    minlsh__dedup_merge m;
+    minlsh__kv rec, *out = NULL;
+    uint64_t *bucket = NULL, key = 0;
+    size_t nb = 0, cap_b = 0, n = 0, cap = 0, x, y;
     uint64_t max_bucket = d->opts.max_bucket;
-    int rc = 0;
-    v = (minlsh__kv *)minlsh__calloc(a, d->n_groups + 1, sizeof *v);
-    tmp = (minlsh__kv *)minlsh__calloc(a, d->n_groups + 1, sizeof *tmp);
-    if (v == NULL || tmp == NULL) rc = MINLSH_E_NOMEM;
-    for (g = 0; g < d->n_groups && rc == 0; g++) {
-        if (minlsh__dedup_group_empty(d, g)) continue;
-        v[m].key = c->keys[g * d->bands + j];
-        v[m].val = g;
-        m++;
-    }
-    /* Stable: within a run the groups stay ascending. */
-    if (rc == 0) minlsh__radix_kv(v, tmp, m, 0, 64);
-    for (s = 0; s < m && rc == 0; s = e) {
-        for (e = s + 1; e < m && v[e].key == v[s].key; e++) {
+    int rc, more;
+    rc = minlsh__dedup_merge_init(&m, d, &d->band_file, d->band_runs[j].r, d->band_runs[j].n);
+    if (rc != 0) return rc;
+    do {
+        more = minlsh__dedup_merge_next(&m, &rec);
+        if (more < 0) {
+            rc = more;
+            break;
         }
-        if (e - s < 2) continue;
-        if (max_bucket != 0 && e - s > max_bucket) {
-            c->capped[j]++;
-            continue;
-        }
-        for (x = s; x < e && rc == 0; x++)
-            for (y = x + 1; y < e && rc == 0; y++) {
-                void *p = out;
-                rc = minlsh__reserve(a, &p, &cap, n, n + 1, sizeof *out);
-                out = (minlsh__kv *)p;
-                if (rc != 0) break;
-                out[n].key = v[x].val;
-                out[n].val = v[y].val;
-                n++;
+        if (nb > 0 && (!more || rec.key != key)) { /* a bucket ends */
+            if (max_bucket != 0 && nb > max_bucket) {
+                c->capped[j]++;
+            } else {
+                for (x = 0; x < nb && rc == 0; x++)
+                    for (y = x + 1; y < nb && rc == 0; y++) {
+                        if (n == cap && d->spill && n >= c->limit) {
+                            rc = minlsh__dedup_cand_run(d, &c->runs[j], out, n);
+                            out = NULL;
+                            n = cap = 0;
+                            if (rc != 0) break;
+                        }
+                        if (n == cap) {
+                            void *p = out;
+                            rc = minlsh__reserve(a, &p, &cap, n, n + 1, sizeof *out);
+                            out = (minlsh__kv *)p;
+                            if (rc != 0) break;
+                        }
+                        out[n].key = bucket[x];
+                        out[n].val = bucket[y];
+                        n++;
+                    }
             }
-    }
-    minlsh__free(a, v);
-    minlsh__free(a, tmp);
-    if (rc != 0) {
-        minlsh__free(a, out);
-        return rc;
-    }
-    c->pairs[j] = out;
-    c->n_pairs[j] = n;
-    return 0;
+            nb = 0;
+        }
+        if (more && rc == 0) {
+            if (nb == cap_b) {
+                void *p = bucket;
+                rc = minlsh__reserve(a, &p, &cap_b, nb, nb + 1, sizeof *bucket);
+                bucket = (uint64_t *)p;
+                if (rc != 0) break;
+            }
+            key = rec.key;
+            bucket[nb++] = rec.val; /* ascending within a key */
+        }
+    } while (more > 0 && rc == 0);
+    minlsh__dedup_merge_free(&m, d->band_runs[j].n);
+    minlsh__free(a, bucket);
+    if (rc == 0) return minlsh__dedup_cand_run(d, &c->runs[j], out, n);
+    minlsh__free(a, out);
+    return rc;
 }
 
 static int minlsh__dedup_bands_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     size_t j;
     int rc = 0;
     (void)worker;
-    for (j = begin; j < end && rc == 0; j++) rc = minlsh__dedup_band((minlsh__dedup_bands *)ctx, j);
+    for (j = begin; j < end && rc == 0; j++) rc = minlsh__dedup_band_cands((minlsh__dedup_cands *)ctx, j);
     return rc;
-}
-
-/* Every distinct candidate pair of groups, ascending, into *out. */
-static int minlsh__dedup_candidates(minlsh_dedup *d, minlsh__kv **out, size_t *n_out) {
-    const minlsh_allocator *a = &d->alloc;
-    minlsh__dedup_bands c;
-    minlsh__kv *all = NULL;
-    size_t j, total = 0, keys_n;
-    int rc = 0;
-    *out = NULL;
-    *n_out = 0;
-    memset(&c, 0, sizeof c);
-    c.d = d;
-    if (minlsh__mul_size(&keys_n, d->n_groups + 1, d->bands) != 0) return MINLSH_E_TOOBIG;
-    c.keys = (uint64_t *)minlsh__calloc(a, keys_n, sizeof *c.keys);
-    c.pairs = (minlsh__kv **)minlsh__calloc(a, d->bands, sizeof *c.pairs);
-    c.n_pairs = (size_t *)minlsh__calloc(a, d->bands, sizeof *c.n_pairs);
-    c.capped = (uint64_t *)minlsh__calloc(a, d->bands, sizeof *c.capped);
-    if (c.keys == NULL || c.pairs == NULL || c.n_pairs == NULL || c.capped == NULL)
-        rc = MINLSH_E_NOMEM;
-    if (rc == 0)
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->n_groups, 256, minlsh__dedup_keys_range,
-                              &c);
-    if (rc == 0)
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_bands_range, &c);
-    minlsh__free(a, c.keys);
-    for (j = 0; j < d->bands && rc == 0; j++) {
-        if (total + c.n_pairs[j] < total) rc = MINLSH_E_TOOBIG;
-        total += c.n_pairs[j];
-    }
-    if (rc == 0 && total > 0) {
-        all = (minlsh__kv *)minlsh__calloc(a, total, sizeof *all);
-        if (all == NULL) rc = MINLSH_E_NOMEM;
-    }
-    if (rc == 0) {
-        size_t at = 0;
-        d->capped = 0;
-        for (j = 0; j < d->bands; j++) {
-            if (c.n_pairs[j] > 0) memcpy(all + at, c.pairs[j], c.n_pairs[j] * sizeof *all);
-            at += c.n_pairs[j];
-            d->capped += c.capped[j];
-        }
-        minlsh__sort_kv(all, total);
-        for (j = 1, at = total > 0; j < total; j++)
-            if (all[j].key != all[at - 1].key || all[j].val != all[at - 1].val) all[at++] = all[j];
-        total = at;
-    }
-    if (c.pairs != NULL)
-        for (j = 0; j < d->bands; j++) minlsh__free(a, c.pairs[j]);
-    minlsh__free(a, c.pairs);
-    minlsh__free(a, c.n_pairs);
-    minlsh__free(a, c.capped);
-    if (rc != 0) {
-        minlsh__free(a, all);
-        return rc;
-    }
-    *out = all;
-    *n_out = total;
-    return 0;
 }
 
 /* ---- verification ------------------------------------------------------------- */
 
 typedef struct minlsh__dedup_verify {
-    const minlsh_dedup *d;
+    minlsh_dedup *d;
+    minlsh__dedup_scratch *scratch; /* per worker */
     const minlsh__kv *cand;
     double *sim;
 } minlsh__dedup_verify;
@@ -202,37 +419,129 @@ typedef struct minlsh__dedup_verify {
 static int minlsh__dedup_verify_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_verify *c = (minlsh__dedup_verify *)ctx;
     size_t i;
-    (void)worker;
-    for (i = begin; i < end; i++)
-        c->sim[i] = minlsh__dedup_similarity(c->d, (uint32_t)c->cand[i].key,
-                                             (uint32_t)c->cand[i].val);
-    return 0;
+    int rc = 0;
+    for (i = begin; i < end && rc == 0; i++)
+        rc = minlsh__dedup_similarity(c->d, &c->scratch[worker], (uint32_t)c->cand[i].key,
+                                      (uint32_t)c->cand[i].val, &c->sim[i]);
+    return rc;
 }
 
-static int minlsh__dedup_verify_all(minlsh_dedup *d, const minlsh__kv *cand, size_t n) {
-    const minlsh_allocator *a = &d->alloc;
-    minlsh__dedup_verify c;
-    size_t i, m = 0;
+#define MINLSH__DEDUP_CHUNK 65536 /* candidates verified per pool run */
+
+/* Verify a chunk of candidates; append those that pass to the edges. */
+static int minlsh__dedup_verify_chunk(minlsh__dedup_verify *v, const minlsh__kv *cand,
+                                      size_t n, size_t *cap_edges) {
+    minlsh_dedup *d = v->d;
+    size_t i;
     int rc;
+    v->cand = cand;
+    rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 64, minlsh__dedup_verify_range, v);
+    for (i = 0; i < n && rc == 0; i++) {
+        void *p;
+        if (!(v->sim[i] >= d->opts.threshold)) continue;
+        p = d->edges;
+        rc = minlsh__reserve(&d->alloc, &p, cap_edges, d->n_edges, d->n_edges + 1,
+                             sizeof *d->edges);
+        d->edges = (minlsh__dedup_edge *)p;
+        if (rc != 0) break;
+        d->edges[d->n_edges].ga = (uint32_t)cand[i].key;
+        d->edges[d->n_edges].gb = (uint32_t)cand[i].val;
+        d->edges[d->n_edges].sim = v->sim[i];
+        d->n_edges++;
+    }
+    return rc;
+}
+
+static minlsh__dedup_scratch *minlsh__dedup_scratch_new(minlsh_dedup *d, size_t *n) {
+    *n = minlsh__pool_size(minlsh__dedup_pool(d));
+    return (minlsh__dedup_scratch *)minlsh__calloc(&d->alloc, *n, sizeof(minlsh__dedup_scratch));
+}
+
+static void minlsh__dedup_scratch_free(minlsh_dedup *d, minlsh__dedup_scratch *s, size_t n) {
+    size_t i;
+    if (s == NULL) return;
+    for (i = 0; i < n; i++) {
+        minlsh__free(&d->alloc, s[i].a);
+        minlsh__free(&d->alloc, s[i].b);
+    }
+    minlsh__free(&d->alloc, s);
+}
+
+/* Candidates of every band, merged without repeats, verified in chunks. */
+static int minlsh__dedup_find(minlsh_dedup *d) {
+    const minlsh_allocator *a = &d->alloc;
+    minlsh__dedup_cands c;
+    minlsh__dedup_verify v;
+    minlsh__dedup_run *all = NULL;
+    minlsh__dedup_merge m;
+    minlsh__kv *chunk = NULL, rec, last = {0, 0};
+    size_t j, i, n_all = 0, n = 0, cap_edges = 0, n_scratch = 0, workers;
+    int rc = 0, more, have = 0;
+    memset(&c, 0, sizeof c);
+    memset(&v, 0, sizeof v);
     c.d = d;
-    c.cand = cand;
-    c.sim = (double *)minlsh__calloc(a, n + 1, sizeof *c.sim);
-    if (c.sim == NULL) return MINLSH_E_NOMEM;
-    rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 64, minlsh__dedup_verify_range, &c);
-    for (i = 0; i < n && rc == 0; i++) m += c.sim[i] >= d->opts.threshold;
+    workers = minlsh__pool_size(minlsh__dedup_pool(d));
+    c.limit = d->spill ? (size_t)(d->opts.memory / 4 / 16 / workers) : 0;
+    if (c.limit < 64) c.limit = 64;
+    c.runs = (minlsh__dedup_runs *)minlsh__calloc(a, d->bands, sizeof *c.runs);
+    c.capped = (uint64_t *)minlsh__calloc(a, d->bands, sizeof *c.capped);
+    if (c.runs == NULL || c.capped == NULL) rc = MINLSH_E_NOMEM;
+    if (rc == 0)
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_bands_range, &c);
+    /* Every band's candidate runs, in band order. */
+    for (j = 0; j < d->bands && rc == 0; j++) n_all += c.runs[j].n;
     if (rc == 0) {
-        d->edges = (minlsh__dedup_edge *)minlsh__calloc(a, m + 1, sizeof *d->edges);
-        if (d->edges == NULL) rc = MINLSH_E_NOMEM;
+        all = (minlsh__dedup_run *)minlsh__calloc(a, n_all + 1, sizeof *all);
+        if (all == NULL) rc = MINLSH_E_NOMEM;
     }
-    for (i = 0, m = 0; i < n && rc == 0; i++) {
-        if (!(c.sim[i] >= d->opts.threshold)) continue;
-        d->edges[m].ga = (uint32_t)cand[i].key;
-        d->edges[m].gb = (uint32_t)cand[i].val;
-        d->edges[m].sim = c.sim[i];
-        m++;
+    for (j = 0, n_all = 0; j < d->bands && rc == 0; j++)
+        for (i = 0; i < c.runs[j].n; i++) all[n_all++] = c.runs[j].r[i];
+    d->capped = 0;
+    for (j = 0; j < d->bands && c.capped != NULL; j++) d->capped += c.capped[j];
+    if (rc == 0) {
+        v.d = d;
+        v.scratch = minlsh__dedup_scratch_new(d, &n_scratch);
+        v.sim = (double *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *v.sim);
+        chunk = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *chunk);
+        if (v.scratch == NULL || v.sim == NULL || chunk == NULL) rc = MINLSH_E_NOMEM;
     }
-    d->n_edges = m;
-    minlsh__free(a, c.sim);
+    if (rc == 0) rc = minlsh__dedup_merge_init(&m, d, &d->cand_file, all, n_all);
+    d->candidates = 0;
+    if (rc == 0) {
+        do {
+            more = minlsh__dedup_merge_next(&m, &rec);
+            if (more < 0) rc = more;
+            if (more > 0 && !(have && rec.key == last.key && rec.val == last.val)) {
+                chunk[n++] = rec;
+                last = rec;
+                have = 1;
+                d->candidates++;
+            }
+            if (rc == 0 && n > 0 && (n == MINLSH__DEDUP_CHUNK || more == 0)) {
+                rc = minlsh__dedup_verify_chunk(&v, chunk, n, &cap_edges);
+                n = 0;
+            }
+        } while (more > 0 && rc == 0);
+        minlsh__dedup_merge_free(&m, n_all);
+    }
+    minlsh__dedup_scratch_free(d, v.scratch, n_scratch);
+    minlsh__free(a, v.sim);
+    minlsh__free(a, chunk);
+    minlsh__free(a, all);
+    if (c.runs != NULL)
+        for (j = 0; j < d->bands; j++) {
+            for (i = 0; i < c.runs[j].n; i++) minlsh__free(a, c.runs[j].r[i].v);
+            minlsh__free(a, c.runs[j].r);
+        }
+    minlsh__free(a, c.runs);
+    minlsh__free(a, c.capped);
+    {
+        uint64_t now = minlsh__tmpfile_size(&d->data) + minlsh__tmpfile_size(&d->band_file) +
+                       minlsh__tmpfile_size(&d->cand_file);
+        if (now > d->temp_peak) d->temp_peak = now;
+    }
+    /* The candidate file's space is not needed any more. */
+    minlsh__tmpfile_close(&d->cand_file);
     return rc;
 }
 
@@ -248,20 +557,22 @@ static int minlsh__dedup_better(const minlsh_dedup *d, uint64_t x, uint64_t y) {
 
 typedef struct minlsh__dedup_sims {
     minlsh_dedup *d;
+    minlsh__dedup_scratch *scratch;
 } minlsh__dedup_sims;
 
 /* The similarity of each dropped document to its representative. */
 static int minlsh__dedup_sims_range(void *ctx, unsigned worker, size_t begin, size_t end) {
-    minlsh_dedup *d = ((minlsh__dedup_sims *)ctx)->d;
+    minlsh__dedup_sims *c = (minlsh__dedup_sims *)ctx;
+    minlsh_dedup *d = c->d;
     size_t i;
-    (void)worker;
-    for (i = begin; i < end; i++) {
+    int rc = 0;
+    for (i = begin; i < end && rc == 0; i++) {
         minlsh_dedup_decision *x = &d->decisions[i];
         uint32_t g = d->docs[i].group, h = d->docs[x->representative].group;
         x->exact = !x->kept && g == h;
-        x->similarity = g == h ? 1.0 : minlsh__dedup_similarity(d, g, h);
+        rc = minlsh__dedup_similarity(d, &c->scratch[worker], g, h, &x->similarity);
     }
-    return 0;
+    return rc;
 }
 
 static int minlsh__dedup_components(minlsh_dedup *d) {
@@ -269,12 +580,14 @@ static int minlsh__dedup_components(minlsh_dedup *d) {
     minlsh__lsh_uf uf = {NULL, NULL};
     uint64_t *best = NULL, *low = NULL;
     minlsh__dedup_sims c;
-    size_t i;
+    size_t i, n_scratch = 0;
     int rc = minlsh__lsh_uf_init(&uf, a, d->n_groups + 1);
+    c.scratch = NULL;
     if (rc == 0) {
         best = (uint64_t *)minlsh__malloc(a, (d->n_groups + 1) * sizeof *best);
         low = (uint64_t *)minlsh__malloc(a, (d->n_groups + 1) * sizeof *low);
-        if (best == NULL || low == NULL) rc = MINLSH_E_NOMEM;
+        c.scratch = minlsh__dedup_scratch_new(d, &n_scratch);
+        if (best == NULL || low == NULL || c.scratch == NULL) rc = MINLSH_E_NOMEM;
     }
     if (rc == 0) {
         for (i = 0; i < d->n_edges; i++)
@@ -295,6 +608,7 @@ static int minlsh__dedup_components(minlsh_dedup *d) {
         rc = minlsh__pool_run(minlsh__dedup_pool(d), d->n_docs, 256, minlsh__dedup_sims_range,
                               &c);
     }
+    minlsh__dedup_scratch_free(d, c.scratch, n_scratch);
     minlsh__free(a, best);
     minlsh__free(a, low);
     minlsh__lsh_uf_free(&uf, a);
@@ -389,21 +703,25 @@ static int minlsh__dedup_strict(minlsh_dedup *d) {
 
 int minlsh_dedup_run(minlsh_dedup *d) {
     const minlsh_allocator *a;
-    minlsh__kv *cand = NULL;
-    size_t n_cand = 0, i;
+    size_t i;
     int rc;
     if (d == NULL) return MINLSH_E_NULL;
     if (d->ran) return MINLSH_E_STATE;
     a = &d->alloc;
-    /* A failed earlier run leaves nothing behind. */
+    /* A failed earlier run leaves its band runs (they are complete) and
+     * nothing else. */
     minlsh__free(a, d->edges);
     minlsh__free(a, d->decisions);
     d->edges = NULL;
     d->decisions = NULL;
     d->n_edges = 0;
-    rc = minlsh__dedup_candidates(d, &cand, &n_cand);
-    if (rc == 0) rc = minlsh__dedup_verify_all(d, cand, n_cand);
-    minlsh__free(a, cand);
+    /* Without a budget the whole corpus is one batch, banded once. */
+    if (d->spill) rc = minlsh__dedup_flush_bands(d);
+    else rc = minlsh__dedup_band_batch(d, d->sigs, d->pend_first, d->n_groups - d->pend_first);
+    if (rc == 0 && !d->spill) d->pend_first = d->n_groups;
+    if (rc == 0 && d->spill && d->cand_file.fd < 0)
+        rc = minlsh__tmpfile_open(&d->cand_file, d->tmpdir);
+    if (rc == 0) rc = minlsh__dedup_find(d);
     if (rc == 0) {
         d->decisions =
             (minlsh_dedup_decision *)minlsh__calloc(a, d->n_docs + 1, sizeof *d->decisions);
@@ -420,7 +738,6 @@ int minlsh_dedup_run(minlsh_dedup *d) {
         d->n_edges = 0;
         return rc;
     }
-    d->candidates = n_cand;
     for (i = 0, d->n_kept = 0; i < d->n_docs; i++) d->n_kept += d->decisions[i].kept;
     /* The batch scratch is not needed any more. */
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
