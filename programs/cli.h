@@ -10,6 +10,8 @@
  *   utf8.c        the UTF-8 decoder; validity checks, whole and streamed
  *   json.c        the small JSON reader (JSON Lines input) and JSON escaping
  *   input.c       walking PATHs into the list of input files
+ *   stream.c      reading an input as bytes: plain, gzip or zstd (by the
+ *                 first bytes), decompressed as it is read
  *   pipeline.c    reading (files, standard input, JSON Lines lines), shingling
  *                 and signing documents in parallel, for dedup, index and sig
  *   work.c        the thread pool
@@ -30,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../lib/common/pool.h"
 
@@ -268,6 +271,37 @@ void input_walk(input_list *out, char **paths, int n);
 void input_free(input_list *in);
 /* The name used for a file in messages ("standard input" for "-"). */
 const char *input_where(const input_file *f);
+
+/* ---- stream.c ----------------------------------------------------------- */
+
+/* An input read as bytes: plain, or gzip or zstd decompressed on the fly,
+ * as its first bytes say. Reusable: open, read to the end, close, open the
+ * next one. Zero-initialise before the first open. */
+typedef struct cli_stream {
+    int fd, own_fd;
+    int kind;
+    unsigned char *in; /* raw input */
+    size_t in_pos, in_len;
+    int eof, failed, ended, pending;
+    uint64_t raw_bytes; /* bytes read from the file so far */
+    void *gz;           /* z_stream */
+    void *zd;           /* ZSTD_DCtx */
+    size_t zret;        /* the last ZSTD_decompressStream result */
+    char err[160];      /* what went wrong, after a failure */
+} cli_stream;
+
+/* Open path (or standard input) and look at its first bytes. Returns 0, or
+ * -1 with the reason in s->err ("cannot open: ..."). Close it either way. */
+int stream_open(cli_stream *s, const char *path, int is_stdin);
+/* Up to n bytes of the (decompressed) content: the number read, 0 at the
+ * end, or -1 with the reason in s->err (read error, truncated or corrupt
+ * compressed data); after -1 the stream keeps failing until reopened. */
+ssize_t stream_read(cli_stream *s, void *buf, size_t n);
+/* "plain", "gzip" or "zstd". */
+const char *stream_kind_name(const cli_stream *s);
+void stream_close(cli_stream *s);
+/* Close and release the buffers and decoder states. */
+void stream_free(cli_stream *s);
 
 /* ---- the thread pool ------------------------------------------------------------- */
 
