@@ -115,14 +115,15 @@ enum {
     O_THRESHOLD, O_NUM_PERM, O_BANDS, O_ROWS, O_SHINGLE, O_LOWERCASE,
     O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
-    O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL,
+    O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_MAX_DOC_SIZE,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
 /* Option groups. */
 #define OPTS_COMMON (OPT(O_HELP))
 #define OPTS_RUN (OPT(O_QUIET) | OPT(O_PROGRESS) | OPT(O_THREADS))
-#define OPTS_INPUT (OPT(O_JSONL) | OPT(O_ID_FIELD) | OPT(O_TEXT_FIELD))
+#define OPTS_INPUT                                                             \
+    (OPT(O_JSONL) | OPT(O_ID_FIELD) | OPT(O_TEXT_FIELD) | OPT(O_MAX_DOC_SIZE))
 #define OPTS_SHINGLE                                                           \
     (OPT(O_SHINGLE) | OPT(O_LOWERCASE) | OPT(O_STRIP_PUNCT) |                  \
      OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY))
@@ -155,6 +156,7 @@ typedef struct cli_opts {
     double weight_fp, weight_fn, target_recall;
     uint32_t mode; /* MINLSH_PLAN_* */
     const char *svg;
+    uint64_t max_doc_size; /* bytes; 0: no limit */
     char **args; /* positional arguments */
     int n_args;
 } cli_opts;
@@ -173,6 +175,9 @@ typedef struct cli_command {
     int (*run)(cli_opts *o);
 } cli_command;
 
+/* The default --max-doc-size. */
+#define CLI_MAX_DOC_SIZE (UINT64_C(64) << 20)
+
 /* Defaults for every option. */
 void opts_defaults(cli_opts *o);
 /* Parse argv[0..argc) (the arguments after the subcommand name) into o.
@@ -180,10 +185,15 @@ void opts_defaults(cli_opts *o);
  * (the caller prints the help). */
 int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv);
 /* A shingler with these settings (its config id in *config_id if not
- * NULL), and a MinHash family; failures are fatal (cli_die_lib). */
+ * NULL), and a MinHash family; failures are fatal (cli_die_lib). The
+ * shingler refuses documents past the --max-doc-size of the options that
+ * opts_parse read last (the process runs one subcommand); that limit is not
+ * part of the config id. */
 minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
                                   const uint8_t *key, uint64_t *config_id);
 minlsh_family *cli_family_new(uint32_t k, uint64_t seed);
+/* A byte count as --max-doc-size takes it: "64M", "1536K", "100". */
+void opts_describe_size(char out[32], uint64_t bytes);
 /* "word:5" etc. for the unit and k; "lowercase,strip-punct" or "none". */
 void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k);
 void opts_describe_flags(cli_buf *b, uint32_t flags);

@@ -71,6 +71,22 @@ static const cli_command commands[] = {
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
+/* The options every command that reads documents shares, after its own
+ * help text. */
+static const char input_help[] =
+    "\n"
+    "Reading documents (dedup, sig, index add, index query):\n"
+    "      Files, JSON Lines and standard input may be gzip or zstd compressed\n"
+    "      (recognised by their first bytes, decompressed as they are read).\n"
+    "      --max-doc-size SIZE skip documents (JSON Lines: lines) larger than\n"
+    "                          SIZE bytes, with K, M or G for KiB, MiB, GiB;\n"
+    "                          0: no limit (default: 64M)\n";
+
+static void print_help(const cli_command *cmd) {
+    fputs(cmd->help, stdout);
+    if (cmd->allowed & OPT(O_MAX_DOC_SIZE)) fputs(input_help, stdout);
+}
+
 /* The command named by argv[0] (and argv[1] for "index ..."); *used is the
  * number of words it took. NULL if there is none. */
 static const cli_command *find_command(int argc, char **argv, int *used) {
@@ -112,7 +128,7 @@ static int help(int argc, char **argv) {
     }
     cmd = find_command(argc, argv, &used);
     if (cmd != NULL && used == argc) {
-        fputs(cmd->help, stdout);
+        print_help(cmd);
         return cli_finish_stdout(CLI_OK);
     }
     if (argc == 1 && strcmp(argv[0], "index") == 0) {
@@ -128,7 +144,7 @@ static int run(const cli_command *cmd, int argc, char **argv) {
     opts_defaults(&o);
     rc = opts_parse(&o, cmd, argc, argv);
     if (rc == -1) {
-        fputs(cmd->help, stdout);
+        print_help(cmd);
         rc = cli_finish_stdout(CLI_OK);
     } else if (rc == 0)
         rc = cmd->run(&o);

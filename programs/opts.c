@@ -46,7 +46,11 @@ static const opt_spec specs[] = {
     {"svg", O_SVG, 1},
     {"force", O_FORCE, 0},
     {"all", O_ALL, 0},
+    {"max-doc-size", O_MAX_DOC_SIZE, 1},
 };
+
+/* The --max-doc-size that cli_shingler_new gives its shinglers. */
+static uint64_t shingler_max_bytes = CLI_MAX_DOC_SIZE;
 
 void opts_defaults(cli_opts *o) {
     memset(o, 0, sizeof *o);
@@ -65,6 +69,7 @@ void opts_defaults(cli_opts *o) {
     o->weight_fn = 0.5;
     o->target_recall = 0.99;
     o->mode = MINLSH_PLAN_BALANCED;
+    o->max_doc_size = CLI_MAX_DOC_SIZE;
 }
 
 /* ---- value parsers: 0 on success, -1 on a bad value --------------------- */
@@ -86,6 +91,40 @@ static int parse_u32_range(const char *s, uint32_t lo, uint32_t hi,
     if (parse_u64(s, &v) != 0 || v < lo || v > hi) return -1;
     *out = (uint32_t)v;
     return 0;
+}
+
+/* A size: decimal digits and an optional K, M or G (powers of 1024). */
+static int parse_size(const char *s, uint64_t *out) {
+    uint64_t v = 0, unit = 1;
+    const char *p = s;
+    if (*p < '0' || *p > '9') return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10) return -1;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    switch (*p) {
+    case '\0': break;
+    case 'K': case 'k': unit = UINT64_C(1) << 10; p++; break;
+    case 'M': case 'm': unit = UINT64_C(1) << 20; p++; break;
+    case 'G': case 'g': unit = UINT64_C(1) << 30; p++; break;
+    default: return -1;
+    }
+    if (*p != '\0' || (v != 0 && v > UINT64_MAX / unit)) return -1;
+    *out = v * unit;
+    return 0;
+}
+
+void opts_describe_size(char out[32], uint64_t bytes) {
+    static const char units[] = "GMK";
+    int i;
+    for (i = 0; i < 3; i++) {
+        uint64_t u = UINT64_C(1) << (10 * (3 - i));
+        if (bytes != 0 && bytes % u == 0) {
+            snprintf(out, 32, "%llu%c", (unsigned long long)(bytes / u), units[i]);
+            return;
+        }
+    }
+    snprintf(out, 32, "%llu", (unsigned long long)bytes);
 }
 
 static int parse_double(const char *s, double *out) {
@@ -298,6 +337,12 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         else if (strcmp(v, "rule") == 0) o->mode = MINLSH_PLAN_RULE;
         else return bad_value(cmd, name, v, "balanced, recall or rule");
         return 0;
+    case O_MAX_DOC_SIZE:
+        if (parse_size(v, &o->max_doc_size) != 0)
+            return bad_value(cmd, name, v,
+                             "a size in bytes, with K, M or G for KiB, MiB, GiB "
+                             "(0: no limit)");
+        return 0;
     case O_FORMAT: return set_format(o, cmd, v);
     case O_WEIGHTS: return set_weights(o, cmd, v);
     default: return 0;
@@ -380,6 +425,7 @@ int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     if (cmd->max_args >= 0 && o->n_args > cmd->max_args)
         return cli_usage_error(cmd->name, "unexpected argument '%s'",
                                o->args[cmd->max_args]);
+    shingler_max_bytes = o->max_doc_size;
     return 0;
 }
 
@@ -393,6 +439,7 @@ minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
     so.k = k;
     so.flags = flags;
     so.key = key;
+    so.max_document_bytes = shingler_max_bytes;
     if ((rc = minlsh_shingler_new(&sh, &so, NULL)) != 0) cli_die_lib("shingler", rc);
     if (config_id != NULL && (rc = minlsh_shingler_config_id(config_id, sh)) != 0)
         cli_die_lib("shingler", rc);

@@ -29,8 +29,10 @@
 #define BATCH_MAX_FILE_BYTES (8u << 20) /* bytes of files per batch */
 #define READ_CHUNK (64u << 10)
 
-enum { JOB_FILE, JOB_TEXT, JOB_JSON };
-enum { ST_OK, ST_EMPTY, ST_FAIL };
+/* JOB_TOOBIG: a JSON Lines line or standard input past --max-doc-size,
+ * already skipped by the reader; it only keeps the message in order. */
+enum { JOB_FILE, JOB_TEXT, JOB_JSON, JOB_TOOBIG };
+enum { ST_OK, ST_EMPTY, ST_FAIL, ST_TOOBIG };
 
 typedef struct job {
     int kind;
@@ -69,6 +71,7 @@ typedef struct pipeline {
     cli_buf data;
     cli_stream rd;  /* JSON Lines and standard input */
     cli_buf line;   /* the JSON Lines line being read */
+    uint64_t line_bytes; /* its length, even past --max-doc-size */
     unsigned char *chunk;
     uint64_t file_bytes;
     uint32_t *sigs;
@@ -106,8 +109,14 @@ static int feed_file(pipeline *pl, worker_state *w, job *j) {
         }
         if (got == 0) break;
         utf8_check_feed(&u, w->rbuf, (size_t)got);
-        if ((rc = minlsh_shinglestream_feed(w->stream, w->rbuf, (size_t)got)) != 0)
+        rc = minlsh_shinglestream_feed(w->stream, w->rbuf, (size_t)got);
+        if (rc == MINLSH_E_TOOBIG) {
+            /* Past --max-doc-size: stop reading (it may never end). */
+            j->status = ST_TOOBIG;
+            rc = 0;
             break;
+        }
+        if (rc != 0) break;
     }
     j->bytes = w->in.raw_bytes;
     stream_close(&w->in);
@@ -171,6 +180,10 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
     j->utf8_bad = 0;
     j->worker = wid;
     j->set_n = 0;
+    if (j->kind == JOB_TOOBIG) {
+        j->status = ST_TOOBIG;
+        return 0;
+    }
     if (j->kind == JOB_FILE) {
         j->bytes = 0;
         rc = feed_file(pl, w, j);
@@ -236,6 +249,12 @@ static int select_job(pipeline *pl, const job *j) {
     pl->bytes += j->bytes;
     if (j->status == ST_FAIL) {
         cli_input_error(where, j->line, "%s", j->msg);
+        return 0;
+    }
+    if (j->status == ST_TOOBIG) {
+        char lim[32];
+        opts_describe_size(lim, pl->cfg->o->max_doc_size);
+        cli_input_warning(where, j->line, "larger than --max-doc-size %s, skipped", lim);
         return 0;
     }
     if (j->utf8_bad)
@@ -318,8 +337,17 @@ static int blank(const char *s, size_t n) {
  * it is blank. */
 static int jsonl_line(pipeline *pl, size_t file, uint64_t lineno, const cli_buf *l) {
     size_t len = l->n, skip = 0;
+    uint64_t limit = pl->cfg->o->max_doc_size;
     job *j;
     int rc = 0;
+    if (limit != 0 && pl->line_bytes > limit) {
+        /* The reader kept only the beginning of the line. */
+        if (batch_full(pl)) rc = flush(pl);
+        j = new_job(pl, JOB_TOOBIG, file);
+        j->line = lineno;
+        j->bytes = pl->line_bytes;
+        return rc;
+    }
     if (len > 0 && l->p[len - 1] == '\n') len--;
     if (len > 0 && l->p[len - 1] == '\r') len--;
     if (lineno == 1 && len >= 3 && memcmp(l->p, "\xEF\xBB\xBF", 3) == 0) skip = 3;
@@ -337,6 +365,18 @@ static int jsonl_line(pipeline *pl, size_t file, uint64_t lineno, const cli_buf 
     return rc;
 }
 
+/* Append part of a line, keeping no more than --max-doc-size (plus the line
+ * end) of it: a longer line is skipped, and must not fill the memory. */
+static void line_add(pipeline *pl, const unsigned char *p, size_t n) {
+    uint64_t limit = pl->cfg->o->max_doc_size, room;
+    pl->line_bytes += n;
+    if (limit != 0) {
+        room = limit + 2 > pl->line.n ? limit + 2 - pl->line.n : 0;
+        if (n > room) n = (size_t)room;
+    }
+    buf_add(&pl->line, p, n);
+}
+
 /* One JSON Lines file: every non-blank line is a job. */
 static int read_jsonl(pipeline *pl, size_t file) {
     const input_file *f = &pl->in->v[file];
@@ -344,6 +384,7 @@ static int read_jsonl(pipeline *pl, size_t file) {
     uint64_t lineno = 0;
     int rc = 0;
     buf_clear(&pl->line);
+    pl->line_bytes = 0;
     if (stream_open(s, f->path, f->is_stdin) != 0) {
         cli_input_error(input_where(f), 0, "%s", s->err);
         stream_close(s);
@@ -364,12 +405,13 @@ static int read_jsonl(pipeline *pl, size_t file) {
         while (rc == 0 && p < end) {
             nl = memchr(p, '\n', (size_t)(end - p));
             if (nl == NULL) {
-                buf_add(&pl->line, p, (size_t)(end - p));
+                line_add(pl, p, (size_t)(end - p));
                 break;
             }
-            buf_add(&pl->line, p, (size_t)(nl + 1 - p));
+            line_add(pl, p, (size_t)(nl + 1 - p));
             rc = jsonl_line(pl, file, ++lineno, &pl->line);
             buf_clear(&pl->line);
+            pl->line_bytes = 0;
             p = nl + 1;
         }
     }
@@ -377,10 +419,12 @@ static int read_jsonl(pipeline *pl, size_t file) {
     return rc;
 }
 
-/* Standard input as one plain-text document. */
+/* Standard input as one plain-text document; past --max-doc-size it is
+ * skipped and not read further. */
 static int read_stdin_text(pipeline *pl, size_t file) {
     cli_stream *s = &pl->rd;
     size_t off = pl->data.n;
+    uint64_t limit = pl->cfg->o->max_doc_size;
     job *j;
     if (stream_open(s, "-", 1) != 0) {
         cli_input_error("standard input", 0, "%s", s->err);
@@ -399,6 +443,13 @@ static int read_stdin_text(pipeline *pl, size_t file) {
         }
         if (got == 0) break;
         pl->data.n += (size_t)got;
+        if (limit != 0 && pl->data.n - off > limit) {
+            stream_close(s);
+            j = new_job(pl, JOB_TOOBIG, file);
+            j->bytes = pl->data.n - off;
+            pl->data.n = off;
+            return 0;
+        }
     }
     stream_close(s);
     j = new_job(pl, JOB_TEXT, file);

@@ -1,0 +1,92 @@
+#!/bin/sh
+# The minlsh command's input options and per-document messages:
+# --max-doc-size (files, JSON Lines lines, standard input, compressed data,
+# an endless /dev/zero), exact messages and exit statuses.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+: "${BUILD:=build}"
+case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
+PY=/usr/bin/python3
+tmp=${MINLSH_TEST_TMP:-/tmp}/input.$$
+rm -rf "$tmp"
+mkdir -p "$tmp"
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
+# run NAME WANT_STATUS CMD...: stdout in $tmp/out, stderr in $tmp/err.
+run() {
+    name=$1 want=$2
+    shift 2
+    "$@" > "$tmp/out" 2> "$tmp/err"
+    got=$?
+    if [ "$got" -eq "$want" ]; then return 0; fi
+    ko "$name" "exit status $got, expected $want" "$(head -n 5 "$tmp/err")"
+    return 1
+}
+# line NAME FILE LINE: FILE has exactly this line.
+line() {
+    if grep -Fqx -- "$3" "$2"; then ok "$1"; else ko "$1" "no line '$3' in:" "$(head -n 6 "$2")"; fi
+}
+# nothing NAME FILE PATTERN: FILE has no line matching PATTERN.
+nothing() {
+    if grep -Eq -- "$3" "$2"; then ko "$1" "unexpected '$3' in:" "$(head -n 6 "$2")"; else ok "$1"; fi
+}
+
+T='the quick brown fox jumps over the lazy dog'
+cd "$tmp" || exit 1
+
+# ---- --max-doc-size -------------------------------------------------------------
+printf '%s\n' "$T" > a.txt   # 44 bytes
+cp a.txt b.txt
+printf '%s %s\n' "$T" "$T" > long.txt   # 88 bytes
+cp long.txt long2.txt
+if run size_files 0 "$M" dedup -q --output pairs --max-doc-size 50 a.txt long.txt b.txt long2.txt; then
+    line size_files_message err "minlsh: long.txt: larger than --max-doc-size 50, skipped"
+    line size_files_others out "1.0000  a.txt  b.txt"
+    nothing size_files_skipped out long
+fi
+run size_exact_limit 0 "$M" dedup -q --output pairs --max-doc-size 44 a.txt b.txt &&
+    line size_exact_limit out "1.0000  a.txt  b.txt"
+run size_one_below 0 "$M" dedup -q --output pairs --max-doc-size 43 a.txt b.txt &&
+    line size_one_below err "minlsh: a.txt: larger than --max-doc-size 43, skipped"
+run size_zero_no_limit 0 "$M" dedup -q --output pairs --max-doc-size 0 long.txt long2.txt &&
+    line size_zero_no_limit out "1.0000  long.txt  long2.txt"
+run size_suffix 0 "$M" dedup -q --output pairs --max-doc-size 1k a.txt b.txt &&
+    line size_suffix out "1.0000  a.txt  b.txt"
+run size_bad_value 2 "$M" dedup --max-doc-size 12X a.txt && ok size_bad_value
+run size_negative 2 "$M" sig --max-doc-size -1 a.txt && ok size_negative
+
+# An endless input stops at the limit (the default, 64M, would too).
+if run size_dev_zero 0 timeout 60 "$M" dedup -q --output pairs --max-doc-size 1M /dev/zero a.txt b.txt; then
+    line size_dev_zero_message err "minlsh: /dev/zero: larger than --max-doc-size 1M, skipped"
+    line size_dev_zero_others out "1.0000  a.txt  b.txt"
+fi
+if run size_stdin 0 sh -c "head -c 3000000 /dev/zero | \"$M\" sig -q --num-perm 2 --max-doc-size 1M - a.txt"; then
+    line size_stdin err "minlsh: standard input: larger than --max-doc-size 1M, skipped"
+    if [ "$(wc -l < out)" -eq 1 ]; then ok size_stdin_others; else ko size_stdin_others "$(cat out)"; fi
+fi
+# Compressed: the limit is on the decompressed document (a 30 MB "bomb").
+$PY -c 'import gzip, sys; sys.stdout.buffer.write(gzip.compress(b"x " * 15000000, 9, mtime=0))' > bomb.gz
+if run size_gzip_bomb 0 "$M" sig -q --num-perm 2 --max-doc-size 1M bomb.gz a.txt; then
+    line size_gzip_bomb err "minlsh: bomb.gz: larger than --max-doc-size 1M, skipped"
+fi
+# JSON Lines: a line past the limit is skipped, the next lines keep their numbers.
+{
+    printf '{"id": "a", "text": "%s"}\n' "$T"
+    printf '{"id": "big", "text": "%s %s %s"}\n' "$T" "$T" "$T"
+    printf 'not json\n'
+    printf '{"id": "b", "text": "%s"}\n' "$T"
+} > lines.jsonl
+if run size_jsonl 1 "$M" dedup -q --jsonl --output pairs --max-doc-size 100 lines.jsonl; then
+    line size_jsonl_message err "minlsh: lines.jsonl:2: larger than --max-doc-size 100, skipped"
+    line size_jsonl_next_line err "minlsh: lines.jsonl:3: not a JSON object"
+    line size_jsonl_others out "1.0000  a  b"
+fi
+# A long last line without a newline, and a long line from a pipe.
+printf '{"id": "a", "text": "%s"}\n{"id": "b", "text": "%s %s %s"}' "$T" "$T" "$T" "$T" > last.jsonl
+run size_jsonl_last 0 "$M" sig -q --jsonl --num-perm 2 --max-doc-size 100 - < last.jsonl &&
+    line size_jsonl_last err "minlsh: standard input:2: larger than --max-doc-size 100, skipped"
+
+cd / && rm -rf "$tmp"
+echo "input: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
