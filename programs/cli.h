@@ -78,13 +78,35 @@ void buf_free(cli_buf *b);
 
 /* "minlsh: message" on standard error. */
 void cli_msg(const char *fmt, ...) CLI_PRINTF(1, 2);
-/* An input failed: "minlsh: WHERE[:LINE]: message", and the run will exit
- * with status 1. line 0 means the whole file. */
+
+/* Messages about single inputs, "minlsh: WHERE[:LINE]: message" (line 0:
+ * the whole file). Each kind prints its first CLI_MSG_CAP messages; the
+ * rest are counted, and cli_messages_end says how many there were.
+ *
+ * An input failed (it could not be read, or is not valid): the run will
+ * exit with status 1. The kind is the format string. */
+#define CLI_MSG_CAP 10
 void cli_input_error(const char *where, uint64_t line, const char *fmt, ...)
     CLI_PRINTF(3, 4);
-/* A note about an input that does not change the exit status. */
-void cli_input_warning(const char *where, uint64_t line, const char *fmt, ...)
-    CLI_PRINTF(3, 4);
+/* The same with a kind of its own, for a format that carries several kinds
+ * of message ("%s"). */
+void cli_input_error_as(const char *kind, const char *where, uint64_t line,
+                        const char *fmt, ...) CLI_PRINTF(4, 5);
+/* A document was skipped or read in a degraded way, by design: the exit
+ * status does not change, --quiet silences the message, and the end of the
+ * run gives the count of each kind. */
+enum { CLI_W_EMPTY, CLI_W_TOOBIG, CLI_W_UTF8, CLI_W_COUNT };
+void cli_doc_warning(int kind, const char *where, uint64_t line, const char *fmt,
+                     ...) CLI_PRINTF(4, 5);
+/* The number of warnings of a kind so far. */
+uint64_t cli_doc_warnings(int kind);
+/* With quiet set, cli_doc_warning only counts. */
+void cli_set_quiet(int quiet);
+/* At the end of the run: "... and N more such errors|warnings (KIND)" for
+ * every kind past the cap, then one line counting the warnings, e.g.
+ * "minlsh: skipped 2 empty documents; 1 document with invalid UTF-8 read as
+ * bytes" (also with quiet). */
+void cli_messages_end(void);
 /* The number of cli_input_error calls so far. */
 uint64_t cli_input_failures(void);
 /* A library call failed in a way the run cannot survive (out of memory...):
@@ -438,6 +460,7 @@ typedef struct pipeline_cfg {
 
 typedef struct pipeline_stats {
     uint64_t docs, bytes;
+    uint64_t empty, too_large; /* documents skipped (warned about) */
     double seconds;
 } pipeline_stats;
 

@@ -79,14 +79,14 @@ static void walk_dir(input_list *in, const char *dir) {
         buf_adds(&path, names[i]);
         free(names[i]);
         if (lstat(path.p, &st) != 0) {
-            cli_input_error(path.p, 0, "%s", strerror(errno));
+            cli_input_error_as("unreadable input", path.p, 0, "%s", strerror(errno));
             continue;
         }
         if (S_ISLNK(st.st_mode)) {
             /* Follow links to files; skip links to directories and dangling
              * links (a dangling link is reported: it names a missing file). */
             if (stat(path.p, &st) != 0) {
-                cli_input_error(path.p, 0, "%s", strerror(errno));
+                cli_input_error_as("unreadable input", path.p, 0, "%s", strerror(errno));
                 continue;
             }
             if (S_ISREG(st.st_mode)) add_file(in, path.p, &st, 0);
@@ -111,7 +111,7 @@ void input_walk(input_list *out, char **paths, int n) {
             continue;
         }
         if (stat(paths[i], &st) != 0) {
-            cli_input_error(paths[i], 0, "%s", strerror(errno));
+            cli_input_error_as("unreadable input", paths[i], 0, "%s", strerror(errno));
             continue;
         }
         if (S_ISDIR(st.st_mode)) walk_dir(out, paths[i]);

@@ -146,8 +146,11 @@ static int run(const cli_command *cmd, int argc, char **argv) {
     if (rc == -1) {
         print_help(cmd);
         rc = cli_finish_stdout(CLI_OK);
-    } else if (rc == 0)
+    } else if (rc == 0) {
+        cli_set_quiet(o.quiet);
         rc = cmd->run(&o);
+        cli_messages_end();
+    }
     free(o.args);
     return rc;
 }

@@ -45,6 +45,7 @@ typedef struct job {
     int utf8_bad;
     uint64_t utf8_at;
     char msg[200];
+    const char *msg_kind; /* ST_FAIL: the kind of message (cli_input_error_as) */
     uint8_t fp[MINLSH_FINGERPRINT_BYTES];
     size_t id_off, id_len; /* JOB_JSON: the id token in the batch buffer */
     unsigned worker;
@@ -80,12 +81,14 @@ typedef struct pipeline {
     worker_state *ws;
     unsigned n_ws;
     uint64_t docs, bytes;
+    uint64_t empty, too_large;
 } pipeline;
 
 /* ---- the workers -------------------------------------------------------- */
 
 static void job_failed(job *j, const char *msg) {
     j->status = ST_FAIL;
+    j->msg_kind = "unreadable input";
     snprintf(j->msg, sizeof j->msg, "%s", msg);
 }
 
@@ -143,6 +146,7 @@ static int feed_json(pipeline *pl, worker_state *w, job *j) {
     if (json_extract(line, j->len, o->id_field, o->text_field, &rec, &w->text,
                      j->msg, sizeof j->msg) != 0) {
         j->status = ST_FAIL;
+        j->msg_kind = "invalid JSON Lines record";
         return 0;
     }
     j->id_off = (size_t)(rec.id - pl->data.p);
@@ -248,20 +252,23 @@ static int select_job(pipeline *pl, const job *j) {
     doc_view d;
     pl->bytes += j->bytes;
     if (j->status == ST_FAIL) {
-        cli_input_error(where, j->line, "%s", j->msg);
+        cli_input_error_as(j->msg_kind, where, j->line, "%s", j->msg);
         return 0;
     }
     if (j->status == ST_TOOBIG) {
         char lim[32];
         opts_describe_size(lim, pl->cfg->o->max_doc_size);
-        cli_input_warning(where, j->line, "larger than --max-doc-size %s, skipped", lim);
+        cli_doc_warning(CLI_W_TOOBIG, where, j->line,
+                        "larger than --max-doc-size %s, skipped", lim);
+        pl->too_large++;
         return 0;
     }
     if (j->utf8_bad)
-        cli_input_warning(where, 0, "invalid UTF-8 at byte %llu; read as bytes",
+        cli_doc_warning(CLI_W_UTF8, where, 0, "invalid UTF-8 at byte %llu; read as bytes",
                           (unsigned long long)j->utf8_at);
     if (j->status == ST_EMPTY) {
-        cli_input_error(where, j->line, "empty document, skipped");
+        cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, skipped");
+        pl->empty++;
         return 0;
     }
     pl->docs++;
@@ -386,7 +393,7 @@ static int read_jsonl(pipeline *pl, size_t file) {
     buf_clear(&pl->line);
     pl->line_bytes = 0;
     if (stream_open(s, f->path, f->is_stdin) != 0) {
-        cli_input_error(input_where(f), 0, "%s", s->err);
+        cli_input_error_as("unreadable input", input_where(f), 0, "%s", s->err);
         stream_close(s);
         return 0;
     }
@@ -394,7 +401,8 @@ static int read_jsonl(pipeline *pl, size_t file) {
         ssize_t got = stream_read(s, pl->chunk, READ_CHUNK);
         const unsigned char *p = pl->chunk, *end, *nl;
         if (got < 0) {
-            cli_input_error(input_where(f), lineno + 1, "%s", s->err);
+            cli_input_error_as("unreadable input", input_where(f), lineno + 1, "%s",
+                               s->err);
             break;
         }
         if (got == 0) {
@@ -427,7 +435,7 @@ static int read_stdin_text(pipeline *pl, size_t file) {
     uint64_t limit = pl->cfg->o->max_doc_size;
     job *j;
     if (stream_open(s, "-", 1) != 0) {
-        cli_input_error("standard input", 0, "%s", s->err);
+        cli_input_error_as("unreadable input", "standard input", 0, "%s", s->err);
         stream_close(s);
         return 0;
     }
@@ -436,7 +444,7 @@ static int read_stdin_text(pipeline *pl, size_t file) {
         buf_reserve(&pl->data, READ_CHUNK);
         got = stream_read(s, pl->data.p + pl->data.n, READ_CHUNK);
         if (got < 0) {
-            cli_input_error("standard input", 0, "%s", s->err);
+            cli_input_error_as("unreadable input", "standard input", 0, "%s", s->err);
             pl->data.n = off;
             stream_close(s);
             return 0;
@@ -510,6 +518,8 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     if (rc == 0) rc = flush(&pl);
     st->docs = pl.docs;
     st->bytes = pl.bytes;
+    st->empty = pl.empty;
+    st->too_large = pl.too_large;
     st->seconds = cli_now() - start;
     workers_free(&pl);
     free(pl.jobs);

@@ -1,7 +1,10 @@
 #!/bin/sh
 # The minlsh command's input options and per-document messages:
 # --max-doc-size (files, JSON Lines lines, standard input, compressed data,
-# an endless /dev/zero), exact messages and exit statuses.
+# an endless /dev/zero); warnings (empty and too large documents, invalid
+# UTF-8) that leave the exit status alone, are capped at ten of a kind and
+# counted at the end, and that --quiet silences; errors capped the same way
+# but never silenced. Exact messages and exit statuses.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 : "${BUILD:=build}"
@@ -40,14 +43,14 @@ printf '%s\n' "$T" > a.txt   # 44 bytes
 cp a.txt b.txt
 printf '%s %s\n' "$T" "$T" > long.txt   # 88 bytes
 cp long.txt long2.txt
-if run size_files 0 "$M" dedup -q --output pairs --max-doc-size 50 a.txt long.txt b.txt long2.txt; then
+if run size_files 0 "$M" dedup --output pairs --max-doc-size 50 a.txt long.txt b.txt long2.txt; then
     line size_files_message err "minlsh: long.txt: larger than --max-doc-size 50, skipped"
     line size_files_others out "1.0000  a.txt  b.txt"
     nothing size_files_skipped out long
 fi
 run size_exact_limit 0 "$M" dedup -q --output pairs --max-doc-size 44 a.txt b.txt &&
     line size_exact_limit out "1.0000  a.txt  b.txt"
-run size_one_below 0 "$M" dedup -q --output pairs --max-doc-size 43 a.txt b.txt &&
+run size_one_below 0 "$M" dedup --output pairs --max-doc-size 43 a.txt b.txt &&
     line size_one_below err "minlsh: a.txt: larger than --max-doc-size 43, skipped"
 run size_zero_no_limit 0 "$M" dedup -q --output pairs --max-doc-size 0 long.txt long2.txt &&
     line size_zero_no_limit out "1.0000  long.txt  long2.txt"
@@ -57,17 +60,17 @@ run size_bad_value 2 "$M" dedup --max-doc-size 12X a.txt && ok size_bad_value
 run size_negative 2 "$M" sig --max-doc-size -1 a.txt && ok size_negative
 
 # An endless input stops at the limit (the default, 64M, would too).
-if run size_dev_zero 0 timeout 60 "$M" dedup -q --output pairs --max-doc-size 1M /dev/zero a.txt b.txt; then
+if run size_dev_zero 0 timeout 60 "$M" dedup --output pairs --max-doc-size 1M /dev/zero a.txt b.txt; then
     line size_dev_zero_message err "minlsh: /dev/zero: larger than --max-doc-size 1M, skipped"
     line size_dev_zero_others out "1.0000  a.txt  b.txt"
 fi
-if run size_stdin 0 sh -c "head -c 3000000 /dev/zero | \"$M\" sig -q --num-perm 2 --max-doc-size 1M - a.txt"; then
+if run size_stdin 0 sh -c "head -c 3000000 /dev/zero | \"$M\" sig --num-perm 2 --max-doc-size 1M - a.txt"; then
     line size_stdin err "minlsh: standard input: larger than --max-doc-size 1M, skipped"
     if [ "$(wc -l < out)" -eq 1 ]; then ok size_stdin_others; else ko size_stdin_others "$(cat out)"; fi
 fi
 # Compressed: the limit is on the decompressed document (a 30 MB "bomb").
 $PY -c 'import gzip, sys; sys.stdout.buffer.write(gzip.compress(b"x " * 15000000, 9, mtime=0))' > bomb.gz
-if run size_gzip_bomb 0 "$M" sig -q --num-perm 2 --max-doc-size 1M bomb.gz a.txt; then
+if run size_gzip_bomb 0 "$M" sig --num-perm 2 --max-doc-size 1M bomb.gz a.txt; then
     line size_gzip_bomb err "minlsh: bomb.gz: larger than --max-doc-size 1M, skipped"
 fi
 # JSON Lines: a line past the limit is skipped, the next lines keep their numbers.
@@ -77,15 +80,49 @@ fi
     printf 'not json\n'
     printf '{"id": "b", "text": "%s"}\n' "$T"
 } > lines.jsonl
-if run size_jsonl 1 "$M" dedup -q --jsonl --output pairs --max-doc-size 100 lines.jsonl; then
+if run size_jsonl 1 "$M" dedup --jsonl --output pairs --max-doc-size 100 lines.jsonl; then
     line size_jsonl_message err "minlsh: lines.jsonl:2: larger than --max-doc-size 100, skipped"
     line size_jsonl_next_line err "minlsh: lines.jsonl:3: not a JSON object"
     line size_jsonl_others out "1.0000  a  b"
 fi
 # A long last line without a newline, and a long line from a pipe.
 printf '{"id": "a", "text": "%s"}\n{"id": "b", "text": "%s %s %s"}' "$T" "$T" "$T" "$T" > last.jsonl
-run size_jsonl_last 0 "$M" sig -q --jsonl --num-perm 2 --max-doc-size 100 - < last.jsonl &&
+run size_jsonl_last 0 "$M" sig --jsonl --num-perm 2 --max-doc-size 100 - < last.jsonl &&
     line size_jsonl_last err "minlsh: standard input:2: larger than --max-doc-size 100, skipped"
+
+# ---- warnings and errors: capped, counted, --quiet ---------------------------------
+mkdir many
+i=0
+while [ $i -lt 25 ]; do : > "many/empty$(printf %02d $i)"; i=$((i + 1)); done
+cp a.txt b.txt many/
+if run empty_not_an_error 0 "$M" dedup --output pairs many; then
+    line empty_others out "1.0000  many/a.txt  many/b.txt"
+    line empty_first err "minlsh: many/empty00: empty document, skipped"
+    line empty_tenth err "minlsh: many/empty09: empty document, skipped"
+    nothing empty_eleventh err 'empty10'
+    line empty_rest_counted err "minlsh: ... and 15 more such warnings (empty document)"
+    line empty_tally err "minlsh: 25 empty documents skipped"
+    if [ "$(tail -n 1 err)" = "minlsh: 25 empty documents skipped" ]; then ok empty_tally_last
+    else ko empty_tally_last "$(tail -n 3 err)"; fi
+fi
+if run empty_quiet 0 "$M" dedup -q --output pairs many; then
+    if [ "$(cat err)" = "minlsh: 25 empty documents skipped" ]; then ok empty_quiet_only_counted
+    else ko empty_quiet_only_counted "$(cat err)"; fi
+fi
+printf 'caf\351 %s\n' "$T" > latin1.txt
+run kinds_counted 0 "$M" dedup -q --output pairs --max-doc-size 60 many/empty00 latin1.txt long.txt a.txt &&
+    line kinds_counted err "minlsh: 1 empty document skipped; 1 document larger than --max-doc-size skipped; 1 document with invalid UTF-8 read as bytes"
+# Errors: capped the same way, printed with --quiet, status 1.
+set --
+i=0
+while [ $i -lt 14 ]; do set -- "$@" "missing$(printf %02d $i)"; i=$((i + 1)); done
+if run errors_capped 1 "$M" dedup -q --output pairs a.txt "$@" b.txt; then
+    line errors_first err "minlsh: missing00: No such file or directory"
+    line errors_tenth err "minlsh: missing09: No such file or directory"
+    nothing errors_eleventh err 'missing10'
+    line errors_rest_counted err "minlsh: ... and 4 more such errors (unreadable input)"
+    line errors_others out "1.0000  a.txt  b.txt"
+fi
 
 cd / && rm -rf "$tmp"
 echo "input: $pass passed, $fail failed"
