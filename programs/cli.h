@@ -137,7 +137,8 @@ enum {
     O_THRESHOLD, O_NUM_PERM, O_BANDS, O_ROWS, O_SHINGLE, O_LOWERCASE,
     O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
-    O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_MAX_DOC_SIZE,
+    O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_MAX_DOC_SIZE, O_KEY_FILE,
+    O_INCLUDE, O_EXCLUDE,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
@@ -145,10 +146,12 @@ enum {
 #define OPTS_COMMON (OPT(O_HELP))
 #define OPTS_RUN (OPT(O_QUIET) | OPT(O_PROGRESS) | OPT(O_THREADS))
 #define OPTS_INPUT                                                             \
-    (OPT(O_JSONL) | OPT(O_ID_FIELD) | OPT(O_TEXT_FIELD) | OPT(O_MAX_DOC_SIZE))
+    (OPT(O_JSONL) | OPT(O_ID_FIELD) | OPT(O_TEXT_FIELD) | OPT(O_MAX_DOC_SIZE) | \
+     OPT(O_INCLUDE) | OPT(O_EXCLUDE))
 #define OPTS_SHINGLE                                                           \
     (OPT(O_SHINGLE) | OPT(O_LOWERCASE) | OPT(O_STRIP_PUNCT) |                  \
-     OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY))
+     OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY) |      \
+     OPT(O_KEY_FILE))
 #define OPTS_LSH                                                               \
     (OPT(O_THRESHOLD) | OPT(O_NUM_PERM) | OPT(O_BANDS) | OPT(O_ROWS) |         \
      OPT(O_SEED))
@@ -179,6 +182,8 @@ typedef struct cli_opts {
     uint32_t mode; /* MINLSH_PLAN_* */
     const char *svg;
     uint64_t max_doc_size; /* bytes; 0: no limit */
+    const char **include, **exclude; /* --include, --exclude patterns */
+    size_t n_include, n_exclude, cap_include, cap_exclude;
     char **args; /* positional arguments */
     int n_args;
 } cli_opts;
@@ -298,8 +303,11 @@ typedef struct input_list {
 
 /* Expand PATHs into files: directories recursed in byte order of names,
  * symbolic links to files followed, links to directories inside a tree not
- * followed; "-" is standard input. Problems are reported as input errors. */
-void input_walk(input_list *out, char **paths, int n);
+ * followed; "-" is standard input. Problems are reported as input errors.
+ * Files found inside directories are kept if their base name matches one of
+ * o->include (when there are any) and none of o->exclude (fnmatch); paths
+ * named on the command line are always kept. */
+void input_walk(input_list *out, char **paths, int n, const cli_opts *o);
 void input_free(input_list *in);
 /* The name used for a file in messages ("standard input" for "-"). */
 const char *input_where(const input_file *f);

@@ -47,6 +47,9 @@ static const opt_spec specs[] = {
     {"force", O_FORCE, 0},
     {"all", O_ALL, 0},
     {"max-doc-size", O_MAX_DOC_SIZE, 1},
+    {"key-file", O_KEY_FILE, 1},
+    {"include", O_INCLUDE, 1},
+    {"exclude", O_EXCLUDE, 1},
 };
 
 /* The --max-doc-size that cli_shingler_new gives its shinglers. */
@@ -155,6 +158,46 @@ static int parse_key(const char *s, uint8_t key[MINLSH_KEY_BYTES]) {
         key[i] = (uint8_t)(hi * 16 + lo);
     }
     return 0;
+}
+
+/* The key from a file: 32 hex digits, white space around them allowed.
+ * Returns 0, or CLI_USAGE with a message naming the file (never its
+ * content). The copy read is wiped. */
+static int read_key_file(cli_opts *o, const cli_command *cmd, const char *how,
+                         const char *path) {
+    char buf[128];
+    volatile char *wipe = buf;
+    size_t n = 0, b = 0, e, i;
+    FILE *f = fopen(path, "rb");
+    int rc = 0;
+    if (f == NULL)
+        return cli_usage_error(cmd->name, "%s %s: cannot open: %s", how, path,
+                               strerror(errno));
+    n = fread(buf, 1, sizeof buf - 1, f);
+    if (ferror(f)) rc = cli_usage_error(cmd->name, "%s %s: read error", how, path);
+    fclose(f);
+    buf[n] = '\0';
+    if (rc == 0) {
+        e = n;
+        while (b < e && strchr(" \t\r\n", buf[b]) != NULL) b++;
+        while (e > b && strchr(" \t\r\n", buf[e - 1]) != NULL) e--;
+        buf[e] = '\0';
+        if (n == sizeof buf - 1 || parse_key(buf + b, o->key) != 0)
+            rc = cli_usage_error(cmd->name,
+                                 "%s %s: expected 32 hexadecimal digits (16 bytes) "
+                                 "and nothing else", how, path);
+        else
+            o->custom_key = memcmp(o->key, minlsh_default_key(), MINLSH_KEY_BYTES) != 0;
+    }
+    for (i = 0; i < sizeof buf; i++) wipe[i] = 0;
+    return rc;
+}
+
+static void add_pattern(const char ***v, size_t *n, size_t *cap, const char *p) {
+    void *x = (void *)*v;
+    xgrow(&x, cap, *n + 1, sizeof **v);
+    *v = x;
+    (*v)[(*n)++] = p;
 }
 
 int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k) {
@@ -343,6 +386,9 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
                              "a size in bytes, with K, M or G for KiB, MiB, GiB "
                              "(0: no limit)");
         return 0;
+    case O_KEY_FILE: return read_key_file(o, cmd, "--key-file", v);
+    case O_INCLUDE: add_pattern(&o->include, &o->n_include, &o->cap_include, v); return 0;
+    case O_EXCLUDE: add_pattern(&o->exclude, &o->n_exclude, &o->cap_exclude, v); return 0;
     case O_FORMAT: return set_format(o, cmd, v);
     case O_WEIGHTS: return set_weights(o, cmd, v);
     default: return 0;
@@ -425,6 +471,14 @@ int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     if (cmd->max_args >= 0 && o->n_args > cmd->max_args)
         return cli_usage_error(cmd->name, "unexpected argument '%s'",
                                o->args[cmd->max_args]);
+    if ((o->given & OPT(O_KEY)) && (o->given & OPT(O_KEY_FILE)))
+        return cli_usage_error(cmd->name, "--key and --key-file exclude each other");
+    if ((cmd->allowed & OPT(O_KEY_FILE)) && !(o->given & (OPT(O_KEY) | OPT(O_KEY_FILE)))) {
+        const char *env = getenv("MINLSH_KEY_FILE");
+        if (env != NULL && *env != '\0' &&
+            (rc = read_key_file(o, cmd, "MINLSH_KEY_FILE", env)) != 0)
+            return rc;
+    }
     shingler_max_bytes = o->max_doc_size;
     return 0;
 }

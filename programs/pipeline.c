@@ -537,7 +537,7 @@ int pipeline_run_paths(pipeline_cfg *cfg, char **paths, int n, const char *what,
     input_list in;
     progress pr;
     int rc;
-    input_walk(&in, paths, n);
+    input_walk(&in, paths, n, cfg->o);
     progress_init(&pr, cfg->o, &in, what);
     cfg->progress = &pr;
     rc = pipeline_run(cfg, &in, st);

@@ -4,7 +4,8 @@
 # an endless /dev/zero); warnings (empty and too large documents, invalid
 # UTF-8) that leave the exit status alone, are capped at ten of a kind and
 # counted at the end, and that --quiet silences; errors capped the same way
-# but never silenced. Exact messages and exit statuses.
+# but never silenced; --key-file and MINLSH_KEY_FILE; --include and
+# --exclude in directory walks. Exact messages and exit statuses.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 : "${BUILD:=build}"
@@ -123,6 +124,50 @@ if run errors_capped 1 "$M" dedup -q --output pairs a.txt "$@" b.txt; then
     line errors_rest_counted err "minlsh: ... and 4 more such errors (unreadable input)"
     line errors_others out "1.0000  a.txt  b.txt"
 fi
+
+# ---- the key from a file ---------------------------------------------------------
+KEY=000102030405060708090a0b0c0d0e0f
+printf '  %s\n' "$KEY" > key.txt
+"$M" sig -q --num-perm 8 --key "$KEY" a.txt > sig.key 2>&1
+"$M" sig -q --num-perm 8 a.txt > sig.default 2>&1
+run key_file 0 "$M" sig -q --num-perm 8 --key-file key.txt a.txt &&
+    if cmp -s out sig.key && ! cmp -s out sig.default; then ok key_file; else ko key_file "$(cat out)"; fi
+run key_file_env 0 env MINLSH_KEY_FILE=key.txt "$M" sig -q --num-perm 8 a.txt &&
+    if cmp -s out sig.key; then ok key_file_env; else ko key_file_env "$(cat out)"; fi
+run key_overrides_env 0 env MINLSH_KEY_FILE=key.txt "$M" sig -q --num-perm 8 --key 6d696e6c73683a7368696e676c657321 a.txt &&
+    if cmp -s out sig.default; then ok key_overrides_env; else ko key_overrides_env "$(cat out)"; fi
+run key_and_key_file 2 "$M" sig --key "$KEY" --key-file key.txt a.txt &&
+    line key_and_key_file err "minlsh: sig: --key and --key-file exclude each other"
+printf '%s extra\n' "$KEY" > badkey.txt
+run key_file_bad 2 "$M" dedup --key-file badkey.txt a.txt &&
+    line key_file_bad err "minlsh: dedup: --key-file badkey.txt: expected 32 hexadecimal digits (16 bytes) and nothing else"
+if grep -q "$KEY" err; then ko key_file_bad_not_shown "the key is in the message"; else ok key_file_bad_not_shown; fi
+run key_file_missing 2 "$M" dedup --key-file nokey.txt a.txt && ok key_file_missing
+run key_file_env_missing 2 env MINLSH_KEY_FILE=nokey.txt "$M" dedup a.txt &&
+    line key_file_env_missing err "minlsh: dedup: MINLSH_KEY_FILE nokey.txt: cannot open: No such file or directory"
+# An index made with the key file takes documents with the key from the environment.
+"$M" index create -q --key-file key.txt idx > /dev/null 2>&1
+run key_file_index_add 0 env MINLSH_KEY_FILE=key.txt "$M" index add -q idx a.txt && ok key_file_index_add
+run key_file_index_wrong 1 "$M" index add -q idx b.txt && ok key_file_index_wrong
+
+# ---- --include and --exclude ---------------------------------------------------------
+mkdir -p tree/sub
+for f in a.txt b.md sub/c.txt sub/d.TXT .e.txt; do printf '%s %s\n' "$T" "$f" > "tree/$f"; done
+# walk NAME EXPECTED ARGS...: the documents sig reads, in order, relative to tree/.
+walk() {
+    name=$1 want=$2
+    shift 2
+    "$M" sig -q --num-perm 1 "$@" > out 2> err
+    got=$(cut -f 1 out | sed 's|^tree/||' | tr '\n' ' ')
+    if [ "$got" = "$want" ]; then ok "$name"; else ko "$name" "got '$got'" "expected '$want'" "$(cat err)"; fi
+}
+walk walk_all ".e.txt a.txt b.md sub/c.txt sub/d.TXT " tree
+walk include_txt ".e.txt a.txt sub/c.txt " --include '*.txt' tree
+walk include_two ".e.txt a.txt b.md sub/c.txt " --include '*.txt' --include '*.md' tree
+walk exclude_hidden "a.txt b.md sub/c.txt sub/d.TXT " --exclude '.*' tree
+walk include_exclude "a.txt " --include '*.txt' --exclude '.*' --exclude 'c*' tree
+walk named_paths_kept "b.md a.txt " --include '*.txt' tree/b.md tree/a.txt
+walk include_base_name_only "" --include 'sub/*' tree
 
 cd / && rm -rf "$tmp"
 echo "input: $pass passed, $fail failed"
