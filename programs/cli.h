@@ -227,9 +227,16 @@ void opts_describe_flags(cli_buf *b, uint32_t flags);
 /* Parse the same two back (index metadata). 0 or -1. */
 int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k);
 int opts_parse_flags(const char *s, uint32_t *flags);
-/* Choose (b, r): --bands/--rows if given, else the planner (recall mode with
- * target 0.99 for exact verification, balanced for signature). Returns 0 or
- * CLI_USAGE with a message. *plan names the choice ("recall", "manual"...). */
+/* The recall every planned banding reaches at the threshold, and the level
+ * below which a manual banding gets a warning. */
+#define CLI_PLAN_TARGET 0.999
+#define CLI_PLAN_WARN 0.99
+/* Choose (b, r): --bands/--rows if given (with a warning on standard error,
+ * except for params, when a pair at the threshold becomes a candidate with
+ * probability below CLI_PLAN_WARN), else the planner in recall mode with
+ * target CLI_PLAN_TARGET, whatever the verification (the third argument is
+ * no longer used). Returns 0 or CLI_USAGE with a message. *plan names the
+ * choice ("recall" or "manual"). */
 int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
               uint32_t *rows, const char **plan);
 

@@ -70,8 +70,8 @@ void opts_defaults(cli_opts *o) {
     o->format = FORMAT_TEXT;
     o->weight_fp = 0.5;
     o->weight_fn = 0.5;
-    o->target_recall = 0.99;
-    o->mode = MINLSH_PLAN_BALANCED;
+    o->target_recall = CLI_PLAN_TARGET;
+    o->mode = MINLSH_PLAN_RECALL;
     o->max_doc_size = CLI_MAX_DOC_SIZE;
 }
 
@@ -512,6 +512,7 @@ int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
     minlsh_plan_options po;
     uint32_t k = o->num_perm;
     int rc;
+    (void)recall; /* every plan is a recall plan */
     if (o->given & (OPT(O_BANDS) | OPT(O_ROWS))) {
         uint32_t b = o->bands, r = o->rows;
         if (!(o->given & OPT(O_BANDS))) b = k / r;
@@ -529,20 +530,30 @@ int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
         *bands = b;
         *rows = r;
         *plan = "manual";
+        if (strcmp(cmd, "params") != 0) {
+            /* params prints the probability anyway. */
+            double p = 0;
+            if (minlsh_plan_probability(&p, b, r, o->threshold) == 0 &&
+                p < CLI_PLAN_WARN)
+                cli_msg("%s: warning: with %u bands of %u rows a pair at the threshold "
+                        "%g becomes a candidate with probability %.4f only (below %g)",
+                        cmd, (unsigned)b, (unsigned)r, o->threshold, p, CLI_PLAN_WARN);
+        }
         return 0;
     }
     minlsh_plan_options_init(&po, MINLSH_PLAN_OPTIONS_VERSION);
-    po.mode = recall ? MINLSH_PLAN_RECALL : MINLSH_PLAN_BALANCED;
+    po.mode = MINLSH_PLAN_RECALL;
     po.k = k;
     po.threshold = o->threshold;
-    po.target_recall = 0.99;
+    po.target_recall = CLI_PLAN_TARGET;
     rc = minlsh_plan_compute(bands, rows, NULL, NULL, &po);
     if (rc != 0)
         return cli_usage_error(cmd,
-                               "no banding of %u hash values reaches recall 0.99 "
+                               "no banding of %u hash values reaches recall %g "
                                "at threshold %g (%s); use a larger --num-perm or "
                                "give --bands and --rows",
-                               (unsigned)k, o->threshold, minlsh_strerror(rc));
-    *plan = recall ? "recall" : "balanced";
+                               (unsigned)k, CLI_PLAN_TARGET, o->threshold,
+                               minlsh_strerror(rc));
+    *plan = "recall";
     return 0;
 }

@@ -185,6 +185,9 @@ print("throughput: %.1f MB/s (%.1f MB, %d files, best of 3: %.2f s, %d CPUs)"
 EOF
 
 # ---- params ---------------------------------------------------------------------
+E0=$tmp/e0
+mkdir -p "$E0"
+echo "one two three four five six seven" > "$E0/x.txt"
 if expect params_20_5 0 "$M" params --bands 20 --rows 5; then
     cp "$tmp/out" "$tmp/params.txt"
     py params_20_5 params "$tmp/params.txt" 0.2=0.006 0.3=0.047 0.4=0.186 0.5=0.470 \
@@ -199,6 +202,28 @@ if expect params_recall 0 "$M" params --mode recall --threshold 0.8 --num-perm 1
     r=$(sed -n 's/^rows (r) *\([0-9]*\)$/\1/p' "$tmp/out")
     "$M" dedup --output pairs "$C/files" > /dev/null 2> "$tmp/err"
     has params_recall_matches_dedup "$tmp/err" "b=$b, r=$r \\(recall\\)"
+fi
+# params with no option shows the plan dedup (and index create) use: recall
+# mode, target 0.999, whatever the verification; the same options, the same answer.
+for t in 0.8 0.6; do
+    if expect "params_default_$t" 0 "$M" params --threshold $t; then
+        b=$(sed -n 's/^bands (b) *\([0-9]*\)$/\1/p' "$tmp/out")
+        r=$(sed -n 's/^rows (r) *\([0-9]*\)$/\1/p' "$tmp/out")
+        p=$(sed -n 's/^P(candidate | t) *\([0-9.]*\)$/\1/p' "$tmp/out")
+        has "params_default_${t}_target" "$tmp/out" '^chosen by +recall planner \(target 0\.999\)$'
+        if awk -v p="$p" 'BEGIN { exit !(p >= 0.999) }'; then ok "params_default_${t}_p"; else ko "params_default_${t}_p" "P(t) = $p"; fi
+        for v in exact signature; do
+            "$M" dedup --threshold $t --verify $v "$E0/x.txt" > /dev/null 2> "$tmp/err"
+            has "params_default_${t}_is_dedup_$v" "$tmp/err" "b=$b, r=$r \\(recall\\)"
+        done
+    fi
+done
+# A manual banding below 0.99 at the threshold is allowed, with a warning.
+if expect manual_banding_warning 0 "$M" dedup --bands 8 --rows 8 "$E0/x.txt"; then
+    has manual_banding_warning "$tmp/err" '^minlsh: dedup: warning: with 8 bands of 8 rows a pair at the threshold 0\.8 becomes a candidate with probability 0\.7699 only \(below 0\.99\)$'
+fi
+if expect manual_banding_ok 0 "$M" dedup --bands 20 --rows 5 "$E0/x.txt"; then
+    if grep -q warning "$tmp/err"; then ko manual_banding_ok "$(cat "$tmp/err")"; else ok manual_banding_ok; fi
 fi
 expect params_bad 2 "$M" params --weights 0,0 && ok params_bad_weights
 
@@ -271,7 +296,7 @@ fi
 "$M" index create -q --shingle word:4 "$I.w4"
 "$M" index create -q --bands 8 --rows 8 "$I.b8"
 "$M" index create -q --key 000102030405060708090a0b0c0d0e0f "$I.k"
-for bad in w4:'shingle word:4, .* has word:5' b8:'b=8, r=8, .* has b=16, r=6' \
+for bad in w4:'shingle word:4, .* has word:5' b8:'b=8, r=8, .* has b=18, r=5' \
            k:'config id [0-9a-f]{16} \(a custom key\)'; do
     f=${bad%%:*} pattern=${bad#*:}
     if expect "index_merge_mismatch_$f" 1 "$M" index merge --force "$I.m2" "$I.h1" "$I.$f"; then
