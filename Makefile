@@ -119,8 +119,12 @@ $(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h li
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -Iinclude $(USER_CFLAGS) -c $< -o $@
 
+# The command (not the library) reads gzip and zstd input: zlib and libzstd
+# (Debian: zlib1g-dev, libzstd-dev; sh scripts/deps.sh build installs them).
+PROG_LIBS := -lz -lzstd
+
 $(PROGRAM): $(PROG_OBJ) $(STATIC_LIB)
-	$(CC) -o $@ $(PROG_OBJ) $(STATIC_LIB) $(LINK_FLAGS) -lpthread -lm
+	$(CC) -o $@ $(PROG_OBJ) $(STATIC_LIB) $(LINK_FLAGS) $(PROG_LIBS) -lpthread -lm
 
 # ---- tests ------------------------------------------------------------------
 

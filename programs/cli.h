@@ -10,6 +10,8 @@
  *   utf8.c        the UTF-8 decoder; validity checks, whole and streamed
  *   json.c        the small JSON reader (JSON Lines input) and JSON escaping
  *   input.c       walking PATHs into the list of input files
+ *   stream.c      reading an input as bytes: plain, gzip or zstd (by the
+ *                 first bytes), decompressed as it is read
  *   pipeline.c    reading (files, standard input, JSON Lines lines), shingling
  *                 and signing documents in parallel, for dedup, index and sig
  *   work.c        the thread pool
@@ -33,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../lib/common/pool.h"
 
@@ -78,13 +81,35 @@ void buf_free(cli_buf *b);
 
 /* "minlsh: message" on standard error. */
 void cli_msg(const char *fmt, ...) CLI_PRINTF(1, 2);
-/* An input failed: "minlsh: WHERE[:LINE]: message", and the run will exit
- * with status 1. line 0 means the whole file. */
+
+/* Messages about single inputs, "minlsh: WHERE[:LINE]: message" (line 0:
+ * the whole file). Each kind prints its first CLI_MSG_CAP messages; the
+ * rest are counted, and cli_messages_end says how many there were.
+ *
+ * An input failed (it could not be read, or is not valid): the run will
+ * exit with status 1. The kind is the format string. */
+#define CLI_MSG_CAP 10
 void cli_input_error(const char *where, uint64_t line, const char *fmt, ...)
     CLI_PRINTF(3, 4);
-/* A note about an input that does not change the exit status. */
-void cli_input_warning(const char *where, uint64_t line, const char *fmt, ...)
-    CLI_PRINTF(3, 4);
+/* The same with a kind of its own, for a format that carries several kinds
+ * of message ("%s"). */
+void cli_input_error_as(const char *kind, const char *where, uint64_t line,
+                        const char *fmt, ...) CLI_PRINTF(4, 5);
+/* A document was skipped or read in a degraded way, by design: the exit
+ * status does not change, --quiet silences the message, and the end of the
+ * run gives the count of each kind. */
+enum { CLI_W_EMPTY, CLI_W_TOOBIG, CLI_W_UTF8, CLI_W_COUNT };
+void cli_doc_warning(int kind, const char *where, uint64_t line, const char *fmt,
+                     ...) CLI_PRINTF(4, 5);
+/* The number of warnings of a kind so far. */
+uint64_t cli_doc_warnings(int kind);
+/* With quiet set, cli_doc_warning only counts. */
+void cli_set_quiet(int quiet);
+/* At the end of the run: "... and N more such errors|warnings (KIND)" for
+ * every kind past the cap, then one line counting the warnings, e.g.
+ * "minlsh: skipped 2 empty documents; 1 document with invalid UTF-8 read as
+ * bytes" (also with quiet). */
+void cli_messages_end(void);
 /* The number of cli_input_error calls so far. */
 uint64_t cli_input_failures(void);
 /* A library call failed in a way the run cannot survive (out of memory...):
@@ -116,16 +141,20 @@ enum {
     O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
     O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_KEEP, O_GROUP, O_MAX_BUCKET,
+    O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
 /* Option groups. */
 #define OPTS_COMMON (OPT(O_HELP))
 #define OPTS_RUN (OPT(O_QUIET) | OPT(O_PROGRESS) | OPT(O_THREADS))
-#define OPTS_INPUT (OPT(O_JSONL) | OPT(O_ID_FIELD) | OPT(O_TEXT_FIELD))
+#define OPTS_INPUT                                                             \
+    (OPT(O_JSONL) | OPT(O_ID_FIELD) | OPT(O_TEXT_FIELD) | OPT(O_MAX_DOC_SIZE) | \
+     OPT(O_INCLUDE) | OPT(O_EXCLUDE))
 #define OPTS_SHINGLE                                                           \
     (OPT(O_SHINGLE) | OPT(O_LOWERCASE) | OPT(O_STRIP_PUNCT) |                  \
-     OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY))
+     OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY) |      \
+     OPT(O_KEY_FILE))
 #define OPTS_LSH                                                               \
     (OPT(O_THRESHOLD) | OPT(O_NUM_PERM) | OPT(O_BANDS) | OPT(O_ROWS) |         \
      OPT(O_SEED))
@@ -158,6 +187,9 @@ typedef struct cli_opts {
     double weight_fp, weight_fn, target_recall;
     uint32_t mode; /* MINLSH_PLAN_* */
     const char *svg;
+    uint64_t max_doc_size; /* bytes; 0: no limit */
+    const char **include, **exclude; /* --include, --exclude patterns */
+    size_t n_include, n_exclude, cap_include, cap_exclude;
     char **args; /* positional arguments */
     int n_args;
 } cli_opts;
@@ -176,6 +208,9 @@ typedef struct cli_command {
     int (*run)(cli_opts *o);
 } cli_command;
 
+/* The default --max-doc-size. */
+#define CLI_MAX_DOC_SIZE (UINT64_C(64) << 20)
+
 /* Defaults for every option. */
 void opts_defaults(cli_opts *o);
 /* Parse argv[0..argc) (the arguments after the subcommand name) into o.
@@ -183,19 +218,31 @@ void opts_defaults(cli_opts *o);
  * (the caller prints the help). */
 int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv);
 /* A shingler with these settings (its config id in *config_id if not
- * NULL), and a MinHash family; failures are fatal (cli_die_lib). */
+ * NULL), and a MinHash family; failures are fatal (cli_die_lib). The
+ * shingler refuses documents past the --max-doc-size of the options that
+ * opts_parse read last (the process runs one subcommand); that limit is not
+ * part of the config id. */
 minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
                                   const uint8_t *key, uint64_t *config_id);
 minlsh_family *cli_family_new(uint32_t k, uint64_t seed);
+/* A byte count as --max-doc-size takes it: "64M", "1536K", "100". */
+void opts_describe_size(char out[32], uint64_t bytes);
 /* "word:5" etc. for the unit and k; "lowercase,strip-punct" or "none". */
 void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k);
 void opts_describe_flags(cli_buf *b, uint32_t flags);
 /* Parse the same two back (index metadata). 0 or -1. */
 int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k);
 int opts_parse_flags(const char *s, uint32_t *flags);
-/* Choose (b, r): --bands/--rows if given, else the planner (recall mode with
- * target 0.99 for exact verification, balanced for signature). Returns 0 or
- * CLI_USAGE with a message. *plan names the choice ("recall", "manual"...). */
+/* The recall every planned banding reaches at the threshold, and the level
+ * below which a manual banding gets a warning. */
+#define CLI_PLAN_TARGET 0.999
+#define CLI_PLAN_WARN 0.99
+/* Choose (b, r): --bands/--rows if given (with a warning on standard error,
+ * except for params, when a pair at the threshold becomes a candidate with
+ * probability below CLI_PLAN_WARN), else the planner in recall mode with
+ * target CLI_PLAN_TARGET, whatever the verification (the third argument is
+ * no longer used). Returns 0 or CLI_USAGE with a message. *plan names the
+ * choice ("recall" or "manual"). */
 int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
               uint32_t *rows, const char **plan);
 
@@ -269,11 +316,45 @@ typedef struct input_list {
 
 /* Expand PATHs into files: directories recursed in byte order of names,
  * symbolic links to files followed, links to directories inside a tree not
- * followed; "-" is standard input. Problems are reported as input errors. */
-void input_walk(input_list *out, char **paths, int n);
+ * followed; "-" is standard input. Problems are reported as input errors.
+ * Files found inside directories are kept if their base name matches one of
+ * o->include (when there are any) and none of o->exclude (fnmatch); paths
+ * named on the command line are always kept. */
+void input_walk(input_list *out, char **paths, int n, const cli_opts *o);
 void input_free(input_list *in);
 /* The name used for a file in messages ("standard input" for "-"). */
 const char *input_where(const input_file *f);
+
+/* ---- stream.c ----------------------------------------------------------- */
+
+/* An input read as bytes: plain, or gzip or zstd decompressed on the fly,
+ * as its first bytes say. Reusable: open, read to the end, close, open the
+ * next one. Zero-initialise before the first open. */
+typedef struct cli_stream {
+    int fd, own_fd;
+    int kind;
+    unsigned char *in; /* raw input */
+    size_t in_pos, in_len;
+    int eof, failed, ended, pending;
+    uint64_t raw_bytes; /* bytes read from the file so far */
+    void *gz;           /* z_stream */
+    void *zd;           /* ZSTD_DCtx */
+    size_t zret;        /* the last ZSTD_decompressStream result */
+    char err[160];      /* what went wrong, after a failure */
+} cli_stream;
+
+/* Open path (or standard input) and look at its first bytes. Returns 0, or
+ * -1 with the reason in s->err ("cannot open: ..."). Close it either way. */
+int stream_open(cli_stream *s, const char *path, int is_stdin);
+/* Up to n bytes of the (decompressed) content: the number read, 0 at the
+ * end, or -1 with the reason in s->err (read error, truncated or corrupt
+ * compressed data); after -1 the stream keeps failing until reopened. */
+ssize_t stream_read(cli_stream *s, void *buf, size_t n);
+/* "plain", "gzip" or "zstd". */
+const char *stream_kind_name(const cli_stream *s);
+void stream_close(cli_stream *s);
+/* Close and release the buffers and decoder states. */
+void stream_free(cli_stream *s);
 
 /* ---- the thread pool ------------------------------------------------------------- */
 
@@ -406,6 +487,7 @@ typedef struct pipeline_cfg {
 
 typedef struct pipeline_stats {
     uint64_t docs, bytes;
+    uint64_t empty, too_large; /* documents skipped (warned about) */
     double seconds;
 } pipeline_stats;
 

@@ -26,7 +26,7 @@ const char cli_help_index_create[] =
     "\n"
     "      --threshold T       similarity threshold for queries (default: 0.8)\n"
     "      --num-perm K        MinHash values per signature (default: 128)\n"
-    "      --bands B, --rows R LSH banding (default: planned for recall 0.99 at T)\n"
+    "      --bands B, --rows R LSH banding (default: planned for recall 0.999 at T)\n"
     "      --seed N            MinHash family seed (default: 1)\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
     "      --normalize, --html, --key HEX\n"

@@ -6,13 +6,15 @@
  * entries are visited in byte order of their names, so the document order
  * (and with it every output) does not depend on the file system; symbolic
  * links to files are followed, symbolic links to directories are not (no
- * loops, no surprises), and other special files are skipped.
+ * loops, no surprises), and other special files are skipped. --include and
+ * --exclude choose among the files of a walk by their base names.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,8 +68,19 @@ static char **list_dir(const char *path, size_t *n_out) {
     return names;
 }
 
-static void walk_dir(input_list *in, const char *dir) {
-    size_t n = 0, i, dl = strlen(dir);
+/* A file met in a directory walk: kept by --include and --exclude? */
+static int selected(const cli_opts *o, const char *name) {
+    size_t i;
+    int in = o->n_include == 0;
+    for (i = 0; i < o->n_include && !in; i++)
+        in = fnmatch(o->include[i], name, 0) == 0;
+    for (i = 0; i < o->n_exclude && in; i++)
+        in = fnmatch(o->exclude[i], name, 0) != 0;
+    return in;
+}
+
+static void walk_dir(input_list *in, const char *dir, const cli_opts *o) {
+    size_t n = 0, i, dl = strlen(dir), base;
     char **names = list_dir(dir, &n);
     cli_buf path = {NULL, 0, 0};
     if (names == NULL) return;
@@ -76,30 +89,33 @@ static void walk_dir(input_list *in, const char *dir) {
         buf_clear(&path);
         buf_adds(&path, dir);
         if (dl == 0 || dir[dl - 1] != '/') buf_addc(&path, '/');
+        base = path.n;
         buf_adds(&path, names[i]);
         free(names[i]);
         if (lstat(path.p, &st) != 0) {
-            cli_input_error(path.p, 0, "%s", strerror(errno));
+            cli_input_error_as("unreadable input", path.p, 0, "%s", strerror(errno));
             continue;
         }
         if (S_ISLNK(st.st_mode)) {
             /* Follow links to files; skip links to directories and dangling
              * links (a dangling link is reported: it names a missing file). */
             if (stat(path.p, &st) != 0) {
-                cli_input_error(path.p, 0, "%s", strerror(errno));
+                cli_input_error_as("unreadable input", path.p, 0, "%s", strerror(errno));
                 continue;
             }
-            if (S_ISREG(st.st_mode)) add_file(in, path.p, &st, 0);
+            if (S_ISREG(st.st_mode) && selected(o, path.p + base))
+                add_file(in, path.p, &st, 0);
             continue;
         }
-        if (S_ISDIR(st.st_mode)) walk_dir(in, path.p);
-        else if (S_ISREG(st.st_mode)) add_file(in, path.p, &st, 0);
+        if (S_ISDIR(st.st_mode)) walk_dir(in, path.p, o);
+        else if (S_ISREG(st.st_mode) && selected(o, path.p + base))
+            add_file(in, path.p, &st, 0);
     }
     free(names);
     buf_free(&path);
 }
 
-void input_walk(input_list *out, char **paths, int n) {
+void input_walk(input_list *out, char **paths, int n, const cli_opts *o) {
     int i;
     memset(out, 0, sizeof *out);
     out->total_known = 1;
@@ -111,10 +127,10 @@ void input_walk(input_list *out, char **paths, int n) {
             continue;
         }
         if (stat(paths[i], &st) != 0) {
-            cli_input_error(paths[i], 0, "%s", strerror(errno));
+            cli_input_error_as("unreadable input", paths[i], 0, "%s", strerror(errno));
             continue;
         }
-        if (S_ISDIR(st.st_mode)) walk_dir(out, paths[i]);
+        if (S_ISDIR(st.st_mode)) walk_dir(out, paths[i], o);
         else add_file(out, paths[i], &st, 0);
     }
 }

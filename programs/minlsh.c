@@ -50,7 +50,7 @@ static const char main_help[] =
     (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPTS_SHINGLE | OPT(O_NUM_PERM) |    \
      OPT(O_SEED) | OPT(O_FORMAT))
 #define OPTS_CREATE (OPTS_COMMON | OPTS_SHINGLE | OPTS_LSH | OPT(O_FORCE) | OPT(O_QUIET))
-#define OPTS_ADD (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPT(O_KEY))
+#define OPTS_ADD (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPT(O_KEY) | OPT(O_KEY_FILE))
 #define OPTS_QUERY (OPTS_ADD | OPT(O_FORMAT) | OPT(O_ALL) | OPT(O_THRESHOLD))
 #define OPTS_MERGE (OPTS_COMMON | OPT(O_FORCE) | OPT(O_QUIET))
 
@@ -71,6 +71,35 @@ static const cli_command commands[] = {
      cmd_index_merge},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+/* The options every command that reads documents shares, after its own
+ * help text. */
+static const char input_help[] =
+    "\n"
+    "Reading documents (dedup, sig, index add, index query):\n"
+    "      Files, JSON Lines and standard input may be gzip or zstd compressed\n"
+    "      (recognised by their first bytes, decompressed as they are read).\n"
+    "      --max-doc-size SIZE skip documents (JSON Lines: lines) larger than\n"
+    "                          SIZE bytes, with K, M or G for KiB, MiB, GiB;\n"
+    "                          0: no limit (default: 64M)\n"
+    "      --include GLOB      in directories, read only the files whose name\n"
+    "                          matches GLOB (fnmatch; repeatable)\n"
+    "      --exclude GLOB      in directories, skip the files whose name matches\n"
+    "                          GLOB (repeatable; wins over --include)\n";
+
+static const char key_help[] =
+    "\n"
+    "The key:\n"
+    "      --key-file FILE     read the --key from FILE (32 hex digits), so that\n"
+    "                          it does not show in the process list; without\n"
+    "                          --key or --key-file, the file named by the\n"
+    "                          environment variable MINLSH_KEY_FILE, if set\n";
+
+static void print_help(const cli_command *cmd) {
+    fputs(cmd->help, stdout);
+    if (cmd->allowed & OPT(O_MAX_DOC_SIZE)) fputs(input_help, stdout);
+    if (cmd->allowed & OPT(O_KEY_FILE)) fputs(key_help, stdout);
+}
 
 /* The command named by argv[0] (and argv[1] for "index ..."); *used is the
  * number of words it took. NULL if there is none. */
@@ -113,7 +142,7 @@ static int help(int argc, char **argv) {
     }
     cmd = find_command(argc, argv, &used);
     if (cmd != NULL && used == argc) {
-        fputs(cmd->help, stdout);
+        print_help(cmd);
         return cli_finish_stdout(CLI_OK);
     }
     if (argc == 1 && strcmp(argv[0], "index") == 0) {
@@ -129,11 +158,16 @@ static int run(const cli_command *cmd, int argc, char **argv) {
     opts_defaults(&o);
     rc = opts_parse(&o, cmd, argc, argv);
     if (rc == -1) {
-        fputs(cmd->help, stdout);
+        print_help(cmd);
         rc = cli_finish_stdout(CLI_OK);
-    } else if (rc == 0)
+    } else if (rc == 0) {
+        cli_set_quiet(o.quiet);
         rc = cmd->run(&o);
+        cli_messages_end();
+    }
     free(o.args);
+    free(o.include);
+    free(o.exclude);
     return rc;
 }
 

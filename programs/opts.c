@@ -49,7 +49,14 @@ static const opt_spec specs[] = {
     {"keep", O_KEEP, 1},
     {"group", O_GROUP, 1},
     {"max-bucket", O_MAX_BUCKET, 1},
+    {"max-doc-size", O_MAX_DOC_SIZE, 1},
+    {"key-file", O_KEY_FILE, 1},
+    {"include", O_INCLUDE, 1},
+    {"exclude", O_EXCLUDE, 1},
 };
+
+/* The --max-doc-size that cli_shingler_new gives its shinglers. */
+static uint64_t shingler_max_bytes = CLI_MAX_DOC_SIZE;
 
 void opts_defaults(cli_opts *o) {
     memset(o, 0, sizeof *o);
@@ -68,8 +75,9 @@ void opts_defaults(cli_opts *o) {
     o->format = FORMAT_TEXT;
     o->weight_fp = 0.5;
     o->weight_fn = 0.5;
-    o->target_recall = 0.99;
-    o->mode = MINLSH_PLAN_BALANCED;
+    o->target_recall = CLI_PLAN_TARGET;
+    o->mode = MINLSH_PLAN_RECALL;
+    o->max_doc_size = CLI_MAX_DOC_SIZE;
 }
 
 /* ---- value parsers: 0 on success, -1 on a bad value --------------------- */
@@ -91,6 +99,40 @@ static int parse_u32_range(const char *s, uint32_t lo, uint32_t hi,
     if (parse_u64(s, &v) != 0 || v < lo || v > hi) return -1;
     *out = (uint32_t)v;
     return 0;
+}
+
+/* A size: decimal digits and an optional K, M or G (powers of 1024). */
+static int parse_size(const char *s, uint64_t *out) {
+    uint64_t v = 0, unit = 1;
+    const char *p = s;
+    if (*p < '0' || *p > '9') return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10) return -1;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    switch (*p) {
+    case '\0': break;
+    case 'K': case 'k': unit = UINT64_C(1) << 10; p++; break;
+    case 'M': case 'm': unit = UINT64_C(1) << 20; p++; break;
+    case 'G': case 'g': unit = UINT64_C(1) << 30; p++; break;
+    default: return -1;
+    }
+    if (*p != '\0' || (v != 0 && v > UINT64_MAX / unit)) return -1;
+    *out = v * unit;
+    return 0;
+}
+
+void opts_describe_size(char out[32], uint64_t bytes) {
+    static const char units[] = "GMK";
+    int i;
+    for (i = 0; i < 3; i++) {
+        uint64_t u = UINT64_C(1) << (10 * (3 - i));
+        if (bytes != 0 && bytes % u == 0) {
+            snprintf(out, 32, "%llu%c", (unsigned long long)(bytes / u), units[i]);
+            return;
+        }
+    }
+    snprintf(out, 32, "%llu", (unsigned long long)bytes);
 }
 
 static int parse_double(const char *s, double *out) {
@@ -121,6 +163,46 @@ static int parse_key(const char *s, uint8_t key[MINLSH_KEY_BYTES]) {
         key[i] = (uint8_t)(hi * 16 + lo);
     }
     return 0;
+}
+
+/* The key from a file: 32 hex digits, white space around them allowed.
+ * Returns 0, or CLI_USAGE with a message naming the file (never its
+ * content). The copy read is wiped. */
+static int read_key_file(cli_opts *o, const cli_command *cmd, const char *how,
+                         const char *path) {
+    char buf[128];
+    volatile char *wipe = buf;
+    size_t n = 0, b = 0, e, i;
+    FILE *f = fopen(path, "rb");
+    int rc = 0;
+    if (f == NULL)
+        return cli_usage_error(cmd->name, "%s %s: cannot open: %s", how, path,
+                               strerror(errno));
+    n = fread(buf, 1, sizeof buf - 1, f);
+    if (ferror(f)) rc = cli_usage_error(cmd->name, "%s %s: read error", how, path);
+    fclose(f);
+    buf[n] = '\0';
+    if (rc == 0) {
+        e = n;
+        while (b < e && strchr(" \t\r\n", buf[b]) != NULL) b++;
+        while (e > b && strchr(" \t\r\n", buf[e - 1]) != NULL) e--;
+        buf[e] = '\0';
+        if (n == sizeof buf - 1 || parse_key(buf + b, o->key) != 0)
+            rc = cli_usage_error(cmd->name,
+                                 "%s %s: expected 32 hexadecimal digits (16 bytes) "
+                                 "and nothing else", how, path);
+        else
+            o->custom_key = memcmp(o->key, minlsh_default_key(), MINLSH_KEY_BYTES) != 0;
+    }
+    for (i = 0; i < sizeof buf; i++) wipe[i] = 0;
+    return rc;
+}
+
+static void add_pattern(const char ***v, size_t *n, size_t *cap, const char *p) {
+    void *x = (void *)*v;
+    xgrow(&x, cap, *n + 1, sizeof **v);
+    *v = x;
+    (*v)[(*n)++] = p;
 }
 
 int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k) {
@@ -318,6 +400,15 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         else if (strcmp(v, "rule") == 0) o->mode = MINLSH_PLAN_RULE;
         else return bad_value(cmd, name, v, "balanced, recall or rule");
         return 0;
+    case O_MAX_DOC_SIZE:
+        if (parse_size(v, &o->max_doc_size) != 0)
+            return bad_value(cmd, name, v,
+                             "a size in bytes, with K, M or G for KiB, MiB, GiB "
+                             "(0: no limit)");
+        return 0;
+    case O_KEY_FILE: return read_key_file(o, cmd, "--key-file", v);
+    case O_INCLUDE: add_pattern(&o->include, &o->n_include, &o->cap_include, v); return 0;
+    case O_EXCLUDE: add_pattern(&o->exclude, &o->n_exclude, &o->cap_exclude, v); return 0;
     case O_FORMAT: return set_format(o, cmd, v);
     case O_WEIGHTS: return set_weights(o, cmd, v);
     default: return 0;
@@ -400,6 +491,15 @@ int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     if (cmd->max_args >= 0 && o->n_args > cmd->max_args)
         return cli_usage_error(cmd->name, "unexpected argument '%s'",
                                o->args[cmd->max_args]);
+    if ((o->given & OPT(O_KEY)) && (o->given & OPT(O_KEY_FILE)))
+        return cli_usage_error(cmd->name, "--key and --key-file exclude each other");
+    if ((cmd->allowed & OPT(O_KEY_FILE)) && !(o->given & (OPT(O_KEY) | OPT(O_KEY_FILE)))) {
+        const char *env = getenv("MINLSH_KEY_FILE");
+        if (env != NULL && *env != '\0' &&
+            (rc = read_key_file(o, cmd, "MINLSH_KEY_FILE", env)) != 0)
+            return rc;
+    }
+    shingler_max_bytes = o->max_doc_size;
     return 0;
 }
 
@@ -413,6 +513,7 @@ minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
     so.k = k;
     so.flags = flags;
     so.key = key;
+    so.max_document_bytes = shingler_max_bytes;
     if ((rc = minlsh_shingler_new(&sh, &so, NULL)) != 0) cli_die_lib("shingler", rc);
     if (config_id != NULL && (rc = minlsh_shingler_config_id(config_id, sh)) != 0)
         cli_die_lib("shingler", rc);
@@ -431,6 +532,7 @@ int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
     minlsh_plan_options po;
     uint32_t k = o->num_perm;
     int rc;
+    (void)recall; /* every plan is a recall plan */
     if (o->given & (OPT(O_BANDS) | OPT(O_ROWS))) {
         uint32_t b = o->bands, r = o->rows;
         if (!(o->given & OPT(O_BANDS))) b = k / r;
@@ -448,20 +550,30 @@ int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
         *bands = b;
         *rows = r;
         *plan = "manual";
+        if (strcmp(cmd, "params") != 0) {
+            /* params prints the probability anyway. */
+            double p = 0;
+            if (minlsh_plan_probability(&p, b, r, o->threshold) == 0 &&
+                p < CLI_PLAN_WARN)
+                cli_msg("%s: warning: with %u bands of %u rows a pair at the threshold "
+                        "%g becomes a candidate with probability %.4f only (below %g)",
+                        cmd, (unsigned)b, (unsigned)r, o->threshold, p, CLI_PLAN_WARN);
+        }
         return 0;
     }
     minlsh_plan_options_init(&po, MINLSH_PLAN_OPTIONS_VERSION);
-    po.mode = recall ? MINLSH_PLAN_RECALL : MINLSH_PLAN_BALANCED;
+    po.mode = MINLSH_PLAN_RECALL;
     po.k = k;
     po.threshold = o->threshold;
-    po.target_recall = 0.99;
+    po.target_recall = CLI_PLAN_TARGET;
     rc = minlsh_plan_compute(bands, rows, NULL, NULL, &po);
     if (rc != 0)
         return cli_usage_error(cmd,
-                               "no banding of %u hash values reaches recall 0.99 "
+                               "no banding of %u hash values reaches recall %g "
                                "at threshold %g (%s); use a larger --num-perm or "
                                "give --bands and --rows",
-                               (unsigned)k, o->threshold, minlsh_strerror(rc));
-    *plan = recall ? "recall" : "balanced";
+                               (unsigned)k, CLI_PLAN_TARGET, o->threshold,
+                               minlsh_strerror(rc));
+    *plan = "recall";
     return 0;
 }

@@ -12,25 +12,27 @@
  *  3. the pool signs the selected documents in parallel;
  *  4. the calling thread hands them to the subcommand in input order (on_doc).
  * So messages and results come out in the same order whatever the number of
- * threads, and dedup signs each distinct text only once.
+ * threads, and dedup signs each distinct text only once. Every input goes
+ * through a cli_stream (stream.c), so gzip and zstd inputs are decompressed
+ * as they are read, by the worker for files, by the calling thread for JSON
+ * Lines and standard input.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #define BATCH_MAX_JOBS 1024
 #define BATCH_MAX_BYTES (8u << 20)      /* text held in memory per batch */
 #define BATCH_MAX_FILE_BYTES (8u << 20) /* bytes of files per batch */
 #define READ_CHUNK (64u << 10)
 
-enum { JOB_FILE, JOB_TEXT, JOB_JSON };
-enum { ST_OK, ST_EMPTY, ST_FAIL };
+/* JOB_TOOBIG: a JSON Lines line or standard input past --max-doc-size,
+ * already skipped by the reader; it only keeps the message in order. */
+enum { JOB_FILE, JOB_TEXT, JOB_JSON, JOB_TOOBIG };
+enum { ST_OK, ST_EMPTY, ST_FAIL, ST_TOOBIG };
 
 typedef struct job {
     int kind;
@@ -43,6 +45,7 @@ typedef struct job {
     int utf8_bad;
     uint64_t utf8_at;
     char msg[200];
+    const char *msg_kind; /* ST_FAIL: the kind of message (cli_input_error_as) */
     uint8_t fp[MINLSH_FINGERPRINT_BYTES];
     size_t id_off, id_len; /* JOB_JSON: the id token in the batch buffer */
     unsigned worker;
@@ -50,6 +53,7 @@ typedef struct job {
 } job;
 
 typedef struct worker_state {
+    cli_stream in;
     minlsh_shinglestream *stream;
     minlsh_shingleset *set;
     cli_buf text; /* decoded JSON text */
@@ -66,6 +70,10 @@ typedef struct pipeline {
     size_t *sel; /* the selected jobs of the batch, in order */
     size_t n_sel, cap_sel;
     cli_buf data;
+    cli_stream rd;  /* JSON Lines and standard input */
+    cli_buf line;   /* the JSON Lines line being read */
+    uint64_t line_bytes; /* its length, even past --max-doc-size */
+    unsigned char *chunk;
     uint64_t file_bytes;
     uint32_t *sigs;
     size_t sigs_cap;
@@ -73,14 +81,15 @@ typedef struct pipeline {
     worker_state *ws;
     unsigned n_ws;
     uint64_t docs, bytes;
+    uint64_t empty, too_large;
 } pipeline;
 
 /* ---- the workers -------------------------------------------------------- */
 
-static int job_failed(job *j, const char *what, int err) {
+static void job_failed(job *j, const char *msg) {
     j->status = ST_FAIL;
-    snprintf(j->msg, sizeof j->msg, "%s: %s", what, strerror(err));
-    return 0;
+    j->msg_kind = "unreadable input";
+    snprintf(j->msg, sizeof j->msg, "%s", msg);
 }
 
 /* Stream a file through the shingler. Returns 0 (the job's status says how
@@ -88,23 +97,32 @@ static int job_failed(job *j, const char *what, int err) {
 static int feed_file(pipeline *pl, worker_state *w, job *j) {
     const char *path = pl->in->v[j->file].path;
     utf8_check u;
-    int fd = open(path, O_RDONLY), rc = 0;
-    if (fd < 0) return job_failed(j, "cannot open", errno);
+    int rc = 0;
+    if (stream_open(&w->in, path, 0) != 0) {
+        job_failed(j, w->in.err);
+        stream_close(&w->in);
+        return 0;
+    }
     utf8_check_init(&u);
     for (;;) {
-        ssize_t got = read(fd, w->rbuf, READ_CHUNK);
-        if (got < 0 && errno == EINTR) continue;
+        ssize_t got = stream_read(&w->in, w->rbuf, READ_CHUNK);
         if (got < 0) {
-            job_failed(j, "read error", errno);
+            job_failed(j, w->in.err);
             break;
         }
         if (got == 0) break;
-        j->bytes += (uint64_t)got;
         utf8_check_feed(&u, w->rbuf, (size_t)got);
-        if ((rc = minlsh_shinglestream_feed(w->stream, w->rbuf, (size_t)got)) != 0)
+        rc = minlsh_shinglestream_feed(w->stream, w->rbuf, (size_t)got);
+        if (rc == MINLSH_E_TOOBIG) {
+            /* Past --max-doc-size: stop reading (it may never end). */
+            j->status = ST_TOOBIG;
+            rc = 0;
             break;
+        }
+        if (rc != 0) break;
     }
-    close(fd);
+    j->bytes = w->in.raw_bytes;
+    stream_close(&w->in);
     utf8_check_end(&u);
     j->utf8_bad = u.bad;
     j->utf8_at = u.bad_at;
@@ -128,6 +146,7 @@ static int feed_json(pipeline *pl, worker_state *w, job *j) {
     if (json_extract(line, j->len, o->id_field, o->text_field, &rec, &w->text,
                      j->msg, sizeof j->msg) != 0) {
         j->status = ST_FAIL;
+        j->msg_kind = "invalid JSON Lines record";
         return 0;
     }
     j->id_off = (size_t)(rec.id - pl->data.p);
@@ -165,6 +184,10 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
     j->utf8_bad = 0;
     j->worker = wid;
     j->set_n = 0;
+    if (j->kind == JOB_TOOBIG) {
+        j->status = ST_TOOBIG;
+        return 0;
+    }
     if (j->kind == JOB_FILE) {
         j->bytes = 0;
         rc = feed_file(pl, w, j);
@@ -229,14 +252,23 @@ static int select_job(pipeline *pl, const job *j) {
     doc_view d;
     pl->bytes += j->bytes;
     if (j->status == ST_FAIL) {
-        cli_input_error(where, j->line, "%s", j->msg);
+        cli_input_error_as(j->msg_kind, where, j->line, "%s", j->msg);
+        return 0;
+    }
+    if (j->status == ST_TOOBIG) {
+        char lim[32];
+        opts_describe_size(lim, pl->cfg->o->max_doc_size);
+        cli_doc_warning(CLI_W_TOOBIG, where, j->line,
+                        "larger than --max-doc-size %s, skipped", lim);
+        pl->too_large++;
         return 0;
     }
     if (j->utf8_bad)
-        cli_input_warning(where, 0, "invalid UTF-8 at byte %llu; read as bytes",
+        cli_doc_warning(CLI_W_UTF8, where, 0, "invalid UTF-8 at byte %llu; read as bytes",
                           (unsigned long long)j->utf8_at);
     if (j->status == ST_EMPTY) {
-        cli_input_error(where, j->line, "empty document, skipped");
+        cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, skipped");
+        pl->empty++;
         return 0;
     }
     pl->docs++;
@@ -308,61 +340,126 @@ static int blank(const char *s, size_t n) {
     return 1;
 }
 
-/* One JSON Lines file: every non-blank line is a job. */
-static int read_jsonl(pipeline *pl, size_t file) {
-    const input_file *f = &pl->in->v[file];
-    FILE *fp = f->is_stdin ? stdin : fopen(f->path, "rb");
-    char *line = NULL;
-    size_t cap = 0;
-    uint64_t lineno = 0;
-    ssize_t got;
+/* One line of a JSON Lines file (with its newline, if any): a job unless
+ * it is blank. */
+static int jsonl_line(pipeline *pl, size_t file, uint64_t lineno, const cli_buf *l) {
+    size_t len = l->n, skip = 0;
+    uint64_t limit = pl->cfg->o->max_doc_size;
+    job *j;
     int rc = 0;
-    if (fp == NULL) {
-        cli_input_error(f->path, 0, "cannot open: %s", strerror(errno));
+    if (limit != 0 && pl->line_bytes > limit) {
+        /* The reader kept only the beginning of the line. */
+        if (batch_full(pl)) rc = flush(pl);
+        j = new_job(pl, JOB_TOOBIG, file);
+        j->line = lineno;
+        j->bytes = pl->line_bytes;
+        return rc;
+    }
+    if (len > 0 && l->p[len - 1] == '\n') len--;
+    if (len > 0 && l->p[len - 1] == '\r') len--;
+    if (lineno == 1 && len >= 3 && memcmp(l->p, "\xEF\xBB\xBF", 3) == 0) skip = 3;
+    if (blank(l->p + skip, len - skip)) {
+        pl->bytes += l->n;
         return 0;
     }
-    while (rc == 0 && (got = getline(&line, &cap, fp)) >= 0) {
-        size_t len = (size_t)got, skip = 0;
-        job *j;
-        lineno++;
-        if (len > 0 && line[len - 1] == '\n') len--;
-        if (len > 0 && line[len - 1] == '\r') len--;
-        if (lineno == 1 && len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) skip = 3;
-        if (blank(line + skip, len - skip)) {
-            pl->bytes += (uint64_t)got;
-            continue;
-        }
-        if (batch_full(pl)) rc = flush(pl);
-        j = new_job(pl, JOB_JSON, file);
-        j->line = lineno;
-        j->off = pl->data.n;
-        j->len = len - skip;
-        j->bytes = (uint64_t)got;
-        buf_add(&pl->data, line + skip, len - skip);
-    }
-    if (ferror(fp))
-        cli_input_error(input_where(f), lineno + 1, "read error: %s", strerror(errno));
-    free(line);
-    if (!f->is_stdin) fclose(fp);
+    if (batch_full(pl)) rc = flush(pl);
+    j = new_job(pl, JOB_JSON, file);
+    j->line = lineno;
+    j->off = pl->data.n;
+    j->len = len - skip;
+    j->bytes = l->n;
+    buf_add(&pl->data, l->p + skip, len - skip);
     return rc;
 }
 
-/* Standard input as one plain-text document. */
-static int read_stdin_text(pipeline *pl, size_t file) {
-    size_t off = pl->data.n;
-    job *j;
-    for (;;) {
-        size_t got;
-        buf_reserve(&pl->data, READ_CHUNK);
-        got = fread(pl->data.p + pl->data.n, 1, READ_CHUNK, stdin);
-        pl->data.n += got;
-        if (got < READ_CHUNK) break;
+/* Append part of a line, keeping no more than --max-doc-size (plus the line
+ * end) of it: a longer line is skipped, and must not fill the memory. */
+static void line_add(pipeline *pl, const unsigned char *p, size_t n) {
+    uint64_t limit = pl->cfg->o->max_doc_size, room;
+    pl->line_bytes += n;
+    if (limit != 0) {
+        room = limit + 2 > pl->line.n ? limit + 2 - pl->line.n : 0;
+        if (n > room) n = (size_t)room;
     }
-    if (ferror(stdin)) {
-        cli_input_error("standard input", 0, "read error: %s", strerror(errno));
-        pl->data.n = off;
+    buf_add(&pl->line, p, n);
+}
+
+/* One JSON Lines file: every non-blank line is a job. */
+static int read_jsonl(pipeline *pl, size_t file) {
+    const input_file *f = &pl->in->v[file];
+    cli_stream *s = &pl->rd;
+    uint64_t lineno = 0;
+    int rc = 0;
+    buf_clear(&pl->line);
+    pl->line_bytes = 0;
+    if (stream_open(s, f->path, f->is_stdin) != 0) {
+        cli_input_error_as("unreadable input", input_where(f), 0, "%s", s->err);
+        stream_close(s);
         return 0;
     }
+    while (rc == 0) {
+        ssize_t got = stream_read(s, pl->chunk, READ_CHUNK);
+        const unsigned char *p = pl->chunk, *end, *nl;
+        if (got < 0) {
+            cli_input_error_as("unreadable input", input_where(f), lineno + 1, "%s",
+                               s->err);
+            break;
+        }
+        if (got == 0) {
+            if (pl->line.n > 0) rc = jsonl_line(pl, file, ++lineno, &pl->line);
+            break;
+        }
+        end = p + got;
+        while (rc == 0 && p < end) {
+            nl = memchr(p, '\n', (size_t)(end - p));
+            if (nl == NULL) {
+                line_add(pl, p, (size_t)(end - p));
+                break;
+            }
+            line_add(pl, p, (size_t)(nl + 1 - p));
+            rc = jsonl_line(pl, file, ++lineno, &pl->line);
+            buf_clear(&pl->line);
+            pl->line_bytes = 0;
+            p = nl + 1;
+        }
+    }
+    stream_close(s);
+    return rc;
+}
+
+/* Standard input as one plain-text document; past --max-doc-size it is
+ * skipped and not read further. */
+static int read_stdin_text(pipeline *pl, size_t file) {
+    cli_stream *s = &pl->rd;
+    size_t off = pl->data.n;
+    uint64_t limit = pl->cfg->o->max_doc_size;
+    job *j;
+    if (stream_open(s, "-", 1) != 0) {
+        cli_input_error_as("unreadable input", "standard input", 0, "%s", s->err);
+        stream_close(s);
+        return 0;
+    }
+    for (;;) {
+        ssize_t got;
+        buf_reserve(&pl->data, READ_CHUNK);
+        got = stream_read(s, pl->data.p + pl->data.n, READ_CHUNK);
+        if (got < 0) {
+            cli_input_error_as("unreadable input", "standard input", 0, "%s", s->err);
+            pl->data.n = off;
+            stream_close(s);
+            return 0;
+        }
+        if (got == 0) break;
+        pl->data.n += (size_t)got;
+        if (limit != 0 && pl->data.n - off > limit) {
+            stream_close(s);
+            j = new_job(pl, JOB_TOOBIG, file);
+            j->bytes = pl->data.n - off;
+            pl->data.n = off;
+            return 0;
+        }
+    }
+    stream_close(s);
     j = new_job(pl, JOB_TEXT, file);
     j->off = off;
     j->len = pl->data.n - off;
@@ -387,6 +484,7 @@ static void workers_free(pipeline *pl) {
     unsigned i;
     for (i = 0; i < pl->n_ws; i++) {
         worker_state *w = &pl->ws[i];
+        stream_free(&w->in);
         minlsh_shinglestream_free(w->stream);
         minlsh_shingleset_free(w->set);
         buf_free(&w->text);
@@ -407,6 +505,7 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     pl.in = in;
     pl.k = cfg->family ? minlsh_family_k(cfg->family) : 0;
     workers_init(&pl);
+    pl.chunk = xmalloc(READ_CHUNK);
     for (i = 0; i < in->n && rc == 0; i++) {
         if (cfg->o->jsonl) rc = read_jsonl(&pl, i);
         else if (in->v[i].is_stdin) rc = read_stdin_text(&pl, i);
@@ -419,12 +518,17 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     if (rc == 0) rc = flush(&pl);
     st->docs = pl.docs;
     st->bytes = pl.bytes;
+    st->empty = pl.empty;
+    st->too_large = pl.too_large;
     st->seconds = cli_now() - start;
     workers_free(&pl);
     free(pl.jobs);
     free(pl.sel);
     free(pl.sigs);
     buf_free(&pl.data);
+    buf_free(&pl.line);
+    stream_free(&pl.rd);
+    free(pl.chunk);
     return rc;
 }
 
@@ -433,7 +537,7 @@ int pipeline_run_paths(pipeline_cfg *cfg, char **paths, int n, const char *what,
     input_list in;
     progress pr;
     int rc;
-    input_walk(&in, paths, n);
+    input_walk(&in, paths, n, cfg->o);
     progress_init(&pr, cfg->o, &in, what);
     cfg->progress = &pr;
     rc = pipeline_run(cfg, &in, st);

@@ -16,6 +16,17 @@
 
 static uint64_t input_failures;
 
+/* The kinds of per-input messages seen so far, with their counts. */
+typedef struct msg_kind {
+    char *name;
+    int error;
+    uint64_t count;
+} msg_kind;
+static msg_kind *kinds;
+static size_t n_kinds, cap_kinds;
+static uint64_t warnings[CLI_W_COUNT];
+static int quiet_warnings;
+
 /* ---- allocation --------------------------------------------------------- */
 
 void cli_die_nomem(void) {
@@ -147,19 +158,95 @@ void cli_msg(const char *fmt, ...) {
     va_end(ap);
 }
 
-void cli_input_error(const char *where, uint64_t line, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vmsg(where, line, fmt, ap);
-    va_end(ap);
-    input_failures++;
+/* Count one more message of this kind; 1 if it is to be printed. */
+static int count_kind(const char *name, int error) {
+    size_t i;
+    void *v;
+    for (i = 0; i < n_kinds; i++)
+        if (kinds[i].error == error && strcmp(kinds[i].name, name) == 0)
+            return ++kinds[i].count <= CLI_MSG_CAP;
+    v = kinds;
+    xgrow(&v, &cap_kinds, n_kinds + 1, sizeof *kinds);
+    kinds = v;
+    kinds[n_kinds].name = xstrdup(name);
+    kinds[n_kinds].error = error;
+    kinds[n_kinds].count = 1;
+    n_kinds++;
+    return 1;
 }
 
-void cli_input_warning(const char *where, uint64_t line, const char *fmt, ...) {
+void cli_input_error(const char *where, uint64_t line, const char *fmt, ...) {
     va_list ap;
+    input_failures++;
+    if (!count_kind(fmt, 1)) return;
     va_start(ap, fmt);
     vmsg(where, line, fmt, ap);
     va_end(ap);
+}
+
+void cli_input_error_as(const char *kind, const char *where, uint64_t line,
+                        const char *fmt, ...) {
+    va_list ap;
+    input_failures++;
+    if (!count_kind(kind, 1)) return;
+    va_start(ap, fmt);
+    vmsg(where, line, fmt, ap);
+    va_end(ap);
+}
+
+static const struct {
+    const char *kind;   /* for "... and N more such warnings (KIND)" */
+    const char *tally1; /* for the count at the end: one, several */
+    const char *tallyn;
+} warning_names[CLI_W_COUNT] = {
+    {"empty document", "1 empty document skipped", "%llu empty documents skipped"},
+    {"larger than --max-doc-size", "1 document larger than --max-doc-size skipped",
+     "%llu documents larger than --max-doc-size skipped"},
+    {"invalid UTF-8", "1 document with invalid UTF-8 read as bytes",
+     "%llu documents with invalid UTF-8 read as bytes"},
+};
+
+void cli_doc_warning(int kind, const char *where, uint64_t line, const char *fmt,
+                     ...) {
+    va_list ap;
+    warnings[kind]++;
+    if (quiet_warnings || warnings[kind] > CLI_MSG_CAP) return;
+    va_start(ap, fmt);
+    vmsg(where, line, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t cli_doc_warnings(int kind) { return warnings[kind]; }
+
+void cli_set_quiet(int quiet) { quiet_warnings = quiet; }
+
+void cli_messages_end(void) {
+    cli_buf b = {NULL, 0, 0};
+    size_t i;
+    int k;
+    for (i = 0; i < n_kinds; i++) {
+        if (kinds[i].count > CLI_MSG_CAP)
+            cli_msg("... and %llu more such errors (%s)",
+                    (unsigned long long)(kinds[i].count - CLI_MSG_CAP), kinds[i].name);
+        free(kinds[i].name);
+    }
+    free(kinds);
+    kinds = NULL;
+    n_kinds = cap_kinds = 0;
+    for (k = 0; k < CLI_W_COUNT; k++) {
+        if (!quiet_warnings && warnings[k] > CLI_MSG_CAP)
+            cli_msg("... and %llu more such warnings (%s)",
+                    (unsigned long long)(warnings[k] - CLI_MSG_CAP),
+                    warning_names[k].kind);
+    }
+    for (k = 0; k < CLI_W_COUNT; k++) {
+        if (warnings[k] == 0) continue;
+        buf_adds(&b, b.n ? "; " : "");
+        if (warnings[k] == 1) buf_adds(&b, warning_names[k].tally1);
+        else buf_printf(&b, warning_names[k].tallyn, (unsigned long long)warnings[k]);
+    }
+    if (b.n > 0) cli_msg("%s", b.p);
+    buf_free(&b);
 }
 
 uint64_t cli_input_failures(void) { return input_failures; }

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs the Debian packages a task needs, when they are missing.
-#   sh scripts/deps.sh build   compiler, make, pkg-config
-#   sh scripts/deps.sh test    + libsodium (independent SipHash), Python, clang
+#   sh scripts/deps.sh build   compiler, make, pkg-config, zlib and libzstd (the
+#                                command reads gzip and zstd input)
+#   sh scripts/deps.sh test    + libsodium (independent SipHash), Python, clang,
+#                                zstd (compressed-input tests)
 #                                and its sanitizer runtime, g++ (header check),
 #                                cmake (the CMake build and package)
 #   sh scripts/deps.sh python  build + pytest, numpy, setuptools, wheel, pip, venv
@@ -13,8 +15,8 @@
 #                                coverage), valgrind (make check-valgrind), cppcheck
 # Needs root (or sudo) only when something is actually missing.
 set -eu
-build="gcc make libc6-dev pkg-config binutils"
-test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk cmake"
+build="gcc make libc6-dev pkg-config binutils zlib1g-dev libzstd-dev"
+test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk cmake zstd"
 python="$build python3 python3-pytest python3-numpy python3-setuptools python3-wheel python3-pip python3-venv"
 go="$build golang-go"
 dask="$python python3-dask python3-distributed python3-pandas"
