@@ -77,3 +77,53 @@ func ExamplePlan() {
 	// Output:
 	// b=9 r=13
 }
+
+// Deduplicate a few documents with the library's dedup engine: one kept
+// document per group of near-duplicates, the others dropped and attributed
+// to it.
+func ExampleDedup() {
+	docs := []string{
+		"the quick brown fox jumps over the lazy dog near the river bank",
+		"the quick brown fox jumps over the lazy dog near the river shore",
+		"an entirely different sentence about something else",
+		"the quick brown fox jumps over the lazy dog near the river bank",
+	}
+	sh, err := minlsh.NewShingler(minlsh.ShinglerOptions{K: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sh.Close()
+	opts := minlsh.DefaultDedupOptions()
+	opts.Threshold = 0.5
+	opts.Shingler = sh
+	d, err := minlsh.NewDedup(opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.AddStrings(docs); err != nil {
+		log.Fatal(err)
+	}
+	if err := d.Run(); err != nil {
+		log.Fatal(err)
+	}
+	decisions, _ := d.Decisions()
+	for i, dc := range decisions {
+		switch {
+		case dc.Kept:
+			fmt.Printf("%d kept\n", i)
+		case dc.Exact:
+			fmt.Printf("%d dropped: exact copy of %d\n", i, dc.Representative)
+		default:
+			fmt.Printf("%d dropped: %.2f similar to %d\n", i, dc.Similarity, dc.Representative)
+		}
+	}
+	clusters, _ := d.Clusters()
+	fmt.Println("clusters:", clusters)
+	// Output:
+	// 0 kept
+	// 1 dropped: 0.83 similar to 0
+	// 2 kept
+	// 3 dropped: exact copy of 0
+	// clusters: [[0 1 3]]
+}

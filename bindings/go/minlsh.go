@@ -7,6 +7,9 @@
 //	     --Family----> MinHash: k 32-bit values
 //	     --Index-----> b x r band index: candidates, verified pairs, clusters
 //
+// Dedup runs the library's whole deduplication policy on a batch of texts
+// (exact copies, near-duplicates, a keep or drop decision per document).
+//
 // The library is found with pkg-config (package minlsh): install it with
 // `make install PREFIX=...` and point PKG_CONFIG_PATH (and, to run,
 // LD_LIBRARY_PATH) at the prefix. See docs/ffi.md in the minlsh sources.
@@ -14,7 +17,7 @@
 // Rules, in short:
 //   - Every C call gets Go memory only for the duration of the call, or a copy
 //     in C memory; the library never keeps a pointer it was given.
-//   - Handles (Shingler, Stream, Family, Index) are released by Close; a
+//   - Handles (Shingler, Stream, Family, Index, Dedup) are released by Close; a
 //     finalizer releases a forgotten one. Calls after Close return an *Error
 //     with Code CodeState.
 //   - Shingler, Family and Index are safe for concurrent use: shinglers and

@@ -19,7 +19,8 @@ Quick start::
 
 The MinHash / MinHashLSH API follows datasketch's; what minlsh adds is the
 Shingler, batch signing with threads, candidate pairs, clusters, saving and
-loading, and the planner.
+loading, the planner, and :func:`dedup`: the library's whole deduplication
+policy (exact copies, near-duplicates, keep or drop decisions) in one call.
 """
 
 from ._ffi import (E_BUFSIZE, E_CORRUPT, E_EXISTS, E_FORMAT, E_IO, E_MISMATCH, E_NOMEM,
@@ -29,10 +30,11 @@ from . import _ffi
 from ._shingle import Shingler, ShingleStream
 from ._minhash import MinHash, SignatureMatrix, signatures
 from ._lsh import MinHashLSH, Plan, band_keys, plan, probability, threshold_of
+from ._dedup import Decision, DedupResult, dedup
 
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
-             SignatureMatrix, MinHashLSH, Plan):
+             SignatureMatrix, MinHashLSH, Plan, Decision, DedupResult):
     _cls.__module__ = __name__
 del _cls
 
@@ -52,6 +54,7 @@ EMPTY_VALUE = _ffi.EMPTY_VALUE
 __all__ = [
     "Error", "ParameterError", "NoMemoryError",
     "Shingler", "ShingleStream", "MinHash", "SignatureMatrix", "MinHashLSH", "Plan",
+    "Decision", "DedupResult", "dedup",
     "signatures", "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel",
     "LIBRARY", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",

@@ -199,7 +199,33 @@ class LoadOptions(Structure):
                 ("config_id", c_uint64), ("alloc", c_void_p)]
 
 
+class DedupOptions(Structure):
+    """minlsh_dedup_options, version 1 (experimental API)."""
+    _fields_ = [("version", c_uint32), ("keep", c_uint32), ("group", c_uint32),
+                ("verify", c_uint32), ("threshold", c_double), ("bands", c_uint32),
+                ("rows", c_uint32), ("threads", c_uint32), ("reserved", c_uint32),
+                ("max_bucket", c_uint64)]
+
+
+class DedupDecision(Structure):
+    """minlsh_dedup_decision (experimental API)."""
+    _fields_ = [("cluster", c_uint64), ("representative", c_uint64),
+                ("similarity", c_double), ("kept", c_uint32), ("exact", c_uint32)]
+
+
+class DedupStats(Structure):
+    """minlsh_dedup_stats (experimental API)."""
+    _fields_ = [("documents", c_uint64), ("empty", c_uint64), ("exact_groups", c_uint64),
+                ("candidates", c_uint64), ("verified", c_uint64),
+                ("capped_buckets", c_uint64), ("kept", c_uint64), ("dropped", c_uint64),
+                ("bytes", c_uint64), ("bands", c_uint32), ("rows", c_uint32)]
+
+
 LOAD_OPTIONS_VERSION = 1
+DEDUP_OPTIONS_VERSION = 1
+KEEP_FIRST, KEEP_LONGEST = 1, 2
+GROUP_COMPONENTS, GROUP_STRICT = 1, 2
+VERIFY_EXACT, VERIFY_SIGNATURE = 1, 2
 SHINGLER_OPTIONS_VERSION = 1
 PLAN_OPTIONS_VERSION = 1
 
@@ -293,6 +319,22 @@ _PROTOTYPES = [
     ("minlsh_index_save", c_int, [c_void_p, c_char_p]),
     ("minlsh_load_options_init", c_int, [POINTER(LoadOptions), c_uint32]),
     ("minlsh_index_load", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),
+    # the dedup engine (experimental API: the library ships with the binding,
+    # so these are required like the others)
+    ("minlsh_dedup_options_init", c_int, [POINTER(DedupOptions), c_uint32]),
+    ("minlsh_dedup_new", c_int,
+     [POINTER(c_void_p), c_void_p, c_void_p, POINTER(DedupOptions), c_void_p]),
+    ("minlsh_dedup_free", None, [c_void_p]),
+    ("minlsh_dedup_count", c_uint64, [c_void_p]),
+    ("minlsh_dedup_add_texts", c_int,
+     [c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, POINTER(c_int32)]),
+    ("minlsh_dedup_run", c_int, [c_void_p]),
+    ("minlsh_dedup_copy_decisions", c_int,
+     [c_void_p, c_uint64, POINTER(DedupDecision), c_size_t, sizep]),
+    ("minlsh_dedup_estimate", c_int, [dblp, c_void_p, c_uint64, c_uint64]),
+    ("minlsh_dedup_copy_stats", c_int, [POINTER(DedupStats), c_void_p]),
+    ("minlsh_pairs_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_uint64, c_void_p]),
+    ("minlsh_clusters_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_void_p]),
 ]
 
 def _declare():

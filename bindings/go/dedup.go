@@ -1,0 +1,412 @@
+package minlsh
+
+/*
+#define MINLSH_EXPERIMENTAL_API
+#include <minlsh.h>
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Keep chooses the document a cluster keeps.
+type Keep int
+
+// Group chooses how documents are grouped around the kept ones.
+type Group int
+
+// Verify chooses how candidate pairs are confirmed.
+type Verify int
+
+// The policies of the dedup engine (docs/dedup.md); the zero value of each
+// type is the default (KeepFirst, GroupComponents, VerifyExact).
+const (
+	KeepFirst   Keep = C.MINLSH_KEEP_FIRST   // the first document, in input order
+	KeepLongest Keep = C.MINLSH_KEEP_LONGEST // the longest (most bytes); ties: the first
+
+	GroupComponents Group = C.MINLSH_GROUP_COMPONENTS // one kept document per connected component
+	GroupStrict     Group = C.MINLSH_GROUP_STRICT     // drop a document only for a kept near-duplicate
+
+	VerifyExact     Verify = C.MINLSH_VERIFY_EXACT     // exact Jaccard of the shingle sets
+	VerifySignature Verify = C.MINLSH_VERIFY_SIGNATURE // the signature estimate (no sets kept)
+)
+
+// DedupOptions configure a Dedup. Zero fields take the defaults, except
+// Seed, which is used as given (DefaultDedupOptions sets it to 1, as the
+// minlsh command does).
+type DedupOptions struct {
+	Keep      Keep    // 0: KeepFirst
+	Group     Group   // 0: GroupComponents
+	Verify    Verify  // 0: VerifyExact
+	Threshold float64 // Jaccard threshold in (0, 1]; 0: 0.8
+	NumPerm   int     // MinHash values per signature, 1..1024; 0: 128
+	Seed      uint64  // MinHash family seed
+	// Bands and Rows set the banding (both or neither, Bands*Rows <=
+	// NumPerm); 0, 0: planned so that P(candidate | Threshold) >= 0.999.
+	Bands, Rows int
+	// Threads for shingling, signing and the run; 0: one per processor.
+	// Results never depend on it.
+	Threads int
+	// MaxBucket leaves out band buckets of more distinct documents (counted
+	// in DedupStats.CappedBuckets); 0: no cap.
+	MaxBucket uint64
+	// Shingler shingles the texts (the engine keeps a copy, so it may be
+	// closed after NewDedup); nil: word 5-shingles, default key.
+	Shingler *Shingler
+}
+
+// DefaultDedupOptions are the minlsh command's defaults: threshold 0.8,
+// 128 values, seed 1, keep the first, connected components, exact
+// verification.
+func DefaultDedupOptions() DedupOptions {
+	return DedupOptions{Keep: KeepFirst, Group: GroupComponents, Verify: VerifyExact,
+		Threshold: 0.8, NumPerm: 128, Seed: 1}
+}
+
+// Decision is what happens to one document (minlsh_dedup_decision).
+// Documents are numbered 0, 1, ... in the order they were added.
+type Decision struct {
+	// Cluster is the smallest document number of its cluster
+	// (GroupComponents) or its kept document (GroupStrict).
+	Cluster uint64
+	// Representative is the kept document it is attributed to (itself when
+	// kept).
+	Representative uint64
+	// Similarity is the verified similarity to the representative (1 for
+	// itself and for exact copies).
+	Similarity float64
+	Kept       bool // kept, or dropped
+	Exact      bool // dropped as an exact copy of the representative
+}
+
+// DedupStats are the engine's counts (minlsh_dedup_stats); those of the run
+// are 0 before it.
+type DedupStats struct {
+	Documents     uint64 // added
+	Empty         uint64 // with no shingle: never near-duplicates
+	ExactGroups   uint64 // groups of two or more exact copies
+	Candidates    uint64 // distinct candidate pairs of distinct texts
+	Verified      uint64 // candidates that passed the threshold
+	CappedBuckets uint64 // buckets left out by MaxBucket
+	Kept          uint64
+	Dropped       uint64
+	Bytes         uint64 // memory the engine holds now
+	Bands, Rows   int    // the banding used
+}
+
+// Dedup is the library's dedup engine (minlsh_dedup, an experimental API):
+// add documents, Run once, then read the decisions, pairs and clusters.
+// It owns the whole policy: exact copies by fingerprint, near-duplicates by
+// banding and verification, and a keep or drop decision for every document.
+// It is safe for concurrent use: AddTexts, Run and Close take a write lock,
+// the results a read lock.
+type Dedup struct {
+	mu sync.RWMutex
+	p  *C.minlsh_dedup
+}
+
+// NewDedup creates an engine.
+func NewDedup(opts DedupOptions) (*Dedup, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	const op = "minlsh_dedup_new"
+	var eo C.minlsh_dedup_options
+	if err := check(C.minlsh_dedup_options_init(&eo, C.MINLSH_DEDUP_OPTIONS_VERSION),
+		"minlsh_dedup_options_init"); err != nil {
+		return nil, err
+	}
+	if opts.Keep != 0 {
+		if opts.Keep != KeepFirst && opts.Keep != KeepLongest {
+			return nil, paramError(op, fmt.Sprintf("unknown Keep %d", opts.Keep))
+		}
+		eo.keep = C.uint32_t(opts.Keep)
+	}
+	if opts.Group != 0 {
+		if opts.Group != GroupComponents && opts.Group != GroupStrict {
+			return nil, paramError(op, fmt.Sprintf("unknown Group %d", opts.Group))
+		}
+		eo.group = C.uint32_t(opts.Group)
+	}
+	if opts.Verify != 0 {
+		if opts.Verify != VerifyExact && opts.Verify != VerifySignature {
+			return nil, paramError(op, fmt.Sprintf("unknown Verify %d", opts.Verify))
+		}
+		eo.verify = C.uint32_t(opts.Verify)
+	}
+	if opts.Threshold != 0 {
+		eo.threshold = C.double(opts.Threshold)
+	}
+	b, r, err := bandsRows(op, opts.Bands, opts.Rows)
+	if err != nil {
+		return nil, err
+	}
+	eo.bands, eo.rows = b, r
+	if opts.Threads < 0 || opts.Threads > 1<<31 {
+		return nil, paramError(op, fmt.Sprintf("threads %d", opts.Threads))
+	}
+	eo.threads = C.uint32_t(opts.Threads)
+	eo.max_bucket = C.uint64_t(opts.MaxBucket)
+	k := opts.NumPerm
+	if k == 0 {
+		k = 128
+	}
+	f, err := familyFor(k, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	sh := opts.Shingler
+	if sh == nil {
+		if sh, err = NewShingler(ShinglerOptions{}); err != nil {
+			return nil, err
+		}
+		defer sh.Close()
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if f.p == nil || sh.p == nil {
+		return nil, closedError("NewDedup")
+	}
+	d := &Dedup{}
+	if rc := C.minlsh_dedup_new(&d.p, sh.p, f.p, &eo, nil); rc != 0 {
+		return nil, newError(rc, op, fmt.Sprintf("threshold %g, k %d, bands %d, rows %d, "+
+			"max bucket %d", float64(eo.threshold), k, opts.Bands, opts.Rows, opts.MaxBucket))
+	}
+	runtime.SetFinalizer(d, (*Dedup).Close)
+	return d, nil
+}
+
+// Close releases the engine. Further calls return an error; Close itself
+// may be called more than once.
+func (d *Dedup) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.p != nil {
+		C.minlsh_dedup_free(d.p)
+		d.p = nil
+		runtime.SetFinalizer(d, nil)
+	}
+	return nil
+}
+
+// Count is the number of documents added so far (0 after Close).
+func (d *Dedup) Count() uint64 {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return uint64(C.minlsh_dedup_count(d.p))
+}
+
+// AddTexts shingles, fingerprints and signs the texts on the engine's
+// threads and adds them in order: the next documents are numbered Count(),
+// Count()+1, ... The texts are copied once, into one C buffer (cgo forbids
+// C from holding Go pointers), and handed to the library in one call of
+// minlsh_dedup_add_texts. A text the library refuses (over the shingler's
+// MaxDocumentBytes) is not added, so the numbers of those after it move
+// down by one; the others are added all the same and the refused ones are
+// listed in a *BatchError (indexes into texts). Errors: ErrState after Run
+// or Close, ErrNoMem.
+func (d *Dedup) AddTexts(texts [][]byte) error {
+	return d.add(len(texts), func(i int) int { return len(texts[i]) },
+		func(i int, dst []byte) { copy(dst, texts[i]) })
+}
+
+// AddStrings is AddTexts for strings (their bytes, read as they are).
+func (d *Dedup) AddStrings(texts []string) error {
+	return d.add(len(texts), func(i int) int { return len(texts[i]) },
+		func(i int, dst []byte) { copy(dst, texts[i]) })
+}
+
+// add copies text i with fill into the C buffer (Go's copy: no Go pointer
+// ever reaches C) and makes one call for the n texts.
+func (d *Dedup) add(n int, length func(int) int, fill func(int, []byte)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.p == nil {
+		return closedError("Dedup.AddTexts")
+	}
+	if n == 0 {
+		return nil
+	}
+	total := 0
+	for i := 0; i < n; i++ {
+		total += length(i)
+	}
+	// One C block: n pointers, n lengths, n statuses, then every text.
+	ptrSize := C.size_t(unsafe.Sizeof(uintptr(0)))
+	lenSize := C.size_t(unsafe.Sizeof(C.size_t(0)))
+	head := C.size_t(n) * (ptrSize + lenSize + 4)
+	block := C.malloc(head + C.size_t(total) + 1)
+	if block == nil {
+		return newError(CodeNoMem, "Dedup.AddTexts", "copying the texts")
+	}
+	defer C.free(block)
+	ptrs := unsafe.Slice((*unsafe.Pointer)(block), n)
+	lens := unsafe.Slice((*C.size_t)(unsafe.Add(block, C.size_t(n)*ptrSize)), n)
+	status := unsafe.Slice((*C.int32_t)(unsafe.Add(block, C.size_t(n)*(ptrSize+lenSize))), n)
+	data := unsafe.Add(block, head)
+	off := 0
+	for i := 0; i < n; i++ {
+		size := length(i)
+		dst := unsafe.Add(data, off)
+		fill(i, unsafe.Slice((*byte)(dst), size))
+		ptrs[i] = dst
+		lens[i] = C.size_t(size)
+		off += size
+	}
+	rc := C.minlsh_dedup_add_texts(d.p, (*unsafe.Pointer)(block), &lens[0], C.size_t(n),
+		&status[0])
+	if rc == 0 {
+		return nil
+	}
+	var berr *BatchError
+	for i, st := range status {
+		if st < 0 && st != CodeNoMem {
+			if berr == nil {
+				berr = &BatchError{}
+			}
+			berr.Index = append(berr.Index, i)
+			berr.Errors = append(berr.Errors,
+				newError(C.int(st), "minlsh_dedup_add_texts", fmt.Sprintf("text %d", i)).(*Error))
+		}
+	}
+	if rc == CodeNoMem || berr == nil {
+		return newError(rc, "minlsh_dedup_add_texts", fmt.Sprintf("%d texts", n))
+	}
+	return berr
+}
+
+// Run finds and verifies the near-duplicates and decides, once, after the
+// last AddTexts. Errors: ErrState if run already or closed, ErrNoMem (Run
+// may then be called again).
+func (d *Dedup) Run() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.p == nil {
+		return closedError("Dedup.Run")
+	}
+	return check(C.minlsh_dedup_run(d.p), "minlsh_dedup_run")
+}
+
+// Decisions returns the decision of every document, in document order.
+// Errors: ErrState before Run or after Close.
+func (d *Dedup) Decisions() ([]Decision, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.p == nil {
+		return nil, closedError("Dedup.Decisions")
+	}
+	n := int(C.minlsh_dedup_count(d.p))
+	raw := make([]C.minlsh_dedup_decision, n+1) // Go memory without Go pointers
+	var got C.size_t
+	if err := check(C.minlsh_dedup_copy_decisions(d.p, 0, &raw[0], C.size_t(n), &got),
+		"minlsh_dedup_copy_decisions"); err != nil {
+		return nil, err
+	}
+	out := make([]Decision, int(got))
+	for i := range out {
+		r := &raw[i]
+		out[i] = Decision{Cluster: uint64(r.cluster), Representative: uint64(r.representative),
+			Similarity: float64(r.similarity), Kept: r.kept != 0, Exact: r.exact != 0}
+	}
+	return out, nil
+}
+
+// Stats returns the engine's counts.
+func (d *Dedup) Stats() (DedupStats, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.p == nil {
+		return DedupStats{}, closedError("Dedup.Stats")
+	}
+	var s C.minlsh_dedup_stats
+	if err := check(C.minlsh_dedup_copy_stats(&s, d.p), "minlsh_dedup_copy_stats"); err != nil {
+		return DedupStats{}, err
+	}
+	return DedupStats{Documents: uint64(s.documents), Empty: uint64(s.empty),
+		ExactGroups: uint64(s.exact_groups), Candidates: uint64(s.candidates),
+		Verified: uint64(s.verified), CappedBuckets: uint64(s.capped_buckets),
+		Kept: uint64(s.kept), Dropped: uint64(s.dropped), Bytes: uint64(s.bytes),
+		Bands: int(s.bands), Rows: int(s.rows)}, nil
+}
+
+// Estimate is the signature estimate of the Jaccard similarity of
+// documents a and b (1 for exact copies). Errors: ErrNotFound.
+func (d *Dedup) Estimate(a, b uint64) (float64, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.p == nil {
+		return 0, closedError("Dedup.Estimate")
+	}
+	var out C.double
+	err := check(C.minlsh_dedup_estimate(&out, d.p, C.uint64_t(a), C.uint64_t(b)),
+		"minlsh_dedup_estimate")
+	return float64(out), err
+}
+
+// Pairs lists every verified pair of documents (A < B), exact copies
+// included with similarity 1, sorted by (A, B). Errors: ErrState before
+// Run, ErrNoMem.
+func (d *Dedup) Pairs() ([]Pair, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.p == nil {
+		return nil, closedError("Dedup.Pairs")
+	}
+	var ps *C.minlsh_pairs
+	if err := check(C.minlsh_pairs_from_dedup(&ps, d.p, 0, nil),
+		"minlsh_pairs_from_dedup"); err != nil {
+		return nil, err
+	}
+	defer C.minlsh_pairs_free(ps)
+	out := make([]Pair, int(C.minlsh_pairs_count(ps)))
+	for i := range out {
+		var a, b C.uint64_t
+		var s C.double
+		if err := check(C.minlsh_pairs_copy_pair(&a, &b, &s, ps, C.size_t(i)),
+			"minlsh_pairs_copy_pair"); err != nil {
+			return nil, err
+		}
+		out[i] = Pair{A: uint64(a), B: uint64(b), Similarity: float64(s)}
+	}
+	return out, nil
+}
+
+// Clusters returns the clusters of the decisions: each kept document with
+// the documents attributed to it (GroupComponents: the connected components
+// of the verified pairs), two or more members ascending, ordered by their
+// smallest member. Errors: ErrState before Run, ErrNoMem.
+func (d *Dedup) Clusters() ([][]uint64, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.p == nil {
+		return nil, closedError("Dedup.Clusters")
+	}
+	var cs *C.minlsh_clusters
+	if err := check(C.minlsh_clusters_from_dedup(&cs, d.p, nil),
+		"minlsh_clusters_from_dedup"); err != nil {
+		return nil, err
+	}
+	defer C.minlsh_clusters_free(cs)
+	out := make([][]uint64, int(C.minlsh_clusters_count(cs)))
+	for i := range out {
+		var n C.size_t
+		rc := C.minlsh_clusters_copy_members(cs, C.size_t(i), nil, 0, &n)
+		if rc != CodeBufSize && rc != 0 {
+			return nil, check(rc, "minlsh_clusters_copy_members")
+		}
+		members := make([]uint64, int(n))
+		if err := check(C.minlsh_clusters_copy_members(cs, C.size_t(i), u64Ptr(members), n, &n),
+			"minlsh_clusters_copy_members"); err != nil {
+			return nil, err
+		}
+		out[i] = members
+	}
+	return out, nil
+}
