@@ -22,6 +22,14 @@ $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(TESTING_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -DMINLSH_TESTING $< -o $@ $(TESTING_LIB) $(LDFLAGS) -lpthread -lm
 
+# The document generator and the recall checker need libc only (an explicit
+# rule: it wins over the pattern above, so no library is built for them).
+GEN_DOCS := $(BUILD)/bench/gen_docs
+RECALL := $(BUILD)/bench/recall
+$(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
+
 .PHONY: bench bench-scale bench-hot
 bench: $(BENCH_BIN)
 	$(BENCH_BIN) all
