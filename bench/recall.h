@@ -80,7 +80,7 @@ static int recall_open(recall_check *rc, const char *truth_path, double threshol
     rc->threshold = threshold;
     rc->truth = fopen(truth_path, "r");
     if (rc->truth == NULL) {
-        snprintf(rc->error, sizeof rc->error, "cannot open %s", truth_path);
+        snprintf(rc->error, sizeof rc->error, "cannot open %.120s", truth_path);
         return -1;
     }
     rc->cluster = (uint64_t *)calloc(RECALL_RING, sizeof *rc->cluster);

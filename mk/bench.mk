@@ -30,9 +30,12 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot
-bench: $(BENCH_BIN)
-	$(BENCH_BIN) all
+.PHONY: bench bench-scale bench-hot bench-huge
+# BENCH_FLAGS: extra options for the bench program, e.g. --quick.
+BENCH_FLAGS ?=
+BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
+bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+	$(BENCH_BIN) all $(BENCH_RUNS) $(BENCH_FLAGS)
 
 bench-scale: $(BENCH_BIN)
 	$(BENCH_BIN) scale
