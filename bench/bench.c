@@ -9,6 +9,9 @@
  *   bench dedup  the dedup section of `all` alone: `minlsh dedup` on short
  *                generated documents (bench/gen_docs) as fresh processes at
  *                1 and 2 threads, wall time, peak RSS, recall
+ *   bench huge   gen_docs N | minlsh dedup - for each N of --sizes (default
+ *                1M, 10M, 100M): wall time, peak RSS, docs/s, temp disk,
+ *                recall, growth exponent (make bench-huge; not in CI)
  * Options: --words FILE (vocabulary from a word list, e.g.
  * /usr/share/dict/words, instead of the built-in one), --seed N, --quick
  * (smaller sizes, to try the program out), --dedup-docs N (documents for
@@ -38,8 +41,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,6 +100,7 @@ typedef struct options {
     int quick;
     uint64_t dedup_docs; /* 0: the default for the mode */
     const char *minlsh, *gen_docs;
+    const char *sizes; /* bench huge: document counts, e.g. "1000000 10000000" */
 } options;
 
 static corpus_vocab vocab;
@@ -652,37 +659,43 @@ static void bench_plan(void) {
 
 /* ---- minlsh dedup on short documents: fresh processes ------------------------ */
 
-/* Runs argv (argv[0] a path) with standard input from `in` and standard
- * output to `out` (NULL: inherited): its wall time and its own peak RSS
- * (wait4 gives the child's, not the sum over children). 0 if it exited
- * with status 0. */
-static int spawn(char *const argv[], const char *in, const char *out, double *wall,
-                 double *rss_mib) {
-    struct rusage ru;
-    int st = 0;
-    double t0;
+/* Starts argv (argv[0] a path) with standard input from fd_in and standard
+ * output to fd_out (-1: inherited) and, if tmpdir is not NULL, TMPDIR set
+ * to it. Descriptors the caller opened are expected to be close-on-exec. */
+static pid_t start(char *const argv[], int fd_in, int fd_out, const char *tmpdir) {
     pid_t pid;
     fflush(stdout);
     fflush(stderr);
-    t0 = wall_now();
     pid = fork();
-    if (pid < 0) return -1;
     if (pid == 0) {
-        int fd;
-        if (in != NULL) {
-            fd = open(in, O_RDONLY);
-            if (fd < 0 || dup2(fd, 0) < 0) _exit(126);
-            close(fd);
-        }
-        if (out != NULL) {
-            fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            if (fd < 0 || dup2(fd, 1) < 0) _exit(126);
-            close(fd);
-        }
+        if (fd_in >= 0 && dup2(fd_in, 0) < 0) _exit(126);
+        if (fd_out >= 0 && dup2(fd_out, 1) < 0) _exit(126);
+        if (tmpdir != NULL && setenv("TMPDIR", tmpdir, 1) != 0) _exit(126);
         execv(argv[0], argv);
         _exit(127);
     }
-    if (wait4(pid, &st, 0, &ru) != pid) return -1;
+    return pid;
+}
+
+/* Runs argv with standard input from the file `in` and standard output to
+ * the file `out` (NULL: inherited): its wall time and its own peak RSS
+ * (wait4 gives the child's, not the largest over all children). 0 if it
+ * exited with status 0. */
+static int spawn(char *const argv[], const char *in, const char *out, double *wall,
+                 double *rss_mib) {
+    struct rusage ru;
+    int st = 0, fi = -1, fo = -1;
+    double t0 = wall_now();
+    pid_t pid;
+    if (in != NULL && (fi = open(in, O_RDONLY | O_CLOEXEC)) < 0) return -1;
+    if (out != NULL && (fo = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+        if (fi >= 0) close(fi);
+        return -1;
+    }
+    pid = start(argv, fi, fo, NULL);
+    if (fi >= 0) close(fi);
+    if (fo >= 0) close(fo);
+    if (pid < 0 || wait4(pid, &st, 0, &ru) != pid) return -1;
     *wall = wall_now() - t0;
     *rss_mib = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
@@ -877,6 +890,221 @@ static int run_dedup(const options *o) {
     printf("\n");
     print_dedup_summary(&sm);
     return sm.have_dedup ? 0 : 1;
+}
+
+/* ---- bench huge: generated documents streamed through minlsh dedup ------------ */
+
+/* Whether `minlsh dedup --help` mentions opt. */
+static int help_has(const char *minlsh, const char *opt) {
+    char *cmd[] = {(char *)minlsh, "dedup", "--help", NULL};
+    char buf[16384];
+    size_t len = 0;
+    ssize_t got;
+    int fd[2], st;
+    pid_t pid;
+    if (pipe(fd) != 0) return 0;
+    fcntl(fd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fd[1], F_SETFD, FD_CLOEXEC);
+    pid = start(cmd, -1, fd[1], NULL);
+    close(fd[1]);
+    while (len + 1 < sizeof buf && (got = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)got;
+    close(fd[0]);
+    if (pid > 0) waitpid(pid, &st, 0);
+    buf[len] = '\0';
+    return strstr(buf, opt) != NULL;
+}
+
+/* Bytes on disk under path (files and directories, recursively). */
+static uint64_t disk_bytes(const char *path) {
+    struct stat sb;
+    uint64_t sum;
+    DIR *d;
+    struct dirent *e;
+    if (lstat(path, &sb) != 0) return 0;
+    sum = (uint64_t)sb.st_blocks * 512;
+    if (!S_ISDIR(sb.st_mode) || (d = opendir(path)) == NULL) return sum;
+    while ((e = readdir(d)) != NULL) {
+        char sub[4096];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < sizeof sub)
+            sum += disk_bytes(sub);
+    }
+    closedir(d);
+    return sum;
+}
+
+typedef struct huge_result {
+    uint64_t n;
+    double wall, rss_mib, disk_mib, recall;
+    int have_disk, ok;
+    recall_check rc;
+} huge_result;
+
+/* gen_docs N | minlsh dedup --jsonl -q --output decisions --format tsv -,
+ * the decisions read here as they come and checked against the planted
+ * pairs (bench/recall.h, constant memory). The truth file is opened at
+ * the first decision, after gen_docs has exited: minlsh decides nothing
+ * before it has read all its input, so waiting for gen_docs then cannot
+ * block the pipeline. With --memory in `minlsh dedup --help`, the run gets
+ * --memory 4G (and --tmpdir if it has one, else TMPDIR) pointing at a
+ * fresh directory whose size is sampled every 0.2 s. */
+static void huge_run(const options *o, uint64_t n, int spill, int has_tmpdir, huge_result *hr) {
+    char truth[512], dir[512], nbuf[32], seed[32], buf[1 << 16];
+    char *gen[] = {(char *)o->gen_docs, nbuf, "--seed", seed, "--truth", truth, NULL};
+    char *cmd[16];
+    const char *tmp = getenv("TMPDIR");
+    int a[2], b[2], k = 0, st, gen_done = 0, opened = 0;
+    size_t len = 0;
+    pid_t pg, pm;
+    struct rusage ru;
+    double t0;
+    uint64_t peak = 0;
+    memset(hr, 0, sizeof *hr);
+    hr->n = n;
+    hr->have_disk = spill;
+    if (tmp == NULL || tmp[0] == '\0') tmp = "/tmp";
+    snprintf(nbuf, sizeof nbuf, "%llu", (unsigned long long)n);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    snprintf(dir, sizeof dir, "%s/minlsh-bench-spill-XXXXXX", tmp);
+    if (temp_file(truth, sizeof truth, "truth") != 0 || (spill && mkdtemp(dir) == NULL)) {
+        printf("  cannot make temporary files\n");
+        return;
+    }
+    cmd[k++] = (char *)o->minlsh;
+    cmd[k++] = "dedup";
+    cmd[k++] = "--jsonl";
+    cmd[k++] = "-q";
+    cmd[k++] = "--output";
+    cmd[k++] = "decisions";
+    cmd[k++] = "--format";
+    cmd[k++] = "tsv";
+    if (spill) {
+        cmd[k++] = "--memory";
+        cmd[k++] = "4G";
+        if (has_tmpdir) {
+            cmd[k++] = "--tmpdir";
+            cmd[k++] = dir;
+        }
+    }
+    cmd[k++] = "-";
+    cmd[k] = NULL;
+    if (pipe(a) != 0 || pipe(b) != 0) {
+        printf("  cannot make pipes\n");
+        return;
+    }
+    for (k = 0; k < 2; k++) {
+        fcntl(a[k], F_SETFD, FD_CLOEXEC);
+        fcntl(b[k], F_SETFD, FD_CLOEXEC);
+    }
+    t0 = wall_now();
+    pg = start(gen, -1, a[1], NULL);
+    pm = start(cmd, a[0], b[1], spill ? dir : NULL);
+    close(a[0]);
+    close(a[1]);
+    close(b[1]);
+    hr->ok = pg > 0 && pm > 0;
+    for (;;) {
+        struct pollfd pf;
+        ssize_t got;
+        char *p, *nl;
+        pf.fd = b[0];
+        pf.events = POLLIN;
+        if (spill) {
+            uint64_t now = disk_bytes(dir);
+            if (now > peak) peak = now;
+            if (poll(&pf, 1, 200) == 0) continue;
+        }
+        got = read(b[0], buf + len, sizeof buf - 1 - len);
+        if (got <= 0) break;
+        len += (size_t)got;
+        buf[len] = '\0';
+        if (!opened) {
+            /* gen_docs has written the whole truth file before minlsh says anything */
+            if (waitpid(pg, &st, 0) == pg) gen_done = 1;
+            if (!gen_done || !WIFEXITED(st) || WEXITSTATUS(st) != 0) hr->ok = 0;
+            if (recall_open(&hr->rc, truth, 0.8) != 0) hr->ok = 0;
+            opened = 1;
+        }
+        for (p = buf; hr->ok && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+            *nl = '\0';
+            if (recall_line(&hr->rc, p) != 0) hr->ok = 0;
+        }
+        if (!hr->ok) break;
+        len -= (size_t)(p - buf);
+        memmove(buf, p, len);
+        if (len + 1 >= sizeof buf) hr->ok = 0;
+    }
+    close(b[0]);
+    if (pm <= 0 || wait4(pm, &st, 0, &ru) != pm || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        hr->ok = 0;
+    hr->wall = wall_now() - t0;
+    hr->rss_mib = (double)ru.ru_maxrss / 1024.0;
+    if (!gen_done && pg > 0) waitpid(pg, &st, 0);
+    if (spill) {
+        uint64_t now = disk_bytes(dir);
+        if (now > peak) peak = now;
+        hr->disk_mib = (double)peak / 1048576.0;
+        rmdir(dir); /* minlsh cleans up after itself; a leftover is left to see */
+    }
+    if (!opened) {
+        hr->ok = 0;
+        snprintf(hr->rc.error, sizeof hr->rc.error, "no decisions");
+    } else {
+        if (hr->ok && recall_finish(&hr->rc) != 0) hr->ok = 0;
+        hr->recall = recall_value(&hr->rc);
+        recall_close(&hr->rc);
+    }
+    remove(truth);
+}
+
+static int run_huge(const options *o) {
+    const char *sizes = o->sizes != NULL ? o->sizes : "1000000 10000000 100000000";
+    const char *p = sizes;
+    int spill = help_has(o->minlsh, "--memory"), has_tmpdir = help_has(o->minlsh, "--tmpdir");
+    int ok = 1, count = 0;
+    huge_result prev, cur;
+    memset(&prev, 0, sizeof prev);
+    if (access(o->minlsh, X_OK) != 0 || access(o->gen_docs, X_OK) != 0) {
+        fprintf(stderr, "bench: %s or %s is not there\n", o->minlsh, o->gen_docs);
+        return 1;
+    }
+    printf("minlsh %s huge benchmark: %u CPUs; per size N:\n", minlsh_version_string(),
+           online_cpus());
+    printf("  gen_docs N | minlsh dedup --jsonl -q --output decisions --format tsv%s -\n",
+           spill ? (has_tmpdir ? " --memory 4G --tmpdir DIR" : " --memory 4G") : "");
+    printf("  (short documents of 30-80 words, 5%% near-duplicates and 1%% exact copies planted;\n"
+           "  the decisions are checked against the planted pairs as they come; temp disk: %s)\n\n",
+           spill ? "peak size of the spill directory" : "n/a, minlsh dedup has no --memory");
+    printf("  %12s %10s %12s %14s %12s %10s %9s\n", "documents", "seconds", "docs/s",
+           "peak RSS MiB", "temp MiB", "recall", "exponent");
+    while (*p != '\0') {
+        char *end;
+        unsigned long long n = strtoull(p, &end, 10);
+        if (end == p) break;
+        p = end;
+        while (*p == ' ' || *p == ',') p++;
+        huge_run(o, (uint64_t)n, spill, has_tmpdir, &cur);
+        if (!cur.ok) {
+            printf("  %12llu failed: %s\n", n, cur.rc.error[0] ? cur.rc.error : "minlsh or gen_docs");
+            ok = 0;
+            break;
+        }
+        printf("  %12llu %10.2f %12.0f %14.0f ", n, cur.wall, (double)n / cur.wall, cur.rss_mib);
+        if (spill) printf("%12.0f", cur.disk_mib);
+        else printf("%12s", "n/a");
+        printf(" %10.4f", cur.recall);
+        if (count > 0 && cur.n != prev.n)
+            printf(" %9.3f\n", log(cur.wall / prev.wall) / log((double)cur.n / (double)prev.n));
+        else printf(" %9s\n", "-");
+        printf("  %12s recall: %llu of %llu planted pairs >= 0.8 in one cluster; exact copies "
+               "%llu of %llu\n",
+               "", (unsigned long long)cur.rc.at_found, (unsigned long long)cur.rc.at,
+               (unsigned long long)cur.rc.exact_found, (unsigned long long)cur.rc.exact_n);
+        prev = cur;
+        count++;
+    }
+    return ok && count > 0 ? 0 : 1;
 }
 
 /* ---- bench kernels: the kernel sections alone --------------------------------- */
@@ -1159,6 +1387,7 @@ int main(int argc, char **argv) {
     o.dedup_docs = 0;
     o.minlsh = NULL;
     o.gen_docs = NULL;
+    o.sizes = NULL;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--words") == 0 && i + 1 < argc) o.words = argv[++i];
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
@@ -1168,10 +1397,12 @@ int main(int argc, char **argv) {
             o.dedup_docs = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--minlsh") == 0 && i + 1 < argc) o.minlsh = argv[++i];
         else if (strcmp(argv[i], "--gen-docs") == 0 && i + 1 < argc) o.gen_docs = argv[++i];
+        else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) o.sizes = argv[++i];
         else if (argv[i][0] != '-') what = argv[i];
         else {
-            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup] [--words FILE] [--seed N]\n"
-                            "             [--quick] [--dedup-docs N] [--minlsh PATH] [--gen-docs PATH]\n");
+            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup|huge] [--words FILE]\n"
+                            "             [--seed N] [--quick] [--dedup-docs N] [--sizes \"N1 N2 ...\"]\n"
+                            "             [--minlsh PATH] [--gen-docs PATH]\n");
             return 2;
         }
     }
@@ -1202,6 +1433,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "index") == 0) return run_index(&o);
     if (strcmp(what, "kernels") == 0) return run_kernels(&o);
     if (strcmp(what, "dedup") == 0) return run_dedup(&o);
+    if (strcmp(what, "huge") == 0) return run_huge(&o);
     fprintf(stderr, "bench: unknown benchmark %s\n", what);
     return 2;
 }

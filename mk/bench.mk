@@ -37,6 +37,11 @@ BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
 bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 	$(BENCH_BIN) all $(BENCH_RUNS) $(BENCH_FLAGS)
 
+# Not in CI, not in make bench: hours at 100M documents, and memory to match.
+BENCH_HUGE_SIZES ?= 1000000 10000000 100000000
+bench-huge: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+	$(BENCH_BIN) huge $(BENCH_RUNS) --sizes "$(BENCH_HUGE_SIZES)" $(BENCH_FLAGS)
+
 bench-scale: $(BENCH_BIN)
 	$(BENCH_BIN) scale
 
