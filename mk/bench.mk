@@ -1,13 +1,30 @@
 # Benchmarks (not part of make check):
 #   make bench        one program, one run: shingling, MinHash per kernel,
 #                     end to end at 1 and all threads, memory bandwidth, the
-#                     band index, all-pairs scaling; ends with a summary of
+#                     band index, all-pairs scaling, and `minlsh dedup --jsonl
+#                     -q --output decisions` as fresh processes at --threads 1
+#                     and 2 on 1M short generated documents (wall time, peak
+#                     RSS, recall of the planted pairs; key
+#                     dedup_threads2_over_1); ends with a summary of
 #                     "key: value" lines (`build/bench/bench kernels`: the
-#                     MinHash kernels and shingle + sign per SIMD level alone)
+#                     MinHash kernels and shingle + sign per SIMD level alone;
+#                     `bench dedup`: the dedup section alone).
+#                     BENCH_FLAGS=--quick: smaller sizes (100,000 documents
+#                     for dedup), to try it out
+#   make bench-huge   NOT in CI nor in make bench: gen_docs N | minlsh dedup
+#                     --jsonl -q --output decisions - for each N of
+#                     BENCH_HUGE_SIZES (default "1000000 10000000 100000000"):
+#                     wall time, minlsh's peak RSS, docs/s, temp disk (when
+#                     dedup has --memory; else n/a), recall of the planted
+#                     pairs, time growth exponent between successive sizes.
+#                     Try it with BENCH_HUGE_SIZES="20000 40000"
 #   make bench-scale  1 million generated documents of ~3 KB, deduplicated end
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph
 #                     documents against 100,000 distinct ones
+# bench/gen_docs (short JSON Lines documents with planted near-duplicates,
+# --truth FILE lists them) and bench/recall (recall of those pairs from
+# dedup's decisions) need libc only.
 # The programs may include internal headers and call the test-only hooks
 # (memory accounting, every kernel): they link the testing archive, built
 # with the same flags as the release one. They are never installed.
