@@ -90,7 +90,8 @@ static void edit(doc *d, uint32_t kind, uint64_t *s) {
         d->w[at] = other_word(d->w[at], s);
         break;
     case 1: /* the last word replaced */
-        d->w[d->n - 1] = other_word(d->w[d->n - 1], s);
+        at = d->n - 1;
+        d->w[at] = other_word(d->w[at], s);
         break;
     case 2: /* a word appended */
         d->w[d->n] = (uint16_t)corpus_pick(&vocab, s);
@@ -174,7 +175,8 @@ int main(int argc, char **argv) {
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--seed") == 0 && a + 1 < argc) seed = parse_u64(argv[++a], "seed");
         else if (strcmp(argv[a], "--truth") == 0 && a + 1 < argc) truth_path = argv[++a];
-        else if (strcmp(argv[a], "--near") == 0 && a + 1 < argc) near = parse_u64(argv[++a], "--near");
+        else if (strcmp(argv[a], "--near") == 0 && a + 1 < argc)
+            near = parse_u64(argv[++a], "--near");
         else if (strcmp(argv[a], "--exact") == 0 && a + 1 < argc)
             exact = parse_u64(argv[++a], "--exact");
         else if (strcmp(argv[a], "--window") == 0 && a + 1 < argc)
@@ -203,8 +205,9 @@ int main(int argc, char **argv) {
             perror(truth_path);
             return 1;
         }
-        fprintf(truth, "# dup\tsource\tjaccard\tkind (gen_docs %llu --seed %llu --near %llu "
-                       "--exact %llu --window %llu)\n",
+        fprintf(truth,
+                "# dup\tsource\tjaccard\tkind (gen_docs %llu --seed %llu --near %llu "
+                "--exact %llu --window %llu)\n",
                 (unsigned long long)n, (unsigned long long)seed, (unsigned long long)near,
                 (unsigned long long)exact, (unsigned long long)window);
     }
