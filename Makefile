@@ -4,7 +4,8 @@
 #   make check-sanitize  the tests under ASan+UBSan (gcc and clang)
 #   make examples        the example programs, against the build tree
 #   make bench           benchmarks, ending with a summary (mk/bench.mk; also
-#                        bench-scale: 1M documents end to end, bench-hot: hot buckets)
+#                        bench-scale: 1M documents end to end, bench-hot: hot buckets,
+#                        bench-huge: 1M/10M/100M documents through minlsh dedup, not in CI)
 #   make install / uninstall   PREFIX=/usr/local DESTDIR=
 #   make release-check   the version agrees everywhere it is written
 #   make clean

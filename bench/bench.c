@@ -6,9 +6,18 @@
  *   bench scale  1,000,000 documents of ~3 KB, deduplicated end to end
  *   bench hot    100,000 identical / empty / repeated-paragraph documents
  *                against 100,000 distinct ones
+ *   bench dedup  the dedup section of `all` alone: `minlsh dedup` on short
+ *                generated documents (bench/gen_docs) as fresh processes at
+ *                1 and 2 threads, wall time, peak RSS, recall
+ *   bench huge   gen_docs N | minlsh dedup - for each N of --sizes (default
+ *                1M, 10M, 100M): wall time, peak RSS, docs/s, temp disk,
+ *                recall, growth exponent (make bench-huge; not in CI)
  * Options: --words FILE (vocabulary from a word list, e.g.
  * /usr/share/dict/words, instead of the built-in one), --seed N, --quick
- * (smaller sizes, to try the program out).
+ * (smaller sizes, to try the program out), --dedup-docs N (documents for
+ * the dedup section: 1,000,000, or 100,000 with --quick), --minlsh PATH
+ * and --gen-docs PATH (the programs that section runs; by default
+ * ../minlsh and gen_docs beside this program, as the build tree has them).
  *
  * The machine is shared, so absolute times are noise: every figure is the
  * best of several runs, rates per core use the thread's CPU time, and the
@@ -18,9 +27,11 @@
  */
 #define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1 /* wait4: the child's own peak RSS */
 #include "minlsh.h"
 
 #include "corpus.h"
+#include "recall.h"
 #include "lsh/lsh.h"
 #include "minhash/kernel.h"
 #include "shingle/shingle.h"
@@ -30,7 +41,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +98,9 @@ typedef struct options {
     uint64_t seed;
     const char *words;
     int quick;
+    uint64_t dedup_docs; /* 0: the default for the mode */
+    const char *minlsh, *gen_docs;
+    const char *sizes; /* bench huge: document counts, e.g. "1000000 10000000" */
 } options;
 
 static corpus_vocab vocab;
@@ -212,6 +231,11 @@ typedef struct summary {
     double ns_per_shingle, simd_over_portable, threads_over_one;
     double bytes_per_doc_band, inserts, queries, exponent;
     int have_simd;
+    /* the dedup section: wall seconds and peak RSS (MiB) at 1 and 2
+     * threads, recall; have_dedup = 0 when it could not run */
+    double dedup_t1, dedup_t2, dedup_rss1, dedup_rss2, dedup_recall;
+    uint64_t dedup_docs;
+    int have_dedup;
 } summary;
 
 static const minlsh_shingler *g_sh;
@@ -633,6 +657,171 @@ static void bench_plan(void) {
     }
 }
 
+/* ---- minlsh dedup on short documents: fresh processes ------------------------ */
+
+/* Starts argv (argv[0] a path) with standard input from fd_in and standard
+ * output to fd_out (-1: inherited) and, if tmpdir is not NULL, TMPDIR set
+ * to it. Descriptors the caller opened are expected to be close-on-exec. */
+static pid_t start(char *const argv[], int fd_in, int fd_out, const char *tmpdir) {
+    pid_t pid;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        if (fd_in >= 0 && dup2(fd_in, 0) < 0) _exit(126);
+        if (fd_out >= 0 && dup2(fd_out, 1) < 0) _exit(126);
+        if (tmpdir != NULL && setenv("TMPDIR", tmpdir, 1) != 0) _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Runs argv with standard input from the file `in` and standard output to
+ * the file `out` (NULL: inherited): its wall time and its own peak RSS
+ * (wait4 gives the child's, not the largest over all children). 0 if it
+ * exited with status 0. */
+static int spawn(char *const argv[], const char *in, const char *out, double *wall,
+                 double *rss_mib) {
+    struct rusage ru;
+    int st = 0, fi = -1, fo = -1;
+    double t0 = wall_now();
+    pid_t pid;
+    if (in != NULL && (fi = open(in, O_RDONLY | O_CLOEXEC)) < 0) return -1;
+    if (out != NULL && (fo = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+        if (fi >= 0) close(fi);
+        return -1;
+    }
+    pid = start(argv, fi, fo, NULL);
+    if (fi >= 0) close(fi);
+    if (fo >= 0) close(fo);
+    if (pid < 0 || wait4(pid, &st, 0, &ru) != pid) return -1;
+    *wall = wall_now() - t0;
+    *rss_mib = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* A new empty file under $TMPDIR (or /tmp): its path in buf. */
+static int temp_file(char *buf, size_t cap, const char *what) {
+    const char *dir = getenv("TMPDIR");
+    int fd;
+    if (dir == NULL || dir[0] == '\0') dir = "/tmp";
+    if ((size_t)snprintf(buf, cap, "%s/minlsh-bench-%s-XXXXXX", dir, what) >= cap) return -1;
+    fd = mkstemp(buf);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+/* `minlsh dedup --jsonl -q --output decisions` as a user runs it: a fresh
+ * process per run, on one file of short documents generated once by
+ * bench/gen_docs, at --threads 1 and 2 (interleaved, best of 3 wall times;
+ * the peak RSS is the largest of the runs), output to /dev/null. Then one
+ * more run at 2 threads with --format tsv, whose decisions give the recall
+ * of the planted pairs (bench/recall.h). */
+static void bench_dedup(const options *o, summary *sm) {
+    uint64_t n = o->dedup_docs ? o->dedup_docs : o->quick ? 100000 : 1000000;
+    char docs[512], truth[512], dec[512], nbuf[32], seed[32];
+    double t[2] = {1e30, 1e30}, rss[2] = {0, 0}, bytes = 0;
+    const int reps = 3;
+    recall_check rc;
+    FILE *f;
+    int r, k, ok = 1;
+    sm->have_dedup = 0;
+    printf("\n== minlsh dedup on short documents (fresh processes, best of %d, runs interleaved) "
+           "==\n", reps);
+    if (access(o->minlsh, X_OK) != 0 || access(o->gen_docs, X_OK) != 0) {
+        printf("  skipped: %s or %s is not there (make program %s)\n", o->minlsh, o->gen_docs,
+               "build/bench/gen_docs");
+        return;
+    }
+    if (temp_file(docs, sizeof docs, "docs") != 0 || temp_file(truth, sizeof truth, "truth") != 0 ||
+        temp_file(dec, sizeof dec, "decisions") != 0) {
+        printf("  skipped: cannot make temporary files\n");
+        return;
+    }
+    snprintf(nbuf, sizeof nbuf, "%llu", (unsigned long long)n);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    {
+        char *gen[] = {(char *)o->gen_docs, nbuf, "--seed", seed, "--truth", truth, NULL};
+        double w, m;
+        if (spawn(gen, NULL, docs, &w, &m) != 0) ok = 0;
+        f = fopen(docs, "rb");
+        if (f != NULL && fseek(f, 0, SEEK_END) == 0) bytes = (double)ftell(f);
+        if (f != NULL) fclose(f);
+    }
+    printf("  %llu documents of 30-80 words (bench/gen_docs, %.0f MB), 5%% near-duplicates and "
+           "1%% exact copies planted\n",
+           (unsigned long long)n, bytes / 1e6);
+    printf("  minlsh dedup --jsonl -q --output decisions --threads T FILE > /dev/null\n");
+    for (r = 0; r < reps && ok; r++) {
+        for (k = 0; k < 2 && ok; k++) {
+            char *cmd[] = {(char *)o->minlsh, "dedup", "--jsonl", "-q", "--output", "decisions",
+                           "--threads", k == 0 ? "1" : "2", docs, NULL};
+            double w, m;
+            if (spawn(cmd, NULL, "/dev/null", &w, &m) != 0) ok = 0;
+            if (w < t[k]) t[k] = w;
+            if (m > rss[k]) rss[k] = m;
+        }
+    }
+    if (ok) {
+        char *cmd[] = {(char *)o->minlsh, "dedup", "--jsonl", "-q", "--output", "decisions",
+                       "--format", "tsv", "--threads", "2", docs, NULL};
+        double w, m;
+        if (spawn(cmd, NULL, dec, &w, &m) != 0) ok = 0;
+    }
+    if (ok && recall_open(&rc, truth, 0.8) == 0) {
+        char line[4096];
+        f = fopen(dec, "r");
+        while (f != NULL && fgets(line, sizeof line, f) != NULL)
+            if (recall_line(&rc, line) != 0) break;
+        if (f == NULL || rc.error[0] != '\0' || recall_finish(&rc) != 0) ok = 0;
+        if (f != NULL) fclose(f);
+        if (!ok) printf("  recall: %s\n", rc.error);
+        recall_close(&rc);
+    } else if (ok) {
+        printf("  recall: %s\n", rc.error);
+        ok = 0;
+    }
+    remove(docs);
+    remove(truth);
+    remove(dec);
+    if (!ok) {
+        printf("  failed: a run did not succeed (see above)\n");
+        return;
+    }
+    printf("  %-10s %10s %12s %14s\n", "threads", "seconds", "docs/s", "peak RSS MiB");
+    for (k = 0; k < 2; k++)
+        printf("  %-10d %10.3f %12.0f %14.0f\n", k + 1, t[k], (double)n / t[k], rss[k]);
+    printf("  2 threads over 1 (speed-up): %.2fx\n", t[0] / t[1]);
+    printf("  planted pairs with Jaccard >= 0.8 in one cluster: %llu of %llu (recall %.4f);\n"
+           "  below 0.8, joined through others: %llu of %llu; exact copies: %llu of %llu\n",
+           (unsigned long long)rc.at_found, (unsigned long long)rc.at, recall_value(&rc),
+           (unsigned long long)rc.below_found, (unsigned long long)rc.below,
+           (unsigned long long)rc.exact_found, (unsigned long long)rc.exact_n);
+    sm->have_dedup = 1;
+    sm->dedup_docs = n;
+    sm->dedup_t1 = t[0];
+    sm->dedup_t2 = t[1];
+    sm->dedup_rss1 = rss[0];
+    sm->dedup_rss2 = rss[1];
+    sm->dedup_recall = recall_value(&rc);
+}
+
+static void print_dedup_summary(const summary *sm) {
+    if (!sm->have_dedup) {
+        printf("dedup_threads2_over_1: n/a\n");
+        return;
+    }
+    printf("dedup_threads2_over_1: %.2f\n", sm->dedup_t1 / sm->dedup_t2);
+    printf("dedup_documents: %llu\n", (unsigned long long)sm->dedup_docs);
+    printf("dedup_seconds_threads1: %.3f\n", sm->dedup_t1);
+    printf("dedup_seconds_threads2: %.3f\n", sm->dedup_t2);
+    printf("dedup_peak_rss_mib_threads1: %.0f\n", sm->dedup_rss1);
+    printf("dedup_peak_rss_mib_threads2: %.0f\n", sm->dedup_rss2);
+    printf("dedup_recall_planted: %.4f\n", sm->dedup_recall);
+}
+
 static int run_all(const options *o) {
     summary sm;
     corpus c;
@@ -660,6 +849,7 @@ static int run_all(const options *o) {
     bench_index(fam, o->quick, &sm);
     bench_allpairs(fam, o->quick, &sm);
     bench_plan();
+    bench_dedup(o, &sm);
     printf("\n(total %.0f s; peak RSS %.0f MiB)\n", wall_now() - t0, peak_rss_mib());
     printf("\n== Summary ==\n");
     printf("ns_per_shingle_end_to_end: %.2f\n", sm.ns_per_shingle);
@@ -670,6 +860,7 @@ static int run_all(const options *o) {
     printf("index_inserts_per_sec_per_core: %.0f\n", sm.inserts);
     printf("index_queries_per_sec_per_core: %.0f\n", sm.queries);
     printf("allpairs_growth_exponent: %.3f\n", sm.exponent);
+    print_dedup_summary(&sm);
     minlsh_shingler_free(sh);
     minlsh_family_free(fam);
     return 0;
@@ -688,6 +879,232 @@ static int run_index(const options *o) {
     printf("index_queries_per_sec_per_core: %.0f\n", sm.queries);
     minlsh_family_free(fam);
     return 0;
+}
+
+/* ---- bench dedup: the dedup section alone ------------------------------------ */
+
+static int run_dedup(const options *o) {
+    summary sm;
+    memset(&sm, 0, sizeof sm);
+    bench_dedup(o, &sm);
+    printf("\n");
+    print_dedup_summary(&sm);
+    return sm.have_dedup ? 0 : 1;
+}
+
+/* ---- bench huge: generated documents streamed through minlsh dedup ------------ */
+
+/* Whether `minlsh dedup --help` mentions opt. */
+static int help_has(const char *minlsh, const char *opt) {
+    char *cmd[] = {(char *)minlsh, "dedup", "--help", NULL};
+    char buf[16384];
+    size_t len = 0;
+    ssize_t got;
+    int fd[2], st;
+    pid_t pid;
+    if (pipe(fd) != 0) return 0;
+    fcntl(fd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fd[1], F_SETFD, FD_CLOEXEC);
+    pid = start(cmd, -1, fd[1], NULL);
+    close(fd[1]);
+    while (len + 1 < sizeof buf && (got = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)got;
+    close(fd[0]);
+    if (pid > 0) waitpid(pid, &st, 0);
+    buf[len] = '\0';
+    return strstr(buf, opt) != NULL;
+}
+
+/* Bytes on disk under path (files and directories, recursively). */
+static uint64_t disk_bytes(const char *path) {
+    struct stat sb;
+    uint64_t sum;
+    DIR *d;
+    struct dirent *e;
+    if (lstat(path, &sb) != 0) return 0;
+    sum = (uint64_t)sb.st_blocks * 512;
+    if (!S_ISDIR(sb.st_mode) || (d = opendir(path)) == NULL) return sum;
+    while ((e = readdir(d)) != NULL) {
+        char sub[4096];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < sizeof sub)
+            sum += disk_bytes(sub);
+    }
+    closedir(d);
+    return sum;
+}
+
+typedef struct huge_result {
+    uint64_t n;
+    double wall, rss_mib, disk_mib, recall;
+    int have_disk, ok;
+    recall_check rc;
+} huge_result;
+
+/* gen_docs N | minlsh dedup --jsonl -q --output decisions --format tsv -,
+ * the decisions read here as they come and checked against the planted
+ * pairs (bench/recall.h, constant memory). The truth file is opened at
+ * the first decision, after gen_docs has exited: minlsh decides nothing
+ * before it has read all its input, so waiting for gen_docs then cannot
+ * block the pipeline. With --memory in `minlsh dedup --help`, the run gets
+ * --memory 4G (and --tmpdir if it has one, else TMPDIR) pointing at a
+ * fresh directory whose size is sampled every 0.2 s. */
+static void huge_run(const options *o, uint64_t n, int spill, int has_tmpdir, huge_result *hr) {
+    char truth[512], dir[512], nbuf[32], seed[32], buf[1 << 16];
+    char *gen[] = {(char *)o->gen_docs, nbuf, "--seed", seed, "--truth", truth, NULL};
+    char *cmd[16];
+    const char *tmp = getenv("TMPDIR");
+    int a[2], b[2], k = 0, st, gen_done = 0, opened = 0;
+    size_t len = 0;
+    pid_t pg, pm;
+    struct rusage ru;
+    double t0;
+    uint64_t peak = 0;
+    memset(hr, 0, sizeof *hr);
+    hr->n = n;
+    hr->have_disk = spill;
+    if (tmp == NULL || tmp[0] == '\0') tmp = "/tmp";
+    snprintf(nbuf, sizeof nbuf, "%llu", (unsigned long long)n);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    snprintf(dir, sizeof dir, "%s/minlsh-bench-spill-XXXXXX", tmp);
+    if (temp_file(truth, sizeof truth, "truth") != 0 || (spill && mkdtemp(dir) == NULL)) {
+        printf("  cannot make temporary files\n");
+        return;
+    }
+    cmd[k++] = (char *)o->minlsh;
+    cmd[k++] = "dedup";
+    cmd[k++] = "--jsonl";
+    cmd[k++] = "-q";
+    cmd[k++] = "--output";
+    cmd[k++] = "decisions";
+    cmd[k++] = "--format";
+    cmd[k++] = "tsv";
+    if (spill) {
+        cmd[k++] = "--memory";
+        cmd[k++] = "4G";
+        if (has_tmpdir) {
+            cmd[k++] = "--tmpdir";
+            cmd[k++] = dir;
+        }
+    }
+    cmd[k++] = "-";
+    cmd[k] = NULL;
+    if (pipe(a) != 0 || pipe(b) != 0) {
+        printf("  cannot make pipes\n");
+        return;
+    }
+    for (k = 0; k < 2; k++) {
+        fcntl(a[k], F_SETFD, FD_CLOEXEC);
+        fcntl(b[k], F_SETFD, FD_CLOEXEC);
+    }
+    t0 = wall_now();
+    pg = start(gen, -1, a[1], NULL);
+    pm = start(cmd, a[0], b[1], spill ? dir : NULL);
+    close(a[0]);
+    close(a[1]);
+    close(b[1]);
+    hr->ok = pg > 0 && pm > 0;
+    for (;;) {
+        struct pollfd pf;
+        ssize_t got;
+        char *p, *nl;
+        pf.fd = b[0];
+        pf.events = POLLIN;
+        if (spill) {
+            uint64_t now = disk_bytes(dir);
+            if (now > peak) peak = now;
+            if (poll(&pf, 1, 200) == 0) continue;
+        }
+        got = read(b[0], buf + len, sizeof buf - 1 - len);
+        if (got <= 0) break;
+        len += (size_t)got;
+        buf[len] = '\0';
+        if (!opened) {
+            /* gen_docs has written the whole truth file before minlsh says anything */
+            if (waitpid(pg, &st, 0) == pg) gen_done = 1;
+            if (!gen_done || !WIFEXITED(st) || WEXITSTATUS(st) != 0) hr->ok = 0;
+            if (recall_open(&hr->rc, truth, 0.8) != 0) hr->ok = 0;
+            opened = 1;
+        }
+        for (p = buf; hr->ok && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+            *nl = '\0';
+            if (recall_line(&hr->rc, p) != 0) hr->ok = 0;
+        }
+        if (!hr->ok) break;
+        len -= (size_t)(p - buf);
+        memmove(buf, p, len);
+        if (len + 1 >= sizeof buf) hr->ok = 0;
+    }
+    close(b[0]);
+    if (pm <= 0 || wait4(pm, &st, 0, &ru) != pm || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        hr->ok = 0;
+    hr->wall = wall_now() - t0;
+    hr->rss_mib = (double)ru.ru_maxrss / 1024.0;
+    if (!gen_done && pg > 0) waitpid(pg, &st, 0);
+    if (spill) {
+        uint64_t now = disk_bytes(dir);
+        if (now > peak) peak = now;
+        hr->disk_mib = (double)peak / 1048576.0;
+        rmdir(dir); /* minlsh cleans up after itself; a leftover is left to see */
+    }
+    if (!opened) {
+        hr->ok = 0;
+        snprintf(hr->rc.error, sizeof hr->rc.error, "no decisions");
+    } else {
+        if (hr->ok && recall_finish(&hr->rc) != 0) hr->ok = 0;
+        hr->recall = recall_value(&hr->rc);
+        recall_close(&hr->rc);
+    }
+    remove(truth);
+}
+
+static int run_huge(const options *o) {
+    const char *sizes = o->sizes != NULL ? o->sizes : "1000000 10000000 100000000";
+    const char *p = sizes;
+    int spill = help_has(o->minlsh, "--memory"), has_tmpdir = help_has(o->minlsh, "--tmpdir");
+    int ok = 1, count = 0;
+    huge_result prev, cur;
+    memset(&prev, 0, sizeof prev);
+    if (access(o->minlsh, X_OK) != 0 || access(o->gen_docs, X_OK) != 0) {
+        fprintf(stderr, "bench: %s or %s is not there\n", o->minlsh, o->gen_docs);
+        return 1;
+    }
+    printf("minlsh %s huge benchmark: %u CPUs; per size N:\n", minlsh_version_string(),
+           online_cpus());
+    printf("  gen_docs N | minlsh dedup --jsonl -q --output decisions --format tsv%s -\n",
+           spill ? (has_tmpdir ? " --memory 4G --tmpdir DIR" : " --memory 4G") : "");
+    printf("  (short documents of 30-80 words, 5%% near-duplicates and 1%% exact copies planted;\n"
+           "  the decisions are checked against the planted pairs as they come; temp disk: %s)\n\n",
+           spill ? "peak size of the spill directory" : "n/a, minlsh dedup has no --memory");
+    printf("  %12s %10s %12s %14s %12s %10s %9s\n", "documents", "seconds", "docs/s",
+           "peak RSS MiB", "temp MiB", "recall", "exponent");
+    while (*p != '\0') {
+        char *end;
+        unsigned long long n = strtoull(p, &end, 10);
+        if (end == p) break;
+        p = end;
+        while (*p == ' ' || *p == ',') p++;
+        huge_run(o, (uint64_t)n, spill, has_tmpdir, &cur);
+        if (!cur.ok) {
+            printf("  %12llu failed: %s\n", n, cur.rc.error[0] ? cur.rc.error : "minlsh or gen_docs");
+            ok = 0;
+            break;
+        }
+        printf("  %12llu %10.2f %12.0f %14.0f ", n, cur.wall, (double)n / cur.wall, cur.rss_mib);
+        if (spill) printf("%12.0f", cur.disk_mib);
+        else printf("%12s", "n/a");
+        printf(" %10.4f", cur.recall);
+        if (count > 0 && cur.n != prev.n)
+            printf(" %9.3f\n", log(cur.wall / prev.wall) / log((double)cur.n / (double)prev.n));
+        else printf(" %9s\n", "-");
+        printf("  %12s recall: %llu of %llu planted pairs >= 0.8 in one cluster; exact copies "
+               "%llu of %llu\n",
+               "", (unsigned long long)cur.rc.at_found, (unsigned long long)cur.rc.at,
+               (unsigned long long)cur.rc.exact_found, (unsigned long long)cur.rc.exact_n);
+        prev = cur;
+        count++;
+    }
+    return ok && count > 0 ? 0 : 1;
 }
 
 /* ---- bench kernels: the kernel sections alone --------------------------------- */
@@ -967,14 +1384,25 @@ int main(int argc, char **argv) {
     o.seed = 20260101;
     o.words = NULL;
     o.quick = 0;
+    o.dedup_docs = 0;
+    o.minlsh = NULL;
+    o.gen_docs = NULL;
+    o.sizes = NULL;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--words") == 0 && i + 1 < argc) o.words = argv[++i];
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             o.seed = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--quick") == 0) o.quick = 1;
+        else if (strcmp(argv[i], "--dedup-docs") == 0 && i + 1 < argc)
+            o.dedup_docs = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--minlsh") == 0 && i + 1 < argc) o.minlsh = argv[++i];
+        else if (strcmp(argv[i], "--gen-docs") == 0 && i + 1 < argc) o.gen_docs = argv[++i];
+        else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) o.sizes = argv[++i];
         else if (argv[i][0] != '-') what = argv[i];
         else {
-            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels] [--words FILE] [--seed N] [--quick]\n");
+            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup|huge] [--words FILE]\n"
+                            "             [--seed N] [--quick] [--dedup-docs N] [--sizes \"N1 N2 ...\"]\n"
+                            "             [--minlsh PATH] [--gen-docs PATH]\n");
             return 2;
         }
     }
@@ -982,12 +1410,30 @@ int main(int argc, char **argv) {
         if (o.words != NULL) fprintf(stderr, "bench: cannot use %s; built-in words\n", o.words);
         corpus_vocab_builtin(&vocab, 5000, o.seed);
     }
+    /* The programs the dedup section runs: beside this one by default
+     * (build/bench/bench, build/bench/gen_docs, build/minlsh). */
+    {
+        static char mpath[4096], gpath[4096];
+        const char *slash = strrchr(argv[0], '/');
+        int dir = slash != NULL ? (int)(slash - argv[0]) : 1;
+        const char *base = slash != NULL ? argv[0] : ".";
+        if (o.minlsh == NULL) {
+            snprintf(mpath, sizeof mpath, "%.*s/../minlsh", dir, base);
+            o.minlsh = mpath;
+        }
+        if (o.gen_docs == NULL) {
+            snprintf(gpath, sizeof gpath, "%.*s/gen_docs", dir, base);
+            o.gen_docs = gpath;
+        }
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (strcmp(what, "all") == 0) return run_all(&o);
     if (strcmp(what, "scale") == 0) return run_scale(&o);
     if (strcmp(what, "hot") == 0) return run_hot(&o);
     if (strcmp(what, "index") == 0) return run_index(&o);
     if (strcmp(what, "kernels") == 0) return run_kernels(&o);
+    if (strcmp(what, "dedup") == 0) return run_dedup(&o);
+    if (strcmp(what, "huge") == 0) return run_huge(&o);
     fprintf(stderr, "bench: unknown benchmark %s\n", what);
     return 2;
 }

@@ -1,13 +1,30 @@
 # Benchmarks (not part of make check):
 #   make bench        one program, one run: shingling, MinHash per kernel,
 #                     end to end at 1 and all threads, memory bandwidth, the
-#                     band index, all-pairs scaling; ends with a summary of
+#                     band index, all-pairs scaling, and `minlsh dedup --jsonl
+#                     -q --output decisions` as fresh processes at --threads 1
+#                     and 2 on 1M short generated documents (wall time, peak
+#                     RSS, recall of the planted pairs; key
+#                     dedup_threads2_over_1); ends with a summary of
 #                     "key: value" lines (`build/bench/bench kernels`: the
-#                     MinHash kernels and shingle + sign per SIMD level alone)
+#                     MinHash kernels and shingle + sign per SIMD level alone;
+#                     `bench dedup`: the dedup section alone).
+#                     BENCH_FLAGS=--quick: smaller sizes (100,000 documents
+#                     for dedup), to try it out
+#   make bench-huge   NOT in CI nor in make bench: gen_docs N | minlsh dedup
+#                     --jsonl -q --output decisions - for each N of
+#                     BENCH_HUGE_SIZES (default "1000000 10000000 100000000"):
+#                     wall time, minlsh's peak RSS, docs/s, temp disk (when
+#                     dedup has --memory; else n/a), recall of the planted
+#                     pairs, time growth exponent between successive sizes.
+#                     Try it with BENCH_HUGE_SIZES="20000 40000"
 #   make bench-scale  1 million generated documents of ~3 KB, deduplicated end
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph
 #                     documents against 100,000 distinct ones
+# bench/gen_docs (short JSON Lines documents with planted near-duplicates,
+# --truth FILE lists them) and bench/recall (recall of those pairs from
+# dedup's decisions) need libc only.
 # The programs may include internal headers and call the test-only hooks
 # (memory accounting, every kernel): they link the testing archive, built
 # with the same flags as the release one. They are never installed.
@@ -22,9 +39,25 @@ $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(TESTING_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -DMINLSH_TESTING $< -o $@ $(TESTING_LIB) $(LDFLAGS) -lpthread -lm
 
-.PHONY: bench bench-scale bench-hot
-bench: $(BENCH_BIN)
-	$(BENCH_BIN) all
+# The document generator and the recall checker need libc only (an explicit
+# rule: it wins over the pattern above, so no library is built for them).
+GEN_DOCS := $(BUILD)/bench/gen_docs
+RECALL := $(BUILD)/bench/recall
+$(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
+
+.PHONY: bench bench-scale bench-hot bench-huge
+# BENCH_FLAGS: extra options for the bench program, e.g. --quick.
+BENCH_FLAGS ?=
+BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
+bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+	$(BENCH_BIN) all $(BENCH_RUNS) $(BENCH_FLAGS)
+
+# Not in CI, not in make bench: hours at 100M documents, and memory to match.
+BENCH_HUGE_SIZES ?= 1000000 10000000 100000000
+bench-huge: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+	$(BENCH_BIN) huge $(BENCH_RUNS) --sizes "$(BENCH_HUGE_SIZES)" $(BENCH_FLAGS)
 
 bench-scale: $(BENCH_BIN)
 	$(BENCH_BIN) scale
