@@ -141,7 +141,7 @@ enum {
     O_STRIP_PUNCT, O_COLLAPSE_SPACE, O_NORMALIZE, O_HTML, O_SEED, O_KEY,
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
     O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_KEEP, O_GROUP, O_MAX_BUCKET,
-    O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE,
+    O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE, O_MEMORY, O_TMPDIR,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
@@ -184,6 +184,8 @@ typedef struct cli_opts {
     int verify, output, format;
     uint32_t keep, group; /* MINLSH_KEEP_*, MINLSH_GROUP_* */
     uint64_t max_bucket;  /* 0: no cap */
+    uint64_t memory;      /* dedup's memory budget in bytes; 0: no limit */
+    const char *tmpdir;   /* where dedup spills (NULL: $TMPDIR, /tmp) */
     double weight_fp, weight_fn, target_recall;
     uint32_t mode; /* MINLSH_PLAN_* */
     const char *svg;

@@ -47,6 +47,10 @@ const char cli_help_dedup[] =
     "                          MinHash estimate (less memory, approximate)\n"
     "      --max-bucket N      leave out (and count) a band bucket of more than N\n"
     "                          distinct documents (default: 0, no cap)\n"
+    "      --memory SIZE       memory for the engine's growing data (e.g. 512M,\n"
+    "                          4G) before it goes to temporary files; 0 (default):\n"
+    "                          no limit\n"
+    "      --tmpdir DIR        where those files go (default: $TMPDIR, else /tmp)\n"
     "Decisions:\n"
     "      --keep POLICY       first (default): keep the first document of each\n"
     "                          cluster in input order; longest: the longest\n"
@@ -73,6 +77,18 @@ typedef struct dedup {
     uint32_t k;
 } dedup;
 
+/* The engine failed: an I/O error can only be its temporary files. */
+CLI_NORETURN static void dedup_die(const cli_opts *o, int rc) {
+    if (rc == MINLSH_E_IO) {
+        const char *dir = o->tmpdir != NULL ? o->tmpdir : getenv("TMPDIR");
+        cli_msg("dedup: cannot write temporary files in %s (disk full, or not writable?); "
+                "--tmpdir chooses another directory, --memory 0 keeps everything in memory",
+                dir != NULL && dir[0] ? dir : "/tmp");
+        exit(1);
+    }
+    cli_die_lib("dedup", rc);
+}
+
 static void report_duplicate_name(const doc_view *d) {
     if (d->name.json)
         cli_input_error(d->where, d->line, "duplicate id %.*s, skipped",
@@ -96,7 +112,7 @@ static int dedup_select(void *ctx, const doc_view *d) {
 static int dedup_on_doc(void *ctx, const doc_view *d) {
     dedup *D = ctx;
     int rc = minlsh_dedup_add_set(D->engine, d->set, d->set_n, d->sig, D->k, d->fp, d->bytes);
-    if (rc != 0) cli_die_lib("dedup", rc);
+    if (rc != 0) dedup_die(D->o, rc);
     return 0;
 }
 
@@ -198,8 +214,9 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
             (unsigned long long)s->exact_groups, cli_plural(s->exact_groups),
             (unsigned long long)s->candidates, cli_plural(s->candidates),
             (unsigned long long)s->verified, n_out, what, cli_plural(n_out));
-    cli_msg("%llu kept, %llu dropped", (unsigned long long)s->kept,
-            (unsigned long long)s->dropped);
+    cli_msg("%llu kept, %llu dropped; engine memory %.1f MiB, temporary files %.1f MiB",
+            (unsigned long long)s->kept, (unsigned long long)s->dropped,
+            (double)s->bytes / 1048576.0, (double)s->temp_bytes / 1048576.0);
 }
 
 int cmd_dedup(cli_opts *o) {
@@ -230,8 +247,10 @@ int cmd_dedup(cli_opts *o) {
     eo.rows = ri.rows;
     eo.threads = o->threads;
     eo.max_bucket = o->max_bucket;
+    eo.memory = o->memory;
+    eo.tmpdir = o->tmpdir;
     if ((rc = minlsh_dedup_new(&D.engine, sh, family, &eo, NULL)) != 0)
-        cli_die_lib("dedup", rc);
+        dedup_die(o, rc);
     memset(&cfg, 0, sizeof cfg);
     cfg.o = o;
     cfg.shingler = sh;
@@ -242,7 +261,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.ctx = &D;
     pipeline_run_paths(&cfg, o->args, o->n_args, "dedup:", &ri.st);
     minlsh__pool_free(cfg.pool); /* the engine has threads of its own */
-    if ((rc = minlsh_dedup_run(D.engine)) != 0) cli_die_lib("dedup", rc);
+    if ((rc = minlsh_dedup_run(D.engine)) != 0) dedup_die(o, rc);
     minlsh_dedup_copy_stats(&st, D.engine);
     if (st.capped_buckets > 0)
         cli_msg("warning: %llu band bucket%s over --max-bucket %llu left out: pairs in them "

@@ -50,6 +50,8 @@ static const opt_spec specs[] = {
     {"group", O_GROUP, 1},
     {"max-bucket", O_MAX_BUCKET, 1},
     {"max-doc-size", O_MAX_DOC_SIZE, 1},
+    {"memory", O_MEMORY, 1},
+    {"tmpdir", O_TMPDIR, 1},
     {"key-file", O_KEY_FILE, 1},
     {"include", O_INCLUDE, 1},
     {"exclude", O_EXCLUDE, 1},
@@ -399,6 +401,13 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         else if (strcmp(v, "recall") == 0) o->mode = MINLSH_PLAN_RECALL;
         else if (strcmp(v, "rule") == 0) o->mode = MINLSH_PLAN_RULE;
         else return bad_value(cmd, name, v, "balanced, recall or rule");
+        return 0;
+    case O_MEMORY:
+        if (parse_size(v, &o->memory) != 0)
+            return bad_value(cmd, name, v, "a size such as 512M or 4G (0: no limit)");
+        return 0;
+    case O_TMPDIR:
+        o->tmpdir = v;
         return 0;
     case O_MAX_DOC_SIZE:
         if (parse_size(v, &o->max_doc_size) != 0)

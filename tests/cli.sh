@@ -144,6 +144,42 @@ fi
 if expect dedup_decisions_tsv 0 "$M" dedup -q --output decisions --format tsv "$C/files"; then
     has dedup_decisions_tsv_header "$tmp/out" '^id	cluster	decision	representative	similarity	exact$'
 fi
+# A memory budget changes where the data lives, never the answer; the
+# temporary files never outlive the process (killed or not), and a full disk
+# is a clear error.
+spill=$tmp/spill
+mkdir -p "$spill"
+if expect dedup_memory_unbounded 0 "$M" dedup -q --jsonl --output decisions --format jsonl "$C/corpus.jsonl"; then
+    cp "$tmp/out" "$tmp/dec_unbounded.jsonl"
+    same=1
+    for mem in 1 200K 2M; do
+        if expect "dedup_memory_$mem" 0 "$M" dedup --jsonl --output decisions --format jsonl \
+            --memory "$mem" --tmpdir "$spill" --threads 2 "$C/corpus.jsonl"; then
+            cmp -s "$tmp/out" "$tmp/dec_unbounded.jsonl" || same=0
+            grep -q 'temporary files [1-9]' "$tmp/err" || same=0
+        else
+            same=0
+        fi
+    done
+    if [ "$same" = 1 ]; then ok dedup_memory_same_answer; else ko dedup_memory_same_answer "outputs differ or nothing spilled"; fi
+    if [ -z "$(ls -A "$spill")" ]; then ok dedup_memory_no_files_left; else ko dedup_memory_no_files_left "$(ls "$spill")"; fi
+fi
+# Killed while spilling: still nothing left.
+"$M" dedup -q --jsonl --memory 1 --tmpdir "$spill" "$C/corpus.jsonl" > /dev/null 2>&1 &
+kpid=$!
+sleep 0.2
+kill -INT "$kpid" 2> /dev/null
+wait "$kpid" 2> /dev/null
+if [ -z "$(ls -A "$spill")" ]; then ok dedup_memory_interrupted_no_files; else ko dedup_memory_interrupted_no_files "$(ls "$spill")"; fi
+# A full disk (a file size limit here): one clear message, status 1.
+( trap '' XFSZ; ulimit -f 64; exec "$M" dedup -q --jsonl --memory 1 --tmpdir "$spill" "$C/corpus.jsonl" ) \
+    > "$tmp/out" 2> "$tmp/err"
+st=$?
+if [ "$st" -eq 1 ] && grep -q 'cannot write temporary files in .*spill' "$tmp/err"; then ok dedup_memory_disk_full
+else ko dedup_memory_disk_full "status $st" "$(head -n 3 "$tmp/err")"; fi
+expect dedup_memory_bad 2 "$M" dedup --memory lots "$C/files" &&
+    has dedup_memory_bad_named "$tmp/err" 'memory'
+
 # A hot-bucket cap is reported, never silent.
 if expect dedup_max_bucket 0 "$M" dedup --max-bucket 2 --output pairs "$C/files"; then
     has dedup_max_bucket_reported "$tmp/err" 'band buckets? over --max-bucket 2 left out'
