@@ -38,6 +38,7 @@
 #include <sys/types.h>
 
 #include "../lib/common/pool.h"
+#include "../lib/common/tmpfile.h"
 
 /* Exit statuses. */
 #define CLI_OK 0     /* everything went well */
@@ -164,6 +165,8 @@ enum {
 #define OUTPUT_CLUSTERS 0
 #define OUTPUT_PAIRS 1
 #define OUTPUT_DECISIONS 2
+#define OUTPUT_KEPT 3
+#define OUTPUT_DROPPED 4
 #define FORMAT_TEXT 0
 #define FORMAT_TSV 1
 #define FORMAT_JSONL 2
@@ -469,6 +472,9 @@ typedef struct doc_view {
     const uint8_t *fp;   /* 16-byte fingerprint */
     const uint32_t *sig; /* k values (in on_doc, when signing), or NULL */
     uint64_t bytes;
+    const char *record; /* JSON Lines: the record as read (no line end, no
+                           byte-order mark); NULL for whole files */
+    size_t record_n;
 } doc_view;
 
 typedef struct pipeline_cfg {
@@ -484,6 +490,9 @@ typedef struct pipeline_cfg {
     /* Called for every selected document, in input order, on the calling
      * thread, with its signature if family is set; non-zero stops the run. */
     int (*on_doc)(void *ctx, const doc_view *d);
+    /* Called, in input order with the others, for every empty document
+     * (no set; not offered to select). NULL: they are only counted. */
+    void (*on_empty)(void *ctx, const doc_view *d);
     void *ctx;
 } pipeline_cfg;
 

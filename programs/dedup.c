@@ -58,9 +58,11 @@ const char cli_help_dedup[] =
     "                          connected component; strict: drop a document only\n"
     "                          for a kept near-duplicate at or above T\n"
     "Output:\n"
-    "      --output WHAT       clusters (default), pairs, or decisions (one\n"
-    "                          record per document: kept or dropped, and for\n"
-    "                          whom)\n"
+    "      --output WHAT       clusters (default), pairs, decisions (one record\n"
+    "                          per document: kept or dropped, and for whom),\n"
+    "                          kept (the deduplicated corpus: the kept JSON Lines\n"
+    "                          records as read, or the kept paths, in input\n"
+    "                          order) or dropped (the others)\n"
     "      --format FMT        text (default), tsv or jsonl\n"
     "Run:\n"
     "      --threads N         worker threads (default: the number of CPUs)\n"
@@ -70,11 +72,23 @@ const char cli_help_dedup[] =
     "\n"
     "Exit status: 0 if all went well, 1 if some input failed, 2 for usage errors.\n";
 
+/* With --output kept or dropped: every document read, in input order, with
+ * its engine number (NONE: an empty document, kept as it is) and where its
+ * record (JSON Lines) or path is in the spool, a temporary file. */
+#define DOC_NONE UINT64_MAX
+typedef struct entry {
+    uint64_t doc, off, len;
+} entry;
+
 typedef struct dedup {
     const cli_opts *o;
     name_table names;
     minlsh_dedup *engine;
     uint32_t k;
+    int keep_records;
+    minlsh__tmpfile spool;
+    entry *entries;
+    size_t n_entries, cap_entries;
 } dedup;
 
 /* The engine failed: an I/O error can only be its temporary files. */
@@ -97,6 +111,26 @@ static void report_duplicate_name(const doc_view *d) {
         cli_input_error(d->where, 0, "listed more than once, skipped");
 }
 
+/* Remember where the document goes in the output, its record spooled. */
+static void remember(dedup *D, const doc_view *d, uint64_t doc) {
+    entry *e;
+    void *v = D->entries;
+    const char *bytes = d->record != NULL ? d->record : d->name.s;
+    size_t n = d->record != NULL ? d->record_n : d->name.n;
+    xgrow(&v, &D->cap_entries, D->n_entries + 1, sizeof *D->entries);
+    D->entries = v;
+    e = &D->entries[D->n_entries++];
+    e->doc = doc;
+    e->len = n;
+    if (minlsh__tmpfile_append(&D->spool, bytes, n, &e->off) != 0) dedup_die(D->o, MINLSH_E_IO);
+}
+
+/* An empty document is in the output as it is: kept. */
+static void dedup_on_empty(void *ctx, const doc_view *d) {
+    dedup *D = ctx;
+    if (D->keep_records) remember(D, d, DOC_NONE);
+}
+
 /* Number the document (its name must be new); every document is signed. */
 static int dedup_select(void *ctx, const doc_view *d) {
     dedup *D = ctx;
@@ -104,6 +138,7 @@ static int dedup_select(void *ctx, const doc_view *d) {
         report_duplicate_name(d);
         return 0;
     }
+    if (D->keep_records) remember(D, d, D->names.n - 1);
     return 1;
 }
 
@@ -193,6 +228,46 @@ static void print_decisions(const dedup *D) {
     free(number);
 }
 
+/* The kept (or the dropped) documents, in input order: JSON Lines records
+ * as read, or file paths. Returns how many. */
+static size_t print_corpus(const dedup *D, int kept) {
+    minlsh_dedup_decision dec;
+    cli_buf b = {0};
+    size_t i, n = 0, got;
+    int rc;
+    for (i = 0; i < D->n_entries; i++) {
+        const entry *e = &D->entries[i];
+        int is_kept = 1;
+        if (e->doc != DOC_NONE) {
+            if ((rc = minlsh_dedup_copy_decisions(D->engine, e->doc, &dec, 1, &got)) != 0)
+                cli_die_lib("decisions", rc);
+            is_kept = (int)dec.kept;
+        }
+        if (is_kept != kept) continue;
+        buf_clear(&b);
+        buf_reserve(&b, (size_t)e->len + 1);
+        if (minlsh__tmpfile_read(&D->spool, e->off, b.p, (size_t)e->len) != 0)
+            dedup_die(D->o, MINLSH_E_IO);
+        if (D->o->jsonl) {
+            fwrite(b.p, 1, (size_t)e->len, stdout);
+            fputc('\n', stdout);
+        } else {
+            cli_name nm;
+            cli_buf line = {0};
+            nm.s = b.p;
+            nm.n = (size_t)e->len;
+            nm.json = 0;
+            out_name_text(&line, nm);
+            buf_addc(&line, '\n');
+            fwrite(line.p, 1, line.n, stdout);
+            buf_free(&line);
+        }
+        n++;
+    }
+    buf_free(&b);
+    return n;
+}
+
 /* ---- the command -------------------------------------------------------- */
 
 typedef struct run_info {
@@ -258,6 +333,10 @@ int cmd_dedup(cli_opts *o) {
     cfg.pool = cli_pool_new(o->threads);
     cfg.select = dedup_select;
     cfg.on_doc = dedup_on_doc;
+    cfg.on_empty = dedup_on_empty;
+    minlsh__tmpfile_init(&D.spool);
+    D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
+    if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0) dedup_die(o, MINLSH_E_IO);
     cfg.ctx = &D;
     pipeline_run_paths(&cfg, o->args, o->n_args, "dedup:", &ri.st);
     minlsh__pool_free(cfg.pool); /* the engine has threads of its own */
@@ -271,6 +350,9 @@ int cmd_dedup(cli_opts *o) {
     if (o->output == OUTPUT_PAIRS) {
         n_out = print_pairs(&D);
         what = "pair";
+    } else if (D.keep_records) {
+        n_out = print_corpus(&D, o->output == OUTPUT_KEPT);
+        what = o->output == OUTPUT_KEPT ? "kept document" : "dropped document";
     } else if (o->output == OUTPUT_DECISIONS) {
         print_decisions(&D);
         n_out = (size_t)st.documents;
@@ -283,6 +365,8 @@ int cmd_dedup(cli_opts *o) {
         summary(&D, &ri, &st, n_out, what);
     }
     minlsh_dedup_free(D.engine);
+    minlsh__tmpfile_close(&D.spool);
+    free(D.entries);
     names_free(&D.names);
     minlsh_family_free(family);
     minlsh_shingler_free(sh);

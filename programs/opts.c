@@ -380,7 +380,9 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         if (strcmp(v, "clusters") == 0) o->output = OUTPUT_CLUSTERS;
         else if (strcmp(v, "pairs") == 0) o->output = OUTPUT_PAIRS;
         else if (strcmp(v, "decisions") == 0) o->output = OUTPUT_DECISIONS;
-        else return bad_value(cmd, name, v, "clusters, pairs or decisions");
+        else if (strcmp(v, "kept") == 0) o->output = OUTPUT_KEPT;
+        else if (strcmp(v, "dropped") == 0) o->output = OUTPUT_DROPPED;
+        else return bad_value(cmd, name, v, "clusters, pairs, decisions, kept or dropped");
         return 0;
     case O_KEEP:
         if (strcmp(v, "first") == 0) o->keep = MINLSH_KEEP_FIRST;

@@ -243,6 +243,8 @@ static void view_job(const pipeline *pl, const job *j, doc_view *d) {
     d->fp = j->fp;
     d->sig = NULL;
     d->bytes = j->bytes;
+    d->record = j->kind == JOB_JSON ? pl->data.p + j->off : NULL;
+    d->record_n = j->kind == JOB_JSON ? j->len : 0;
 }
 
 /* Step 2 for one job: report it, or offer it to the subcommand. Returns 1
@@ -269,6 +271,12 @@ static int select_job(pipeline *pl, const job *j) {
     if (j->status == ST_EMPTY) {
         cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, skipped");
         pl->empty++;
+        if (pl->cfg->on_empty != NULL) {
+            view_job(pl, j, &d);
+            d.set = NULL;
+            d.set_n = 0;
+            pl->cfg->on_empty(pl->cfg->ctx, &d);
+        }
         return 0;
     }
     pl->docs++;

@@ -144,6 +144,36 @@ fi
 if expect dedup_decisions_tsv 0 "$M" dedup -q --output decisions --format tsv "$C/files"; then
     has dedup_decisions_tsv_header "$tmp/out" '^id	cluster	decision	representative	similarity	exact$'
 fi
+# The deduplicated corpus: kept plus dropped is the input, record for record,
+# each in input order; from a compressed copy the same bytes; files give paths.
+if expect dedup_kept 0 "$M" dedup -q --jsonl --output kept "$C/corpus.jsonl"; then
+    cp "$tmp/out" "$tmp/kept.jsonl"
+    if expect dedup_dropped 0 "$M" dedup -q --jsonl --output dropped "$C/corpus.jsonl"; then
+        cp "$tmp/out" "$tmp/dropped.jsonl"
+        py dedup_kept_dropped_is_the_input corpus "$C" "$tmp/kept.jsonl" "$tmp/dropped.jsonl"
+    fi
+    if command -v gzip > /dev/null 2>&1; then
+        gzip -c "$C/corpus.jsonl" > "$tmp/corpus.jsonl.gz"
+        if expect dedup_kept_gzip 0 "$M" dedup -q --jsonl --output kept --memory 1M \
+            --tmpdir "$tmp" - < "$tmp/corpus.jsonl.gz"; then
+            if cmp -s "$tmp/out" "$tmp/kept.jsonl"; then ok dedup_kept_gzip_same
+            else ko dedup_kept_gzip_same "the kept records differ"; fi
+        fi
+    fi
+fi
+if expect dedup_kept_files 0 "$M" dedup -q --output kept "$C/files"; then
+    n_kept=$(wc -l < "$tmp/out")
+    n_files=$(ls "$C/files" | wc -l)
+    if expect dedup_dropped_files 0 "$M" dedup -q --output dropped "$C/files"; then
+        n_dropped=$(wc -l < "$tmp/out")
+        if [ $((n_kept + n_dropped)) -eq "$n_files" ] && [ "$n_dropped" -gt 0 ]; then
+            ok dedup_kept_files_paths
+        else
+            ko dedup_kept_files_paths "$n_kept kept + $n_dropped dropped != $n_files files"
+        fi
+    fi
+fi
+
 # A memory budget changes where the data lives, never the answer; the
 # temporary files never outlive the process (killed or not), and a full disk
 # is a clear error.

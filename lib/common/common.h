@@ -272,26 +272,7 @@ int minlsh__file_map(const char *path, const uint8_t **data, size_t *len);
 /* NULL-safe. */
 void minlsh__file_unmap(const void *data, size_t len);
 
-/* A scratch file for data that does not fit the memory budget: created in
- * dir (NULL: $TMPDIR, else /tmp) and unlinked at once, so nothing is left
- * behind however the process ends (kill -9 included). Appends reserve their
- * range atomically, so threads may append and read concurrently. */
-typedef struct minlsh__tmpfile {
-    int fd;
-    uint64_t size; /* bytes appended; atomic */
-} minlsh__tmpfile;
-/* Errors: MINLSH_E_IO (the directory cannot hold a file). */
-int minlsh__tmpfile_open(minlsh__tmpfile *t, const char *dir);
-/* Append n bytes; *off (may be NULL) receives where they start.
- * Errors: MINLSH_E_IO (a full disk among others). */
-int minlsh__tmpfile_append(minlsh__tmpfile *t, const void *p, size_t n, uint64_t *off);
-/* Read n bytes at off. Errors: MINLSH_E_IO. */
-int minlsh__tmpfile_read(const minlsh__tmpfile *t, uint64_t off, void *p, size_t n);
-/* init marks t as not open, so that close (which releases the space) is a
- * no-op on a file that was never opened. */
-void minlsh__tmpfile_init(minlsh__tmpfile *t);
-void minlsh__tmpfile_close(minlsh__tmpfile *t);
-uint64_t minlsh__tmpfile_size(const minlsh__tmpfile *t);
+#include "common/tmpfile.h"
 
 /* ---- the header every minlsh file starts with (docs/format.md) ---------- */
 

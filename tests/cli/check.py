@@ -5,6 +5,7 @@
     check.py clusters CORPUS MODE CLUSTERS PAIRS [--threshold T]
     check.py query CORPUS QUERY_OUTPUT [--threshold T]
     check.py decisions CORPUS MODE DECISIONS GROUP [--threshold T]
+    check.py corpus CORPUS KEPT DROPPED
     check.py params OUTPUT S=P...
     check.py svg FILE
 
@@ -225,10 +226,42 @@ def check_decisions(args):
     return len(dec) == len(recs) and len(kept) < len(dec) and not bad and not both
 
 
+def check_corpus(args):
+    """--output kept and dropped on corpus.jsonl: together exactly its
+    records (line ends and a byte-order mark aside), each in input order, and
+    no true pair at 0.9 or more with both documents kept."""
+    corpus = Corpus(args[0])
+
+    def lines(path):
+        with open(path, "rb") as fh:
+            out = []
+            for i, line in enumerate(fh.read().split(b"\n")):
+                line = line[3:] if i == 0 and line.startswith(b"\xef\xbb\xbf") else line
+                line = line[:-1] if line.endswith(b"\r") else line
+                if line.strip():
+                    out.append(line)
+            return out
+
+    src = lines(os.path.join(args[0], "corpus.jsonl"))
+    kept, dropped = lines(args[1]), lines(args[2])
+    where = {line: i for i, line in enumerate(src)}
+    ok = sorted(kept + dropped) == sorted(src)
+    for part in (kept, dropped):
+        pos = [where.get(line, -1) for line in part]
+        ok = ok and pos == sorted(pos) and -1 not in pos
+    kept_names = {corpus.by_id[json.dumps(json.loads(line)["id"])] for line in kept}
+    both = [p for p, j in corpus.truth.items()
+            if j >= 0.9 and p[0] in kept_names and p[1] in kept_names]
+    print("corpus: %d records, %d kept, %d dropped; in order: %s; true pairs >= 0.9 both kept: %d"
+          % (len(src), len(kept), len(dropped), ok, len(both)))
+    return ok and not both and len(dropped) > 0
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     ok = {"pairs": check_pairs, "clusters": check_clusters, "params": check_params,
-          "svg": check_svg, "query": check_query, "decisions": check_decisions}[cmd](args)
+          "svg": check_svg, "query": check_query, "decisions": check_decisions,
+          "corpus": check_corpus}[cmd](args)
     sys.exit(0 if ok else 1)
 
 

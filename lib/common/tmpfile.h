@@ -1,0 +1,37 @@
+/*
+ * Scratch files, for data that does not fit a memory budget: the dedup
+ * engine's runs and sets, and the minlsh command's copy of its input
+ * records. Internal: never installed, every name minlsh__tmpfile_*, hidden
+ * in the shared library. Self-contained (needs only minlsh.h), like pool.h,
+ * so that the command can include it by its path. Implemented in file.c.
+ */
+#ifndef MINLSH_COMMON_TMPFILE_H
+#define MINLSH_COMMON_TMPFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "minlsh.h"
+
+/* A scratch file for data that does not fit the memory budget: created in
+ * dir (NULL: $TMPDIR, else /tmp) and unlinked at once, so nothing is left
+ * behind however the process ends (kill -9 included). Appends reserve their
+ * range atomically, so threads may append and read concurrently. */
+typedef struct minlsh__tmpfile {
+    int fd;
+    uint64_t size; /* bytes appended; atomic */
+} minlsh__tmpfile;
+/* Errors: MINLSH_E_IO (the directory cannot hold a file). */
+int minlsh__tmpfile_open(minlsh__tmpfile *t, const char *dir);
+/* Append n bytes; *off (may be NULL) receives where they start.
+ * Errors: MINLSH_E_IO (a full disk among others). */
+int minlsh__tmpfile_append(minlsh__tmpfile *t, const void *p, size_t n, uint64_t *off);
+/* Read n bytes at off. Errors: MINLSH_E_IO. */
+int minlsh__tmpfile_read(const minlsh__tmpfile *t, uint64_t off, void *p, size_t n);
+/* init marks t as not open, so that close (which releases the space) is a
+ * no-op on a file that was never opened. */
+void minlsh__tmpfile_init(minlsh__tmpfile *t);
+void minlsh__tmpfile_close(minlsh__tmpfile *t);
+uint64_t minlsh__tmpfile_size(const minlsh__tmpfile *t);
+
+#endif /* MINLSH_COMMON_TMPFILE_H */
