@@ -55,6 +55,11 @@ type DedupOptions struct {
 	// MaxBucket leaves out band buckets of more distinct documents (counted
 	// in DedupStats.CappedBuckets); 0: no cap.
 	MaxBucket uint64
+	// Memory is the bytes the engine's growing data may take before it goes
+	// to temporary files in TmpDir ("": $TMPDIR, else /tmp); 0: no limit.
+	// Results never depend on it.
+	Memory uint64
+	TmpDir string
 	// Shingler shingles the texts (the engine keeps a copy, so it may be
 	// closed after NewDedup); nil: word 5-shingles, default key.
 	Shingler *Shingler
@@ -96,6 +101,7 @@ type DedupStats struct {
 	Kept          uint64
 	Dropped       uint64
 	Bytes         uint64 // memory the engine holds now
+	TempBytes     uint64 // written to temporary files
 	Bands, Rows   int    // the banding used
 }
 
@@ -152,6 +158,12 @@ func NewDedup(opts DedupOptions) (*Dedup, error) {
 	}
 	eo.threads = C.uint32_t(opts.Threads)
 	eo.max_bucket = C.uint64_t(opts.MaxBucket)
+	eo.memory = C.uint64_t(opts.Memory)
+	if opts.TmpDir != "" {
+		dir := C.CString(opts.TmpDir)
+		defer C.free(unsafe.Pointer(dir))
+		eo.tmpdir = dir
+	}
 	k := opts.NumPerm
 	if k == 0 {
 		k = 128
@@ -333,7 +345,8 @@ func (d *Dedup) Stats() (DedupStats, error) {
 		ExactGroups: uint64(s.exact_groups), Candidates: uint64(s.candidates),
 		Verified: uint64(s.verified), CappedBuckets: uint64(s.capped_buckets),
 		Kept: uint64(s.kept), Dropped: uint64(s.dropped), Bytes: uint64(s.bytes),
-		Bands: int(s.bands), Rows: int(s.rows)}, nil
+		TempBytes: uint64(s.temp_bytes),
+		Bands:     int(s.bands), Rows: int(s.rows)}, nil
 }
 
 // Estimate is the signature estimate of the Jaccard similarity of

@@ -10,6 +10,7 @@ and the results come back as plain Python objects.
 
 import ctypes
 import itertools
+import os
 from collections.abc import Mapping
 from ctypes import byref, c_double, c_int32, c_size_t, c_uint64, c_void_p
 from typing import (Any, Dict, Hashable, Iterable, Iterator, List, NamedTuple, Optional,
@@ -243,6 +244,7 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
           seed: int = 1, *, shingler: Union[Shingler, str, None] = None, keep: str = "first",
           group: str = "components", verify: str = "exact", bands: Optional[int] = None,
           rows: Optional[int] = None, threads: int = 0, max_bucket: int = 0,
+          memory: int = 0, tmpdir: Optional[str] = None,
           batch_size: int = DEFAULT_BATCH_SIZE, id_field: str = "id",
           text_field: str = "text") -> DedupResult:
     """Find the near-duplicates among ``docs`` and decide which to keep.
@@ -271,7 +273,10 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
     ``bands`` and ``rows`` the banding, both or neither (default: planned so
     that P(candidate | threshold) >= 0.999); ``threads`` 0 for one per
     processor; ``max_bucket`` leaves out band buckets of more documents (0: no
-    cap; counted in ``stats["capped_buckets"]``); ``batch_size`` documents
+    cap; counted in ``stats["capped_buckets"]``); ``memory`` the bytes the
+    engine's growing data may take before it goes to temporary files in
+    ``tmpdir`` (default: $TMPDIR, else /tmp; 0: no limit; the answer does not
+    depend on it); ``batch_size`` documents
     per call into the library. The result never depends on ``threads`` or
     ``batch_size``.
 
@@ -300,6 +305,9 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
     opts.rows = _count(rows, "rows", 0xFFFFFFFF)
     opts.threads = _count(threads, "threads", 0xFFFFFFFF)
     opts.max_bucket = _ffi.as_u64(max_bucket, "max_bucket")
+    opts.memory = _ffi.as_u64(memory, "memory")
+    tmpdir_bytes = os.fsencode(tmpdir) if tmpdir is not None else None
+    opts.tmpdir = tmpdir_bytes
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError("batch_size must be an integer >= 1")
     if shingler is None or isinstance(shingler, str):

@@ -204,7 +204,7 @@ class DedupOptions(Structure):
     _fields_ = [("version", c_uint32), ("keep", c_uint32), ("group", c_uint32),
                 ("verify", c_uint32), ("threshold", c_double), ("bands", c_uint32),
                 ("rows", c_uint32), ("threads", c_uint32), ("reserved", c_uint32),
-                ("max_bucket", c_uint64)]
+                ("max_bucket", c_uint64), ("memory", c_uint64), ("tmpdir", c_char_p)]
 
 
 class DedupDecision(Structure):
@@ -218,7 +218,8 @@ class DedupStats(Structure):
     _fields_ = [("documents", c_uint64), ("empty", c_uint64), ("exact_groups", c_uint64),
                 ("candidates", c_uint64), ("verified", c_uint64),
                 ("capped_buckets", c_uint64), ("kept", c_uint64), ("dropped", c_uint64),
-                ("bytes", c_uint64), ("bands", c_uint32), ("rows", c_uint32)]
+                ("bytes", c_uint64), ("temp_bytes", c_uint64), ("bands", c_uint32),
+                ("rows", c_uint32)]
 
 
 LOAD_OPTIONS_VERSION = 1

@@ -128,6 +128,20 @@ def test_thread_and_batch_invariance(corpus):
         assert stats == dict(base.stats, bytes=0)
 
 
+def test_memory_budget_same_answer(corpus, tmp_path):
+    _, records = corpus
+    texts = [r["text"] for r in records]
+    base = minlsh.dedup(texts)
+    assert base.stats["temp_bytes"] == 0
+    for memory in (1, 100000):
+        res = minlsh.dedup(texts, memory=memory, tmpdir=str(tmp_path), threads=2)
+        assert res.decisions == base.decisions
+        assert res.pairs() == base.pairs()
+        assert res.stats["temp_bytes"] > 0
+        assert res.stats["bytes"] < base.stats["bytes"]
+    assert list(tmp_path.iterdir()) == []  # unlinked at creation
+
+
 def test_policies(corpus):
     """Strict: every dropped document is within the threshold of a kept
     representative, and no verified pair joins two kept documents.
