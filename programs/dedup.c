@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 const char cli_help_dedup[] =
     "Usage: minlsh dedup [OPTIONS] PATH...\n"
@@ -289,9 +290,14 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
             (unsigned long long)s->exact_groups, cli_plural(s->exact_groups),
             (unsigned long long)s->candidates, cli_plural(s->candidates),
             (unsigned long long)s->verified, n_out, what, cli_plural(n_out));
-    cli_msg("%llu kept, %llu dropped; engine memory %.1f MiB, temporary files %.1f MiB",
-            (unsigned long long)s->kept, (unsigned long long)s->dropped,
-            (double)s->bytes / 1048576.0, (double)s->temp_bytes / 1048576.0);
+    {
+        struct rusage ru;
+        double peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
+        cli_msg("%llu kept, %llu dropped; peak memory %.1f MiB (engine %.1f MiB), temporary "
+                "files %.1f MiB",
+                (unsigned long long)s->kept, (unsigned long long)s->dropped, peak,
+                (double)s->bytes / 1048576.0, (double)s->temp_bytes / 1048576.0);
+    }
 }
 
 int cmd_dedup(cli_opts *o) {
