@@ -54,12 +54,20 @@ typedef struct minlsh__dedup_doc {
 typedef struct minlsh__dedup_group {
     uint64_t first;   /* its first document */
     uint64_t size;    /* its documents */
-    uint64_t set_off; /* its set: an index into the arena, or a byte offset
-                         in the data file */
+    uint64_t set_off; /* its set and its signature: addresses in memory, or
+                         byte offsets in the data file */
     uint64_t set_n;
-    uint64_t sig_off; /* its signature's byte offset in the data file */
+    uint64_t sig_off;
     uint32_t empty;   /* no shingle: never a near-duplicate */
 } minlsh__dedup_group;
+
+/* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES. */
+typedef struct minlsh__dedup_chunks {
+    uint8_t **v;
+    size_t n, cap;
+    size_t used, size; /* bytes used and held by the last chunk */
+    uint64_t bytes;    /* held by all */
+} minlsh__dedup_chunks;
 
 /* A sorted run of records: in memory (v) or in a temporary file (off). */
 typedef struct minlsh__dedup_run {
@@ -100,11 +108,10 @@ struct minlsh_dedup {
     uint64_t empty;        /* documents with an empty set */
     uint64_t exact_groups; /* groups of two or more */
 
-    /* without a budget: signatures (k per group) and sets in memory */
-    uint32_t *sigs;
-    size_t cap_sigs;
-    uint64_t *arena;
-    size_t arena_n, arena_cap;
+    /* without a budget: signatures and sets in memory, in chunks that never
+     * move (a growing array would copy them all at every step); a group's
+     * set_off and sig_off are then their addresses */
+    minlsh__dedup_chunks chunks;
     /* with one: sets and signatures in the data file, written through a
      * buffer; band runs and candidate runs in files of their own */
     minlsh__tmpfile data, band_file, cand_file;

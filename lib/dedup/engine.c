@@ -104,8 +104,8 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     minlsh__free(&al, d->docs);
     minlsh__free(&al, d->fps);
     minlsh__free(&al, d->groups);
-    minlsh__free(&al, d->sigs);
-    minlsh__free(&al, d->arena);
+    for (i = 0; i < d->chunks.n; i++) minlsh__free(&al, d->chunks.v[i]);
+    minlsh__free(&al, d->chunks.v);
     minlsh__tmpfile_close(&d->data);
     minlsh__tmpfile_close(&d->band_file);
     minlsh__tmpfile_close(&d->cand_file);
@@ -168,6 +168,33 @@ static size_t minlsh__dedup_fp_find(const minlsh_dedup *d, const uint8_t *fp) {
            memcmp(d->fps[s].fp, fp, MINLSH_FINGERPRINT_BYTES) != 0)
         s = (s + 1) & d->fp_mask;
     return s;
+}
+
+/* ---- storage ------------------------------------------------------------------- */
+
+#define MINLSH__DEDUP_CHUNK_BYTES ((size_t)4 << 20)
+
+/* n bytes (8-aligned) that stay where they are until the engine is freed. */
+static int minlsh__dedup_chunk_take(minlsh_dedup *d, minlsh__dedup_chunks *c, size_t n,
+                                    uint8_t **out) {
+    n = (n + 7) & ~(size_t)7;
+    if (c->n == 0 || c->size - c->used < n) {
+        size_t size = n > MINLSH__DEDUP_CHUNK_BYTES ? n : MINLSH__DEDUP_CHUNK_BYTES;
+        uint8_t *p;
+        void *v = c->v;
+        int rc = minlsh__reserve(&d->alloc, &v, &c->cap, c->n, c->n + 1, sizeof *c->v);
+        c->v = (uint8_t **)v;
+        if (rc != 0) return rc;
+        p = (uint8_t *)minlsh__malloc(&d->alloc, size);
+        if (p == NULL) return MINLSH_E_NOMEM;
+        c->v[c->n++] = p;
+        c->used = 0;
+        c->size = size;
+        c->bytes += size;
+    }
+    *out = c->v[c->n - 1] + c->used;
+    c->used += n;
+    return 0;
 }
 
 /* ---- the data file (with a budget): sets and signatures --------------------- */
@@ -243,23 +270,23 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
         gr.size = 1;
         gr.empty = minlsh_signature_is_empty(sig, d->k) == 1;
         if (!d->spill) {
-            p = d->sigs;
-            rc = minlsh__reserve(&d->alloc, &p, &d->cap_sigs, g, g + 1,
-                                 (size_t)d->k * sizeof *d->sigs);
-            d->sigs = (uint32_t *)p;
+            size_t sig_bytes = (size_t)d->k * sizeof *sig, set_bytes = 0;
+            uint8_t *at;
+            if (exact && n > 0 && minlsh__mul_size(&set_bytes, n, sizeof *hashes) != 0)
+                return MINLSH_E_TOOBIG;
+            /* The signature first: its 4-byte values keep the set that
+             * follows 8-byte aligned only if k is even, so round up. */
+            rc = minlsh__dedup_chunk_take(d, &d->chunks, ((sig_bytes + 7) & ~(size_t)7) + set_bytes,
+                                          &at);
             if (rc != 0) return rc;
-            gr.set_off = d->arena_n;
-            if (exact && n > 0) {
-                p = d->arena;
-                rc = minlsh__reserve(&d->alloc, &p, &d->arena_cap, d->arena_n, d->arena_n + n,
-                                     sizeof *d->arena);
-                d->arena = (uint64_t *)p;
-                if (rc != 0) return rc;
-                memcpy(d->arena + d->arena_n, hashes, n * sizeof *hashes);
-                d->arena_n += n;
+            memcpy(at, sig, sig_bytes);
+            gr.sig_off = (uint64_t)(uintptr_t)at;
+            at += (sig_bytes + 7) & ~(size_t)7;
+            gr.set_off = (uint64_t)(uintptr_t)at;
+            if (set_bytes > 0) {
+                memcpy(at, hashes, set_bytes);
                 gr.set_n = n;
             }
-            memcpy(d->sigs + g * d->k, sig, (size_t)d->k * sizeof *sig);
         } else {
             /* Band the waiting texts first if there is no room for this
              * one; then the data file; the group counts only after both. */

@@ -49,8 +49,8 @@ int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {
     s->rows = d->rows;
     s->bytes = sizeof *d + d->cap_docs * sizeof *d->docs +
                (d->fp_mask ? (d->fp_mask + 1) * sizeof *d->fps : 0) +
-               d->cap_groups * sizeof *d->groups + d->cap_sigs * (size_t)d->k * sizeof *d->sigs +
-               d->arena_cap * sizeof *d->arena + d->wcap + d->pend_cap * (size_t)d->k * 4 +
+               d->cap_groups * sizeof *d->groups + d->chunks.bytes + d->wcap +
+               d->pend_cap * (size_t)d->k * 4 +
                d->n_edges * sizeof *d->edges +
                (d->decisions != NULL ? d->n_docs * sizeof *d->decisions : 0);
     {

@@ -35,7 +35,7 @@ int minlsh__dedup_plan(minlsh_dedup *d) {
 }
 
 const uint32_t *minlsh__dedup_sig(const minlsh_dedup *d, uint32_t g, uint32_t *buf) {
-    if (!d->spill) return d->sigs + (size_t)g * d->k;
+    if (!d->spill) return (const uint32_t *)(uintptr_t)d->groups[g].sig_off;
     if (minlsh__dedup_data_read(d, d->groups[g].sig_off, buf, (size_t)d->k * sizeof *buf) != 0)
         return NULL;
     return buf;
@@ -45,7 +45,7 @@ static int minlsh__dedup_scratch_set(const minlsh_dedup *d, const minlsh__dedup_
                                      uint64_t **buf, size_t *cap, const uint64_t **out) {
     int rc;
     if (!d->spill) {
-        *out = d->arena + x->set_off;
+        *out = (const uint64_t *)(uintptr_t)x->set_off;
         return 0;
     }
     if (*cap < x->set_n + 1) {
@@ -120,7 +120,7 @@ static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, minlsh__
 
 typedef struct minlsh__dedup_batchkeys {
     minlsh_dedup *d;
-    const uint32_t *sigs; /* k per text of the batch */
+    const uint32_t *sigs; /* k per text of the batch; NULL: in memory */
     size_t first, n;      /* groups first .. first + n */
     uint64_t *keys;       /* bands per text */
 } minlsh__dedup_batchkeys;
@@ -132,8 +132,10 @@ static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, si
     (void)worker;
     for (i = begin; i < end; i++)
         if (!d->groups[c->first + i].empty)
-            (void)minlsh_band_keys(c->sigs + i * d->k, d->k, d->bands, d->rows,
-                                   c->keys + i * d->bands, d->bands, NULL);
+            (void)minlsh_band_keys(c->sigs != NULL ? c->sigs + i * d->k
+                                                   : minlsh__dedup_sig(d, (uint32_t)(c->first + i), NULL),
+                                   d->k, d->bands, d->rows, c->keys + i * d->bands, d->bands,
+                                   NULL);
     return 0;
 }
 
@@ -717,7 +719,7 @@ int minlsh_dedup_run(minlsh_dedup *d) {
     d->n_edges = 0;
     /* Without a budget the whole corpus is one batch, banded once. */
     if (d->spill) rc = minlsh__dedup_flush_bands(d);
-    else rc = minlsh__dedup_band_batch(d, d->sigs, d->pend_first, d->n_groups - d->pend_first);
+    else rc = minlsh__dedup_band_batch(d, NULL, d->pend_first, d->n_groups - d->pend_first);
     if (rc == 0 && !d->spill) d->pend_first = d->n_groups;
     if (rc == 0 && d->spill && d->cand_file.fd < 0)
         rc = minlsh__tmpfile_open(&d->cand_file, d->tmpdir);
