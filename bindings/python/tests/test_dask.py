@@ -317,7 +317,7 @@ def test_sql_recipe_in_sqlite(program, client, corpus):
     """The Spark SQL / DuckDB recipe of docs/scale-out.md, run as written in
     SQLite on the (band, key) and signature tables that prepare() and
     band_key_rows() make, gives exactly the pairs of
-    `minlsh dedup --verify signature --output pairs`."""
+    `minlsh dedup --verify signature --output pairs` with the same banding."""
     import sqlite3
     with open(os.path.join(REPO, "docs", "scale-out.md"), encoding="utf-8") as f:
         doc = f.read()
@@ -326,7 +326,8 @@ def test_sql_recipe_in_sqlite(program, client, corpus):
     recipe = m.group(1)
     plan = minlsh.plan(0.8, 128, mode="balanced")
     assert (plan.bands, plan.rows) == (9, 13)  # what the recipe's text says
-    want, _, _ = cli(corpus, "--verify", "signature", "--output", "pairs")
+    want, _, _ = cli(corpus, "--verify", "signature", "--output", "pairs",
+                     "--bands", str(plan.bands), "--rows", str(plan.rows))
     prepared = mdask.prepare(read_bag(corpus), num_perm=128)
     bands = mdask.band_key_rows(prepared, plan.bands, plan.rows).compute()
     docs = prepared.compute()

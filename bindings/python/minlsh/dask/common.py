@@ -24,11 +24,12 @@ def _banding(threshold, num_perm, verify, bands, rows):
         if b <= 0 or r <= 0 or b * r > num_perm:
             raise ValueError("bands=%r rows=%r do not fit num_perm=%d" % (bands, rows, num_perm))
         return b, r, "manual"
-    mode = "recall" if verify == "exact" else "balanced"
+    # As the command plans, whatever the verification.
+    mode = "recall"
     try:
-        p = _plan(threshold, num_perm, mode=mode, target_recall=0.99)
+        p = _plan(threshold, num_perm, mode=mode, target_recall=0.999)
     except _ffi.Error as exc:
-        raise ValueError("no banding of %d hash values reaches recall 0.99 at threshold %g; "
+        raise ValueError("no banding of %d hash values reaches recall 0.999 at threshold %g; "
                          "use a larger num_perm or give bands and rows (%s)"
                          % (num_perm, threshold, exc)) from None
     return p.bands, p.rows, mode

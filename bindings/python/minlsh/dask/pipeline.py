@@ -55,8 +55,7 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     ``max_document_bytes``; ``verify`` ``"exact"`` (exact Jaccard of the
     shingle sets; the texts are read from the collection a second time) or
     ``"signature"`` (the MinHash estimate); ``bands``/``rows`` (default:
-    planned as the command plans: recall 0.99 at the threshold for exact
-    verification, balanced for signature). ``threads``: signing threads per
+    planned as the command plans: P(candidate | threshold) >= 0.999). ``threads``: signing threads per
     task (1 suits one-thread workers).
 
     ``max_bucket``: a (band, key) bucket with more distinct documents
