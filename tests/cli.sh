@@ -201,6 +201,12 @@ sleep 0.2
 kill -INT "$kpid" 2> /dev/null
 wait "$kpid" 2> /dev/null
 if [ -z "$(ls -A "$spill")" ]; then ok dedup_memory_interrupted_no_files; else ko dedup_memory_interrupted_no_files "$(ls "$spill")"; fi
+"$M" dedup -q --jsonl --memory 1 --tmpdir "$spill" "$C/corpus.jsonl" > /dev/null 2>&1 &
+kpid=$!
+sleep 0.3
+kill -KILL "$kpid" 2> /dev/null
+wait "$kpid" 2> /dev/null
+if [ -z "$(ls -A "$spill")" ]; then ok dedup_memory_killed_no_files; else ko dedup_memory_killed_no_files "$(ls "$spill")"; fi
 # A full disk (a file size limit here): one clear message, status 1.
 ( trap '' XFSZ; ulimit -f 64; exec "$M" dedup -q --jsonl --memory 1 --tmpdir "$spill" "$C/corpus.jsonl" ) \
     > "$tmp/out" 2> "$tmp/err"
