@@ -181,7 +181,10 @@ $PY -c '
 import gzip, sys
 line = b" ".join(b"w%d" % i for i in range(1000)) + b"\n"
 sys.stdout.buffer.write(gzip.compress(line * 6000, 1, mtime=0))' > "$tmp/large.gz"
-if (ulimit -v 400000 2>/dev/null; "$M" sig -q --num-perm 4 "$tmp/large.gz") > "$tmp/got" 2> "$tmp/err" &&
+# (A sanitizer build reserves terabytes of shadow memory: no address-space
+# limit there, only the answer.)
+if [ -n "${MINLSH_SANITIZE:-}" ]; then limit_as=unlimited; else limit_as=400000; fi
+if (ulimit -v "$limit_as" 2>/dev/null; "$M" sig -q --num-perm 4 "$tmp/large.gz") > "$tmp/got" 2> "$tmp/err" &&
    [ "$(wc -l < "$tmp/got")" -eq 1 ]
 then ok large_streamed; else ko large_streamed "$(cat "$tmp/err")"; fi
 
