@@ -8,7 +8,8 @@
 #   - CHANGELOG.md: the newest dated section, "## [X.Y.Z] - YYYY-MM-DD", is
 #     this version (an undated [Unreleased] section above it is allowed);
 #   - abi/libminlsh.abi.xml: the soname is libminlsh.so.<major>, and its
-#     symbols, with their version nodes, are exactly those of the map;
+#     symbols, with their version nodes, are exactly those of the map (the
+#     MINLSH_EXPERIMENTAL node aside on both sides);
 #   - minlsh.pc.in takes its version from the build (@VERSION@), and PC_FILE,
 #     a generated .pc (make passes $(BUILD)/minlsh.pc), says this version.
 # Runs from any copy of the tree: MINLSH_SRC names another root.
@@ -52,9 +53,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/minlsh-release.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 # "name version" for every symbol of the map (the node it is listed under)
 # and of the baseline.
+# The experimental node promises nothing, so it is left out on both sides.
 awk '/^MINLSH_[0-9A-Z_.]* *\{/ { node = $1 } /^ *minlsh_[a-z0-9_]*;/ { s = $1; sub(/;.*/, "", s); print s, node }' \
-    "$map" | sort > "$tmp/map.txt"
-sed -n "s/.*<elf-symbol name='\\([^']*\\)' version='\\([^']*\\)'.*/\\1 \\2/p" "$baseline" | sort > "$tmp/abi.txt"
+    "$map" | grep -v ' MINLSH_EXPERIMENTAL$' | sort > "$tmp/map.txt"
+sed -n "s/.*<elf-symbol name='\\([^']*\\)' version='\\([^']*\\)'.*/\\1 \\2/p" "$baseline" |
+    grep -v ' MINLSH_EXPERIMENTAL$' | sort > "$tmp/abi.txt"
 if [ ! -s "$tmp/abi.txt" ]; then
     ko "abi/libminlsh.abi.xml: no versioned symbols found"
 elif cmp -s "$tmp/map.txt" "$tmp/abi.txt"; then
