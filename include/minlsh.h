@@ -914,7 +914,8 @@ MINLSH_API int minlsh_dedup_options_init(minlsh_dedup_options *opts,
 /* An engine shingling with a copy of shingler and signing with a family of
  * the same k and seed as family (opts NULL: the defaults).
  * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
- * range, b*r > k, allocator), MINLSH_E_NOMEM. */
+ * range, b*r > k, allocator), MINLSH_E_NOMEM, MINLSH_E_IO (no temporary file
+ * can be made in tmpdir, with a memory budget). */
 MINLSH_API int minlsh_dedup_new(minlsh_dedup **out,
                                 const minlsh_shingler *shingler,
                                 const minlsh_family *family,
@@ -932,7 +933,7 @@ MINLSH_API uint64_t minlsh_dedup_count(const minlsh_dedup *dedup);
  * is returned. On MINLSH_E_NOMEM the texts before the one that failed are
  * added (status 0) and the others not (status MINLSH_E_NOMEM).
  * Errors: MINLSH_E_NULL, MINLSH_E_STATE (after run), MINLSH_E_NOMEM,
- * MINLSH_E_TOOBIG. */
+ * MINLSH_E_TOOBIG, MINLSH_E_IO (a temporary file, with a memory budget). */
 MINLSH_API int minlsh_dedup_add_texts(minlsh_dedup *dedup,
                                       const void *const *texts,
                                       const size_t *lens, size_t n,
@@ -945,15 +946,15 @@ MINLSH_API int minlsh_dedup_add_texts(minlsh_dedup *dedup,
  * when sig is given; exact verification needs the set.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (hashes not increasing, k_sig != k
  * when sig is given), MINLSH_E_STATE (after run), MINLSH_E_NOMEM,
- * MINLSH_E_TOOBIG. */
+ * MINLSH_E_TOOBIG, MINLSH_E_IO (a temporary file). */
 MINLSH_API int minlsh_dedup_add_set(minlsh_dedup *dedup, const uint64_t *hashes,
                                     size_t n, const uint32_t *sig, size_t k_sig,
                                     const uint8_t fp[MINLSH_FINGERPRINT_BYTES],
                                     uint64_t length);
 
 /* Find and verify the near-duplicates and decide, once, after the last add.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (run already), MINLSH_E_NOMEM
- * (the engine may be run again). */
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (run already), MINLSH_E_NOMEM or
+ * MINLSH_E_IO (a temporary file; either way the engine may be run again). */
 MINLSH_API int minlsh_dedup_run(minlsh_dedup *dedup);
 
 /* What happens to one document. */
