@@ -238,7 +238,7 @@ static void view_job(const pipeline *pl, const job *j, doc_view *d) {
     }
     d->where = input_where(f);
     d->line = j->line;
-    d->set = pl->ws[j->worker].arena + j->set_off;
+    d->set = j->set_n > 0 ? pl->ws[j->worker].arena + j->set_off : NULL;
     d->set_n = j->set_n;
     d->fp = j->fp;
     d->sig = NULL;
