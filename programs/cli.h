@@ -490,9 +490,9 @@ typedef struct pipeline_cfg {
     /* Called for every selected document, in input order, on the calling
      * thread, with its signature if family is set; non-zero stops the run. */
     int (*on_doc)(void *ctx, const doc_view *d);
-    /* Called, in input order with the others, for every empty document
-     * (no set; not offered to select). NULL: they are only counted. */
-    void (*on_empty)(void *ctx, const doc_view *d);
+    /* Offer empty documents (no set) to select and on_doc like the others;
+     * otherwise they are only counted and reported as skipped. */
+    int offer_empty;
     void *ctx;
 } pipeline_cfg;
 

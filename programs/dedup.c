@@ -74,9 +74,8 @@ const char cli_help_dedup[] =
     "Exit status: 0 if all went well, 1 if some input failed, 2 for usage errors.\n";
 
 /* With --output kept or dropped: every document read, in input order, with
- * its engine number (NONE: an empty document, kept as it is) and where its
- * record (JSON Lines) or path is in the spool, a temporary file. */
-#define DOC_NONE UINT64_MAX
+ * its engine number and where its record (JSON Lines) or path is in the
+ * spool, a temporary file. */
 typedef struct entry {
     uint64_t doc, off, len;
 } entry;
@@ -124,12 +123,6 @@ static void remember(dedup *D, const doc_view *d, uint64_t doc) {
     e->doc = doc;
     e->len = n;
     if (minlsh__tmpfile_append(&D->spool, bytes, n, &e->off) != 0) dedup_die(D->o, MINLSH_E_IO);
-}
-
-/* An empty document is in the output as it is: kept. */
-static void dedup_on_empty(void *ctx, const doc_view *d) {
-    dedup *D = ctx;
-    if (D->keep_records) remember(D, d, DOC_NONE);
 }
 
 /* Number the document (its name must be new); every document is signed. */
@@ -238,12 +231,10 @@ static size_t print_corpus(const dedup *D, int kept) {
     int rc;
     for (i = 0; i < D->n_entries; i++) {
         const entry *e = &D->entries[i];
-        int is_kept = 1;
-        if (e->doc != DOC_NONE) {
-            if ((rc = minlsh_dedup_copy_decisions(D->engine, e->doc, &dec, 1, &got)) != 0)
-                cli_die_lib("decisions", rc);
-            is_kept = (int)dec.kept;
-        }
+        int is_kept;
+        if ((rc = minlsh_dedup_copy_decisions(D->engine, e->doc, &dec, 1, &got)) != 0)
+            cli_die_lib("decisions", rc);
+        is_kept = (int)dec.kept;
         if (is_kept != kept) continue;
         buf_clear(&b);
         buf_reserve(&b, (size_t)e->len + 1);
@@ -339,7 +330,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.pool = cli_pool_new(o->threads);
     cfg.select = dedup_select;
     cfg.on_doc = dedup_on_doc;
-    cfg.on_empty = dedup_on_empty;
+    cfg.offer_empty = 1; /* the engine keeps them, each on its own */
     minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
     if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0) dedup_die(o, MINLSH_E_IO);

@@ -216,8 +216,9 @@ static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     (void)worker;
     for (i = begin; i < end; i++) {
         const job *j = &pl->jobs[pl->sel[i]];
-        int rc = minlsh_family_sign(pl->cfg->family, pl->ws[j->worker].arena + j->set_off,
-                                    j->set_n, pl->sigs + i * pl->k, pl->k, NULL);
+        const uint64_t *set = j->set_n > 0 ? pl->ws[j->worker].arena + j->set_off : NULL;
+        int rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, pl->sigs + i * pl->k,
+                                    pl->k, NULL);
         if (rc != 0) return rc;
     }
     return 0;
@@ -269,15 +270,12 @@ static int select_job(pipeline *pl, const job *j) {
         cli_doc_warning(CLI_W_UTF8, where, 0, "invalid UTF-8 at byte %llu; read as bytes",
                           (unsigned long long)j->utf8_at);
     if (j->status == ST_EMPTY) {
-        cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, skipped");
         pl->empty++;
-        if (pl->cfg->on_empty != NULL) {
-            view_job(pl, j, &d);
-            d.set = NULL;
-            d.set_n = 0;
-            pl->cfg->on_empty(pl->cfg->ctx, &d);
+        if (!pl->cfg->offer_empty) {
+            cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, skipped");
+            return 0;
         }
-        return 0;
+        cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, kept as it is");
     }
     pl->docs++;
     if (pl->cfg->select == NULL) return 1;

@@ -199,7 +199,7 @@ static const struct {
     const char *tally1; /* for the count at the end: one, several */
     const char *tallyn;
 } warning_names[CLI_W_COUNT] = {
-    {"empty document", "1 empty document skipped", "%llu empty documents skipped"},
+    {"empty document", "1 empty document", "%llu empty documents"},
     {"larger than --max-doc-size", "1 document larger than --max-doc-size skipped",
      "%llu documents larger than --max-doc-size skipped"},
     {"invalid UTF-8", "1 document with invalid UTF-8 read as bytes",

@@ -99,8 +99,8 @@ empty_file=$(cd "$C/files" && for f in *; do [ -s "$f" ] || echo "$f"; done)
 # is named, counted at the end, and is not an error.
 if expect dedup_files_pairs 0 "$M" dedup --output pairs --format jsonl "$C/files"; then
     cp "$tmp/out" "$tmp/pairs_files.jsonl"
-    has dedup_files_empty_reported "$tmp/err" "files/$empty_file: empty document, skipped"
-    has dedup_files_empty_counted "$tmp/err" "^minlsh: 1 empty document skipped$"
+    has dedup_files_empty_reported "$tmp/err" "files/$empty_file: empty document, kept as it is"
+    has dedup_files_empty_counted "$tmp/err" "^minlsh: 1 empty document$"
     has dedup_files_summary "$tmp/err" 'documents, .* MB/s\); k=128, b=[0-9]+, r=[0-9]+ \(recall\)'
     py dedup_files_recall_precision pairs "$C" files "$tmp/pairs_files.jsonl"
 fi
@@ -117,7 +117,7 @@ fi
 # JSON Lines input (escapes, surrogate pairs, numeric ids).
 if expect dedup_jsonl_pairs 0 "$M" dedup --jsonl --output pairs --format jsonl "$C/corpus.jsonl"; then
     cp "$tmp/out" "$tmp/pairs_jsonl.jsonl"
-    has dedup_jsonl_empty_reported "$tmp/err" 'corpus.jsonl:[0-9]+: empty document, skipped'
+    has dedup_jsonl_empty_reported "$tmp/err" 'corpus.jsonl:[0-9]+: empty document, kept as it is'
     py dedup_jsonl_recall_precision pairs "$C" jsonl "$tmp/pairs_jsonl.jsonl"
     has dedup_jsonl_numeric_ids "$tmp/pairs_jsonl.jsonl" '"a": 1[0-9]{6},|"b": 1[0-9]{6},'
 fi
@@ -452,7 +452,7 @@ if expect missing_file 1 "$M" dedup "$E/a.txt" "$E/missing.txt" "$E/b.txt"; then
 fi
 : > "$E/empty.txt"
 if expect empty_document 0 "$M" dedup "$E/a.txt" "$E/empty.txt" "$E/b.txt"; then
-    has empty_document "$tmp/err" 'empty.txt: empty document, skipped'
+    has empty_document "$tmp/err" 'empty.txt: empty document, kept as it is'
 fi
 printf 'caf\351 cr\350me br\373l\351e %s\n' "$words" > "$E/latin1.txt"
 cp "$E/latin1.txt" "$E/latin1-copy.txt"
@@ -474,7 +474,7 @@ fi
 if expect jsonl_errors 1 "$M" dedup --jsonl --output pairs "$E/bad.jsonl"; then
     has jsonl_not_json "$tmp/err" 'bad.jsonl:2: not a JSON object'
     has jsonl_missing_field "$tmp/err" 'bad.jsonl:3: missing field "text"'
-    has jsonl_empty_text "$tmp/err" 'bad.jsonl:4: empty document, skipped'
+    has jsonl_empty_text "$tmp/err" 'bad.jsonl:4: empty document, kept as it is'
     has jsonl_invalid_utf8 "$tmp/err" 'bad.jsonl:5: invalid JSON at column [0-9]+: invalid UTF-8 in string'
     has jsonl_duplicate_id "$tmp/err" 'bad.jsonl:6: duplicate id "one", skipped'
     has jsonl_rest_processed "$tmp/out" '^1\.0000  one  tab\\there$'

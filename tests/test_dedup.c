@@ -82,11 +82,13 @@ static void make_truth(void) {
         EXPECT_OK(minlsh_shingleset_new(&sets[i], NULL));
         EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], sets[i], NULL));
     }
-    /* Exact copies (the empty documents too) are similar 1. */
+    /* Exact copies are similar 1; empty documents are similar to nothing. */
     for (i = 0; i < NDOC; i++)
         for (j = 0; j < NDOC; j++) {
             EXPECT_OK(minlsh_shingleset_jaccard(&jac[i][j], sets[i], sets[j]));
-            if (lens[i] == lens[j] && memcmp(docs[i], docs[j], lens[i]) == 0) jac[i][j] = 1.0;
+            /* an empty document is nobody's copy */
+            if (lens[i] > 0 && lens[i] == lens[j] && memcmp(docs[i], docs[j], lens[i]) == 0)
+                jac[i][j] = 1.0;
         }
 }
 
@@ -206,7 +208,9 @@ static void test_components_first_and_longest(void) {
     EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
     EXPECT_EQ_U64(st.documents, NDOC);
     EXPECT_EQ_U64(st.kept + st.dropped, NDOC);
-    EXPECT(st.dropped >= NDOC / 5);
+    printf("  %llu kept, %llu dropped\n", (unsigned long long)st.kept,
+           (unsigned long long)st.dropped);
+    EXPECT(st.dropped >= NDOC / 6);
     EXPECT(st.verified > 0 && st.candidates >= st.verified);
     EXPECT(st.exact_groups >= 10);
     EXPECT(st.empty >= 4);

@@ -240,16 +240,19 @@ int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t
  * (k values) only then too. */
 static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
                              const uint32_t *sig, const uint8_t *fp, uint64_t length) {
-    int exact = d->opts.verify == MINLSH_VERIFY_EXACT, rc;
+    int exact = d->opts.verify == MINLSH_VERIFY_EXACT, rc, empty;
     size_t slot, g;
     void *p;
     p = d->docs;
     rc = minlsh__reserve(&d->alloc, &p, &d->cap_docs, d->n_docs, d->n_docs + 1, sizeof *d->docs);
     d->docs = (minlsh__dedup_doc *)p;
     if (rc != 0) return rc;
+    /* A document without a shingle is nobody's copy: it stays a group of
+     * its own, kept, like any document with no near-duplicate. */
+    empty = n == 0 && (sig == NULL || minlsh_signature_is_empty(sig, d->k) == 1);
     if ((rc = minlsh__dedup_fp_reserve(d)) != 0) return rc;
-    slot = minlsh__dedup_fp_find(d, fp);
-    if (d->fps[slot].group_plus1 != 0) { /* an exact copy */
+    slot = empty ? SIZE_MAX : minlsh__dedup_fp_find(d, fp);
+    if (!empty && d->fps[slot].group_plus1 != 0) { /* an exact copy */
         g = (size_t)(d->fps[slot].group_plus1 - 1);
         if (++d->groups[g].size == 2) d->exact_groups++;
     } else {
@@ -302,8 +305,10 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
             d->pend_n++;
         }
         d->groups[g] = gr;
-        memcpy(d->fps[slot].fp, fp, MINLSH_FINGERPRINT_BYTES);
-        d->fps[slot].group_plus1 = (uint64_t)g + 1;
+        if (!empty) {
+            memcpy(d->fps[slot].fp, fp, MINLSH_FINGERPRINT_BYTES);
+            d->fps[slot].group_plus1 = (uint64_t)g + 1;
+        }
         d->n_groups++;
     }
     d->docs[d->n_docs].group = (uint32_t)g;

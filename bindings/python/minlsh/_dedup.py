@@ -259,8 +259,8 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
 
     The kinds may be mixed. Ids are any hashable values and must be distinct
     (ValueError otherwise). Every document is added, those without any
-    shingle too: the engine treats them as exact copies of each other and
-    near-duplicates of nothing (``minlsh dedup`` skips them instead).
+    shingle too: the engine keeps each of them, nobody's copy and nobody's
+    near-duplicate (as ``minlsh dedup`` does).
 
     Parameters, as ``minlsh dedup`` names them:
     ``threshold`` Jaccard threshold in (0, 1]; ``num_perm`` and ``seed`` the

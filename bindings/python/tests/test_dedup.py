@@ -185,17 +185,17 @@ def test_small_and_mixed_inputs():
     d = {x.id: x for x in res}
     assert d[0].kept and not d[1].kept and d[1].exact and d[1].representative == 0
     assert not d["x"].kept and not d["x"].exact and 0.5 <= d["x"].similarity < 1
-    # Documents without shingles are exact copies of each other only.
-    assert d["y"].kept and not d["z"].kept and d["z"].exact and d["z"].representative == "y"
+    # Documents without shingles are nobody's copy: each is kept, alone.
+    assert d["y"].kept and d["z"].kept and d["y"].cluster == 0 and d["z"].cluster == 0
     assert d[5].kept and d[5].cluster == 0
-    assert res.clusters() == [[0, 1, "x"], ["y", "z"]]
-    assert res.stats["empty"] == 2 and res.stats["exact_groups"] == 2
+    assert res.clusters() == [[0, 1, "x"]]
+    assert res.stats["empty"] == 2 and res.stats["exact_groups"] == 1
     assert repr(res).startswith("DedupResult(documents=6")
     res.close()
     res.close()
     with pytest.raises(minlsh.Error):
         res.pairs()
-    assert res.clusters() == [[0, 1, "x"], ["y", "z"]]  # still there
+    assert res.clusters() == [[0, 1, "x"]]  # still there
     empty = minlsh.dedup([])
     assert empty.decisions == [] and empty.pairs() == [] and empty.clusters() == []
     assert minlsh.dedup(["a b c"], id_field="key", text_field="body").ids == [0]
