@@ -140,22 +140,7 @@ class DedupResult:
         cl = c_void_p()
         check(lib.minlsh_clusters_from_dedup(byref(cl), handle, None),
               "minlsh_clusters_from_dedup")
-        try:
-            out = []
-            cap = 64
-            buf = (c_uint64 * cap)()
-            got = c_size_t()
-            for c in range(lib.minlsh_clusters_count(cl)):
-                rc = lib.minlsh_clusters_copy_members(cl, c, buf, cap, byref(got))
-                if rc == _ffi.E_BUFSIZE:
-                    cap = max(got.value, 2 * cap)
-                    buf = (c_uint64 * cap)()
-                    rc = lib.minlsh_clusters_copy_members(cl, c, buf, cap, byref(got))
-                check(rc, "minlsh_clusters_copy_members")
-                out.append(buf[:got.value])
-            return out
-        finally:
-            lib.minlsh_clusters_free(cl)
+        return _ffi.take_clusters(cl)
 
     def __del__(self, _free=lib.minlsh_dedup_free) -> None:
         if getattr(self, "_handle", None):

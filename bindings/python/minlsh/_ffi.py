@@ -491,3 +491,24 @@ def reading(lock):
 
 def writing(lock):
     return _Writing(lock)
+
+
+def take_clusters(handle):
+    """Every group of a minlsh_clusters handle, members ascending, as lists
+    of ints; the handle is freed, whatever happens."""
+    try:
+        out = []
+        cap = 64
+        buf = (c_uint64 * cap)()
+        got = c_size_t()
+        for i in range(lib.minlsh_clusters_count(handle)):
+            rc = lib.minlsh_clusters_copy_members(handle, i, buf, cap, ctypes.byref(got))
+            if rc == E_BUFSIZE:
+                cap = max(got.value, 2 * cap)
+                buf = (c_uint64 * cap)()
+                rc = lib.minlsh_clusters_copy_members(handle, i, buf, cap, ctypes.byref(got))
+            check(rc, "minlsh_clusters_copy_members")
+            out.append(buf[:got.value])
+        return out
+    finally:
+        lib.minlsh_clusters_free(handle)

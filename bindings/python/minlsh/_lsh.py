@@ -370,22 +370,8 @@ class MinHashLSH:
             out = c_void_p()
             check(lib.minlsh_clusters_from_index(byref(out), self._h(), float(min_similarity), None),
                   "minlsh_clusters_from_index")
-            try:
-                res = []
-                cap = 16
-                ids = (c_uint64 * cap)()
-                n = c_size_t()
-                for i in range(lib.minlsh_clusters_count(out)):
-                    rc = lib.minlsh_clusters_copy_members(out, i, ids, cap, byref(n))
-                    if rc == _ffi.E_BUFSIZE:
-                        cap = n.value
-                        ids = (c_uint64 * cap)()
-                        rc = lib.minlsh_clusters_copy_members(out, i, ids, cap, byref(n))
-                    check(rc, "minlsh_clusters_copy_members")
-                    res.append([self._id_to_key[ids[j]] for j in range(n.value)])
-                return res
-            finally:
-                lib.minlsh_clusters_free(out)
+            return [[self._id_to_key[i] for i in members]
+                    for members in _ffi.take_clusters(out)]
 
     # -- files ---------------------------------------------------------------------------
 

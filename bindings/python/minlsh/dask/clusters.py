@@ -3,7 +3,7 @@ exact-duplicate groups, by union-find on the client
 (minlsh_clusters_from_edges) or by hooking and contraction in Dask."""
 
 import logging
-from ctypes import byref, c_size_t, c_void_p
+from ctypes import byref, c_void_p
 
 import dask
 import dask.dataframe as dd
@@ -33,23 +33,7 @@ def _clusters_of_edges(a, b):
                                         b.ctypes.data if len(b) else None, len(a), None)
     if rc < 0:
         raise _ffi.error(rc, "minlsh_clusters_from_edges")
-    try:
-        out = []
-        cap = 64
-        buf = np.empty(cap, dtype=np.uint64)
-        got = c_size_t()
-        for i in range(lib.minlsh_clusters_count(handle)):
-            rc = lib.minlsh_clusters_copy_members(handle, i, buf.ctypes.data, cap, byref(got))
-            if rc == _ffi.E_BUFSIZE:
-                cap = got.value
-                buf = np.empty(cap, dtype=np.uint64)
-                rc = lib.minlsh_clusters_copy_members(handle, i, buf.ctypes.data, cap, byref(got))
-            if rc < 0:
-                raise _ffi.error(rc, "minlsh_clusters_copy_members")
-            out.append(buf[:got.value].astype(np.int64))
-        return out
-    finally:
-        lib.minlsh_clusters_free(handle)
+    return [np.asarray(members, dtype=np.int64) for members in _ffi.take_clusters(handle)]
 
 
 def _clusters_meta():
