@@ -396,18 +396,17 @@ typedef struct cli_name {
     int json;
 } cli_name;
 
-typedef struct name_entry {
-    size_t off;
-    uint32_t len;
-    uint8_t json;
-} name_entry;
-
-/* Names numbered 0..n-1 in insertion order, unique. */
+/* Names numbered 0..n-1 in insertion order, unique. Each is stored once, in
+ * chunks that never move, behind a varint of its length and JSON flag; per
+ * name 8 bytes of position and 4 to 8 of hash slot besides, so that a
+ * corpus of 10^8 short ids fits in a few GiB. */
 typedef struct name_table {
-    cli_buf pool;
-    name_entry *v;
+    char **chunks;
+    size_t n_chunks, cap_chunks;
+    size_t used, size; /* bytes used and held by the last chunk */
+    uint64_t *pos;     /* per name: chunk << 40 | offset of its length */
     size_t n, cap;
-    size_t *slots; /* open addressing: name number + 1, 0 = free */
+    uint32_t *slots; /* open addressing: name number + 1, 0 = free */
     size_t mask;
 } name_table;
 

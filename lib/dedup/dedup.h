@@ -30,6 +30,8 @@
 #include "common/pool.h"
 #include "common/sort.h"
 
+#include <pthread.h>
+
 /* Documents are union-find nodes of 32 bits. */
 #define MINLSH__DEDUP_MAX_DOCS (UINT32_MAX - 1)
 #define MINLSH__DEDUP_NONE UINT32_MAX
@@ -99,6 +101,8 @@ struct minlsh_dedup {
     minlsh_family *family;
     uint32_t k, bands, rows;
     minlsh__pool *pool; /* made on first use */
+    pthread_mutex_t file_mu;
+    int file_mu_made;
     int ran;
 
     /* per document */
@@ -141,6 +145,8 @@ struct minlsh_dedup {
 };
 
 /* engine.c */
+/* f, opened if it is not yet. Errors: MINLSH_E_IO. */
+int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f);
 /* Read n bytes of the data file at off (written or still buffered). */
 int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n);
 /* The head of document i's record. */
@@ -150,8 +156,12 @@ int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
  * 8-byte words). The head goes to *head. */
 int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
                            uint64_t **buf, size_t *cap, const void **out);
-/* Bytes the budget gives to a part: all of it without a budget. */
-uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned eighths);
+/* Bytes the budget gives to a part, in sixteenths (all of it without a
+ * budget): records 1, band and fingerprint runs 1, pending documents 1,
+ * candidate buffers 1 and runs 1, decisions 2 (once candidates are gone),
+ * so a quarter at most at any time; the rest is left to what grows with
+ * the documents (8 to 16 bytes each here, more in the caller). */
+uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
 
 /* run.c */
 int minlsh__dedup_plan(minlsh_dedup *d);

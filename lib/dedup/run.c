@@ -105,14 +105,16 @@ static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_f
     return rc;
 }
 
-/* Whether runs of this many more bytes go to the file: band and
- * fingerprint runs in memory take a quarter of the budget at most. */
-static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes) {
-    if (d->runs_file.fd < 0 || d->run_bytes + bytes <= minlsh__dedup_share(d, 2)) {
+/* Whether runs of this many more bytes go to the file (*in_file): band
+ * and fingerprint runs in memory take a sixteenth of the budget at most. */
+static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes, int *in_file) {
+    *in_file = 0;
+    if (d->opts.memory == 0 || d->run_bytes + bytes <= minlsh__dedup_share(d, 1)) {
         d->run_bytes += bytes;
         return 0;
     }
-    return 1;
+    *in_file = 1;
+    return minlsh__dedup_file(d, &d->runs_file);
 }
 
 /* ---- band keys and fingerprints, in batches ------------------------------------ */
@@ -179,11 +181,11 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
     if (had == NULL) return MINLSH_E_NOMEM;
     for (j = 0; j < d->bands; j++) had[j] = d->band_runs[j].n;
     c.d = d;
-    c.in_file = minlsh__dedup_runs_to_file(d, (uint64_t)keys_n * sizeof(minlsh__kv));
-    fp_file = minlsh__dedup_runs_to_file(d, (uint64_t)n * sizeof(minlsh__kv));
+    rc = minlsh__dedup_runs_to_file(d, (uint64_t)keys_n * sizeof(minlsh__kv), &c.in_file);
+    if (rc == 0) rc = minlsh__dedup_runs_to_file(d, (uint64_t)n * sizeof(minlsh__kv), &fp_file);
     c.keys = (uint64_t *)minlsh__calloc(a, keys_n, sizeof *c.keys);
     fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
-    rc = c.keys != NULL && fps != NULL ? 0 : MINLSH_E_NOMEM;
+    if (rc == 0 && (c.keys == NULL || fps == NULL)) rc = MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
     if (rc == 0)
         rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
@@ -404,12 +406,16 @@ static int minlsh__dedup_cand_run(minlsh__dedup_cands *c, size_t j, uint64_t *he
                                   minlsh__kv *v, size_t n) {
     minlsh_dedup *d = c->d;
     size_t i, o;
-    int in_file;
+    int in_file, rc;
     minlsh__sort_kv(v, n);
     for (i = 1, o = n > 0; i < n; i++)
         if (v[i].key != v[o - 1].key || v[i].val != v[o - 1].val) v[o++] = v[i];
-    in_file = d->cand_file.fd >= 0 && *held + o * sizeof *v > c->quota;
+    in_file = d->opts.memory != 0 && *held + o * sizeof *v > c->quota;
     if (!in_file) *held += o * sizeof *v;
+    else if ((rc = minlsh__dedup_file(d, &d->cand_file)) != 0) {
+        minlsh__free(&d->alloc, v);
+        return rc;
+    }
     return minlsh__dedup_run_store(d, &d->cand_file, in_file, &c->runs[j], v, o);
 }
 
@@ -564,8 +570,8 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
     memset(&v, 0, sizeof v);
     c.d = d;
     workers = minlsh__pool_size(minlsh__dedup_pool(d));
-    /* With a budget: each worker's buffer and the bands' runs in memory
-     * take an eighth of it each. */
+    /* With a budget: the workers' buffers and the bands' runs in memory
+     * take a sixteenth of it each. */
     c.limit = share == UINT64_MAX ? SIZE_MAX : (size_t)(share / 16 / (workers ? workers : 1));
     if (c.limit < 64) c.limit = 64;
     c.quota = share == UINT64_MAX ? UINT64_MAX : share / d->bands;
@@ -676,14 +682,14 @@ static int minlsh__dedup_decisions(minlsh_dedup *d) {
     minlsh__dedup_sink s;
     size_t n_scratch = 0;
     int rc;
-    /* In memory if they fit a quarter of the budget; the file is
+    /* In memory if they fit an eighth of the budget; the file is
      * rewritten by a run after a failed one. */
-    if (d->dec_file.fd < 0 || (uint64_t)d->n_docs * sizeof *d->decisions <= minlsh__dedup_share(d, 2)) {
+    if ((uint64_t)d->n_docs * sizeof *d->decisions <= minlsh__dedup_share(d, 2)) {
         d->decisions = (minlsh_dedup_decision *)minlsh__calloc(a, d->n_docs + 1, sizeof *d->decisions);
         if (d->decisions == NULL) return MINLSH_E_NOMEM;
     } else {
         minlsh__tmpfile_close(&d->dec_file);
-        if ((rc = minlsh__tmpfile_open(&d->dec_file, d->tmpdir)) != 0) return rc;
+        if ((rc = minlsh__dedup_file(d, &d->dec_file)) != 0) return rc;
     }
     memset(&s, 0, sizeof s);
     s.d = d;
