@@ -188,6 +188,7 @@ typedef struct cli_opts {
     uint32_t keep, group; /* MINLSH_KEEP_*, MINLSH_GROUP_* */
     uint64_t max_bucket;  /* 0: no cap */
     uint64_t memory;      /* dedup's memory budget in bytes; 0: no limit */
+    int memory_set;       /* --memory was given (else: half the RAM) */
     const char *tmpdir;   /* where dedup spills (NULL: $TMPDIR, /tmp) */
     double weight_fp, weight_fn, target_recall;
     uint32_t mode; /* MINLSH_PLAN_* */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 const char cli_help_dedup[] =
     "Usage: minlsh dedup [OPTIONS] PATH...\n"
@@ -41,7 +42,7 @@ const char cli_help_dedup[] =
     "      --threshold T       Jaccard similarity threshold (default: 0.8)\n"
     "      --num-perm K        MinHash values per signature (default: 128)\n"
     "      --bands B           LSH bands; --rows R rows per band\n"
-    "                          (default: planned for recall 0.99 at T)\n"
+    "                          (default: planned for recall 0.999 at T)\n"
     "      --seed N            MinHash family seed (default: 1)\n"
     "      --verify MODE       exact: confirm candidates with the exact Jaccard of\n"
     "                          their shingle sets (default); signature: with the\n"
@@ -49,8 +50,8 @@ const char cli_help_dedup[] =
     "      --max-bucket N      leave out (and count) a band bucket of more than N\n"
     "                          distinct documents (default: 0, no cap)\n"
     "      --memory SIZE       memory for the engine's growing data (e.g. 512M,\n"
-    "                          4G) before it goes to temporary files; 0 (default):\n"
-    "                          no limit\n"
+    "                          4G) before it goes to temporary files (default:\n"
+    "                          half the physical memory; 0: no limit)\n"
     "      --tmpdir DIR        where those files go (default: $TMPDIR, else /tmp)\n"
     "Decisions:\n"
     "      --keep POLICY       first (default): keep the first document of each\n"
@@ -347,6 +348,7 @@ static size_t print_corpus(const dedup *D, int kept) {
 typedef struct run_info {
     uint32_t k, bands, rows;
     const char *plan;
+    uint64_t memory; /* the engine's budget */
     pipeline_stats st;
     double start;
 } run_info;
@@ -366,11 +368,23 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
     {
         struct rusage ru;
         double peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
-        cli_msg("%llu kept, %llu dropped; peak memory %.1f MiB (engine %.1f MiB), temporary "
-                "files %.1f MiB",
+        char budget[48];
+        if (ri->memory == 0) snprintf(budget, sizeof budget, "no limit");
+        else snprintf(budget, sizeof budget, "%.0f MiB", (double)ri->memory / 1048576.0);
+        cli_msg("%llu kept, %llu dropped; peak memory %.1f MiB (engine %.1f MiB, budget %s), "
+                "temporary files %.1f MiB",
                 (unsigned long long)s->kept, (unsigned long long)s->dropped, peak,
-                (double)s->bytes / 1048576.0, (double)s->temp_bytes / 1048576.0);
+                (double)s->bytes / 1048576.0, budget, (double)s->temp_bytes / 1048576.0);
     }
+}
+
+/* Without --memory: half the physical memory, so that a corpus larger than
+ * the machine spills and completes while anything smaller stays in memory
+ * (the engine uses files only past its budget). 4 GiB if it is unknown. */
+static uint64_t default_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0) return (uint64_t)4 << 30;
+    return (uint64_t)pages * (uint64_t)size / 2;
 }
 
 int cmd_dedup(cli_opts *o) {
@@ -401,7 +415,7 @@ int cmd_dedup(cli_opts *o) {
     eo.rows = ri.rows;
     eo.threads = o->threads;
     eo.max_bucket = o->max_bucket;
-    eo.memory = o->memory;
+    eo.memory = ri.memory = o->memory_set ? o->memory : default_memory();
     eo.tmpdir = o->tmpdir;
     if ((rc = minlsh_dedup_new(&D.engine, sh, family, &eo, NULL)) != 0)
         dedup_die(o, rc);
