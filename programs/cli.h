@@ -399,7 +399,7 @@ typedef struct cli_name {
 
 /* Names numbered 0..n-1 in insertion order, unique. Each is stored once, in
  * chunks that never move, behind a varint of its length and JSON flag; per
- * name 8 bytes of position and 4 to 8 of hash slot besides, so that a
+ * name 8 bytes of position and 5 to 10 of hash slot besides, so that a
  * corpus of 10^8 short ids fits in a few GiB. */
 typedef struct name_table {
     char **chunks;
@@ -408,6 +408,7 @@ typedef struct name_table {
     uint64_t *pos;     /* per name: chunk << 40 | offset of its length */
     size_t n, cap;
     uint32_t *slots; /* open addressing: name number + 1, 0 = free */
+    uint8_t *tags;   /* 8 bits of each slot's hash: most probes end here */
     size_t mask;
 } name_table;
 

@@ -2,8 +2,8 @@
  * names.c: the names of the documents (paths, or JSON ids as written),
  * numbered in insertion order and unique. Lookups hash with keyed SipHash
  * (the library's), so hostile ids cannot force collisions; the table keeps
- * only name numbers (4 bytes a slot, at most 3/4 full) and compares the
- * stored names on a probe.
+ * only name numbers and 8 bits of hash (5 bytes a slot, at most 3/4 full)
+ * and compares a stored name when those bits match.
  */
 #include "cli.h"
 
@@ -38,13 +38,17 @@ cli_name names_get(const name_table *t, size_t i) {
 static void rehash(name_table *t) {
     size_t size = t->mask ? (t->mask + 1) * 2 : 64, i;
     free(t->slots);
+    free(t->tags);
     t->slots = xcalloc(size, sizeof *t->slots);
+    t->tags = xmalloc(size);
     t->mask = size - 1;
     for (i = 0; i < t->n; i++) {
         cli_name nm = names_get(t, i);
-        size_t s = (size_t)name_hash(nm.s, nm.n, nm.json) & t->mask;
+        uint64_t h = name_hash(nm.s, nm.n, nm.json);
+        size_t s = (size_t)h & t->mask;
         while (t->slots[s] != 0) s = (s + 1) & t->mask;
         t->slots[s] = (uint32_t)(i + 1);
+        t->tags[s] = (uint8_t)(h >> 56);
     }
 }
 
@@ -78,17 +82,21 @@ static uint64_t store(name_table *t, const char *s, size_t n, int json) {
 }
 
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) {
+    uint64_t h;
     size_t slot;
     void *v;
     if (n > UINT32_MAX) n = UINT32_MAX; /* names are never that long */
     if (t->n >= UINT32_MAX - 1) cli_die_lib("names", MINLSH_E_TOOBIG); /* 2^32 - 2 at most */
     if (t->mask == 0 || (t->n + 1) * 4 > (t->mask + 1) * 3) rehash(t);
-    slot = (size_t)name_hash(s, n, json) & t->mask;
+    h = name_hash(s, n, json);
+    slot = (size_t)h & t->mask;
     while (t->slots[slot] != 0) {
-        cli_name nm = names_get(t, t->slots[slot] - 1);
-        if (nm.n == n && nm.json == json && memcmp(nm.s, s, n) == 0) {
-            if (dup_of) *dup_of = t->slots[slot] - 1;
-            return 0;
+        if (t->tags[slot] == (uint8_t)(h >> 56)) {
+            cli_name nm = names_get(t, t->slots[slot] - 1);
+            if (nm.n == n && nm.json == json && memcmp(nm.s, s, n) == 0) {
+                if (dup_of) *dup_of = t->slots[slot] - 1;
+                return 0;
+            }
         }
         slot = (slot + 1) & t->mask;
     }
@@ -97,6 +105,7 @@ int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) 
     t->pos = v;
     t->pos[t->n] = store(t, s, n, json);
     t->slots[slot] = (uint32_t)++t->n;
+    t->tags[slot] = (uint8_t)(h >> 56);
     return 1;
 }
 
@@ -106,5 +115,6 @@ void names_free(name_table *t) {
     free(t->chunks);
     free(t->pos);
     free(t->slots);
+    free(t->tags);
     memset(t, 0, sizeof *t);
 }

@@ -138,6 +138,8 @@ struct minlsh_dedup {
 
     /* results of the run */
     uint32_t *exact_of;        /* the first document of each one's exact group */
+    uint64_t *copies;          /* while finding candidates: a bit for each
+                                  document that is not its group's first */
     minlsh__dedup_edge *edges; /* verified, sorted by (a, b) */
     size_t n_edges;
     uint64_t exact_groups, candidates, capped, n_kept;

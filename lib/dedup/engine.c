@@ -85,12 +85,14 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
         else memcpy(d->tmpdir, o.tmpdir, len);
     }
     if (rc == 0) {
-        /* A batch: 64K documents, or fewer if their signatures and band
-         * records would take more than a sixteenth of the budget. The write
+        /* A batch: as many documents as a sixteenth of the budget holds
+         * with their signatures and band records, up to 1M (fewer batches
+         * are fewer runs to merge); 256K without a budget. The write
          * buffer: 1 MiB at most. */
         uint64_t per = (uint64_t)d->k * 4 + 16 * (uint64_t)d->bands + 24;
         uint64_t want = minlsh__dedup_share(d, 1) / per;
-        d->pend_cap = want < 64 ? 64 : want > 65536 ? 65536 : (size_t)want;
+        uint64_t most = o.memory != 0 ? (uint64_t)1 << 20 : (uint64_t)1 << 18;
+        d->pend_cap = want < 64 ? 64 : want > most ? (size_t)most : (size_t)want;
     }
     if (rc == 0 && pthread_mutex_init(&d->file_mu, NULL) != 0) rc = MINLSH_E_NOMEM;
     else if (rc == 0) d->file_mu_made = 1;
@@ -139,6 +141,7 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
     minlsh__free(&al, d->batch_sets);
     minlsh__free(&al, d->exact_of);
+    minlsh__free(&al, d->copies);
     minlsh__free(&al, d->edges);
     minlsh__free(&al, d->decisions);
     minlsh__free(&al, d);

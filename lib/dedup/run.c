@@ -387,6 +387,14 @@ static int minlsh__dedup_exact(minlsh_dedup *d) {
     } while (more > 0 && rc == 0);
     minlsh__dedup_merge_free(&m, d->fp_runs.n);
     minlsh__free(a, same);
+    /* The band merges skip copies: a bit per document is cheaper to look
+     * up at random than the group array. */
+    if (rc == 0) {
+        d->copies = (uint64_t *)minlsh__calloc(a, d->n_docs / 64 + 1, sizeof *d->copies);
+        if (d->copies == NULL) return MINLSH_E_NOMEM;
+        for (i = 0; i < d->n_docs; i++)
+            if (d->exact_of[i] != i) d->copies[i / 64] |= UINT64_C(1) << (i % 64);
+    }
     return rc;
 }
 
@@ -464,7 +472,7 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
             }
             nb = 0;
         }
-        if (more && rc == 0 && (key = rec.key, d->exact_of[rec.val] == rec.val)) {
+        if (more && rc == 0 && (key = rec.key, !(d->copies[rec.val / 64] >> (rec.val % 64) & 1))) {
             if (nb == cap_b) {
                 void *p = bucket;
                 rc = minlsh__reserve(a, &p, &cap_b, nb, nb + 1, sizeof *bucket);
@@ -719,15 +727,19 @@ int minlsh_dedup_run(minlsh_dedup *d) {
     /* A failed earlier run leaves its runs (they are complete) and
      * nothing else. */
     minlsh__free(a, d->exact_of);
+    minlsh__free(a, d->copies);
     minlsh__free(a, d->edges);
     minlsh__free(a, d->decisions);
     d->exact_of = NULL;
+    d->copies = NULL;
     d->edges = NULL;
     d->decisions = NULL;
     d->n_edges = 0;
     rc = minlsh__dedup_flush(d);
     if (rc == 0) rc = minlsh__dedup_exact(d);
     if (rc == 0) rc = minlsh__dedup_find(d);
+    minlsh__free(a, d->copies);
+    d->copies = NULL;
     if (rc == 0) rc = minlsh__dedup_decisions(d);
     if (rc != 0) {
         minlsh__free(a, d->exact_of);
