@@ -130,6 +130,10 @@ struct minlsh_dedup {
     minlsh__kv *pend_fps;
     size_t pend_n, pend_cap, pend_held; /* pending, a batch, room for */
     minlsh__dedup_runs *band_runs; /* bands of them */
+    uint64_t *batch_keys;          /* scratch of a batch: its band keys */
+    size_t batch_keys_cap;
+    minlsh__kv **sort_tmp;         /* and each worker's sorting space */
+    size_t n_sort_tmp, sort_tmp_cap;
     minlsh__dedup_runs fp_runs;
 
     /* scratch of minlsh_dedup_add_texts, kept between calls */

@@ -85,13 +85,13 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
         else memcpy(d->tmpdir, o.tmpdir, len);
     }
     if (rc == 0) {
-        /* A batch: as many documents as a sixteenth of the budget holds
-         * with their signatures and band records, up to 1M (fewer batches
-         * are fewer runs to merge); 256K without a budget. The write
-         * buffer: 1 MiB at most. */
+        /* A batch: 64K documents, or fewer if their signatures and band
+         * records would take more than a sixteenth of the budget. Bigger
+         * batches would mean fewer runs to merge, but more fresh memory
+         * (page faults) for every batch. The write buffer: 1 MiB at most. */
         uint64_t per = (uint64_t)d->k * 4 + 16 * (uint64_t)d->bands + 24;
         uint64_t want = minlsh__dedup_share(d, 1) / per;
-        uint64_t most = o.memory != 0 ? (uint64_t)1 << 20 : (uint64_t)1 << 18;
+        uint64_t most = (uint64_t)1 << 16;
         d->pend_cap = want < 64 ? 64 : want > most ? (size_t)most : (size_t)want;
     }
     if (rc == 0 && pthread_mutex_init(&d->file_mu, NULL) != 0) rc = MINLSH_E_NOMEM;
@@ -138,6 +138,9 @@ void minlsh_dedup_free(minlsh_dedup *d) {
         for (i = 0; i < d->bands; i++) minlsh__dedup_runs_free(d, &d->band_runs[i]);
     minlsh__free(&al, d->band_runs);
     minlsh__dedup_runs_free(d, &d->fp_runs);
+    minlsh__free(&al, d->batch_keys);
+    for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++) minlsh__free(&al, d->sort_tmp[i]);
+    minlsh__free(&al, d->sort_tmp);
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
     minlsh__free(&al, d->batch_sets);
     minlsh__free(&al, d->exact_of);

@@ -144,25 +144,47 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
     const minlsh_allocator *a = &d->alloc;
     size_t j, i, n = d->pend_n;
     int rc = 0;
-    (void)worker;
     for (j = begin; j < end && rc == 0; j++) {
         minlsh__kv *v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
-        minlsh__kv *tmp = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *tmp);
-        if (v == NULL || tmp == NULL) {
-            minlsh__free(a, v);
-            minlsh__free(a, tmp);
-            return MINLSH_E_NOMEM;
-        }
+        minlsh__kv *tmp = d->sort_tmp[worker];
+        if (v == NULL) return MINLSH_E_NOMEM;
         for (i = 0; i < n; i++) {
             v[i].key = c->keys[i * d->bands + j];
             v[i].val = d->pend_docs[i];
         }
         minlsh__radix_kv(v, tmp, n, 0, 64);
-        minlsh__free(a, tmp);
         /* Each band's run list has one writer: this item. */
         rc = minlsh__dedup_run_store(d, &d->runs_file, c->in_file, &d->band_runs[j], v, n);
     }
     return rc;
+}
+
+/* Room for keys band keys and, per worker, n records of sorting scratch. */
+static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
+    const minlsh_allocator *a = &d->alloc;
+    size_t w, workers = minlsh__pool_size(minlsh__dedup_pool(d));
+    if (keys > d->batch_keys_cap) {
+        uint64_t *k = (uint64_t *)minlsh__malloc(a, keys * sizeof *k);
+        if (k == NULL) return MINLSH_E_NOMEM;
+        minlsh__free(a, d->batch_keys);
+        d->batch_keys = k;
+        d->batch_keys_cap = keys;
+    }
+    if (d->sort_tmp == NULL) {
+        d->sort_tmp = (minlsh__kv **)minlsh__calloc(a, workers + 1, sizeof *d->sort_tmp);
+        if (d->sort_tmp == NULL) return MINLSH_E_NOMEM;
+        d->n_sort_tmp = workers;
+    }
+    if (n > d->sort_tmp_cap) {
+        for (w = 0; w < d->n_sort_tmp; w++) {
+            minlsh__kv *t = (minlsh__kv *)minlsh__malloc(a, n * sizeof *t);
+            if (t == NULL) return MINLSH_E_NOMEM; /* those replaced are bigger: harmless */
+            minlsh__free(a, d->sort_tmp[w]);
+            d->sort_tmp[w] = t;
+        }
+        d->sort_tmp_cap = n;
+    }
+    return 0;
 }
 
 /* All or nothing: a batch that fails leaves every run list as it was (a
@@ -183,9 +205,12 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
     c.d = d;
     rc = minlsh__dedup_runs_to_file(d, (uint64_t)keys_n * sizeof(minlsh__kv), &c.in_file);
     if (rc == 0) rc = minlsh__dedup_runs_to_file(d, (uint64_t)n * sizeof(minlsh__kv), &fp_file);
-    c.keys = (uint64_t *)minlsh__calloc(a, keys_n, sizeof *c.keys);
+    /* The band keys and each worker's sorting scratch are kept from batch
+     * to batch: fresh memory costs a page fault and a zeroed page. */
+    if (rc == 0) rc = minlsh__dedup_batch_scratch(d, keys_n, n + 1);
+    c.keys = d->batch_keys;
     fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
-    if (rc == 0 && (c.keys == NULL || fps == NULL)) rc = MINLSH_E_NOMEM;
+    if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
     if (rc == 0)
         rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
@@ -197,7 +222,6 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
         rc = minlsh__dedup_run_store(d, &d->runs_file, fp_file, &d->fp_runs, fps, n);
         fps = NULL;
     }
-    minlsh__free(a, c.keys);
     minlsh__free(a, fps);
     if (rc != 0) {
         for (j = 0; j < d->bands; j++)
@@ -736,6 +760,14 @@ int minlsh_dedup_run(minlsh_dedup *d) {
     d->decisions = NULL;
     d->n_edges = 0;
     rc = minlsh__dedup_flush(d);
+    if (rc == 0) { /* no batch comes after this one */
+        for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++) minlsh__free(a, d->sort_tmp[i]);
+        minlsh__free(a, d->sort_tmp);
+        minlsh__free(a, d->batch_keys);
+        d->sort_tmp = NULL;
+        d->batch_keys = NULL;
+        d->sort_tmp_cap = d->batch_keys_cap = 0;
+    }
     if (rc == 0) rc = minlsh__dedup_exact(d);
     if (rc == 0) rc = minlsh__dedup_find(d);
     minlsh__free(a, d->copies);
