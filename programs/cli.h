@@ -494,6 +494,10 @@ typedef struct pipeline_cfg {
     /* Offer empty documents (no set) to select and on_doc like the others;
      * otherwise they are only counted and reported as skipped. */
     int offer_empty;
+    /* on_doc of a batch may come after select of the next one (it runs
+     * while the pool signs that one): for subcommands whose select does not
+     * depend on what on_doc did. */
+    int overlap;
     void *ctx;
 } pipeline_cfg;
 

@@ -427,6 +427,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.select = dedup_select;
     cfg.on_doc = dedup_on_doc;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
+    cfg.overlap = 1;     /* select only numbers and spools documents */
     minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
     if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0) dedup_die(o, MINLSH_E_IO);

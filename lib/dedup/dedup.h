@@ -53,12 +53,20 @@ typedef struct minlsh__dedup_rec {
     uint64_t n; /* shingles in the set that follows; 0 with a signature */
 } minlsh__dedup_rec;
 
-/* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES. */
+#define MINLSH__DEDUP_CHUNK_BYTES ((size_t)4 << 20)
+#define MINLSH__DEDUP_SPARE 16
+
+/* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES.
+ * Spare chunks are made and touched by a worker while a batch is banded,
+ * so that the page faults of fresh memory are not the adding thread's. */
 typedef struct minlsh__dedup_chunks {
     uint8_t **v;
     size_t n, cap;
     size_t used, size; /* bytes used and held by the last chunk */
-    uint64_t bytes;    /* held by all */
+    uint64_t bytes;    /* held by all, spares included */
+    uint8_t *spare[MINLSH__DEDUP_SPARE];
+    size_t n_spare;
+    uint64_t batch_bytes; /* records stored in memory since the last batch */
 } minlsh__dedup_chunks;
 
 /* A sorted run of records: in memory (v) or in a temporary file (off). */
@@ -162,6 +170,8 @@ int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
  * 8-byte words). The head goes to *head. */
 int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
                            uint64_t **buf, size_t *cap, const void **out);
+/* Make and touch spare chunks for the next batch's records (on a worker). */
+void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want);
 /* Bytes the budget gives to a part, in sixteenths (all of it without a
  * budget): records 1, band and fingerprint runs 1, pending documents 1,
  * candidate buffers 1 and runs 1, decisions 2 (once candidates are gone),

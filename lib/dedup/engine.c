@@ -125,6 +125,7 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     minlsh__free(&al, d->rec);
     minlsh__free(&al, d->lengths);
     for (i = 0; i < d->chunks.n; i++) minlsh__free(&al, d->chunks.v[i]);
+    for (i = 0; i < d->chunks.n_spare; i++) minlsh__free(&al, d->chunks.spare[i]);
     minlsh__free(&al, d->chunks.v);
     minlsh__tmpfile_close(&d->data);
     minlsh__tmpfile_close(&d->runs_file);
@@ -159,8 +160,6 @@ minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d) {
 
 /* ---- the records ---------------------------------------------------------------- */
 
-#define MINLSH__DEDUP_CHUNK_BYTES ((size_t)4 << 20)
-
 /* n bytes (8-aligned) that stay where they are until the engine is freed. */
 static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
     minlsh__dedup_chunks *c = &d->chunks;
@@ -172,16 +171,32 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
         int rc = minlsh__reserve(&d->alloc, &v, &c->cap, c->n, c->n + 1, sizeof *c->v);
         c->v = (uint8_t **)v;
         if (rc != 0) return rc;
-        p = (uint8_t *)minlsh__malloc(&d->alloc, size);
-        if (p == NULL) return MINLSH_E_NOMEM;
+        if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare > 0) {
+            p = c->spare[--c->n_spare];
+        } else {
+            p = (uint8_t *)minlsh__malloc(&d->alloc, size);
+            if (p == NULL) return MINLSH_E_NOMEM;
+            c->bytes += size;
+        }
         c->v[c->n++] = p;
         c->used = 0;
         c->size = size;
-        c->bytes += size;
     }
     *out = c->v[c->n - 1] + c->used;
     c->used += n;
+    c->batch_bytes += n;
     return 0;
+}
+
+void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
+    minlsh__dedup_chunks *c = &d->chunks;
+    while (c->n_spare < want && c->n_spare < MINLSH__DEDUP_SPARE) {
+        uint8_t *p = (uint8_t *)minlsh__malloc(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
+        size_t i;
+        if (p == NULL) return; /* only a head start: the adding thread will try */
+        for (i = 0; i < MINLSH__DEDUP_CHUNK_BYTES; i += 4096) p[i] = 0;
+        c->spare[c->n_spare++] = p;
+    }
 }
 
 static int minlsh__dedup_wflush(minlsh_dedup *d) {

@@ -122,6 +122,7 @@ static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes, int *in_f
 typedef struct minlsh__dedup_batchkeys {
     minlsh_dedup *d;
     int in_file;
+    size_t spare_chunks; /* to make while the bands are sorted */
     uint64_t *keys; /* bands per pending document */
 } minlsh__dedup_batchkeys;
 
@@ -145,8 +146,13 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
     size_t j, i, n = d->pend_n;
     int rc = 0;
     for (j = begin; j < end && rc == 0; j++) {
-        minlsh__kv *v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
-        minlsh__kv *tmp = d->sort_tmp[worker];
+        minlsh__kv *v, *tmp;
+        if (j == d->bands) { /* the item after the bands: spare chunks */
+            minlsh__dedup_chunks_prepare(d, c->spare_chunks);
+            continue;
+        }
+        v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
+        tmp = d->sort_tmp[worker];
         if (v == NULL) return MINLSH_E_NOMEM;
         for (i = 0; i < n; i++) {
             v[i].key = c->keys[i * d->bands + j];
@@ -193,10 +199,11 @@ static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
 int minlsh__dedup_flush(minlsh_dedup *d) {
     const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_batchkeys c;
-    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n;
+    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n,
+           spare_before = d->chunks.n_spare;
     uint64_t run_bytes = d->run_bytes;
     minlsh__kv *fps = NULL;
-    int rc, fp_file;
+    int rc, fp_file = 0;
     if (n == 0) return 0;
     if (minlsh__mul_size(&keys_n, n, d->bands) != 0) return MINLSH_E_TOOBIG;
     had = (size_t *)minlsh__calloc(a, d->bands + 1, sizeof *had);
@@ -209,11 +216,21 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
      * to batch: fresh memory costs a page fault and a zeroed page. */
     if (rc == 0) rc = minlsh__dedup_batch_scratch(d, keys_n, n + 1);
     c.keys = d->batch_keys;
+    /* As many spare chunks as the last batch's records took, while they
+     * stay in memory and within their share. */
+    c.spare_chunks = 0;
+    if (!d->records_in_file) {
+        uint64_t want = d->chunks.batch_bytes / MINLSH__DEDUP_CHUNK_BYTES + 1;
+        uint64_t room = minlsh__dedup_share(d, 1) > d->chunks.bytes
+                            ? (minlsh__dedup_share(d, 1) - d->chunks.bytes) / MINLSH__DEDUP_CHUNK_BYTES
+                            : 0;
+        c.spare_chunks = (size_t)(want < room ? want : room);
+    }
     fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
     if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
     if (rc == 0)
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands + 1, 1, minlsh__dedup_band_run, &c);
     if (rc == 0) {
         /* Fingerprint records are added in document order: sorting by
          * (key, document) keeps the documents of one key ascending. */
@@ -223,6 +240,8 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
         fps = NULL;
     }
     minlsh__free(a, fps);
+    d->chunks.bytes += (uint64_t)(d->chunks.n_spare - spare_before) * MINLSH__DEDUP_CHUNK_BYTES;
+    d->chunks.batch_bytes = 0;
     if (rc != 0) {
         for (j = 0; j < d->bands; j++)
             while (d->band_runs[j].n > had[j])
