@@ -125,6 +125,7 @@ MINLSH_API const char *minlsh_version_string(void);
 #define MINLSH_E_VERSION (-12)    /* options struct version not supported */
 #define MINLSH_E_STATE (-13)      /* call not valid in the handle's current state */
 #define MINLSH_E_UNSUPPORTED (-14) /* feature not available in this build or on this CPU */
+#define MINLSH_E_BUSY (-15)       /* a lock is held elsewhere and the wait for it timed out */
 
 /* A static, human-readable description. Never NULL (unknown codes get a
  * generic text). */
@@ -861,6 +862,125 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
                                           double *similarity, size_t cap,
                                           size_t *n_out,
                                           uint32_t *bands_searched);
+
+/* ------------------------------------------------------------------------ */
+/* Insert if novel                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* An exact check of a candidate, supplied by the caller: write the
+ * similarity in [0, 1] of the document being inserted to the indexed
+ * document `id` (whose signature estimate is `estimate`) to *similarity and
+ * return 0, or return a negative MINLSH_E_* code (or any negative value) to
+ * abandon the insert, which then returns that value with the index
+ * unchanged. It is called on the thread of minlsh_index_insert_novel, while
+ * the index is unchanged: it may read the index (const calls) but not
+ * change it. */
+typedef int (*minlsh_verify_fn)(void *opaque, uint64_t id, double estimate,
+                                double *similarity);
+
+#define MINLSH_NOVEL_OPTIONS_VERSION 1
+
+typedef struct minlsh_novel_options {
+    uint32_t version;        /* MINLSH_NOVEL_OPTIONS_VERSION */
+    uint32_t reserved;       /* must be 0 */
+    double threshold;        /* a near-duplicate has similarity >= threshold,
+                                in (0, 1]; default 0.8. Give the threshold
+                                the index's banding was planned for. */
+    double min_estimate;     /* with verify: candidates whose estimate is
+                                below this are not checked, in [0, 1];
+                                default 0 (check every candidate) */
+    minlsh_verify_fn verify; /* NULL (default): the signature estimate is
+                                the similarity */
+    void *opaque;            /* passed to verify; never kept */
+} minlsh_novel_options;
+
+#define MINLSH_NOVEL_OPTIONS_INIT                                              \
+    { MINLSH_NOVEL_OPTIONS_VERSION, 0, 0.8, 0.0, NULL, NULL }
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
+MINLSH_API int minlsh_novel_options_init(minlsh_novel_options *opts,
+                                         uint32_t version);
+
+/* What minlsh_index_insert_novel decided. */
+typedef struct minlsh_novel_result {
+    uint64_t match;      /* the best match: the candidate of highest
+                            similarity (ties: the smallest id); with verify,
+                            the first one checked that reached the threshold,
+                            else the highest checked; 0 if has_match is 0 */
+    double similarity;   /* its similarity (verified, or the estimate); 0 if
+                            has_match is 0 */
+    uint32_t novel;      /* 1: no near-duplicate, the document was inserted;
+                            0: a near-duplicate of match, nothing inserted */
+    uint32_t has_match;  /* 1 if match names a candidate (a novel document
+                            may have one below the threshold) */
+    uint64_t candidates; /* LSH candidates found */
+    uint64_t verified;   /* calls of verify made */
+} minlsh_novel_result;
+
+/* "Have I seen this, or nearly?" and "remember it" as one call: query the
+ * band index with sig, verify the candidates at opts->threshold (the
+ * signature estimate, or opts->verify in decreasing order of estimate, ties
+ * by increasing id, stopping at the first that reaches the threshold) and,
+ * if none reaches it, insert the document under id. opts NULL: the
+ * defaults. The empty signature has no candidates, so it is always novel
+ * (and inserted, as by minlsh_index_insert). The decision goes to *result.
+ * On any error the index is unchanged and *result is unspecified. A caller
+ * that needs the decision and the insert to be atomic across threads or
+ * processes holds its exclusive access (a mutex; minlsh_filelock for a
+ * shared file) from the query to the save.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k_sig != k, threshold or
+ * min_estimate out of range, a similarity from verify outside [0, 1],
+ * reserved not 0), MINLSH_E_VERSION, MINLSH_E_EXISTS (id is already in the
+ * index; checked first, nothing is queried), MINLSH_E_NOMEM,
+ * MINLSH_E_TOOBIG, or what verify returned. */
+MINLSH_API int minlsh_index_insert_novel(minlsh_novel_result *result,
+                                         minlsh_index *index, uint64_t id,
+                                         const uint32_t *sig, size_t k_sig,
+                                         const minlsh_novel_options *opts);
+
+/* ------------------------------------------------------------------------ */
+/* Sharing an index file between processes                                  */
+/* ------------------------------------------------------------------------ */
+
+/* An advisory lock for processes that share one saved file (an index, a
+ * matrix). A save replaces the file by renaming a new one over it, so a
+ * lock on the file itself would lock the old inode, which later processes
+ * no longer see: the lock is taken on a companion file, PATH.lock (PATH
+ * with ".lock" appended), created empty (mode 0666 less the umask) if it
+ * does not exist and never removed (removing it would let two processes
+ * lock two different files). The lock is flock(2)'s: it belongs to the
+ * handle (two handles exclude each other even in one process), is
+ * released by minlsh_filelock_free or when the process ends however it
+ * ends, and interoperates with flock(1) on PATH.lock from shell scripts.
+ *
+ * The protocol for long-running processes sharing PATH: a writer takes an
+ * exclusive lock, loads PATH, changes the index, saves it to PATH and only
+ * then frees the lock (so no two writers work on the same version and
+ * nothing saved is lost); a reader takes a shared lock while it loads. A
+ * writer that keeps its index in memory between batches must reload it
+ * after taking the lock, since others may have saved since. Locks are
+ * advisory: they bind only processes that take them. On file systems
+ * without flock support (some network file systems) the call fails with
+ * MINLSH_E_IO. */
+typedef struct minlsh_filelock minlsh_filelock;
+
+#define MINLSH_LOCK_SHARED 1          /* many readers at once */
+#define MINLSH_LOCK_EXCLUSIVE 2       /* one writer, no readers */
+#define MINLSH_LOCK_WAIT_FOREVER UINT32_C(0xFFFFFFFF)
+
+/* Take the lock of `path` (the saved file's path; the lock is on
+ * path.lock) in mode MINLSH_LOCK_SHARED or _EXCLUSIVE, waiting at most
+ * timeout_ms milliseconds (0: do not wait; MINLSH_LOCK_WAIT_FOREVER: no
+ * limit). A shared lock on a read-only directory works if path.lock exists.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (mode, allocator), MINLSH_E_NOMEM,
+ * MINLSH_E_IO (path.lock cannot be opened or created, or locking failed;
+ * errno is left as the failing call set it), MINLSH_E_BUSY (another handle
+ * holds a conflicting lock and timeout_ms passed). */
+MINLSH_API int minlsh_filelock_new(minlsh_filelock **out, const char *path,
+                                   uint32_t mode, uint32_t timeout_ms,
+                                   const minlsh_allocator *alloc);
+/* Release the lock. NULL is a no-op. */
+MINLSH_API void minlsh_filelock_free(minlsh_filelock *lock);
 
 /* ------------------------------------------------------------------------ */
 /* Dedup engine                                                             */

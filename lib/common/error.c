@@ -27,6 +27,7 @@ static const minlsh__error_entry minlsh__errors[] = {
     {MINLSH_E_STATE, "MINLSH_E_STATE", "call not valid in the current state"},
     {MINLSH_E_UNSUPPORTED, "MINLSH_E_UNSUPPORTED",
      "not supported by this build or CPU"},
+    {MINLSH_E_BUSY, "MINLSH_E_BUSY", "a lock is held elsewhere (timed out waiting for it)"},
 };
 
 static const minlsh__error_entry *minlsh__error_find(int code) {
