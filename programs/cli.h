@@ -143,6 +143,7 @@ enum {
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
     O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_KEEP, O_GROUP, O_MAX_BUCKET,
     O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE, O_MEMORY, O_TMPDIR,
+    O_NOVEL_ONLY, O_LOCK_TIMEOUT, O_NO_LOCK,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
@@ -190,6 +191,9 @@ typedef struct cli_opts {
     uint64_t memory;      /* dedup's memory budget in bytes; 0: no limit */
     int memory_set;       /* --memory was given (else: half the RAM) */
     const char *tmpdir;   /* where dedup spills (NULL: $TMPDIR, /tmp) */
+    int novel_only;       /* index add: only documents with no near-duplicate */
+    uint32_t lock_timeout_ms; /* index: wait for INDEX.lock (default: forever) */
+    int no_lock;          /* index: the caller holds INDEX.lock */
     double weight_fp, weight_fn, target_recall;
     uint32_t mode; /* MINLSH_PLAN_* */
     const char *svg;
@@ -416,6 +420,8 @@ typedef struct name_table {
  * number in *dup_of if not NULL). */
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of);
 cli_name names_get(const name_table *t, size_t i);
+/* 1 if the name is there (its number in *i if not NULL), else 0. */
+int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i);
 void names_free(name_table *t);
 
 /* ---- index_meta.c ------------------------------------------------------- */

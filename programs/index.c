@@ -7,6 +7,12 @@
  * (index_meta.c): how to shingle new documents the same way (never the key),
  * the threshold, and the names of the documents, name number i being the
  * document with index id i.
+ *
+ * Several processes may work on one index file at once: every subcommand
+ * locks INDEX.lock (minlsh_filelock), exclusively from before the load to
+ * after the save for those that write (create, add, merge's OUT), shared
+ * for the load of those that read, so no saved document is ever lost to a
+ * writer that loaded an older version.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -32,6 +38,8 @@ const char cli_help_index_create[] =
     "      --normalize, --html, --key HEX\n"
     "                          as for minlsh dedup\n"
     "      --force             overwrite an existing file\n"
+    "      --lock-timeout S, --no-lock\n"
+    "                          as for 'index add'\n"
     "  -q, --quiet             do not describe the new index on stderr\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -43,11 +51,21 @@ const char cli_help_index_add[] =
     "\n"
     "Add documents (files, or JSON Lines records with --jsonl) to INDEX. Names\n"
     "already in the index are reported and skipped. The index is saved once,\n"
-    "atomically, at the end: a failed run leaves it as it was.\n"
+    "atomically, at the end: a failed run leaves it as it was. INDEX.lock is\n"
+    "locked from the load to the save, so concurrent adds all keep their\n"
+    "documents.\n"
     "\n"
+    "      --novel-only        add only documents with no near-duplicate (estimated\n"
+    "                          similarity >= the index's threshold) in the index or\n"
+    "                          earlier in the input; print each decision on stdout\n"
+    "      --format FMT        the decisions: text (default), tsv or jsonl\n"
+    "      --threshold T       with --novel-only: T instead of the index's threshold\n"
     "      --key HEX           the key given to 'index create', if any\n"
     "      --jsonl, --id-field NAME, --text-field NAME\n"
     "                          as for minlsh dedup\n"
+    "      --lock-timeout S    wait at most S seconds for INDEX.lock (default: no\n"
+    "                          limit; 0: do not wait)\n"
+    "      --no-lock           do not lock INDEX.lock: the caller holds it\n"
     "      --threads N, --progress, -q/--quiet\n"
     "  -h, --help              show this help\n";
 
@@ -59,6 +77,8 @@ const char cli_help_index_query[] =
     "threshold, as pairs: a = the query document, b = the indexed one.\n"
     "\n"
     "      --all               print every LSH candidate, whatever its similarity\n"
+    "      --lock-timeout S, --no-lock\n"
+    "                          as for 'index add' (a shared lock, for the load)\n"
     "      --threshold T       filter at T instead of the index's threshold\n"
     "      --format FMT        text (default), tsv or jsonl\n"
     "      --key HEX           the key given to 'index create', if any\n"
@@ -73,6 +93,8 @@ const char cli_help_index_stats[] =
     "Describe an index: documents, signature length, bands, rows, seed, config\n"
     "id, shingling options, the histogram of band bucket sizes and the file size.\n"
     "\n"
+    "      --lock-timeout S, --no-lock\n"
+    "                          as for 'index add' (a shared lock, for the load)\n"
     "  -h, --help              show this help\n";
 
 /* An index file opened by the command. */
@@ -84,9 +106,12 @@ typedef struct cli_index {
     index_meta meta;
     minlsh_shingler *sh;
     minlsh_family *family;
+    minlsh_filelock *lock; /* held until index_close (writers) */
 } cli_index;
 
 static void index_close(cli_index *x) {
+    minlsh_filelock_free(x->lock);
+    x->lock = NULL;
     minlsh_index_free(x->index);
     index_meta_free(&x->meta);
     minlsh_shingler_free(x->sh);
@@ -153,8 +178,49 @@ static int index_shingler(cli_index *x, const cli_opts *o) {
     return 0;
 }
 
-/* Load INDEX; with o non-NULL also prepare to shingle and sign like it. */
-static int index_open(cli_index *x, const char *path, const cli_opts *o) {
+#define LOCK_NONE 0
+
+/* Lock path.lock in mode (MINLSH_LOCK_*; LOCK_NONE or --no-lock: nothing
+ * to do), waiting as --lock-timeout says. A reader that cannot create the
+ * lock file (a read-only directory) goes on without it: saves are atomic
+ * renames, so an unlocked load still reads one whole version. */
+static int index_lock(minlsh_filelock **out, const char *path, uint32_t mode,
+                      const cli_opts *o) {
+    uint32_t wait = o->lock_timeout_ms, first = wait < 1000 ? wait : 1000;
+    int rc, err;
+    *out = NULL;
+    if (mode == LOCK_NONE || o->no_lock) return 0;
+    /* A short try first, so that a long wait is announced, not silent. */
+    rc = minlsh_filelock_new(out, path, mode, first, NULL);
+    if (rc == MINLSH_E_BUSY && wait > first) {
+        if (!o->quiet)
+            cli_msg("%s: waiting for the lock on %s.lock (another process holds it)", path,
+                    path);
+        rc = minlsh_filelock_new(out, path, mode,
+                                 wait == MINLSH_LOCK_WAIT_FOREVER ? wait : wait - first, NULL);
+    }
+    if (rc == 0) return 0;
+    err = errno;
+    if (rc == MINLSH_E_BUSY) {
+        cli_msg("%s: gave up waiting for the %s lock on %s.lock after %g s: another process "
+                "is %s the index (--lock-timeout sets the wait)", path,
+                mode == MINLSH_LOCK_SHARED ? "shared" : "exclusive", path, wait / 1000.0,
+                mode == MINLSH_LOCK_SHARED ? "writing" : "using");
+        return CLI_FAILED;
+    }
+    if (rc == MINLSH_E_IO && mode == MINLSH_LOCK_SHARED &&
+        (err == EACCES || err == EROFS || err == EPERM))
+        return 0;
+    if (rc == MINLSH_E_NOMEM) cli_die_lib(path, rc);
+    cli_msg("%s: cannot lock %s.lock: %s", path, path, strerror(err));
+    return CLI_FAILED;
+}
+
+/* Load INDEX; with o non-NULL also prepare to shingle and sign like it.
+ * lock: LOCK_NONE, MINLSH_LOCK_SHARED (held for the load only) or
+ * MINLSH_LOCK_EXCLUSIVE (held until index_close). */
+static int index_open(cli_index *x, const char *path, const cli_opts *o,
+                      const cli_opts *lo, uint32_t lock) {
     struct stat st;
     int rc;
     memset(x, 0, sizeof *x);
@@ -164,8 +230,17 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o) {
                 errno == ENOENT ? " (create it with 'minlsh index create')" : "");
         return CLI_FAILED;
     }
-    if ((rc = minlsh_index_load(&x->index, path, NULL)) != 0)
+    if (lo != NULL && (rc = index_lock(&x->lock, path, lock, lo)) != 0) return rc;
+    rc = minlsh_index_load(&x->index, path, NULL);
+    if (lock == MINLSH_LOCK_SHARED) {
+        minlsh_filelock_free(x->lock);
+        x->lock = NULL;
+    }
+    if (rc != 0) {
+        minlsh_filelock_free(x->lock);
+        x->lock = NULL;
         return load_error(path, rc);
+    }
     if (!read_meta(x) && o != NULL) {
         meta_refused(x);
         index_close(x);
@@ -214,6 +289,13 @@ int cmd_index_create(cli_opts *o) {
         cli_msg("%s: already exists; use --force to overwrite it", x.path);
         return CLI_FAILED;
     }
+    if ((rc = index_lock(&x.lock, x.path, MINLSH_LOCK_EXCLUSIVE, o)) != 0) return rc;
+    /* Checked again under the lock: another create may have won. */
+    if (!o->force && lstat(x.path, &st) == 0) {
+        cli_msg("%s: already exists; use --force to overwrite it", x.path);
+        index_close(&x);
+        return CLI_FAILED;
+    }
     x.sh = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, &config_id);
     x.family = cli_family_new(o->num_perm, o->seed);
     if ((rc = minlsh_index_new(&x.index, x.family, config_id, bands, rows, NULL)) != 0)
@@ -241,11 +323,22 @@ int cmd_index_create(cli_opts *o) {
 /* ---- index add ---------------------------------------------------------- */
 
 typedef struct add_ctx {
+    const cli_opts *o;
     cli_index *x;
     size_t before;   /* names already in the index */
     size_t inserted; /* documents inserted by this run */
     uint32_t k;
     cli_buf token;
+    /* --novel-only */
+    minlsh_novel_options novel;
+    name_table seen;     /* every name selected in this run */
+    minlsh_index *held;  /* the run's near-duplicates, so that a document
+                            near one of them is a duplicate too */
+    name_table held_names; /* name i: held document i */
+    uint64_t *ids;
+    double *sims;
+    size_t cap;
+    uint64_t duplicates;
 } add_ctx;
 
 /* The name as a JSON token (how the index stores names). */
@@ -260,22 +353,26 @@ static cli_name token_name(cli_buf *tok, cli_name nm) {
     return t;
 }
 
-/* Take the name (so ids follow input order), unless it is taken already. */
-static int add_select(void *ctx, const doc_view *d) {
-    add_ctx *c = ctx;
-    cli_name nm = token_name(&c->token, d->name);
-    size_t dup = 0;
-    if (names_add(&c->x->meta.names, nm.s, nm.n, 1, &dup)) return 1;
-    if (dup < c->before && d->name.json)
+static void add_skipped(add_ctx *c, const doc_view *d, cli_name nm, int in_index) {
+    if (in_index && d->name.json)
         cli_input_error(d->where, d->line, "id %.*s is already in %s, skipped",
                         (int)nm.n, nm.s, c->x->path);
-    else if (dup < c->before)
+    else if (in_index)
         cli_input_error(d->where, 0, "already in %s, skipped", c->x->path);
     else if (d->name.json)
         cli_input_error(d->where, d->line, "duplicate id %.*s, skipped", (int)nm.n,
                         nm.s);
     else
         cli_input_error(d->where, 0, "listed more than once, skipped");
+}
+
+/* Take the name (so ids follow input order), unless it is taken already. */
+static int add_select(void *ctx, const doc_view *d) {
+    add_ctx *c = ctx;
+    cli_name nm = token_name(&c->token, d->name);
+    size_t dup = 0;
+    if (names_add(&c->x->meta.names, nm.s, nm.n, 1, &dup)) return 1;
+    add_skipped(c, d, nm, dup < c->before);
     return 0;
 }
 
@@ -284,6 +381,127 @@ static int add_on_doc(void *ctx, const doc_view *d) {
     add_ctx *c = ctx;
     uint64_t id = c->before + c->inserted++;
     int rc = minlsh_index_insert(c->x->index, id, d->sig, c->k);
+    if (rc != 0) cli_die_lib(c->x->path, rc);
+    return 0;
+}
+
+/* --novel-only: a name is taken only when its document is added, so
+ * selection checks the index's names and the run's without taking one. */
+static int novel_select(void *ctx, const doc_view *d) {
+    add_ctx *c = ctx;
+    cli_name nm = token_name(&c->token, d->name);
+    if (names_find(&c->x->meta.names, nm.s, nm.n, 1, NULL)) {
+        add_skipped(c, d, nm, 1);
+        return 0;
+    }
+    if (!names_add(&c->seen, nm.s, nm.n, 1, NULL)) {
+        add_skipped(c, d, nm, 0);
+        return 0;
+    }
+    return 1;
+}
+
+static void novel_print(add_ctx *c, cli_name doc, const cli_name *match, double similarity) {
+    cli_buf line = {NULL, 0, 0};
+    int fmt = c->o->format;
+    if (fmt == FORMAT_JSONL) {
+        buf_adds(&line, "{\"id\": ");
+        out_name_json(&line, doc);
+        buf_adds(&line, match ? ", \"decision\": \"duplicate\", \"match\": "
+                              : ", \"decision\": \"novel\", \"match\": null, "
+                                "\"similarity\": null}\n");
+        if (match) {
+            out_name_json(&line, *match);
+            buf_adds(&line, ", \"similarity\": ");
+            char num[32];
+            cli_format_double(num, similarity);
+            buf_adds(&line, num);
+            buf_adds(&line, "}\n");
+        }
+    } else {
+        const char *sep = fmt == FORMAT_TSV ? "\t" : "  ";
+        buf_adds(&line, match ? "duplicate" : fmt == FORMAT_TSV ? "novel" : "novel    ");
+        buf_adds(&line, sep);
+        out_name_text(&line, doc);
+        if (match) {
+            buf_adds(&line, sep);
+            out_name_text(&line, *match);
+            buf_printf(&line, "%s%.4f", sep, similarity);
+        } else if (fmt == FORMAT_TSV) {
+            buf_adds(&line, "\t\t");
+        }
+        buf_addc(&line, '\n');
+    }
+    fwrite(line.p, 1, line.n, stdout);
+    buf_free(&line);
+}
+
+/* The most similar document of index (estimate; ties: the smallest id),
+ * if it has a candidate at all. */
+static int best_match(add_ctx *c, const minlsh_index *index, const uint32_t *sig,
+                      uint64_t *best, double *sim) {
+    size_t n = 0, i;
+    int rc, found = 0;
+    if (index == NULL || minlsh_index_count(index) == 0) return 0;
+    rc = minlsh_index_query(index, sig, c->k, c->ids, c->sims, c->cap, &n);
+    if (rc == MINLSH_E_BUFSIZE) {
+        void *v = c->ids;
+        size_t cap = c->cap;
+        xgrow(&v, &cap, n, sizeof *c->ids);
+        c->ids = v;
+        c->sims = xreallocarray(c->sims, cap, sizeof *c->sims);
+        c->cap = cap;
+        rc = minlsh_index_query(index, sig, c->k, c->ids, c->sims, c->cap, &n);
+    }
+    if (rc != 0) cli_die_lib(c->x->path, rc);
+    for (i = 0; i < n; i++)
+        if (!found || c->sims[i] > *sim) {
+            found = 1;
+            *best = c->ids[i];
+            *sim = c->sims[i];
+        }
+    return found;
+}
+
+static int novel_on_doc(void *ctx, const doc_view *d) {
+    add_ctx *c = ctx;
+    cli_name nm = token_name(&c->token, d->name), match;
+    minlsh_novel_result res;
+    uint64_t held = 0, best = 0;
+    double held_sim = 0, sim = 0;
+    int rc;
+    if (best_match(c, c->held, d->sig, &held, &held_sim) && held_sim >= c->novel.threshold) {
+        /* A near-duplicate of the run's own duplicates: reported against
+         * whichever is closer, an indexed document or that one. */
+        if (best_match(c, c->x->index, d->sig, &best, &sim) && sim >= held_sim) {
+            match = names_get(&c->x->meta.names, (size_t)best);
+        } else {
+            match = names_get(&c->held_names, (size_t)held);
+            sim = held_sim;
+        }
+    } else {
+        rc = minlsh_index_insert_novel(&res, c->x->index, c->before + c->inserted, d->sig,
+                                       c->k, &c->novel);
+        if (rc != 0) cli_die_lib(c->x->path, rc);
+        if (res.novel) {
+            c->inserted++;
+            (void)names_add(&c->x->meta.names, nm.s, nm.n, 1, NULL);
+            novel_print(c, nm, NULL, 0);
+            return 0;
+        }
+        match = names_get(&c->x->meta.names, (size_t)res.match);
+        sim = res.similarity;
+    }
+    novel_print(c, nm, &match, sim);
+    c->duplicates++;
+    if (c->held == NULL &&
+        (rc = minlsh_index_new(&c->held, c->x->family, minlsh_index_config_id(c->x->index),
+                               minlsh_index_bands(c->x->index),
+                               minlsh_index_rows(c->x->index), NULL)) != 0)
+        cli_die_lib(c->x->path, rc);
+    /* The match's name is in a table that this may grow: print first. */
+    (void)names_add(&c->held_names, nm.s, nm.n, 1, NULL);
+    rc = minlsh_index_insert(c->held, minlsh_index_count(c->held), d->sig, c->k);
     if (rc != 0) cli_die_lib(c->x->path, rc);
     return 0;
 }
@@ -312,23 +530,51 @@ int cmd_index_add(cli_opts *o) {
     add_ctx c;
     pipeline_stats st;
     size_t added;
-    int rc = index_open(&x, o->args[0], o);
+    int rc;
+    if (!o->novel_only && (o->given & (OPT(O_FORMAT) | OPT(O_THRESHOLD))))
+        return cli_usage_error("index add", "--%s needs --novel-only",
+                               (o->given & OPT(O_FORMAT)) ? "format" : "threshold");
+    /* Exclusive from before the load to after the save: a writer that
+     * loaded an older version would save over documents others added. */
+    rc = index_open(&x, o->args[0], o, o, MINLSH_LOCK_EXCLUSIVE);
     if (rc != 0) return rc;
     memset(&c, 0, sizeof c);
+    c.o = o;
     c.x = &x;
     c.before = x.meta.names.n;
     c.k = minlsh_index_k(x.index);
-    run_docs(o, &x, add_select, add_on_doc, &c, "index add:", &st);
+    if (o->novel_only) {
+        (void)minlsh_novel_options_init(&c.novel, MINLSH_NOVEL_OPTIONS_VERSION);
+        c.novel.threshold = (o->given & OPT(O_THRESHOLD)) ? o->threshold : x.meta.threshold;
+        if (o->format == FORMAT_TSV) fputs("id\tdecision\tmatch\tsimilarity\n", stdout);
+        run_docs(o, &x, novel_select, novel_on_doc, &c, "index add:", &st);
+    } else {
+        run_docs(o, &x, add_select, add_on_doc, &c, "index add:", &st);
+    }
     buf_free(&c.token);
     added = x.meta.names.n - c.before;
     if (added > 0) rc = index_save(&x);
-    if (rc == 0 && !o->quiet)
-        cli_msg("%s: added %zu document%s (%.1f MB in %.2f s), %zu in the index",
-                x.path, added, cli_plural(added), (double)st.bytes / 1e6, st.seconds,
-                x.meta.names.n);
+    if (rc == 0 && !o->quiet) {
+        fflush(stdout);
+        if (o->novel_only)
+            cli_msg("%s: added %zu novel document%s, %llu near-duplicate%s not added "
+                    "(threshold %g; %.1f MB in %.2f s), %zu in the index",
+                    x.path, added, cli_plural(added), (unsigned long long)c.duplicates,
+                    cli_plural(c.duplicates), c.novel.threshold, (double)st.bytes / 1e6,
+                    st.seconds, x.meta.names.n);
+        else
+            cli_msg("%s: added %zu document%s (%.1f MB in %.2f s), %zu in the index",
+                    x.path, added, cli_plural(added), (double)st.bytes / 1e6, st.seconds,
+                    x.meta.names.n);
+    }
+    names_free(&c.seen);
+    names_free(&c.held_names);
+    minlsh_index_free(c.held);
+    free(c.ids);
+    free(c.sims);
     index_close(&x);
     if (rc != 0) return rc;
-    return cli_input_failures() ? CLI_FAILED : CLI_OK;
+    return cli_finish_stdout(cli_input_failures() ? CLI_FAILED : CLI_OK);
 }
 
 /* ---- index query -------------------------------------------------------- */
@@ -372,7 +618,7 @@ int cmd_index_query(cli_opts *o) {
     cli_index x;
     query_ctx c;
     pipeline_stats st;
-    int rc = index_open(&x, o->args[0], o);
+    int rc = index_open(&x, o->args[0], o, o, MINLSH_LOCK_SHARED);
     if (rc != 0) return rc;
     memset(&c, 0, sizeof c);
     c.o = o;
@@ -466,7 +712,7 @@ int cmd_index_stats(cli_opts *o) {
     struct stat st;
     uint64_t config_id;
     cli_buf desc = {NULL, 0, 0};
-    int rc = index_open(&x, o->args[0], NULL);
+    int rc = index_open(&x, o->args[0], NULL, o, MINLSH_LOCK_SHARED);
     if (rc != 0) return rc;
     config_id = minlsh_index_config_id(x.index);
     printf("index                %s\n", x.path);
@@ -514,6 +760,8 @@ const char cli_help_index_merge[] =
     "No --key is needed: the shards' config ids are compared.\n"
     "\n"
     "      --force             overwrite OUT if it exists\n"
+    "      --lock-timeout S, --no-lock\n"
+    "                          as for 'index add' (OUT exclusively, shards shared)\n"
     "  -q, --quiet             no summary on stderr\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -627,10 +875,15 @@ int cmd_index_merge(cli_opts *o) {
     struct stat st;
     size_t skipped = 0, before;
     int i, rc;
+    minlsh_filelock *out_lock = NULL;
     if (!o->force && lstat(out, &st) == 0) {
         cli_msg("%s: already exists; use --force to overwrite it", out);
         return CLI_FAILED;
     }
+    /* OUT exclusively for the whole merge (it may be a shard, and another
+     * process must not add to it meanwhile); other shards shared, for
+     * their loads. */
+    if ((rc = index_lock(&out_lock, out, MINLSH_LOCK_EXCLUSIVE, o)) != 0) return rc;
     for (i = 1; i < o->n_args; i++) {
         cli_index s;
         cli_buf why = {NULL, 0, 0};
@@ -640,8 +893,15 @@ int cmd_index_merge(cli_opts *o) {
          * any read (a cppcheck false positive). */
         /* cppcheck-suppress uninitvar */
         cli_index *x = i == 1 ? &m : &s;
-        if ((rc = index_open(x, o->args[i], NULL)) != 0) {
-            if (i > 1) index_close(&m);
+        struct stat sst;
+        /* OUT's lock is held already: a shared one on it would wait for
+         * ourselves. */
+        int is_out = lstat(out, &st) == 0 && stat(o->args[i], &sst) == 0 &&
+                     st.st_dev == sst.st_dev && st.st_ino == sst.st_ino;
+        if ((rc = index_open(x, o->args[i], NULL, o,
+                             is_out ? LOCK_NONE : MINLSH_LOCK_SHARED)) != 0) {
+            if (i > 1) index_close(&m); /* with out_lock */
+            else minlsh_filelock_free(out_lock);
             return rc;
         }
         if (!x->has_meta || !ids_are_dense(x)) {
@@ -652,9 +912,13 @@ int cmd_index_merge(cli_opts *o) {
                 meta_refused(x);
             index_close(x);
             if (i > 1) index_close(&m);
+            else minlsh_filelock_free(out_lock);
             return CLI_FAILED;
         }
-        if (i == 1) continue; /* the first shard is where the others go */
+        if (i == 1) { /* the first shard is where the others go */
+            m.lock = out_lock; /* released with m, after the save */
+            continue;
+        }
         if (merge_mismatch(&m, &s, &why)) {
             cli_msg("%s: %s (%s): it has %s; shards must be made by 'minlsh index "
                     "create' with the same options", s.path,

@@ -49,10 +49,14 @@ static const char main_help[] =
 #define OPTS_SIG                                                               \
     (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPTS_SHINGLE | OPT(O_NUM_PERM) |    \
      OPT(O_SEED) | OPT(O_FORMAT))
-#define OPTS_CREATE (OPTS_COMMON | OPTS_SHINGLE | OPTS_LSH | OPT(O_FORCE) | OPT(O_QUIET))
-#define OPTS_ADD (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPT(O_KEY) | OPT(O_KEY_FILE))
+#define OPTS_LOCK (OPT(O_LOCK_TIMEOUT) | OPT(O_NO_LOCK))
+#define OPTS_CREATE                                                            \
+    (OPTS_COMMON | OPTS_SHINGLE | OPTS_LSH | OPT(O_FORCE) | OPT(O_QUIET) | OPTS_LOCK)
+#define OPTS_ADD                                                               \
+    (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPT(O_KEY) | OPT(O_KEY_FILE) | OPTS_LOCK)
 #define OPTS_QUERY (OPTS_ADD | OPT(O_FORMAT) | OPT(O_ALL) | OPT(O_THRESHOLD))
-#define OPTS_MERGE (OPTS_COMMON | OPT(O_FORCE) | OPT(O_QUIET))
+#define OPTS_ADD_NOVEL (OPTS_ADD | OPT(O_NOVEL_ONLY) | OPT(O_FORMAT) | OPT(O_THRESHOLD))
+#define OPTS_MERGE (OPTS_COMMON | OPT(O_FORCE) | OPT(O_QUIET) | OPTS_LOCK)
 
 static const cli_command commands[] = {
     {"dedup", OPTS_DEDUP, "text|tsv|jsonl", "PATH...", 1, -1, cli_help_dedup,
@@ -61,11 +65,11 @@ static const cli_command commands[] = {
     {"sig", OPTS_SIG, "hex|json", "PATH...", 1, -1, cli_help_sig, cmd_sig},
     {"index create", OPTS_CREATE, NULL, "INDEX", 1, 1, cli_help_index_create,
      cmd_index_create},
-    {"index add", OPTS_ADD, NULL, "INDEX PATH...", 2, -1, cli_help_index_add,
+    {"index add", OPTS_ADD_NOVEL, "text|tsv|jsonl", "INDEX PATH...", 2, -1, cli_help_index_add,
      cmd_index_add},
     {"index query", OPTS_QUERY, "text|tsv|jsonl", "INDEX PATH...", 2, -1,
      cli_help_index_query, cmd_index_query},
-    {"index stats", OPTS_COMMON, NULL, "INDEX", 1, 1, cli_help_index_stats,
+    {"index stats", OPTS_COMMON | OPTS_LOCK, NULL, "INDEX", 1, 1, cli_help_index_stats,
      cmd_index_stats},
     {"index merge", OPTS_MERGE, NULL, "OUT SHARD...", 2, -1, cli_help_index_merge,
      cmd_index_merge},

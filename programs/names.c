@@ -81,6 +81,24 @@ static uint64_t store(name_table *t, const char *s, size_t n, int json) {
     return v;
 }
 
+int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i) {
+    uint64_t h;
+    size_t slot;
+    if (t->mask == 0) return 0;
+    if (n > UINT32_MAX) n = UINT32_MAX;
+    h = name_hash(s, n, json);
+    for (slot = (size_t)h & t->mask; t->slots[slot] != 0; slot = (slot + 1) & t->mask) {
+        if (t->tags[slot] == (uint8_t)(h >> 56)) {
+            cli_name nm = names_get(t, t->slots[slot] - 1);
+            if (nm.n == n && nm.json == json && memcmp(nm.s, s, n) == 0) {
+                if (i) *i = t->slots[slot] - 1;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) {
     uint64_t h;
     size_t slot;

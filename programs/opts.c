@@ -55,6 +55,9 @@ static const opt_spec specs[] = {
     {"key-file", O_KEY_FILE, 1},
     {"include", O_INCLUDE, 1},
     {"exclude", O_EXCLUDE, 1},
+    {"novel-only", O_NOVEL_ONLY, 0},
+    {"lock-timeout", O_LOCK_TIMEOUT, 1},
+    {"no-lock", O_NO_LOCK, 0},
 };
 
 /* The --max-doc-size that cli_shingler_new gives its shinglers. */
@@ -78,6 +81,7 @@ void opts_defaults(cli_opts *o) {
     o->weight_fp = 0.5;
     o->weight_fn = 0.5;
     o->target_recall = CLI_PLAN_TARGET;
+    o->lock_timeout_ms = MINLSH_LOCK_WAIT_FOREVER;
     o->mode = MINLSH_PLAN_RECALL;
     o->max_doc_size = CLI_MAX_DOC_SIZE;
 }
@@ -412,6 +416,14 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
     case O_TMPDIR:
         o->tmpdir = v;
         return 0;
+    case O_LOCK_TIMEOUT: {
+        double s;
+        /* Below the "wait forever" value, in whole milliseconds. */
+        if (parse_double(v, &s) != 0 || !(s >= 0) || !(s < 4294967.0))
+            return bad_value(cmd, name, v, "seconds, from 0 (do not wait) to 4294967");
+        o->lock_timeout_ms = (uint32_t)(s * 1000.0 + 0.5);
+        return 0;
+    }
     case O_MAX_DOC_SIZE:
         if (parse_size(v, &o->max_doc_size) != 0)
             return bad_value(cmd, name, v,
@@ -434,6 +446,8 @@ static void set_flag(cli_opts *o, int id) {
     case O_JSONL: o->jsonl = 1; break;
     case O_FORCE: o->force = 1; break;
     case O_ALL: o->all = 1; break;
+    case O_NOVEL_ONLY: o->novel_only = 1; break;
+    case O_NO_LOCK: o->no_lock = 1; break;
     case O_LOWERCASE: o->flags |= MINLSH_NORM_CASEFOLD; break;
     case O_STRIP_PUNCT: o->flags |= MINLSH_NORM_PUNCT; break;
     case O_COLLAPSE_SPACE: o->flags |= MINLSH_NORM_WHITESPACE; break;

@@ -133,6 +133,8 @@ typedef struct fx {
     double sims[NDOCS + 8];
     size_t n;
     uint32_t searched;
+    minlsh_novel_result novel;
+    minlsh_filelock *lock;
     uint64_t pos;
     uint8_t *bytes; /* a serialised file, malloc'ed */
     size_t bytes_len;
@@ -149,6 +151,7 @@ static void fx_free(fx *f) {
     minlsh_clusters_free(f->cl);
     minlsh_pairs_free(f->pairs);
     minlsh_index_free(f->ix);
+    minlsh_filelock_free(f->lock);
     minlsh_sigmatrix_free(f->mx);
     minlsh_shinglestream_free(f->st);
     minlsh_shingleset_free(f->set);
@@ -748,6 +751,28 @@ static int run_query_many(fx *f) {
     return minlsh_index_query_many(f->ix, sig, 8, K, offsets, many_ids, many_sims, 8 * NDOCS,
                                    &f->n);
 }
+/* variants 0-3: a stored signature (a duplicate); 4-7: a new one that
+ * shares bands, at threshold 0.99 (novel: inserted) */
+static int run_insert_novel(fx *f) {
+    minlsh_novel_options o = MINLSH_NOVEL_OPTIONS_INIT;
+    uint32_t sig[K];
+    sig_of(f->v < 4 ? (size_t)f->v * 4 : (size_t)NDOCS + (size_t)f->v, sig);
+    if (f->v >= 4) o.threshold = 0.99;
+    return minlsh_index_insert_novel(&f->novel, f->ix, 2000000 + (uint64_t)f->v, sig, K, &o);
+}
+static void result_insert_novel(fx *f, obs *o) {
+    obs_index(o, f->ix);
+    obs_u64(o, f->novel.novel);
+    obs_u64(o, f->novel.match);
+    obs_put(o, &f->novel.similarity, sizeof f->novel.similarity);
+    obs_u64(o, f->novel.candidates);
+}
+
+static int run_filelock_new(fx *f) {
+    CTOR(f->lock, minlsh_filelock_new(&f->lock, file_path, MINLSH_LOCK_EXCLUSIVE, 0, &AL));
+}
+static void obs_lock(fx *f, obs *o) { obs_u64(o, f->lock != NULL); }
+
 static void result_query_many(fx *f, obs *o) {
     obs_index(o, f->ix);
     obs_u64(o, f->n);
@@ -806,6 +831,9 @@ static const op ops[] = {
      NULL},
     {"index_query_many", 3, setup_index_full, run_query_many, obs_ix, result_query_many, NULL},
     {"index_merge", 4, setup_merge, run_merge, obs_ix, obs_ix, NULL},
+    {"index_insert_novel", 8, setup_index_full, run_insert_novel, obs_ix, result_insert_novel,
+     NULL},
+    {"filelock_new", 1, setup_none, run_filelock_new, obs_lock, obs_lock, NULL},
     {"pairs_from_index", 2, setup_index_full, run_index_pairs, obs_ix_pairs, obs_ix_pairs, NULL},
     {"clusters_from_index", 2, setup_index_full, run_index_clusters, obs_ix_clusters,
      obs_ix_clusters, NULL},
@@ -997,7 +1025,7 @@ static const char *const never_allocate[] = {
     "family_k_max", "family_seed", "family_sign", "family_update", "fingerprint_bytes",
     "index_bands", "index_config_id", "index_contains", "index_count", "index_free",
     "index_copy_signature", "index_copy_ids", "index_k", "index_copy_metadata", "index_rows", "index_seed",
-    "jaccard_sorted", "key_bytes", "load_options_init", "pairs_count", "pairs_free", "pairs_copy_pair", "plan_areas",
+    "jaccard_sorted", "key_bytes", "load_options_init", "novel_options_init", "filelock_free", "pairs_count", "pairs_free", "pairs_copy_pair", "plan_areas",
     "plan_compute", "plan_options_init", "plan_probability", "plan_threshold", "prime",
     "shingle_k_max", "shinglestream_bytes", "shinglestream_free", "shinglestream_reset",
     "shingler_config_id", "shingler_flags", "shingler_free", "shingler_k",
