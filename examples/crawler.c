@@ -4,16 +4,18 @@
  *   crawler INDEX PAGE...
  *
  * Each page is read in 4 KiB chunks, as it would arrive from the network,
- * and streamed through the shingler; no page is ever held whole. Its
- * signature is looked up in the band index: a page whose estimated
- * similarity to an indexed one reaches the threshold is a near-duplicate
- * ("dup"), anything else is new and is inserted ("new"). The index is
- * loaded from INDEX at start (if it exists; a corrupt file is an error, not a
- * reason to start over) and saved atomically at exit, so a crash never
- * leaves a half-written index.
+ * and streamed through the shingler; no page is ever held whole. One call,
+ * minlsh_index_insert_novel, looks its signature up in the band index and
+ * inserts it unless an indexed page's estimated similarity reaches the
+ * threshold: a near-duplicate ("dup", with the match), or new ("new"). The
+ * index is loaded from INDEX at start (if it exists; a corrupt file is an
+ * error, not a reason to start over) and saved atomically at exit, so a
+ * crash never leaves a half-written index; INDEX.lock is held from the load
+ * to the save, so several crawlers can share INDEX.
  *
  *   cc crawler.c -o crawler $(pkg-config --cflags --libs minlsh)
  */
+#define MINLSH_EXPERIMENTAL_API /* minlsh_index_insert_novel, minlsh_filelock */
 #include <minlsh.h>
 
 #include <errno.h>
@@ -54,6 +56,8 @@ static int sign_page(const char *path, minlsh_shinglestream *stream,
 
 int main(int argc, char **argv) {
     minlsh_plan_options po = MINLSH_PLAN_OPTIONS_INIT;
+    minlsh_novel_options novel = MINLSH_NOVEL_OPTIONS_INIT;
+    minlsh_filelock *lock = NULL;
     minlsh_shingler *sh = NULL;
     minlsh_shinglestream *stream = NULL;
     minlsh_shingleset *set = NULL;
@@ -77,6 +81,14 @@ int main(int argc, char **argv) {
         (rc = minlsh_plan_compute(&bands, &rows, NULL, NULL, &po)) != 0)
         goto done;
 
+    /* Other crawlers may share INDEX: hold its lock (INDEX.lock) from the
+     * load to the save, so that no page another one saved is lost. */
+    if ((rc = minlsh_filelock_new(&lock, argv[1], MINLSH_LOCK_EXCLUSIVE,
+                                  MINLSH_LOCK_WAIT_FOREVER, NULL)) != 0) {
+        fprintf(stderr, "crawler: %s.lock: %s\n", argv[1], minlsh_strerror(rc));
+        rc = 0;
+        goto done;
+    }
     /* The family and config id make the load refuse an index built with
      * other parameters or another shingling key. */
     {
@@ -101,38 +113,29 @@ int main(int argc, char **argv) {
         goto done;
     }
 
+    novel.threshold = THRESHOLD;
     for (i = 2; i < argc; i++) {
         uint32_t sig[NUM_PERM];
-        uint64_t id, best_id = 0, *cand = NULL;
-        double *sim = NULL, best = -1.0;
-        size_t n = 0, c;
+        uint64_t id;
+        minlsh_novel_result res;
         rc = sign_page(argv[i], stream, set, family, sig, &id);
         if (rc != 0) {
             fprintf(stderr, "crawler: %s: %s\n", argv[i], minlsh_strerror(rc));
             continue; /* one bad page does not stop the crawl */
         }
-        /* A zero-capacity query reports how many candidates there are. */
-        rc = minlsh_index_query(index, sig, NUM_PERM, NULL, NULL, 0, &n);
-        if (rc == MINLSH_E_BUFSIZE) {
-            cand = malloc(n * sizeof *cand);
-            sim = malloc(n * sizeof *sim);
-            rc = cand && sim ? minlsh_index_query(index, sig, NUM_PERM, cand, sim, n, &n)
-                             : MINLSH_E_NOMEM;
+        /* Same content, same id: an exact copy is known by its id alone. */
+        if (minlsh_index_contains(index, id) == 1) {
+            printf("dup %s = %016" PRIx64 "\n", argv[i], id);
+            continue;
         }
-        for (c = 0; rc == 0 && c < n; c++)
-            if (sim[c] > best) best = sim[c], best_id = cand[c];
-        free(cand);
-        free(sim);
+        /* Query, verify at the threshold and insert when novel, in one
+         * call: the decision and the best match come back. */
+        rc = minlsh_index_insert_novel(&res, index, id, sig, NUM_PERM, &novel);
         if (rc != 0) goto done;
-        if (best >= THRESHOLD) {
-            printf("dup %s ~ %016" PRIx64 " (%.2f)\n", argv[i], best_id, best);
-        } else if ((rc = minlsh_index_insert(index, id, sig, NUM_PERM)) == 0 ||
-                   rc == MINLSH_E_EXISTS) {
-            rc = 0;
+        if (res.novel)
             printf("new %s %016" PRIx64 "\n", argv[i], id);
-        } else {
-            goto done;
-        }
+        else
+            printf("dup %s ~ %016" PRIx64 " (%.2f)\n", argv[i], res.match, res.similarity);
     }
     if ((rc = minlsh_index_save(index, argv[1])) != 0) {
         fprintf(stderr, "crawler: saving %s: %s\n", argv[1], minlsh_strerror(rc));
@@ -141,6 +144,7 @@ int main(int argc, char **argv) {
     status = 0;
 done:
     if (status != 0 && rc != 0) fprintf(stderr, "crawler: %s\n", minlsh_strerror(rc));
+    minlsh_filelock_free(lock); /* after the save */
     minlsh_index_free(index);
     minlsh_family_free(family);
     minlsh_shingleset_free(set);

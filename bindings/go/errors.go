@@ -26,6 +26,7 @@ const (
 	CodeVersion     = -12 // options struct version not supported
 	CodeState       = -13 // call not valid in the handle's current state (e.g. closed)
 	CodeUnsupported = -14 // feature not available in this build or on this CPU
+	CodeBusy        = -15 // a lock is held elsewhere and the wait timed out
 )
 
 // Error is an error reported by the C library: Code is the negative
@@ -83,6 +84,7 @@ var (
 	ErrVersion     = sentinel(CodeVersion)
 	ErrState       = sentinel(CodeState)
 	ErrUnsupported = sentinel(CodeUnsupported)
+	ErrBusy        = sentinel(CodeBusy)
 )
 
 // newError builds the *Error for a return code (nil for rc >= 0).

@@ -23,18 +23,18 @@ loading, the planner, and :func:`dedup`: the library's whole deduplication
 policy (exact copies, near-duplicates, keep or drop decisions) in one call.
 """
 
-from ._ffi import (E_BUFSIZE, E_CORRUPT, E_EXISTS, E_FORMAT, E_IO, E_MISMATCH, E_NOMEM,
+from ._ffi import (E_BUFSIZE, E_BUSY, E_CORRUPT, E_EXISTS, E_FORMAT, E_IO, E_MISMATCH, E_NOMEM,
                    E_NOTFOUND, E_NULL, E_PARAM, E_STATE, E_TOOBIG, E_UNSUPPORTED, E_VERSION,
                    Error, NoMemoryError, ParameterError)
 from . import _ffi
 from ._shingle import Shingler, ShingleStream
 from ._minhash import MinHash, SignatureMatrix, signatures
-from ._lsh import MinHashLSH, Plan, band_keys, plan, probability, threshold_of
+from ._lsh import MinHashLSH, Novelty, Plan, band_keys, plan, probability, threshold_of
 from ._dedup import Decision, DedupResult, dedup
 
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
-             SignatureMatrix, MinHashLSH, Plan, Decision, DedupResult):
+             SignatureMatrix, MinHashLSH, Novelty, Plan, Decision, DedupResult):
     _cls.__module__ = __name__
 del _cls
 
@@ -53,13 +53,14 @@ EMPTY_VALUE = _ffi.EMPTY_VALUE
 
 __all__ = [
     "Error", "ParameterError", "NoMemoryError",
-    "Shingler", "ShingleStream", "MinHash", "SignatureMatrix", "MinHashLSH", "Plan",
+    "Shingler", "ShingleStream", "MinHash", "SignatureMatrix", "MinHashLSH", "Novelty", "Plan",
     "Decision", "DedupResult", "dedup",
     "signatures", "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel",
     "LIBRARY", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",
     "E_NULL", "E_PARAM", "E_NOMEM", "E_BUFSIZE", "E_IO", "E_FORMAT", "E_CORRUPT", "E_MISMATCH",
     "E_TOOBIG", "E_EXISTS", "E_NOTFOUND", "E_VERSION", "E_STATE", "E_UNSUPPORTED",
+    "E_BUSY",
 ]
 
 

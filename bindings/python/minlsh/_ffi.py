@@ -44,6 +44,7 @@ E_NOTFOUND = -11
 E_VERSION = -12
 E_STATE = -13
 E_UNSUPPORTED = -14
+E_BUSY = -15
 
 
 class Error(Exception):
@@ -222,6 +223,23 @@ class DedupStats(Structure):
                 ("rows", c_uint32)]
 
 
+# int (*)(void *opaque, uint64_t id, double estimate, double *similarity)
+VERIFY_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_double, POINTER(c_double))
+
+
+class NovelOptions(Structure):
+    """minlsh_novel_options, version 1 (experimental API)."""
+    _fields_ = [("version", c_uint32), ("reserved", c_uint32), ("threshold", c_double),
+                ("min_estimate", c_double), ("verify", VERIFY_FN), ("opaque", c_void_p)]
+
+
+class NovelResult(Structure):
+    """minlsh_novel_result (experimental API)."""
+    _fields_ = [("match", c_uint64), ("similarity", c_double), ("novel", c_uint32),
+                ("has_match", c_uint32), ("candidates", c_uint64), ("verified", c_uint64)]
+
+
+NOVEL_OPTIONS_VERSION = 1
 LOAD_OPTIONS_VERSION = 1
 DEDUP_OPTIONS_VERSION = 1
 KEEP_FIRST, KEEP_LONGEST = 1, 2
@@ -336,6 +354,9 @@ _PROTOTYPES = [
     ("minlsh_dedup_copy_stats", c_int, [POINTER(DedupStats), c_void_p]),
     ("minlsh_pairs_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_uint64, c_void_p]),
     ("minlsh_clusters_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_void_p]),
+    ("minlsh_novel_options_init", c_int, [POINTER(NovelOptions), c_uint32]),
+    ("minlsh_index_insert_novel", c_int,
+     [POINTER(NovelResult), c_void_p, c_uint64, c_void_p, c_size_t, POINTER(NovelOptions)]),
 ]
 
 def _declare():

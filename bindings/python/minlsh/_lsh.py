@@ -13,6 +13,12 @@ from ._minhash import MinHash, family, signature_buffer
 
 MODES = {"rule": 1, "balanced": 2, "recall": 3}
 
+Novelty = collections.namedtuple("Novelty", ["novel", "match", "similarity"])
+Novelty.__doc__ = """What MinHashLSH.insert_if_novel decided: ``novel`` (True: the key was
+inserted), ``match`` (the key of the best match, or None if there was no
+candidate) and its ``similarity`` (None if no candidate). A novel key may have
+a match below the threshold."""
+
 Plan = collections.namedtuple("Plan", ["bands", "rows", "fp_area", "fn_area"])
 Plan.__doc__ = """(bands, rows) chosen by minlsh.plan, with the false-positive area
 (integral of P(s) over [0, t]) and false-negative area (integral of 1 - P(s) over
@@ -273,6 +279,60 @@ class MinHashLSH:
             self._next_id = ident + 1
             self._key_to_id[key] = ident
             self._id_to_key[ident] = key
+
+    def insert_if_novel(self, key, minhash, threshold=None, verify=None, min_estimate=0.0):
+        """Insert ``minhash`` under ``key`` unless an indexed key is a
+        near-duplicate of it (minlsh_index_insert_novel: one query, the
+        verification and the insert under one lock). Returns a
+        :class:`Novelty`.
+
+        ``threshold`` defaults to the threshold the index was planned for.
+        Without ``verify`` a candidate's similarity is its signature
+        estimate. ``verify(key, estimate)`` may return an exact similarity in
+        [0, 1] instead (e.g. a Jaccard of stored sets): candidates with an
+        estimate of at least ``min_estimate`` are checked best estimate
+        first, and the first that reaches the threshold ends the search. An
+        exception raised by ``verify`` propagates, and nothing is inserted.
+        A key already in the index raises ValueError."""
+        hash(key)
+        if threshold is None:
+            threshold = self._threshold
+            if threshold is None:
+                raise ValueError("this index has no planned threshold: give one")
+        opts = _ffi.NovelOptions()
+        check(lib.minlsh_novel_options_init(byref(opts), _ffi.NOVEL_OPTIONS_VERSION),
+              "minlsh_novel_options_init")
+        opts.threshold = float(threshold)
+        opts.min_estimate = float(min_estimate)
+        raised = []
+        with writing(self._lock):
+            sig = self._sig(minhash)
+            if key in self._key_to_id:
+                raise ValueError("the key %r is already in the index" % (key,))
+            if verify is not None:
+                def _verify(_opaque, ident, estimate, out):
+                    try:
+                        s = float(verify(self._id_to_key[ident], estimate))
+                    except BaseException as e:  # noqa: B902 (re-raised below)
+                        raised.append(e)
+                        return -1
+                    out[0] = s
+                    return 0
+                opts.verify = _ffi.VERIFY_FN(_verify)
+            res = _ffi.NovelResult()
+            ident = self._next_id
+            rc = lib.minlsh_index_insert_novel(byref(res), self._handle, ident, sig, len(sig),
+                                               byref(opts))
+            if raised:
+                raise raised[0]
+            check(rc, "minlsh_index_insert_novel", "threshold=%r" % (threshold,))
+            if res.novel:
+                self._next_id = ident + 1
+                self._key_to_id[key] = ident
+                self._id_to_key[ident] = key
+            if not res.has_match:
+                return Novelty(bool(res.novel), None, None)
+            return Novelty(bool(res.novel), self._id_to_key[res.match], res.similarity)
 
     def remove(self, key):
         """Remove ``key``; ValueError if it is not in the index."""

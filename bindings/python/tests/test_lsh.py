@@ -266,3 +266,56 @@ def test_datasketch_style_session():
     assert "m2" in result
     assert abs(m1.jaccard(m2) - 10 / 14) < 0.15
     assert as_list(m1.digest())[:1] != []
+
+
+def _near(words, every, tag):
+    return [("%s%d" % (tag, i)) if i % every == 0 else w for i, w in enumerate(words)]
+
+
+def test_insert_if_novel():
+    rng = random.Random(11)
+    base = [str(rng.randrange(10 ** 9)) for _ in range(400)]
+    other = [str(rng.randrange(10 ** 9)) for _ in range(400)]
+    mh = lambda ws: minlsh.MinHash.from_text(" ".join(ws))  # noqa: E731
+    lsh = minlsh.MinHashLSH(threshold=0.8, num_perm=128)
+    r = lsh.insert_if_novel("a", mh(base))
+    assert r == minlsh.Novelty(True, None, None) and "a" in lsh
+    r = lsh.insert_if_novel("b", mh(_near(base, 100, "x")))
+    assert not r.novel and r.match == "a" and 0.8 <= r.similarity < 1.0
+    assert "b" not in lsh and len(lsh) == 1
+    # The same, as the loop a caller would write.
+    best = max(lsh.query_with_similarity(mh(_near(base, 100, "x"))), key=lambda kv: kv[1])
+    assert best == (r.match, r.similarity)
+    r = lsh.insert_if_novel("c", mh(other))
+    assert r.novel and "c" in lsh and len(lsh) == 2
+    # A stricter threshold: novel, with the nearest key reported.
+    r = lsh.insert_if_novel("d", mh(_near(base, 100, "y")), threshold=0.99)
+    assert r.novel and r.match == "a" and r.similarity < 0.99 and "d" in lsh
+    with pytest.raises(ValueError):
+        lsh.insert_if_novel("a", mh(base))
+    with pytest.raises(minlsh.ParameterError):
+        lsh.insert_if_novel("e", mh(base), threshold=1.5)
+    assert "e" not in lsh
+    # An exact check of the caller's: called best estimate first, with keys.
+    calls = []
+
+    def verify(key, estimate):
+        calls.append((key, estimate))
+        return 0.5 if key == "d" else 0.95
+
+    r = lsh.insert_if_novel("f", mh(_near(base, 100, "y")), verify=verify)
+    assert calls[0][0] == "d" and calls[0][1] == 1.0 and len(calls) == 2
+    assert not r.novel and r.match == "a" and r.similarity == 0.95 and "f" not in lsh
+    # Its exception comes back, and nothing is inserted.
+
+    def broken(key, estimate):
+        raise KeyError("no set for %r" % (key,))
+
+    with pytest.raises(KeyError):
+        lsh.insert_if_novel("g", mh(base), verify=broken)
+    assert "g" not in lsh and len(lsh) == 3
+    # An index without a planned threshold needs one.
+    bare = minlsh.MinHashLSH(threshold=None, params=(16, 8))
+    with pytest.raises(ValueError):
+        bare.insert_if_novel("a", mh(base))
+    assert bare.insert_if_novel("a", mh(base), threshold=0.5).novel

@@ -4,9 +4,10 @@
 // a band index loaded from disk. A page whose fingerprint is already indexed
 // is an exact duplicate; one whose estimated similarity to an indexed page
 // reaches the threshold is a near-duplicate; anything else is new and is
-// inserted. The index (with the page names in its metadata) is saved
-// atomically at the end, so the next run dedups against everything seen so
-// far, and a crash never leaves a half-written index.
+// inserted (Index.InsertNovel decides and inserts in one call). The index
+// (with the page names in its metadata) is saved atomically at the end, so
+// the next run dedups against everything seen so far, and a crash never
+// leaves a half-written index.
 //
 //	crawler [-index FILE] [-threshold 0.8] [-num-perm 128] [-shingle word:5]
 //	        [-html] [-max-bytes N] PAGE...
@@ -250,21 +251,13 @@ func (c *crawler) dedup(name string, body io.Reader) error {
 	if err != nil {
 		return err
 	}
-	cands, err := c.index.Query(sig)
+	// Query, verify at the threshold and insert when novel, in one call.
+	nv, err := c.index.InsertNovel(id, sig, minlsh.NovelOptions{Threshold: c.threshold})
 	if err != nil {
 		return err
 	}
-	best := minlsh.Candidate{}
-	for _, cand := range cands {
-		if cand.Similarity > best.Similarity {
-			best = cand
-		}
-	}
-	if best.Similarity >= c.threshold {
-		return c.report("near", name, fmt.Sprintf("~ %s (%.2f)", c.names[best.ID], best.Similarity))
-	}
-	if err := c.index.Insert(id, sig); err != nil {
-		return err
+	if !nv.Novel {
+		return c.report("near", name, fmt.Sprintf("~ %s (%.2f)", c.names[nv.Match], nv.Similarity))
 	}
 	c.names[id] = name
 	return c.report("new", name, "")
