@@ -939,6 +939,36 @@ MINLSH_API int minlsh_index_insert_novel(minlsh_novel_result *result,
                                          const minlsh_novel_options *opts);
 
 /* ------------------------------------------------------------------------ */
+/* Index statistics                                                         */
+/* ------------------------------------------------------------------------ */
+
+#define MINLSH_INDEX_HIST_CLASSES 40
+
+/* What an index holds, read from its own tables (no band key is
+ * recomputed). A bucket is one band's set of documents sharing that band's
+ * key; its size counts documents (copies of one signature each count). */
+typedef struct minlsh_index_stats {
+    uint64_t documents;      /* minlsh_index_count */
+    uint64_t signatures;     /* distinct signatures (identical ones are one) */
+    uint64_t empty;          /* documents with the empty signature (never banded) */
+    uint64_t buckets;        /* over all bands */
+    uint64_t shared_buckets; /* buckets of two or more distinct signatures */
+    uint64_t largest_bucket; /* documents in the largest bucket (0: none) */
+    uint64_t hist[MINLSH_INDEX_HIST_CLASSES]; /* buckets by size: class 0 holds
+                                1 document, class c > 0 from 2^(c-1) + 1 to 2^c
+                                (the last class: everything larger) */
+    uint64_t bytes;          /* memory the index holds, all of it */
+    uint64_t signature_bytes; /* of which the stored signatures */
+    uint64_t band_bytes;     /* of which the bucket tables and chains */
+    uint32_t bands, rows;
+} minlsh_index_stats;
+
+/* Fill *stats. Linear in the size of the band tables; allocates nothing.
+ * Errors: MINLSH_E_NULL. Threads: read. */
+MINLSH_API int minlsh_index_copy_stats(minlsh_index_stats *stats,
+                                       const minlsh_index *index);
+
+/* ------------------------------------------------------------------------ */
 /* Sharing an index file between processes                                  */
 /* ------------------------------------------------------------------------ */
 

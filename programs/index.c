@@ -642,69 +642,30 @@ int cmd_index_query(cli_opts *o) {
 
 /* ---- index stats -------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-#define HIST_CLASSES 40
-
-/* Buckets per size class (1, 2, 3-4, 5-8, ...), from the band keys of every
- * stored signature. *n_buckets and *largest describe all bands. */
-static void bucket_histogram(const cli_index *x, uint64_t hist[HIST_CLASSES],
-                             uint64_t *n_buckets, uint64_t *largest) {
-    uint32_t k = minlsh_index_k(x->index), b = minlsh_index_bands(x->index);
-    uint32_t r = minlsh_index_rows(x->index);
-    size_t n = x->meta.names.n, used = 0, i, j;
-    uint64_t *keys = xcalloc(n ? n : 1, (size_t)b * sizeof *keys);
-    uint64_t *col = xcalloc(n ? n : 1, sizeof *col);
-    uint32_t *sig = xcalloc(k, sizeof *sig);
-    int rc;
-    for (i = 0; i < n; i++) {
-        size_t got;
-        if (minlsh_index_copy_signature(x->index, i, sig, k, &got) != 0) continue;
-        if (minlsh_signature_is_empty(sig, k) == 1) continue; /* never banded */
-        rc = minlsh_band_keys(sig, k, b, r, keys + used * b, b, &got);
-        if (rc != 0) cli_die_lib(x->path, rc);
-        used++;
-    }
-    for (j = 0; j < b; j++) {
-        for (i = 0; i < used; i++) col[i] = keys[i * b + j];
-        qsort(col, used, sizeof *col, cmp_u64);
-        for (i = 0; i < used;) {
-            size_t e = i + 1, size, c = 0;
-            while (e < used && col[e] == col[i]) e++;
-            size = e - i;
-            while (c + 1 < HIST_CLASSES && ((size_t)1 << c) < size) c++;
-            hist[c]++;
-            (*n_buckets)++;
-            if (size > *largest) *largest = size;
-            i = e;
-        }
-    }
-    free(keys);
-    free(col);
-    free(sig);
-}
-
+/* The bucket histogram and memory, from the library's own count over the
+ * band tables (minlsh_index_copy_stats). */
 static void print_histogram(const cli_index *x) {
-    uint64_t hist[HIST_CLASSES] = {0}, n_buckets = 0, largest = 0;
-    int c, top = 0;
-    bucket_histogram(x, hist, &n_buckets, &largest);
+    minlsh_index_stats st;
+    int c, top = 0, rc = minlsh_index_copy_stats(&st, x->index);
+    if (rc != 0) cli_die_lib(x->path, rc);
+    printf("distinct signatures  %llu\n", (unsigned long long)st.signatures);
     printf("buckets              %llu in %u bands, largest %llu\n",
-           (unsigned long long)n_buckets, (unsigned)minlsh_index_bands(x->index),
-           (unsigned long long)largest);
-    for (c = 0; c < HIST_CLASSES; c++)
-        if (hist[c]) top = c;
+           (unsigned long long)st.buckets, (unsigned)st.bands,
+           (unsigned long long)st.largest_bucket);
+    for (c = 0; c < MINLSH_INDEX_HIST_CLASSES; c++)
+        if (st.hist[c]) top = c;
     printf("bucket size histogram (documents in a bucket: buckets)\n");
-    for (c = 0; c <= top && n_buckets > 0; c++) {
+    for (c = 0; c <= top && st.buckets > 0; c++) {
         char label[48];
         uint64_t lo = c == 0 ? 1 : ((uint64_t)1 << (c - 1)) + 1, hi = (uint64_t)1 << c;
         if (lo == hi) snprintf(label, sizeof label, "%llu", (unsigned long long)lo);
         else snprintf(label, sizeof label, "%llu-%llu", (unsigned long long)lo,
                       (unsigned long long)hi);
-        printf("  %-18s %llu\n", label, (unsigned long long)hist[c]);
+        printf("  %-18s %llu\n", label, (unsigned long long)st.hist[c]);
     }
+    printf("memory when loaded   %llu bytes (signatures %llu, buckets %llu)\n",
+           (unsigned long long)st.bytes, (unsigned long long)st.signature_bytes,
+           (unsigned long long)st.band_bytes);
 }
 
 int cmd_index_stats(cli_opts *o) {

@@ -1025,7 +1025,7 @@ static const char *const never_allocate[] = {
     "family_k_max", "family_seed", "family_sign", "family_update", "fingerprint_bytes",
     "index_bands", "index_config_id", "index_contains", "index_count", "index_free",
     "index_copy_signature", "index_copy_ids", "index_k", "index_copy_metadata", "index_rows", "index_seed",
-    "jaccard_sorted", "key_bytes", "load_options_init", "novel_options_init", "filelock_free", "pairs_count", "pairs_free", "pairs_copy_pair", "plan_areas",
+    "jaccard_sorted", "key_bytes", "load_options_init", "novel_options_init", "filelock_free", "index_copy_stats", "pairs_count", "pairs_free", "pairs_copy_pair", "plan_areas",
     "plan_compute", "plan_options_init", "plan_probability", "plan_threshold", "prime",
     "shingle_k_max", "shinglestream_bytes", "shinglestream_free", "shinglestream_reset",
     "shingler_config_id", "shingler_flags", "shingler_free", "shingler_k",
@@ -1131,6 +1131,10 @@ static void test_no_allocation(void) {
     (void)minlsh_sigmatrix_k(f.mx);
     (void)minlsh_sigmatrix_seed(f.mx);
     (void)minlsh_sigmatrix_config_id(f.mx);
+    {
+        minlsh_index_stats ist;
+        (void)minlsh_index_copy_stats(&ist, f.ix);
+    }
     (void)minlsh_index_copy_signature(f.ix, 4, sig2, K, &n);
     (void)minlsh_index_copy_ids(f.ix, ids, NDOCS + 8, &n);
     (void)minlsh_index_contains(f.ix, 4);

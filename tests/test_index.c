@@ -9,7 +9,7 @@
  * Pairs and clusters are in test_pairs_clusters.c, the band-index kernels
  * in test_kernels.c.
  */
-#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited, minlsh_index_copy_stats */
 #include "minlsh.h"
 #include "testalloc.h"
 #include "testlib.h"
@@ -1250,6 +1250,106 @@ static void test_band_memory_budget(void) {
     minlsh_family_free(fam);
 }
 
+/* Statistics against a count of our own: per band, the band keys of every
+ * stored document (copies included, empty ones left out) sorted, runs of
+ * equal keys being buckets. */
+static void test_stats(void) {
+    minlsh_family *fam = make_family(MK, 7);
+    model m;
+    minlsh_index *ix;
+    minlsh_index_stats st;
+    uint64_t *keys, *run_sig, hist[MINLSH_INDEX_HIST_CLASSES];
+    size_t i, j, n_docs = 0, c;
+    uint64_t buckets = 0, largest = 0, shared = 0, empty = 0, distinct = 0;
+    model_init(&m, 600, MK, MB, MR);
+    model_generate(&m, 51, 8, 6);
+    model_finish(&m);
+    ix = build(fam, &m, NULL, NULL);
+    /* Copies of every fifth document: one signature, several documents. */
+    for (i = 0; i < m.n; i += 5)
+        EXPECT_OK(minlsh_index_insert(ix, m.id[i] ^ UINT64_C(0x8000000000000000),
+                                      m.sig + i * MK, MK));
+    EXPECT_ERR(minlsh_index_copy_stats(NULL, ix), MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_index_copy_stats(&st, NULL), MINLSH_E_NULL);
+    EXPECT_OK(minlsh_index_copy_stats(&st, ix));
+    /* The expected numbers: (key, document number) per band. */
+    keys = (uint64_t *)malloc(2 * m.n * sizeof *keys);
+    run_sig = (uint64_t *)malloc(2 * m.n * sizeof *run_sig);
+    memset(hist, 0, sizeof hist);
+    for (i = 0; i < m.n; i++) {
+        int copied = i % 5 == 0;
+        if (m.empty[i]) empty += 1 + (uint64_t)copied;
+    }
+    for (j = 0; j < MB; j++) {
+        n_docs = 0;
+        for (i = 0; i < m.n; i++) {
+            if (m.empty[i]) continue;
+            keys[n_docs] = m.key[i * MB + j];
+            run_sig[n_docs++] = i;
+            if (i % 5 == 0) {
+                keys[n_docs] = m.key[i * MB + j];
+                run_sig[n_docs++] = i;
+            }
+        }
+        /* Sort (key, doc) pairs by key with a simple insertion sort. */
+        for (i = 1; i < n_docs; i++) {
+            uint64_t k = keys[i], d = run_sig[i];
+            size_t p = i;
+            while (p > 0 && keys[p - 1] > k) {
+                keys[p] = keys[p - 1];
+                run_sig[p] = run_sig[p - 1];
+                p--;
+            }
+            keys[p] = k;
+            run_sig[p] = d;
+        }
+        for (i = 0; i < n_docs;) {
+            size_t e = i + 1, q;
+            int multi = 0;
+            while (e < n_docs && keys[e] == keys[i]) e++;
+            for (q = i + 1; q < e; q++)
+                if (memcmp(m.sig + run_sig[q] * MK, m.sig + run_sig[i] * MK, MK * 4) != 0)
+                    multi = 1;
+            for (c = 0; c + 1 < MINLSH_INDEX_HIST_CLASSES && ((uint64_t)1 << c) < e - i; c++)
+                continue;
+            hist[c]++;
+            buckets++;
+            shared += (uint64_t)multi;
+            if (e - i > largest) largest = e - i;
+            i = e;
+        }
+    }
+    for (i = 0; i < m.n; i++) {
+        size_t q;
+        int seen = 0;
+        for (q = 0; q < i && !seen; q++) seen = memcmp(m.sig + q * MK, m.sig + i * MK, MK * 4) == 0;
+        distinct += !seen;
+    }
+    EXPECT_EQ_U64(st.documents, minlsh_index_count(ix));
+    EXPECT_EQ_U64(st.empty, empty);
+    EXPECT_EQ_U64(st.signatures, distinct);
+    EXPECT_EQ_U64(st.buckets, buckets);
+    EXPECT_EQ_U64(st.largest_bucket, largest);
+    EXPECT_EQ_U64(st.shared_buckets, shared);
+    EXPECT(memcmp(st.hist, hist, sizeof hist) == 0);
+    EXPECT(st.bands == MB && st.rows == MR);
+    EXPECT(st.bytes > st.signature_bytes + st.band_bytes && st.signature_bytes >= distinct * MK * 4);
+    EXPECT(largest > 2 && shared > 0 && hist[1] > 0); /* the data exercise the cases */
+    /* After removing everything: nothing left in any bucket. */
+    for (i = 0; i < m.n; i++) {
+        EXPECT_OK(minlsh_index_remove(ix, m.id[i]));
+        if (i % 5 == 0) EXPECT_OK(minlsh_index_remove(ix, m.id[i] ^ UINT64_C(0x8000000000000000)));
+    }
+    EXPECT_OK(minlsh_index_copy_stats(&st, ix));
+    EXPECT(st.documents == 0 && st.buckets == 0 && st.signatures == 0 && st.empty == 0 &&
+           st.largest_bucket == 0);
+    free(keys);
+    free(run_sig);
+    minlsh_index_free(ix);
+    model_free(&m);
+    minlsh_family_free(fam);
+}
+
 int main(void) {
     RUN(test_band_keys);
     RUN(test_basic);
@@ -1268,5 +1368,6 @@ int main(void) {
     RUN(test_query_limited);
     RUN(test_group_limit);
     RUN(test_band_memory_budget);
+    RUN(test_stats);
     return TL_SUMMARY("test_index");
 }

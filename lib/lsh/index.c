@@ -628,10 +628,9 @@ int minlsh_index_copy_metadata(const minlsh_index *index, void *buf, size_t cap,
     return minlsh__metadata_copy(&index->meta, buf, cap, n_out);
 }
 
-/* ---- memory accounting (benches and tests) ------------------------------- */
+/* ---- memory accounting (minlsh_index_copy_stats, benches, tests) ------------ */
 
-#ifdef MINLSH_TESTING
-void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
+void minlsh__lsh_index_bytes(const minlsh_index *ix, minlsh__lsh_memory *m) {
     uint32_t j;
     memset(m, 0, sizeof *m);
     m->signatures = minlsh__store_bytes(&ix->sigs);
@@ -641,5 +640,10 @@ void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
                minlsh__store_bytes(&ix->docs) + minlsh__tab_bytes(&ix->idt) +
                minlsh__tab_bytes(&ix->sigt) + (size_t)ix->bands * sizeof *ix->band +
                sizeof *ix + ix->meta.len;
+}
+
+#ifdef MINLSH_TESTING
+void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m) {
+    minlsh__lsh_index_bytes(ix, m);
 }
 #endif

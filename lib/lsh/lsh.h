@@ -338,7 +338,9 @@ void minlsh__lsh_batch_sample(minlsh_index *ix, const minlsh__lsh_batch *bt, siz
 typedef struct minlsh__lsh_memory {
     size_t signatures, band_tables, band_links, other;
 } minlsh__lsh_memory;
+void minlsh__lsh_index_bytes(const minlsh_index *ix, minlsh__lsh_memory *m);
 #ifdef MINLSH_TESTING
+/* minlsh__lsh_index_bytes under its older, test-only name. */
 void minlsh__lsh_index_memory(const minlsh_index *ix, minlsh__lsh_memory *m);
 #endif
 
