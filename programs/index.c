@@ -914,3 +914,99 @@ int cmd_index_merge(cli_opts *o) {
     if (rc != 0) return rc;
     return cli_input_failures() ? CLI_FAILED : CLI_OK;
 }
+
+/* ---- index remove ------------------------------------------------------- */
+
+const char cli_help_index_remove[] =
+    "Usage: minlsh index remove [OPTIONS] INDEX ID...\n"
+    "\n"
+    "Remove documents from INDEX, named as 'index query' prints them: a path as\n"
+    "it was added, or a JSON Lines id (a string without its quotes, or a number\n"
+    "as written). The documents after them are numbered again, in order, so the\n"
+    "file is the one 'index add' would have made without them. An ID that is not\n"
+    "in the index is reported (exit status 1); the others are removed. INDEX is\n"
+    "saved atomically, under INDEX.lock, as by 'index add'.\n"
+    "\n"
+    "      --lock-timeout S, --no-lock\n"
+    "                          as for 'index add'\n"
+    "  -q, --quiet             no summary on stderr\n"
+    "  -h, --help              show this help\n";
+
+/* The index number of ID: as a JSON string (how paths and string ids are
+ * stored), else as a token written as given (numeric ids). */
+static int find_id(const cli_index *x, const char *id, size_t *i) {
+    cli_buf tok = {NULL, 0, 0};
+    int found;
+    json_escape(&tok, id, strlen(id));
+    found = names_find(&x->meta.names, tok.p, tok.n, 1, i) ||
+            names_find(&x->meta.names, id, strlen(id), 1, i);
+    buf_free(&tok);
+    return found;
+}
+
+int cmd_index_remove(cli_opts *o) {
+    cli_index x;
+    size_t n, j, kept = 0, removed = 0;
+    unsigned char *drop;
+    uint32_t k, *sig;
+    minlsh_index *out;
+    index_meta fresh;
+    int i, rc = index_open(&x, o->args[0], NULL, o, MINLSH_LOCK_EXCLUSIVE);
+    if (rc != 0) return rc;
+    if (!x.has_meta || !ids_are_dense(&x)) {
+        if (x.has_meta)
+            cli_msg("%s: not an index made by 'minlsh index create' (its ids are not 0..n-1)",
+                    x.path);
+        else
+            meta_refused(&x);
+        index_close(&x);
+        return CLI_FAILED;
+    }
+    n = x.meta.names.n;
+    drop = xcalloc(n ? n : 1, 1);
+    for (i = 1; i < o->n_args; i++) {
+        size_t at = 0;
+        if (!find_id(&x, o->args[i], &at)) {
+            cli_input_error(o->args[i], 0, "not in %s", x.path);
+        } else if (!drop[at]) {
+            drop[at] = 1;
+            removed++;
+        }
+    }
+    if (removed > 0) {
+        /* Rebuilt in order without them: ids stay 0..n-1, name i = id i. */
+        k = minlsh_index_k(x.index);
+        sig = xcalloc(k, sizeof *sig);
+        {
+            minlsh_family *fam = cli_family_new(k, minlsh_index_seed(x.index));
+            if ((rc = minlsh_index_new(&out, fam, minlsh_index_config_id(x.index),
+                                       minlsh_index_bands(x.index), minlsh_index_rows(x.index),
+                                       NULL)) != 0)
+                cli_die_lib(x.path, rc);
+            minlsh_family_free(fam);
+        }
+        memset(&fresh, 0, sizeof fresh);
+        for (j = 0; j < n; j++) {
+            cli_name nm;
+            if (drop[j]) continue;
+            nm = names_get(&x.meta.names, j);
+            if ((rc = minlsh_index_copy_signature(x.index, j, sig, k, NULL)) != 0 ||
+                (rc = minlsh_index_insert(out, kept++, sig, k)) != 0)
+                cli_die_lib(x.path, rc);
+            (void)names_add(&fresh.names, nm.s, nm.n, nm.json, NULL);
+        }
+        free(sig);
+        names_free(&x.meta.names);
+        x.meta.names = fresh.names;
+        minlsh_index_free(x.index);
+        x.index = out;
+        rc = index_save(&x);
+        if (rc == 0 && !o->quiet)
+            cli_msg("%s: removed %zu document%s, %zu in the index", x.path, removed,
+                    cli_plural(removed), kept);
+    }
+    free(drop);
+    index_close(&x);
+    if (rc != 0) return rc;
+    return cli_input_failures() ? CLI_FAILED : CLI_OK;
+}

@@ -24,6 +24,7 @@ static const char main_help[] =
     "  index query INDEX PATH... find indexed documents similar to these\n"
     "  index stats INDEX         describe an index\n"
     "  index merge OUT SHARD...  merge index files built separately\n"
+    "  index remove INDEX ID...  remove documents from an index\n"
     "  sig PATH...               print MinHash signatures\n"
     "  help [SUBCOMMAND]         show help\n"
     "\n"
@@ -73,6 +74,8 @@ static const cli_command commands[] = {
      cmd_index_stats},
     {"index merge", OPTS_MERGE, NULL, "OUT SHARD...", 2, -1, cli_help_index_merge,
      cmd_index_merge},
+    {"index remove", OPTS_COMMON | OPT(O_QUIET) | OPTS_LOCK, NULL, "INDEX ID...", 2, -1,
+     cli_help_index_remove, cmd_index_remove},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -126,7 +129,7 @@ static const cli_command *find_command(int argc, char **argv, int *used) {
 }
 
 static const char index_help[] =
-    "Usage: minlsh index create|add|query|stats|merge INDEX ...\n"
+    "Usage: minlsh index create|add|query|stats|merge|remove INDEX ...\n"
     "\n"
     "A persistent band index, for documents that arrive over time:\n"
     "  minlsh index create INDEX [OPTIONS]       create an empty index\n"
@@ -134,6 +137,7 @@ static const char index_help[] =
     "  minlsh index query [OPTIONS] INDEX PATH... find similar indexed documents\n"
     "  minlsh index stats INDEX                   describe the index\n"
     "  minlsh index merge OUT SHARD...            merge indexes built separately\n"
+    "  minlsh index remove INDEX ID...            remove documents by name\n"
     "\n"
     "Try 'minlsh index SUBCOMMAND --help' for the options of each.\n";
 
