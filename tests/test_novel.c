@@ -6,13 +6,15 @@
  * argument error leaving the index unchanged, allocation failures, and
  * shared and exclusive locks that survive a save renaming the file.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1 /* flock, to show the trap the lock file avoids */
 #define MINLSH_EXPERIMENTAL_API 1
 #include "minlsh.h"
 #include "testalloc.h"
 #include "testlib.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -338,6 +340,18 @@ static void test_filelock(void) {
     EXPECT_OK(minlsh_filelock_new(&y, path, MINLSH_LOCK_EXCLUSIVE, MINLSH_LOCK_WAIT_FOREVER,
                                   NULL));
     minlsh_filelock_free(y);
+    {
+        /* The trap: a lock on the index file itself is on the inode the
+         * next save replaces, so a second "exclusive" lock succeeds. */
+        int fd1 = open(path, O_RDONLY), fd2;
+        EXPECT(fd1 >= 0 && flock(fd1, LOCK_EX | LOCK_NB) == 0);
+        EXPECT_OK(minlsh_index_save(ix, path));
+        fd2 = open(path, O_RDONLY);
+        EXPECT_MSG(fd2 >= 0 && flock(fd2, LOCK_EX | LOCK_NB) == 0,
+                   "a lock on the saved file itself was expected to be lost to the rename");
+        if (fd2 >= 0) close(fd2);
+        if (fd1 >= 0) close(fd1);
+    }
     minlsh_filelock_free(NULL);
     {
         /* Allocation failures: nothing held, nothing leaked. */
