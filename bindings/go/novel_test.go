@@ -3,6 +3,7 @@ package minlsh
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestInsertNovel(t *testing.T) {
@@ -55,5 +56,31 @@ func TestInsertNovel(t *testing.T) {
 	}})
 	if !errors.Is(err, boom) || x.Contains(6) {
 		t.Fatalf("verifier error: %v", err)
+	}
+}
+
+func TestFileLock(t *testing.T) {
+	path := t.TempDir() + "/crawl.mlsh"
+	w, err := LockFile(path, true, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockFile(path, false, 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("shared while held: %v", err)
+	}
+	if _, err := LockFile(path, true, 30*time.Millisecond); !errors.Is(err, ErrBusy) {
+		t.Fatalf("exclusive while held: %v", err)
+	}
+	w.Unlock()
+	w.Unlock()
+	r1, err1 := LockFile(path, false, 0)
+	r2, err2 := LockFile(path, false, 0)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("two readers: %v %v", err1, err2)
+	}
+	r1.Unlock()
+	r2.Unlock()
+	if _, err := LockFile(t.TempDir()+"/no/such/dir.mlsh", true, 0); !errors.Is(err, ErrIO) {
+		t.Fatalf("missing directory: %v", err)
 	}
 }

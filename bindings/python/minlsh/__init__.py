@@ -29,12 +29,12 @@ from ._ffi import (E_BUFSIZE, E_BUSY, E_CORRUPT, E_EXISTS, E_FORMAT, E_IO, E_MIS
 from . import _ffi
 from ._shingle import Shingler, ShingleStream
 from ._minhash import MinHash, SignatureMatrix, signatures
-from ._lsh import MinHashLSH, Novelty, Plan, band_keys, plan, probability, threshold_of
+from ._lsh import FileLock, MinHashLSH, Novelty, Plan, band_keys, plan, probability, threshold_of
 from ._dedup import Decision, DedupResult, dedup
 
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
-             SignatureMatrix, MinHashLSH, Novelty, Plan, Decision, DedupResult):
+             SignatureMatrix, MinHashLSH, Novelty, FileLock, Plan, Decision, DedupResult):
     _cls.__module__ = __name__
 del _cls
 
@@ -53,7 +53,7 @@ EMPTY_VALUE = _ffi.EMPTY_VALUE
 
 __all__ = [
     "Error", "ParameterError", "NoMemoryError",
-    "Shingler", "ShingleStream", "MinHash", "SignatureMatrix", "MinHashLSH", "Novelty", "Plan",
+    "Shingler", "ShingleStream", "MinHash", "SignatureMatrix", "MinHashLSH", "Novelty", "FileLock", "Plan",
     "Decision", "DedupResult", "dedup",
     "signatures", "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel",

@@ -355,6 +355,8 @@ _PROTOTYPES = [
     ("minlsh_pairs_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_uint64, c_void_p]),
     ("minlsh_clusters_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_void_p]),
     ("minlsh_novel_options_init", c_int, [POINTER(NovelOptions), c_uint32]),
+    ("minlsh_filelock_new", c_int, [POINTER(c_void_p), c_char_p, c_uint32, c_uint32, c_void_p]),
+    ("minlsh_filelock_free", None, [c_void_p]),
     ("minlsh_index_insert_novel", c_int,
      [POINTER(NovelResult), c_void_p, c_uint64, c_void_p, c_size_t, POINTER(NovelOptions)]),
 ]

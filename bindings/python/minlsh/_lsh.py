@@ -551,3 +551,53 @@ class MinHashLSH:
         self._weights = tuple(float(x) for x in w) if isinstance(w, list) and len(w) == 2 else None
         m = doc.get("mode")
         self._mode = m if m in MODES else None
+
+
+class FileLock:
+    """The lock processes sharing one saved index take (minlsh_filelock):
+    a flock(2) lock on the companion file ``path + ".lock"``, never on the
+    index itself, whose saves rename a new file over it. ``minlsh index``
+    commands take the same lock.
+
+    ``with minlsh.FileLock("crawl.mlsh"):`` holds it exclusively (load,
+    insert, save inside); ``shared=True`` for readers. ``timeout`` in seconds
+    (None: wait without limit, 0: do not wait); past it, :class:`Error` with
+    code ``E_BUSY``. The wait releases the interpreter lock.
+    """
+
+    def __init__(self, path, shared=False, timeout=None):
+        self._path = os.fsencode(path)
+        self._mode = 1 if shared else 2
+        if timeout is None:
+            self._ms = 0xFFFFFFFF
+        else:
+            ms = int(round(float(timeout) * 1000))
+            if not 0 <= ms < 0xFFFFFFFF:
+                raise ValueError("timeout must be None or 0 to 4294967 seconds")
+            self._ms = ms
+        self._handle = None
+
+    def acquire(self):
+        if self._handle:
+            raise RuntimeError("the lock is already held by this object")
+        h = c_void_p()
+        check(lib.minlsh_filelock_new(byref(h), self._path, self._mode, self._ms, None),
+              "minlsh_filelock_new", os.fsdecode(self._path) + ".lock")
+        self._handle = h.value
+
+    def release(self):
+        if self._handle:
+            lib.minlsh_filelock_free(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __del__(self, _free=lib.minlsh_filelock_free):
+        if getattr(self, "_handle", None):
+            _free(self._handle)
+            self._handle = None

@@ -319,3 +319,26 @@ def test_insert_if_novel():
     with pytest.raises(ValueError):
         bare.insert_if_novel("a", mh(base))
     assert bare.insert_if_novel("a", mh(base), threshold=0.5).novel
+
+
+def test_file_lock(tmp_path):
+    path = str(tmp_path / "crawl.mlsh")
+    with minlsh.FileLock(path) as held:
+        assert os.path.exists(path + ".lock")
+        other = minlsh.FileLock(path, shared=True, timeout=0)
+        with pytest.raises(minlsh.Error) as e:
+            other.acquire()
+        assert e.value.code == minlsh.E_BUSY
+        with pytest.raises(RuntimeError):
+            held.acquire()
+    with minlsh.FileLock(path, shared=True, timeout=0), \
+            minlsh.FileLock(path, shared=True, timeout=0.05):
+        with pytest.raises(minlsh.Error):
+            minlsh.FileLock(path, timeout=0.05).acquire()
+    with minlsh.FileLock(path, timeout=0):
+        pass
+    with pytest.raises(ValueError):
+        minlsh.FileLock(path, timeout=-1)
+    with pytest.raises(minlsh.Error) as e:
+        minlsh.FileLock(str(tmp_path / "no" / "such" / "dir.mlsh")).acquire()
+    assert e.value.code == minlsh.E_IO

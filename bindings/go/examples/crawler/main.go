@@ -7,7 +7,8 @@
 // inserted (Index.InsertNovel decides and inserts in one call). The index
 // (with the page names in its metadata) is saved atomically at the end, so
 // the next run dedups against everything seen so far, and a crash never
-// leaves a half-written index.
+// leaves a half-written index. Several crawlers may share one index: each
+// holds its lock (FILE.lock) from the load to the save.
 //
 //	crawler [-index FILE] [-threshold 0.8] [-num-perm 128] [-shingle word:5]
 //	        [-html] [-max-bytes N] PAGE...
@@ -81,6 +82,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
+	// Other crawlers may share the index: hold its lock (FILE.lock) from
+	// the load to the save, so that no page another one saved is lost.
+	lock, err := minlsh.LockFile(*indexPath, true, -1)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 1
+	}
+	defer lock.Unlock()
 	c, err := open(*indexPath, *threshold, *numPerm, *spec, *html, *maxBytes, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
