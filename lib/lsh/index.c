@@ -406,8 +406,9 @@ typedef struct minlsh__ins_prep {
     uint64_t *keys;
 } minlsh__ins_prep;
 
-static void minlsh__insert_prepare(const minlsh_index *ix, uint64_t id, const uint32_t *sig,
-                                   minlsh__ins_prep *pp) {
+/* have_keys: pp->keys holds sig's band keys already (a query computed them). */
+static void minlsh__insert_prepare_keys(const minlsh_index *ix, uint64_t id, const uint32_t *sig,
+                                        minlsh__ins_prep *pp, int have_keys) {
     uint32_t j;
     pp->idtag = minlsh__id_tag(id);
     minlsh__prefetch_home(&ix->idt, pp->idtag, 1);
@@ -416,9 +417,14 @@ static void minlsh__insert_prepare(const minlsh_index *ix, uint64_t id, const ui
     if (pp->empty) return;
     pp->sigtag = minlsh__sig_tag(sig, ix->k);
     minlsh__prefetch_home(&ix->sigt, pp->sigtag, 1);
-    minlsh__lsh_band_keys(sig, ix->bands, ix->rows, pp->keys);
+    if (!have_keys) minlsh__lsh_band_keys(sig, ix->bands, ix->rows, pp->keys);
     for (j = 0; j < ix->bands; j++)
         minlsh__prefetch_home(&ix->band[j], (uint32_t)(pp->keys[j] >> 32), 1);
+}
+
+static void minlsh__insert_prepare(const minlsh_index *ix, uint64_t id, const uint32_t *sig,
+                                   minlsh__ins_prep *pp) {
+    minlsh__insert_prepare_keys(ix, id, sig, pp, 0);
 }
 
 static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *sig,
@@ -499,6 +505,19 @@ int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig) {
     int rc;
     pp.keys = keys;
     minlsh__insert_prepare(ix, id, sig, &pp);
+    rc = minlsh__insert_commit(ix, id, sig, &pp);
+    minlsh__stream_fence();
+    return rc;
+}
+
+int minlsh__lsh_insert_keyed(minlsh_index *ix, uint64_t id, const uint32_t *sig,
+                             const uint64_t *keys) {
+    uint64_t own[MINLSH_FAMILY_K_MAX];
+    minlsh__ins_prep pp;
+    int rc;
+    memcpy(own, keys, (size_t)ix->bands * sizeof *own);
+    pp.keys = own;
+    minlsh__insert_prepare_keys(ix, id, sig, &pp, 1);
     rc = minlsh__insert_commit(ix, id, sig, &pp);
     minlsh__stream_fence();
     return rc;

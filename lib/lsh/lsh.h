@@ -316,6 +316,15 @@ uint32_t minlsh__lsh_find_id(const minlsh_index *ix, uint64_t id);
 /* Insert a document (k values): MINLSH_E_EXISTS if its id is there. Leaves
  * the index unchanged on error. */
 int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig);
+/* The same with sig's b band keys given (a query of sig computed them). */
+int minlsh__lsh_insert_keyed(minlsh_index *ix, uint64_t id, const uint32_t *sig,
+                             const uint64_t *keys);
+/* query.c: minlsh_index_query (arguments checked by the caller) that also
+ * leaves sig's b band keys in keys, unless sig is empty or the index is
+ * (then *keyed = 0 and keys is not written). */
+int minlsh__lsh_query_keys(const minlsh_index *ix, const uint32_t *sig, uint64_t *keys,
+                           int *keyed, uint64_t *ids, double *similarity, size_t cap,
+                           size_t *n_out);
 /* Make room for n documents in the per-document structures (ids, slots,
  * id table). */
 int minlsh__lsh_reserve(minlsh_index *ix, size_t n);

@@ -90,9 +90,10 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
     double sims_stack[MINLSH__NOVEL_STACK];
     uint64_t *ids = ids_stack;
     double *sims = sims_stack;
+    uint64_t keys[MINLSH_FAMILY_K_MAX];
     minlsh_novel_result res;
     size_t n = 0;
-    int rc;
+    int rc, keyed = 0;
     if (result == NULL || index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (opts == NULL) opts = &defaults;
     if (opts->version != MINLSH_NOVEL_OPTIONS_VERSION) return MINLSH_E_VERSION;
@@ -101,7 +102,8 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
         return MINLSH_E_PARAM;
     if (k_sig != index->k) return MINLSH_E_PARAM;
     if (minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL) return MINLSH_E_EXISTS;
-    rc = minlsh_index_query(index, sig, k_sig, ids, sims, MINLSH__NOVEL_STACK, &n);
+    /* The query's band keys are the insert's too: computed once. */
+    rc = minlsh__lsh_query_keys(index, sig, keys, &keyed, ids, sims, MINLSH__NOVEL_STACK, &n);
     if (rc == MINLSH_E_BUFSIZE) {
         size_t bytes;
         /* A hot bucket: room for all of them, then the same query again. */
@@ -109,12 +111,14 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
         ids = (uint64_t *)minlsh__malloc(&index->alloc, bytes);
         sims = (double *)minlsh__malloc(&index->alloc, n * sizeof *sims);
         rc = ids != NULL && sims != NULL
-                 ? minlsh_index_query(index, sig, k_sig, ids, sims, n, &n)
+                 ? minlsh__lsh_query_keys(index, sig, keys, &keyed, ids, sims, n, &n)
                  : MINLSH_E_NOMEM;
     }
     memset(&res, 0, sizeof res);
     if (rc == 0) rc = minlsh__novel_decide(&res, opts, ids, sims, n);
-    if (rc == 0 && res.novel) rc = minlsh__lsh_insert(index, id, sig);
+    if (rc == 0 && res.novel)
+        rc = keyed ? minlsh__lsh_insert_keyed(index, id, sig, keys)
+                   : minlsh__lsh_insert(index, id, sig);
     if (ids != ids_stack) {
         minlsh__free(&index->alloc, ids);
         minlsh__free(&index->alloc, sims);

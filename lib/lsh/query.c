@@ -240,6 +240,19 @@ static int minlsh__query(const minlsh_index *index, const uint32_t *sig, size_t 
                                 bands_searched);
 }
 
+int minlsh__lsh_query_keys(const minlsh_index *ix, const uint32_t *sig, uint64_t *keys,
+                           int *keyed, uint64_t *ids, double *similarity, size_t cap,
+                           size_t *n_out) {
+    size_t pos[MINLSH_FAMILY_K_MAX];
+    minlsh__q_prep qp;
+    qp.keys = keys;
+    qp.pos = pos;
+    minlsh__query_prepare(ix, sig, &qp);
+    *keyed = !qp.empty;
+    minlsh__query_probe(ix, &qp);
+    return minlsh__query_finish(ix, sig, &qp, 0, ids, similarity, cap, n_out, NULL);
+}
+
 int minlsh_index_query(const minlsh_index *index, const uint32_t *sig,
                        size_t k_sig, uint64_t *ids, double *similarity, size_t cap,
                        size_t *n_out) {
