@@ -213,6 +213,12 @@ class DedupDecision(Structure):
                 ("similarity", c_double), ("kept", c_uint32), ("exact", c_uint32)]
 
 
+class DedupEdge(Structure):
+    """minlsh_dedup_edge (experimental API): a verified pair of exact-group
+    firsts, a < b."""
+    _fields_ = [("a", c_uint64), ("b", c_uint64), ("similarity", c_double)]
+
+
 class DedupStats(Structure):
     """minlsh_dedup_stats (experimental API)."""
     _fields_ = [("documents", c_uint64), ("empty", c_uint64), ("exact_groups", c_uint64),
@@ -336,6 +342,28 @@ _PROTOTYPES = [
     ("minlsh_dedup_copy_stats", c_int, [POINTER(DedupStats), c_void_p]),
     ("minlsh_pairs_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_uint64, c_void_p]),
     ("minlsh_clusters_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_void_p]),
+    # the engine's stages over whole partitions (minlsh.dask): arrays are
+    # passed as addresses (numpy's .ctypes.data)
+    ("minlsh_family_sign_texts", c_int,
+     [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_void_p, c_size_t,
+      sizep, c_void_p, c_void_p, c_void_p, c_void_p]),
+    ("minlsh_signatures_band_keys", c_int,
+     [c_void_p, c_size_t, c_size_t, c_uint32, c_uint32, c_void_p, c_size_t, sizep]),
+    ("minlsh_shingler_hash_texts", c_int,
+     [c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_void_p, c_void_p, c_size_t,
+      sizep, c_void_p, c_void_p]),
+    ("minlsh_sets_jaccard", c_int,
+     [c_void_p, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, c_void_p]),
+    ("minlsh_buckets_pair", c_int,
+     [c_void_p, c_void_p, c_void_p, c_size_t, c_uint64, c_void_p, c_void_p, c_size_t, sizep,
+      c_void_p, c_size_t, sizep, c_void_p]),
+]
+
+# Declared when the library has them (newer experimental calls).
+_OPTIONAL = [
+    ("minlsh_dedup_decide", c_int,
+     [POINTER(DedupEdge), c_size_t, c_uint64, c_void_p, c_void_p, c_uint32, c_uint32,
+      POINTER(DedupDecision), c_void_p]),
 ]
 
 def _declare():
@@ -348,6 +376,11 @@ def _declare():
             continue
         fn.restype = restype
         fn.argtypes = argtypes
+    for name, restype, argtypes in _OPTIONAL:
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = restype
+            fn.argtypes = argtypes
     if missing:
         raise ImportError("minlsh: the library %s lacks %s; it is older than this binding"
                           % (LIBRARY, ", ".join(missing)))
