@@ -1099,6 +1099,31 @@ MINLSH_API int minlsh_clusters_from_dedup(minlsh_clusters **out,
                                           const minlsh_dedup *dedup,
                                           const minlsh_allocator *alloc);
 
+/* A verified pair of documents a < b, each the first document of its exact
+ * group, and their similarity: what minlsh_dedup_decide decides from. */
+typedef struct minlsh_dedup_edge {
+    uint64_t a, b;
+    double similarity;
+} minlsh_dedup_edge;
+
+/* The engine's keep/drop policy on pairs found and verified elsewhere (a
+ * distributed pipeline, say): a decision for each of n_docs documents into
+ * decisions (n_docs of them). exact_of[i] is the first document with i's
+ * fingerprint (i itself if none; NULL: no exact copies); lengths are what
+ * MINLSH_KEEP_LONGEST compares (NULL: all equal); repeated edges count
+ * once. similarity is 1 for kept documents and exact copies, the edge's for
+ * a document with a verified edge to its representative, and NaN otherwise
+ * (COMPONENTS: measure it yourself).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (keep, group, an edge not a < b <
+ * n_docs between group firsts or with a similarity outside [0, 1], exact_of
+ * not pointing at or before i to a group first, allocator), MINLSH_E_TOOBIG
+ * (n_docs past 2^32 - 2), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_dedup_decide(const minlsh_dedup_edge *edges, size_t n_edges,
+                                   uint64_t n_docs, const uint64_t *exact_of,
+                                   const uint64_t *lengths, uint32_t keep,
+                                   uint32_t group, minlsh_dedup_decision *decisions,
+                                   const minlsh_allocator *alloc);
+
 #ifdef __cplusplus
 }
 #endif

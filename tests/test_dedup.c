@@ -285,7 +285,8 @@ static void test_invariance(void) {
 }
 
 /* Any memory budget, from tiny (many runs in temporary files) to none,
- * gives the same bits, and the files are really used. */
+ * gives the same bits, and the files are used when, and only when, the
+ * budget is short. */
 static void test_memory_budgets(void) {
     minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
     static minlsh_dedup_decision a[NDOC], b[NDOC];
@@ -326,7 +327,11 @@ static void test_memory_budgets(void) {
                 EXPECT(e1 == e2);
             }
             EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
-            EXPECT_MSG(st.temp_bytes > 0, "memory %llu", (unsigned long long)budgets[t]);
+            /* Files only past the budget: the largest holds everything. */
+            if (budgets[t] < (1 << 26))
+                EXPECT_MSG(st.temp_bytes > 0, "memory %llu", (unsigned long long)budgets[t]);
+            else
+                EXPECT_EQ_U64(st.temp_bytes, 0);
             minlsh_pairs_free(pb);
             pb = NULL;
             minlsh_dedup_free(d);
@@ -503,6 +508,107 @@ static void test_allocation_failures(void) {
     }
 }
 
+/* minlsh_dedup_decide on the engine's own verified pairs gives the engine's
+ * decisions (similarities where it knows them), for every policy; and a
+ * small graph by hand, and its errors. */
+static void test_decide(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    static minlsh_dedup_decision want[NDOC], got[NDOC];
+    static uint64_t exact_of[NDOC], lengths[NDOC];
+    static uint8_t fps[NDOC][16];
+    minlsh_dedup_edge *edges = NULL;
+    minlsh_pairs *p = NULL;
+    minlsh_dedup *d;
+    size_t i, j, n_edges = 0, known = 0;
+    uint32_t keep, group;
+    for (i = 0; i < NDOC; i++) {
+        EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], NULL, fps[i]));
+        exact_of[i] = i;
+        lengths[i] = lens[i];
+        /* empty documents are nobody's copy */
+        for (j = 0; j < i && minlsh_shingleset_count(sets[i]) > 0; j++)
+            if (exact_of[j] == j && memcmp(fps[i], fps[j], 16) == 0) {
+                exact_of[i] = j;
+                break;
+            }
+    }
+    for (keep = MINLSH_KEEP_FIRST; keep <= MINLSH_KEEP_LONGEST; keep++)
+        for (group = MINLSH_GROUP_COMPONENTS; group <= MINLSH_GROUP_STRICT; group++) {
+            o.threshold = T;
+            o.keep = keep;
+            o.group = group;
+            d = run_engine(&o, 0);
+            decisions_of(d, want);
+            EXPECT_OK(minlsh_pairs_from_dedup(&p, d, 0, NULL));
+            edges = (minlsh_dedup_edge *)calloc(minlsh_pairs_count(p) + 1, sizeof *edges);
+            n_edges = 0;
+            for (i = 0; i < minlsh_pairs_count(p); i++) {
+                uint64_t a, b;
+                double sim;
+                minlsh_pairs_copy_pair(&a, &b, &sim, p, i);
+                if (exact_of[a] != a || exact_of[b] != b) continue;
+                edges[n_edges].a = a;
+                edges[n_edges].b = b;
+                edges[n_edges++].similarity = sim;
+            }
+            /* repeated edges count once */
+            if (n_edges > 0) edges[n_edges] = edges[0];
+            EXPECT_OK(minlsh_dedup_decide(edges, n_edges + (n_edges > 0), NDOC, exact_of,
+                                          lengths, keep, group, got, NULL));
+            for (i = 0; i < NDOC; i++) {
+                EXPECT_MSG(got[i].cluster == want[i].cluster &&
+                               got[i].representative == want[i].representative &&
+                               got[i].kept == want[i].kept && got[i].exact == want[i].exact,
+                           "keep %u group %u doc %zu", keep, group, i);
+                if (got[i].similarity == got[i].similarity) {
+                    EXPECT(got[i].similarity == want[i].similarity);
+                    known++;
+                } else {
+                    EXPECT(group == MINLSH_GROUP_COMPONENTS && !got[i].kept);
+                }
+            }
+            free(edges);
+            minlsh_pairs_free(p);
+            p = NULL;
+            minlsh_dedup_free(d);
+        }
+    EXPECT(known > 3 * NDOC);
+    {
+        /* 0-1 (0.9), 1-2 (0.85), 3 a copy of 0, 4 alone; at threshold
+         * they are all verified. Components: {0,1,2,3} kept 0; 2 has no
+         * edge to 0, so its similarity is NaN. Strict: 0 kept, 1 and 3
+         * dropped for it, 2 kept (its only neighbour, 1, is dropped). */
+        minlsh_dedup_edge e[2] = {{1, 2, 0.85}, {0, 1, 0.9}};
+        uint64_t ex[5] = {0, 1, 2, 0, 4};
+        minlsh_dedup_decision v[5];
+        EXPECT_OK(minlsh_dedup_decide(e, 2, 5, ex, NULL, MINLSH_KEEP_FIRST,
+                                      MINLSH_GROUP_COMPONENTS, v, NULL));
+        EXPECT(v[0].kept && !v[1].kept && !v[2].kept && !v[3].kept && v[4].kept);
+        EXPECT(v[1].representative == 0 && v[1].similarity == 0.9 && !v[1].exact);
+        EXPECT(v[2].representative == 0 && v[2].similarity != v[2].similarity);
+        EXPECT(v[3].exact && v[3].similarity == 1.0 && v[3].cluster == 0);
+        EXPECT(v[4].cluster == 4 && v[4].similarity == 1.0);
+        EXPECT_OK(minlsh_dedup_decide(e, 2, 5, ex, NULL, MINLSH_KEEP_FIRST,
+                                      MINLSH_GROUP_STRICT, v, NULL));
+        EXPECT(v[0].kept && !v[1].kept && v[2].kept && !v[3].kept && v[4].kept);
+        EXPECT(v[1].representative == 0 && v[1].similarity == 0.9);
+        EXPECT(v[3].representative == 0 && v[3].exact);
+        /* errors */
+        EXPECT_ERR(minlsh_dedup_decide(NULL, 1, 5, ex, NULL, 1, 1, v, NULL), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_dedup_decide(e, 2, 5, ex, NULL, 3, 1, v, NULL), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_dedup_decide(e, 2, 2, ex, NULL, 1, 1, v, NULL), MINLSH_E_PARAM);
+        e[1].similarity = 1.5;
+        EXPECT_ERR(minlsh_dedup_decide(e, 2, 5, ex, NULL, 1, 1, v, NULL), MINLSH_E_PARAM);
+        e[1].similarity = 0.9;
+        e[0].a = 3; /* not the first of its exact group */
+        e[0].b = 4;
+        EXPECT_ERR(minlsh_dedup_decide(e, 2, 5, ex, NULL, 1, 1, v, NULL), MINLSH_E_PARAM);
+        ex[3] = 4; /* after itself */
+        EXPECT_ERR(minlsh_dedup_decide(e, 0, 5, ex, NULL, 1, 1, v, NULL), MINLSH_E_PARAM);
+        EXPECT_OK(minlsh_dedup_decide(NULL, 0, 0, NULL, NULL, 1, 1, NULL, NULL));
+    }
+}
+
 int main(void) {
     size_t i;
     make_corpus();
@@ -514,6 +620,7 @@ int main(void) {
     RUN(test_memory_budgets);
     RUN(test_signature_verification);
     RUN(test_max_bucket);
+    RUN(test_decide);
     RUN(test_errors_and_states);
     RUN(test_allocation_failures);
     for (i = 0; i < NDOC; i++) {

@@ -5,20 +5,20 @@
  * cap, verification, connected components or strict attribution, and a keep
  * or drop decision for every document.
  *
- * One algorithm whatever the memory: band keys are computed in batches of
- * distinct texts and kept per band as sorted runs of (key, group) records;
- * candidates are kept as sorted runs of group pairs. Without a memory budget
- * every band has one run, in memory, and so do the candidates; with one, a
- * run that would pass the budget is written to a temporary file, and so are
- * the shingle sets and signatures, which are read back one at a time when a
- * pair is verified. Runs are merged in a fixed order, so the result is the
- * same for any budget and any thread count.
+ * One algorithm whatever the memory. Each document is one record in the
+ * store (its fingerprint, and its set or its signature); band keys and
+ * fingerprints are made in batches and kept as sorted runs of (key,
+ * document) records; at the run the fingerprint runs are merged into exact
+ * groups, each band's runs into buckets and candidate runs, and those into
+ * verified edges; the decisions come last, in document order. Every record
+ * store, run and the decisions live in memory until the memory budget says
+ * otherwise, then in temporary files; runs are merged in a fixed order, so
+ * the result is the same for any budget and any thread count.
  *
- * Memory, per document: 16 bytes (group, length). Per distinct text: the
- * group record (48) and 24 bytes of fingerprint table, and, without a
- * budget, its signature (4k), its set (8 bytes a shingle) and its band
- * records (16 per band). With a budget those live in files (temp bytes:
- * 4k + 8 per shingle + 16b per distinct text, plus 16 per candidate pair).
+ * Memory that stays whatever the budget, per document: 8 bytes (where its
+ * record is), 16 with KEEP_LONGEST (its length); at the run 4 more (its
+ * exact group) and 4 (components) or 12 (strict) while deciding; 16 per
+ * verified edge.
  *
  * Internal: every name minlsh__dedup_*; the public functions are in
  * include/minlsh.h (experimental part).
@@ -30,36 +30,26 @@
 #include "common/pool.h"
 #include "common/sort.h"
 
-#define MINLSH__DEDUP_NONE UINT64_MAX
-/* Groups are union-find nodes of 32 bits. */
-#define MINLSH__DEDUP_MAX_GROUPS (UINT32_MAX - 1)
+/* Documents are union-find nodes of 32 bits. */
+#define MINLSH__DEDUP_MAX_DOCS (UINT32_MAX - 1)
+#define MINLSH__DEDUP_NONE UINT32_MAX
+/* A record address with this bit is an offset in the data file; without
+ * it, a pointer (user-space pointers never have it). */
+#define MINLSH__DEDUP_IN_FILE (UINT64_C(1) << 63)
 
-/* A verified pair of exact groups (ga < gb) and its similarity. */
+/* A verified pair of documents (a < b, each the first of its exact group)
+ * and its similarity. */
 typedef struct minlsh__dedup_edge {
-    uint32_t ga, gb;
+    uint32_t a, b;
     double sim;
 } minlsh__dedup_edge;
 
-/* One fingerprint slot: the 16 bytes and the group plus one (0: free). */
-typedef struct minlsh__dedup_fp {
+/* The head of a document's record; then its set (n hashes, exact
+ * verification) or its signature (k values, signature verification). */
+typedef struct minlsh__dedup_rec {
     uint8_t fp[MINLSH_FINGERPRINT_BYTES];
-    uint64_t group_plus1;
-} minlsh__dedup_fp;
-
-typedef struct minlsh__dedup_doc {
-    uint64_t length;
-    uint32_t group;
-} minlsh__dedup_doc;
-
-typedef struct minlsh__dedup_group {
-    uint64_t first;   /* its first document */
-    uint64_t size;    /* its documents */
-    uint64_t set_off; /* its set and its signature: addresses in memory, or
-                         byte offsets in the data file */
-    uint64_t set_n;
-    uint64_t sig_off;
-    uint32_t empty;   /* no shingle: never a near-duplicate */
-} minlsh__dedup_group;
+    uint64_t n; /* shingles in the set that follows; 0 with a signature */
+} minlsh__dedup_rec;
 
 /* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES. */
 typedef struct minlsh__dedup_chunks {
@@ -80,11 +70,26 @@ typedef struct minlsh__dedup_runs {
     size_t n, cap;
 } minlsh__dedup_runs;
 
-/* Scratch of one worker: the two sets or signatures being compared. */
+/* Scratch of one worker: the two records being compared. */
 typedef struct minlsh__dedup_scratch {
     uint64_t *a, *b;
     size_t cap_a, cap_b;
 } minlsh__dedup_scratch;
+
+/* The decisions of documents first .. first + n, in document order. */
+typedef int (*minlsh__dedup_emit)(void *ctx, uint64_t first, minlsh_dedup_decision *v, size_t n);
+
+/* What the policy decides from: n documents, the exact group of each (the
+ * first document with its fingerprint), their lengths (NULL: equal), and
+ * the verified edges between groups, sorted by (a, b) without repeats. */
+typedef struct minlsh__dedup_policy {
+    uint64_t n;
+    const uint32_t *exact_of;
+    const uint64_t *lengths;
+    const minlsh__dedup_edge *edges;
+    size_t n_edges;
+    uint32_t keep, group;
+} minlsh__dedup_policy;
 
 struct minlsh_dedup {
     minlsh_allocator alloc;
@@ -93,71 +98,82 @@ struct minlsh_dedup {
     minlsh_shingler *shingler; /* private copies */
     minlsh_family *family;
     uint32_t k, bands, rows;
-    int spill;          /* a memory budget is set */
     minlsh__pool *pool; /* made on first use */
     int ran;
 
-    minlsh__dedup_doc *docs;
+    /* per document */
+    uint64_t *rec;     /* where its record is */
+    uint64_t *lengths; /* KEEP_LONGEST only */
     size_t n_docs, cap_docs;
+    uint64_t empty; /* documents with no shingle */
 
-    /* exact groups: fingerprint table and records */
-    minlsh__dedup_fp *fps;
-    size_t fp_mask; /* table size - 1; 0: no table yet */
-    minlsh__dedup_group *groups;
-    size_t n_groups, cap_groups;
-    uint64_t empty;        /* documents with an empty set */
-    uint64_t exact_groups; /* groups of two or more */
-
-    /* without a budget: signatures and sets in memory, in chunks that never
-     * move (a growing array would copy them all at every step); a group's
-     * set_off and sig_off are then their addresses */
+    /* the records: in chunks that never move (a growing array would copy
+     * them all at every step) until the budget's share is used, then in
+     * the data file, written through a buffer */
     minlsh__dedup_chunks chunks;
-    /* with one: sets and signatures in the data file, written through a
-     * buffer; band runs and candidate runs in files of their own */
-    minlsh__tmpfile data, band_file, cand_file;
+    minlsh__tmpfile data, runs_file, cand_file, dec_file;
     uint8_t *wbuf;
     size_t wlen, wcap;
     uint64_t wbase;     /* data-file offset of wbuf[0] */
     uint64_t temp_peak; /* most bytes the temporary files held at once */
+    uint64_t run_bytes; /* bytes of band and fingerprint runs in memory */
+    int records_in_file; /* the records' share is used: the next go to the file */
 
-    /* Band keys are made in batches of distinct texts: with a budget, the
-     * signatures of the texts not yet banded wait here (pend_n of them,
-     * groups pend_first ..), and every batch adds one sorted run to each
-     * band; without one, the whole corpus is one batch at the run. */
-    uint32_t *pend_sigs;
-    size_t pend_n, pend_cap, pend_first;
+    /* The documents not yet banded: their numbers, signatures and
+     * fingerprint records. Every batch adds one sorted run to each band and
+     * one to the fingerprints. */
+    uint32_t *pend_docs, *pend_sigs;
+    minlsh__kv *pend_fps;
+    size_t pend_n, pend_cap, pend_held; /* pending, a batch, room for */
     minlsh__dedup_runs *band_runs; /* bands of them */
+    minlsh__dedup_runs fp_runs;
 
     /* scratch of minlsh_dedup_add_texts, kept between calls */
     minlsh_shingleset **batch_sets;
     size_t batch_cap;
 
     /* results of the run */
-    minlsh__dedup_edge *edges; /* verified, sorted by (ga, gb) */
+    uint32_t *exact_of;        /* the first document of each one's exact group */
+    minlsh__dedup_edge *edges; /* verified, sorted by (a, b) */
     size_t n_edges;
-    uint64_t candidates, capped;
-    minlsh_dedup_decision *decisions;
-    uint64_t n_kept;
+    uint64_t exact_groups, candidates, capped, n_kept;
+    minlsh_dedup_decision *decisions; /* or in dec_file */
 };
 
 /* engine.c */
 /* Read n bytes of the data file at off (written or still buffered). */
 int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n);
+/* The head of document i's record. */
+int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *out);
+/* Document i's set (head->n hashes, exact verification) or signature (k
+ * values, signature verification): in memory, or read into *buf (cap: its
+ * 8-byte words). The head goes to *head. */
+int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
+                           uint64_t **buf, size_t *cap, const void **out);
+/* Bytes the budget gives to a part: all of it without a budget. */
+uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned eighths);
 
 /* run.c */
 int minlsh__dedup_plan(minlsh_dedup *d);
-/* Band the pending texts: one sorted run more per band (to the band file
- * with a budget). */
-int minlsh__dedup_flush_bands(minlsh_dedup *d);
-/* The verified similarity of exact groups ga and gb: exact Jaccard of their
- * sets, or the signature estimate. s: the worker's scratch (sets read from
- * the data file go there). */
-int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t ga,
-                             uint32_t gb, double *out);
-/* The k values of group g: in memory, or read into buf (k entries). */
-const uint32_t *minlsh__dedup_sig(const minlsh_dedup *d, uint32_t g, uint32_t *buf);
+/* Band the pending documents and sort their fingerprints: one sorted run
+ * more per band and one more of fingerprints. */
+int minlsh__dedup_flush(minlsh_dedup *d);
+/* The verified similarity of documents a and b: exact Jaccard of their
+ * sets, or the signature estimate. */
+int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t a,
+                             uint32_t b, double *out);
+/* The signature of document i into sig (k values): read, or made again
+ * from its set. */
+int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig);
 /* The engine's pool, made on first use (NULL if it cannot be: then the
  * calling thread does everything). */
 minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
+
+/* decide.c */
+/* The decisions of the policy, emitted in document order in chunks;
+ * similarity is NaN for a dropped document that is neither an exact copy
+ * nor a verified neighbour of its representative. */
+int minlsh__dedup_decide(const minlsh__dedup_policy *p, const minlsh_allocator *a,
+                         minlsh__dedup_emit emit, void *ctx);
 
 #endif /* MINLSH_DEDUP_H */

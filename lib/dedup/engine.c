@@ -1,7 +1,7 @@
 /*
  * The engine's handle and its input: options, documents added one by one
- * or by batches shingled and signed on the pool, exact groups by
- * fingerprint.
+ * or by batches shingled and signed on the pool, each stored as one record
+ * (memory chunks, then the data file past the budget's share).
  */
 #include "dedup.h"
 
@@ -30,6 +30,10 @@ static int minlsh__dedup_check_options(const minlsh_dedup_options *o, uint32_t k
     return 0;
 }
 
+uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned eighths) {
+    return d->opts.memory == 0 ? UINT64_MAX : d->opts.memory / 8 * eighths;
+}
+
 int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
                      const minlsh_family *family, const minlsh_dedup_options *opts,
                      const minlsh_allocator *alloc) {
@@ -52,10 +56,10 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     d->opts = o;
     d->opts.tmpdir = NULL;
     d->k = minlsh_family_k(family);
-    d->spill = o.memory != 0;
     minlsh__tmpfile_init(&d->data);
-    minlsh__tmpfile_init(&d->band_file);
+    minlsh__tmpfile_init(&d->runs_file);
     minlsh__tmpfile_init(&d->cand_file);
+    minlsh__tmpfile_init(&d->dec_file);
     rc = minlsh__shingler_clone(&d->shingler, shingler, &al);
     if (rc == 0) rc = minlsh_family_new(&d->family, d->k, minlsh_family_seed(family), &al);
     if (rc == 0) rc = minlsh__dedup_plan(d);
@@ -69,20 +73,24 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
         if (d->tmpdir == NULL) rc = MINLSH_E_NOMEM;
         else memcpy(d->tmpdir, o.tmpdir, len);
     }
-    if (rc == 0 && d->spill) {
-        /* The signatures waiting to be banded take up to half the budget;
-         * the write buffer 1 MiB at most. */
-        size_t per = (size_t)d->k * sizeof(uint32_t) + 16 * (size_t)d->bands + 64;
-        uint64_t want = o.memory / 2 / per;
-        d->pend_cap = want < 64 ? 64 : want > (1u << 24) ? (1u << 24) : (size_t)want;
+    if (rc == 0) {
+        /* A batch: 64K documents, or fewer if their signatures and band
+         * records would take more than an eighth of the budget. The write
+         * buffer: 1 MiB at most. */
+        uint64_t per = (uint64_t)d->k * 4 + 16 * (uint64_t)d->bands + 24;
+        uint64_t want = minlsh__dedup_share(d, 1) / per;
+        d->pend_cap = want < 64 ? 64 : want > 65536 ? 65536 : (size_t)want;
+    }
+    if (rc == 0 && o.memory != 0) {
         d->wcap = o.memory / 8 < 4096 ? 4096 : o.memory / 8 > (1u << 20) ? (1u << 20)
                                                                             : (size_t)(o.memory / 8);
-        d->pend_sigs = (uint32_t *)minlsh__calloc(&al, d->pend_cap, (size_t)d->k * sizeof(uint32_t));
         d->wbuf = (uint8_t *)minlsh__malloc(&al, d->wcap);
-        if (d->pend_sigs == NULL || d->wbuf == NULL) rc = MINLSH_E_NOMEM;
+        if (d->wbuf == NULL) rc = MINLSH_E_NOMEM;
+        /* Made now, so that a directory that cannot hold them fails here. */
         if (rc == 0) rc = minlsh__tmpfile_open(&d->data, d->tmpdir);
-        if (rc == 0) rc = minlsh__tmpfile_open(&d->band_file, d->tmpdir);
+        if (rc == 0) rc = minlsh__tmpfile_open(&d->runs_file, d->tmpdir);
         if (rc == 0) rc = minlsh__tmpfile_open(&d->cand_file, d->tmpdir);
+        if (rc == 0) rc = minlsh__tmpfile_open(&d->dec_file, d->tmpdir);
     }
     if (rc != 0) {
         minlsh_dedup_free(d);
@@ -92,33 +100,42 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     return 0;
 }
 
+static void minlsh__dedup_runs_free(minlsh_dedup *d, minlsh__dedup_runs *rs) {
+    size_t j;
+    for (j = 0; j < rs->n; j++) minlsh__free(&d->alloc, rs->r[j].v);
+    minlsh__free(&d->alloc, rs->r);
+    rs->r = NULL;
+    rs->n = rs->cap = 0;
+}
+
 void minlsh_dedup_free(minlsh_dedup *d) {
     minlsh_allocator al;
-    size_t i, j;
+    size_t i;
     if (d == NULL) return;
     al = d->alloc;
     minlsh__pool_free(d->pool);
     minlsh_shingler_free(d->shingler);
     minlsh_family_free(d->family);
     minlsh__free(&al, d->tmpdir);
-    minlsh__free(&al, d->docs);
-    minlsh__free(&al, d->fps);
-    minlsh__free(&al, d->groups);
+    minlsh__free(&al, d->rec);
+    minlsh__free(&al, d->lengths);
     for (i = 0; i < d->chunks.n; i++) minlsh__free(&al, d->chunks.v[i]);
     minlsh__free(&al, d->chunks.v);
     minlsh__tmpfile_close(&d->data);
-    minlsh__tmpfile_close(&d->band_file);
+    minlsh__tmpfile_close(&d->runs_file);
     minlsh__tmpfile_close(&d->cand_file);
+    minlsh__tmpfile_close(&d->dec_file);
     minlsh__free(&al, d->wbuf);
+    minlsh__free(&al, d->pend_docs);
     minlsh__free(&al, d->pend_sigs);
+    minlsh__free(&al, d->pend_fps);
     if (d->band_runs != NULL)
-        for (i = 0; i < d->bands; i++) {
-            for (j = 0; j < d->band_runs[i].n; j++) minlsh__free(&al, d->band_runs[i].r[j].v);
-            minlsh__free(&al, d->band_runs[i].r);
-        }
+        for (i = 0; i < d->bands; i++) minlsh__dedup_runs_free(d, &d->band_runs[i]);
     minlsh__free(&al, d->band_runs);
+    minlsh__dedup_runs_free(d, &d->fp_runs);
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
     minlsh__free(&al, d->batch_sets);
+    minlsh__free(&al, d->exact_of);
     minlsh__free(&al, d->edges);
     minlsh__free(&al, d->decisions);
     minlsh__free(&al, d);
@@ -131,52 +148,13 @@ minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d) {
     return d->pool;
 }
 
-/* ---- exact groups ---------------------------------------------------------- */
-
-static size_t minlsh__dedup_fp_slot(const minlsh_dedup *d, const uint8_t *fp) {
-    return (size_t)minlsh__load64le(fp) & d->fp_mask;
-}
-
-/* Room for one more group in the table (at most half full). */
-static int minlsh__dedup_fp_reserve(minlsh_dedup *d) {
-    size_t size, old_size = d->fp_mask ? d->fp_mask + 1 : 0, i;
-    minlsh__dedup_fp *old = d->fps;
-    if (old_size != 0 && (d->n_groups + 1) * 2 <= old_size) return 0;
-    if (old_size > SIZE_MAX / 2 / sizeof *old) return MINLSH_E_TOOBIG;
-    size = old_size ? old_size * 2 : 1024;
-    d->fps = (minlsh__dedup_fp *)minlsh__calloc(&d->alloc, size, sizeof *d->fps);
-    if (d->fps == NULL) {
-        d->fps = old;
-        return MINLSH_E_NOMEM;
-    }
-    d->fp_mask = size - 1;
-    for (i = 0; i < old_size; i++) {
-        size_t s;
-        if (old[i].group_plus1 == 0) continue;
-        s = minlsh__dedup_fp_slot(d, old[i].fp);
-        while (d->fps[s].group_plus1 != 0) s = (s + 1) & d->fp_mask;
-        d->fps[s] = old[i];
-    }
-    minlsh__free(&d->alloc, old);
-    return 0;
-}
-
-/* The slot holding fp, or the free slot where it belongs. */
-static size_t minlsh__dedup_fp_find(const minlsh_dedup *d, const uint8_t *fp) {
-    size_t s = minlsh__dedup_fp_slot(d, fp);
-    while (d->fps[s].group_plus1 != 0 &&
-           memcmp(d->fps[s].fp, fp, MINLSH_FINGERPRINT_BYTES) != 0)
-        s = (s + 1) & d->fp_mask;
-    return s;
-}
-
-/* ---- storage ------------------------------------------------------------------- */
+/* ---- the records ---------------------------------------------------------------- */
 
 #define MINLSH__DEDUP_CHUNK_BYTES ((size_t)4 << 20)
 
 /* n bytes (8-aligned) that stay where they are until the engine is freed. */
-static int minlsh__dedup_chunk_take(minlsh_dedup *d, minlsh__dedup_chunks *c, size_t n,
-                                    uint8_t **out) {
+static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
+    minlsh__dedup_chunks *c = &d->chunks;
     n = (n + 7) & ~(size_t)7;
     if (c->n == 0 || c->size - c->used < n) {
         size_t size = n > MINLSH__DEDUP_CHUNK_BYTES ? n : MINLSH__DEDUP_CHUNK_BYTES;
@@ -197,8 +175,6 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, minlsh__dedup_chunks *c, si
     return 0;
 }
 
-/* ---- the data file (with a budget): sets and signatures --------------------- */
-
 static int minlsh__dedup_wflush(minlsh_dedup *d) {
     int rc = 0;
     if (d->wlen > 0) rc = minlsh__tmpfile_append(&d->data, d->wbuf, d->wlen, NULL);
@@ -208,20 +184,27 @@ static int minlsh__dedup_wflush(minlsh_dedup *d) {
     return 0;
 }
 
-/* Append n bytes to the data file; *off receives where they are. */
-static int minlsh__dedup_wput(minlsh_dedup *d, const void *p, size_t n, uint64_t *off) {
-    int rc;
-    if (d->wlen + n > d->wcap) {
-        if ((rc = minlsh__dedup_wflush(d)) != 0) return rc;
-        if (n > d->wcap) { /* larger than the buffer: straight to the file */
-            rc = minlsh__tmpfile_append(&d->data, p, n, off);
-            if (rc == 0) d->wbase += n;
-            return rc;
+/* Append the n bytes of parts p[0..parts) to the data file, contiguous;
+ * *off receives where they start. */
+static int minlsh__dedup_wput(minlsh_dedup *d, const void *const *p, const size_t *n,
+                              int parts, uint64_t *off) {
+    size_t total = 0;
+    int i, rc;
+    for (i = 0; i < parts; i++) total += n[i];
+    if (d->wlen + total > d->wcap && (rc = minlsh__dedup_wflush(d)) != 0) return rc;
+    if (total > d->wcap) { /* larger than the buffer: straight to the file */
+        *off = d->wbase;
+        for (i = 0; i < parts; i++) {
+            if ((rc = minlsh__tmpfile_append(&d->data, p[i], n[i], NULL)) != 0) return rc;
+            d->wbase += n[i];
         }
+        return 0;
     }
     *off = d->wbase + d->wlen;
-    if (n > 0) memcpy(d->wbuf + d->wlen, p, n);
-    d->wlen += n;
+    for (i = 0; i < parts; i++) {
+        if (n[i] > 0) memcpy(d->wbuf + d->wlen, p[i], n[i]);
+        d->wlen += n[i];
+    }
     return 0;
 }
 
@@ -234,87 +217,152 @@ int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t
     return minlsh__tmpfile_read(&d->data, off, p, n);
 }
 
+int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *out) {
+    uint64_t at = d->rec[i];
+    if (!(at & MINLSH__DEDUP_IN_FILE)) {
+        memcpy(out, (const void *)(uintptr_t)at, sizeof *out);
+        return 0;
+    }
+    return minlsh__dedup_data_read(d, at & ~MINLSH__DEDUP_IN_FILE, out, sizeof *out);
+}
+
+int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
+                           uint64_t **buf, size_t *cap, const void **out) {
+    uint64_t at = d->rec[i];
+    size_t words, bytes;
+    int rc;
+    if (!(at & MINLSH__DEDUP_IN_FILE)) {
+        const uint8_t *p = (const uint8_t *)(uintptr_t)at;
+        memcpy(head, p, sizeof *head);
+        *out = p + sizeof *head;
+        return 0;
+    }
+    at &= ~MINLSH__DEDUP_IN_FILE;
+    if ((rc = minlsh__dedup_data_read(d, at, head, sizeof *head)) != 0) return rc;
+    bytes = d->opts.verify == MINLSH_VERIFY_EXACT ? (size_t)head->n * 8 : (size_t)d->k * 4;
+    words = bytes / 8 + 1;
+    if (*cap < words) {
+        void *p = *buf;
+        rc = minlsh__reserve(&d->alloc, &p, cap, 0, words, 8);
+        *buf = (uint64_t *)p;
+        if (rc != 0) return rc;
+    }
+    *out = *buf;
+    return minlsh__dedup_data_read(d, at + sizeof *head, *buf, bytes);
+}
+
+/* Store a document's record: in memory while the records' share of the
+ * budget (half) allows, then in the data file for good. */
+static int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *body,
+                               size_t body_bytes, uint64_t n, uint64_t *at) {
+    minlsh__dedup_rec head;
+    size_t bytes = sizeof head + body_bytes;
+    int rc;
+    memcpy(head.fp, fp, sizeof head.fp);
+    head.n = n;
+    /* Past the share the records go to the file for good: a new chunk
+     * would pass it (the last one is filled first). */
+    if (!d->records_in_file && d->data.fd >= 0 &&
+        (d->chunks.n == 0 || d->chunks.size - d->chunks.used < ((bytes + 7) & ~(size_t)7)) &&
+        d->chunks.bytes + (bytes > MINLSH__DEDUP_CHUNK_BYTES ? bytes : MINLSH__DEDUP_CHUNK_BYTES) >
+            minlsh__dedup_share(d, 4))
+        d->records_in_file = 1;
+    if (!d->records_in_file) {
+        uint8_t *p;
+        if ((rc = minlsh__dedup_chunk_take(d, bytes, &p)) != 0) return rc;
+        memcpy(p, &head, sizeof head);
+        if (body_bytes > 0) memcpy(p + sizeof head, body, body_bytes);
+        *at = (uint64_t)(uintptr_t)p;
+    } else {
+        const void *parts[2];
+        size_t lens[2];
+        uint64_t off;
+        parts[0] = &head;
+        lens[0] = sizeof head;
+        parts[1] = body;
+        lens[1] = body_bytes;
+        if ((rc = minlsh__dedup_wput(d, parts, lens, 2, &off)) != 0) return rc;
+        *at = off | MINLSH__DEDUP_IN_FILE;
+    }
+    return 0;
+}
+
+/* A bigger copy of the n-element array *p (elem bytes each), of m. */
+static int minlsh__dedup_regrow(minlsh_dedup *d, void **p, size_t n, size_t m, size_t elem) {
+    void *q = minlsh__malloc(&d->alloc, m * elem);
+    if (q == NULL) return MINLSH_E_NOMEM;
+    if (n > 0) memcpy(q, *p, n * elem);
+    minlsh__free(&d->alloc, *p);
+    *p = q;
+    return 0;
+}
+
+/* Room for twice as many pending documents, up to a batch (an engine for a
+ * few documents does not hold a batch's worth of signatures). */
+static int minlsh__dedup_pend_grow(minlsh_dedup *d) {
+    size_t n = d->pend_held, m = n ? n * 2 : 256;
+    void *docs = d->pend_docs, *fps = d->pend_fps, *sigs = d->pend_sigs;
+    int rc;
+    if (m > d->pend_cap) m = d->pend_cap;
+    rc = minlsh__dedup_regrow(d, &docs, n, m, sizeof *d->pend_docs);
+    d->pend_docs = (uint32_t *)docs;
+    if (rc == 0) rc = minlsh__dedup_regrow(d, &fps, n, m, sizeof *d->pend_fps);
+    d->pend_fps = (minlsh__kv *)fps;
+    if (rc == 0) rc = minlsh__dedup_regrow(d, &sigs, n * d->k, m * d->k, sizeof *d->pend_sigs);
+    d->pend_sigs = (uint32_t *)sigs;
+    if (rc == 0) d->pend_held = m;
+    return rc;
+}
+
 /* Add one document: all or nothing (every step that can fail comes before
- * the document is counted). hashes (n, strictly increasing) are kept only
- * when the document starts a group and exact verification needs them; sig
- * (k values) only then too. */
+ * the document is counted). hashes: its set (n, strictly increasing); sig:
+ * its signature, or NULL to make it here. */
 static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
                              const uint32_t *sig, const uint8_t *fp, uint64_t length) {
     int exact = d->opts.verify == MINLSH_VERIFY_EXACT, rc, empty;
-    size_t slot, g;
-    void *p;
-    p = d->docs;
-    rc = minlsh__reserve(&d->alloc, &p, &d->cap_docs, d->n_docs, d->n_docs + 1, sizeof *d->docs);
-    d->docs = (minlsh__dedup_doc *)p;
-    if (rc != 0) return rc;
-    /* A document without a shingle is nobody's copy: it stays a group of
-     * its own, kept, like any document with no near-duplicate. */
-    empty = n == 0 && (sig == NULL || minlsh_signature_is_empty(sig, d->k) == 1);
-    if ((rc = minlsh__dedup_fp_reserve(d)) != 0) return rc;
-    slot = empty ? SIZE_MAX : minlsh__dedup_fp_find(d, fp);
-    if (!empty && d->fps[slot].group_plus1 != 0) { /* an exact copy */
-        g = (size_t)(d->fps[slot].group_plus1 - 1);
-        if (++d->groups[g].size == 2) d->exact_groups++;
-    } else {
-        minlsh__dedup_group gr;
-        uint32_t own[MINLSH_FAMILY_K_MAX];
-        if (d->n_groups >= MINLSH__DEDUP_MAX_GROUPS) return MINLSH_E_TOOBIG;
-        g = d->n_groups;
-        p = d->groups;
-        rc = minlsh__reserve(&d->alloc, &p, &d->cap_groups, g, g + 1, sizeof *d->groups);
-        d->groups = (minlsh__dedup_group *)p;
+    uint32_t own[MINLSH_FAMILY_K_MAX];
+    uint64_t at;
+    size_t body;
+    if (d->n_docs >= MINLSH__DEDUP_MAX_DOCS) return MINLSH_E_TOOBIG;
+    if (d->n_docs == d->cap_docs) {
+        size_t cap = d->cap_docs, cap2 = d->cap_docs;
+        void *p = d->rec;
+        rc = minlsh__reserve(&d->alloc, &p, &cap, d->n_docs, d->n_docs + 1, sizeof *d->rec);
+        d->rec = (uint64_t *)p;
         if (rc != 0) return rc;
-        if (sig == NULL) {
-            minlsh_family_sign(d->family, hashes, n, own, d->k, NULL);
-            sig = own;
-        }
-        memset(&gr, 0, sizeof gr);
-        gr.first = d->n_docs;
-        gr.size = 1;
-        gr.empty = minlsh_signature_is_empty(sig, d->k) == 1;
-        if (!d->spill) {
-            size_t sig_bytes = (size_t)d->k * sizeof *sig, set_bytes = 0;
-            uint8_t *at;
-            if (exact && n > 0 && minlsh__mul_size(&set_bytes, n, sizeof *hashes) != 0)
-                return MINLSH_E_TOOBIG;
-            /* The signature first: its 4-byte values keep the set that
-             * follows 8-byte aligned only if k is even, so round up. */
-            rc = minlsh__dedup_chunk_take(d, &d->chunks, ((sig_bytes + 7) & ~(size_t)7) + set_bytes,
-                                          &at);
+        if (d->opts.keep == MINLSH_KEEP_LONGEST) {
+            p = d->lengths;
+            rc = minlsh__reserve(&d->alloc, &p, &cap2, d->n_docs, cap, sizeof *d->lengths);
+            d->lengths = (uint64_t *)p;
             if (rc != 0) return rc;
-            memcpy(at, sig, sig_bytes);
-            gr.sig_off = (uint64_t)(uintptr_t)at;
-            at += (sig_bytes + 7) & ~(size_t)7;
-            gr.set_off = (uint64_t)(uintptr_t)at;
-            if (set_bytes > 0) {
-                memcpy(at, hashes, set_bytes);
-                gr.set_n = n;
-            }
-        } else {
-            /* Band the waiting texts first if there is no room for this
-             * one; then the data file; the group counts only after both. */
-            if (d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush_bands(d)) != 0) return rc;
-            if (exact && n > 0) {
-                if ((rc = minlsh__dedup_wput(d, hashes, n * sizeof *hashes, &gr.set_off)) != 0)
-                    return rc;
-                gr.set_n = n;
-            }
-            rc = minlsh__dedup_wput(d, sig, (size_t)d->k * sizeof *sig, &gr.sig_off);
-            if (rc != 0) return rc;
-            memcpy(d->pend_sigs + d->pend_n * d->k, sig, (size_t)d->k * sizeof *sig);
-            d->pend_n++;
         }
-        d->groups[g] = gr;
-        if (!empty) {
-            memcpy(d->fps[slot].fp, fp, MINLSH_FINGERPRINT_BYTES);
-            d->fps[slot].group_plus1 = (uint64_t)g + 1;
-        }
-        d->n_groups++;
+        d->cap_docs = cap;
     }
-    d->docs[d->n_docs].group = (uint32_t)g;
-    d->docs[d->n_docs].length = length;
+    /* A document without a shingle is nobody's copy: it stays alone, kept,
+     * like any document with no near-duplicate. */
+    empty = n == 0 && (sig == NULL || minlsh_signature_is_empty(sig, d->k) == 1);
+    if (sig == NULL) {
+        minlsh_family_sign(d->family, hashes, n, own, d->k, NULL);
+        sig = own;
+    }
+    if (!empty && d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush(d)) != 0) return rc;
+    if (!empty && d->pend_n == d->pend_held && (rc = minlsh__dedup_pend_grow(d)) != 0) return rc;
+    if (exact && minlsh__mul_size(&body, n, sizeof *hashes) != 0) return MINLSH_E_TOOBIG;
+    if (!exact) body = (size_t)d->k * sizeof *sig;
+    rc = minlsh__dedup_store(d, fp, exact ? (const void *)hashes : (const void *)sig, body,
+                             exact ? n : 0, &at);
+    if (rc != 0) return rc;
+    if (!empty) {
+        d->pend_docs[d->pend_n] = (uint32_t)d->n_docs;
+        memcpy(d->pend_sigs + d->pend_n * d->k, sig, (size_t)d->k * sizeof *sig);
+        d->pend_fps[d->pend_n].key = minlsh__load64le(fp);
+        d->pend_fps[d->pend_n].val = d->n_docs;
+        d->pend_n++;
+    }
+    d->rec[d->n_docs] = at;
+    if (d->lengths != NULL) d->lengths[d->n_docs] = length;
     d->n_docs++;
-    d->empty += d->groups[g].empty;
+    d->empty += (uint64_t)empty;
     return 0;
 }
 

@@ -9,59 +9,67 @@
 int minlsh_dedup_copy_decisions(const minlsh_dedup *d, uint64_t first,
                                 minlsh_dedup_decision *decisions, size_t cap, size_t *n_out) {
     size_t n;
+    int rc;
     if (n_out != NULL) *n_out = 0;
     if (d == NULL || (decisions == NULL && cap > 0)) return MINLSH_E_NULL;
     if (!d->ran) return MINLSH_E_STATE;
     if (first > d->n_docs) return MINLSH_E_NOTFOUND;
     n = d->n_docs - (size_t)first;
     if (n > cap) n = cap;
-    if (n > 0) memcpy(decisions, d->decisions + first, n * sizeof *decisions);
+    if (n > 0) {
+        if (d->decisions != NULL) {
+            memcpy(decisions, d->decisions + first, n * sizeof *decisions);
+        } else {
+            rc = minlsh__tmpfile_read(&d->dec_file, first * sizeof *decisions, decisions,
+                                      n * sizeof *decisions);
+            if (rc != 0) return rc;
+        }
+    }
     if (n_out != NULL) *n_out = n;
     return 0;
 }
 
 int minlsh_dedup_estimate(double *out, const minlsh_dedup *d, uint64_t a, uint64_t b) {
-    uint32_t ga, gb;
+    minlsh__dedup_rec ha, hb;
+    uint32_t sa[MINLSH_FAMILY_K_MAX], sb[MINLSH_FAMILY_K_MAX];
+    int rc;
     if (out == NULL || d == NULL) return MINLSH_E_NULL;
     if (a >= d->n_docs || b >= d->n_docs) return MINLSH_E_NOTFOUND;
-    ga = d->docs[a].group;
-    gb = d->docs[b].group;
     /* Exact copies are the same text, even when it has no shingle. */
-    if (ga == gb) {
+    if ((rc = minlsh__dedup_rec_head(d, a, &ha)) != 0) return rc;
+    if ((rc = minlsh__dedup_rec_head(d, b, &hb)) != 0) return rc;
+    if (a == b || memcmp(ha.fp, hb.fp, sizeof ha.fp) == 0) {
         *out = 1.0;
         return 0;
     }
-    {
-        uint32_t ba[MINLSH_FAMILY_K_MAX], bb[MINLSH_FAMILY_K_MAX];
-        const uint32_t *sa = minlsh__dedup_sig(d, ga, ba), *sb = minlsh__dedup_sig(d, gb, bb);
-        if (sa == NULL || sb == NULL) return MINLSH_E_IO;
-        return minlsh_signature_estimate(out, sa, sb, d->k);
-    }
+    if ((rc = minlsh__dedup_signature(d, a, sa)) != 0) return rc;
+    if ((rc = minlsh__dedup_signature(d, b, sb)) != 0) return rc;
+    return minlsh_signature_estimate(out, sa, sb, d->k);
 }
 
 int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {
+    size_t j, i;
     if (s == NULL || d == NULL) return MINLSH_E_NULL;
     memset(s, 0, sizeof *s);
     s->documents = d->n_docs;
     s->empty = d->empty;
-    s->exact_groups = d->exact_groups;
     s->bands = d->bands;
     s->rows = d->rows;
-    s->bytes = sizeof *d + d->cap_docs * sizeof *d->docs +
-               (d->fp_mask ? (d->fp_mask + 1) * sizeof *d->fps : 0) +
-               d->cap_groups * sizeof *d->groups + d->chunks.bytes + d->wcap +
-               d->pend_cap * (size_t)d->k * 4 +
+    s->bytes = sizeof *d + d->cap_docs * sizeof *d->rec +
+               (d->lengths != NULL ? d->cap_docs * sizeof *d->lengths : 0) + d->chunks.bytes +
+               d->wcap + d->pend_cap * ((size_t)d->k * 4 + 4 + sizeof *d->pend_fps) +
                d->n_edges * sizeof *d->edges +
+               (d->exact_of != NULL ? d->n_docs * sizeof *d->exact_of : 0) +
                (d->decisions != NULL ? d->n_docs * sizeof *d->decisions : 0);
-    {
-        size_t j, i;
-        for (j = 0; j < d->bands; j++)
-            for (i = 0; i < d->band_runs[j].n; i++)
-                if (d->band_runs[j].r[i].v != NULL)
-                    s->bytes += d->band_runs[j].r[i].n * sizeof(minlsh__kv);
-    }
+    for (j = 0; j < d->bands; j++)
+        for (i = 0; i < d->band_runs[j].n; i++)
+            if (d->band_runs[j].r[i].v != NULL)
+                s->bytes += d->band_runs[j].r[i].n * sizeof(minlsh__kv);
+    for (i = 0; i < d->fp_runs.n; i++)
+        if (d->fp_runs.r[i].v != NULL) s->bytes += d->fp_runs.r[i].n * sizeof(minlsh__kv);
     s->temp_bytes = d->temp_peak;
     if (d->ran) {
+        s->exact_groups = d->exact_groups;
         s->candidates = d->candidates;
         s->verified = d->n_edges;
         s->capped_buckets = d->capped;
@@ -71,11 +79,12 @@ int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {
     return 0;
 }
 
-/* The documents of every group, in order: members[off[g] .. off[g+1]). */
+/* The documents of every exact group, in order: members[off[g] .. off[g+1])
+ * for the group whose first document is g. */
 static int minlsh__dedup_members(const minlsh_dedup *d, const minlsh_allocator *a,
                                  size_t **off_out, uint64_t **members_out) {
-    size_t *off = (size_t *)minlsh__calloc(a, d->n_groups + 2, sizeof *off);
-    size_t *fill = (size_t *)minlsh__calloc(a, d->n_groups + 1, sizeof *fill);
+    size_t *off = (size_t *)minlsh__calloc(a, d->n_docs + 2, sizeof *off);
+    size_t *fill = (size_t *)minlsh__calloc(a, d->n_docs + 1, sizeof *fill);
     uint64_t *m = (uint64_t *)minlsh__calloc(a, d->n_docs + 1, sizeof *m);
     size_t i;
     if (off == NULL || fill == NULL || m == NULL) {
@@ -84,10 +93,10 @@ static int minlsh__dedup_members(const minlsh_dedup *d, const minlsh_allocator *
         minlsh__free(a, m);
         return MINLSH_E_NOMEM;
     }
-    for (i = 0; i < d->n_docs; i++) off[d->docs[i].group + 1]++;
-    for (i = 0; i < d->n_groups; i++) off[i + 1] += off[i];
+    for (i = 0; i < d->n_docs; i++) off[d->exact_of[i] + 1]++;
+    for (i = 0; i < d->n_docs; i++) off[i + 1] += off[i];
     for (i = 0; i < d->n_docs; i++) {
-        uint32_t g = d->docs[i].group;
+        uint32_t g = d->exact_of[i];
         m[off[g] + fill[g]++] = i;
     }
     minlsh__free(a, fill);
@@ -108,13 +117,18 @@ int minlsh_pairs_from_dedup(minlsh_pairs **out, const minlsh_dedup *d, uint64_t 
     if (d == NULL) return MINLSH_E_NULL;
     if (!d->ran) return MINLSH_E_STATE;
     if ((rc = minlsh__alloc_setup(&al, alloc)) != 0) return rc;
-    /* Counted first, so that too many pairs builds nothing. */
-    for (i = 0; i < d->n_groups; i++) total += d->groups[i].size * (d->groups[i].size - 1) / 2;
-    for (i = 0; i < d->n_edges; i++)
-        total += d->groups[d->edges[i].ga].size * d->groups[d->edges[i].gb].size;
-    if (max_pairs != 0 && total > max_pairs) return MINLSH_E_TOOBIG;
-    if (total > SIZE_MAX / sizeof(minlsh__pair)) return MINLSH_E_TOOBIG;
     rc = minlsh__dedup_members(d, &d->alloc, &off, &m);
+    if (rc != 0) return rc;
+    /* Counted first, so that too many pairs builds nothing. */
+    for (i = 0; i < d->n_docs; i++) {
+        uint64_t size = off[i + 1] - off[i];
+        total += size * (size - (size > 0)) / 2;
+    }
+    for (i = 0; i < d->n_edges; i++)
+        total += (uint64_t)(off[d->edges[i].a + 1] - off[d->edges[i].a]) *
+                 (off[d->edges[i].b + 1] - off[d->edges[i].b]);
+    if ((max_pairs != 0 && total > max_pairs) || total > SIZE_MAX / sizeof(minlsh__pair))
+        rc = MINLSH_E_TOOBIG;
     if (rc == 0) {
         pr = (minlsh_pairs *)minlsh__calloc(&al, 1, sizeof *pr);
         if (pr != NULL) {
@@ -124,7 +138,7 @@ int minlsh_pairs_from_dedup(minlsh_pairs **out, const minlsh_dedup *d, uint64_t 
         if (pr == NULL || pr->v == NULL) rc = MINLSH_E_NOMEM;
     }
     if (rc == 0) {
-        for (i = 0; i < d->n_groups; i++)
+        for (i = 0; i < d->n_docs; i++)
             for (x = off[i]; x < off[i + 1]; x++)
                 for (y = x + 1; y < off[i + 1]; y++) {
                     pr->v[n].a = m[x];
@@ -132,7 +146,7 @@ int minlsh_pairs_from_dedup(minlsh_pairs **out, const minlsh_dedup *d, uint64_t 
                     pr->v[n++].sim = 1.0;
                 }
         for (i = 0; i < d->n_edges; i++) {
-            uint32_t ga = d->edges[i].ga, gb = d->edges[i].gb;
+            uint32_t ga = d->edges[i].a, gb = d->edges[i].b;
             for (x = off[ga]; x < off[ga + 1]; x++)
                 for (y = off[gb]; y < off[gb + 1]; y++) {
                     pr->v[n].a = m[x] < m[y] ? m[x] : m[y];
@@ -156,26 +170,34 @@ int minlsh_pairs_from_dedup(minlsh_pairs **out, const minlsh_dedup *d, uint64_t 
 int minlsh_clusters_from_dedup(minlsh_clusters **out, const minlsh_dedup *d,
                                const minlsh_allocator *alloc) {
     const minlsh_allocator *a;
-    uint64_t *ea, *eb;
-    size_t i, n = 0;
+    minlsh_dedup_decision *v = NULL;
+    uint64_t *ea = NULL, *eb = NULL, i;
+    size_t n = 0, got = 0, j;
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (d == NULL) return MINLSH_E_NULL;
     if (!d->ran) return MINLSH_E_STATE;
     a = &d->alloc;
-    ea = (uint64_t *)minlsh__calloc(a, d->n_docs + 1, sizeof *ea);
-    eb = (uint64_t *)minlsh__calloc(a, d->n_docs + 1, sizeof *eb);
-    rc = ea != NULL && eb != NULL ? 0 : MINLSH_E_NOMEM;
+    n = (size_t)(d->n_docs - d->n_kept);
+    ea = (uint64_t *)minlsh__calloc(a, n + 1, sizeof *ea);
+    eb = (uint64_t *)minlsh__calloc(a, n + 1, sizeof *eb);
+    v = (minlsh_dedup_decision *)minlsh__calloc(a, 4096, sizeof *v);
+    rc = ea != NULL && eb != NULL && v != NULL ? 0 : MINLSH_E_NOMEM;
     /* Each dropped document joined to its representative: in COMPONENTS
      * mode the components, in STRICT mode each kept document's group. */
-    for (i = 0; i < d->n_docs && rc == 0; i++)
-        if (!d->decisions[i].kept) {
-            ea[n] = i;
-            eb[n++] = d->decisions[i].representative;
-        }
+    n = 0;
+    for (i = 0; i < d->n_docs && rc == 0; i += got) {
+        rc = minlsh_dedup_copy_decisions(d, i, v, 4096, &got);
+        for (j = 0; j < got && rc == 0; j++)
+            if (!v[j].kept) {
+                ea[n] = i + j;
+                eb[n++] = v[j].representative;
+            }
+    }
     if (rc == 0) rc = minlsh_clusters_from_edges(out, ea, eb, n, alloc);
     minlsh__free(a, ea);
     minlsh__free(a, eb);
+    minlsh__free(a, v);
     return rc;
 }

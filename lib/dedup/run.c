@@ -34,50 +34,39 @@ int minlsh__dedup_plan(minlsh_dedup *d) {
     return rc;
 }
 
-const uint32_t *minlsh__dedup_sig(const minlsh_dedup *d, uint32_t g, uint32_t *buf) {
-    if (!d->spill) return (const uint32_t *)(uintptr_t)d->groups[g].sig_off;
-    if (minlsh__dedup_data_read(d, d->groups[g].sig_off, buf, (size_t)d->k * sizeof *buf) != 0)
-        return NULL;
-    return buf;
+int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig) {
+    minlsh__dedup_rec head;
+    uint64_t *buf = NULL;
+    size_t cap = 0;
+    const void *body;
+    int rc = minlsh__dedup_rec_body(d, i, &head, &buf, &cap, &body);
+    if (rc == 0) {
+        if (d->opts.verify == MINLSH_VERIFY_EXACT)
+            rc = minlsh_family_sign(d->family, (const uint64_t *)body, (size_t)head.n, sig, d->k,
+                                    NULL);
+        else memcpy(sig, body, (size_t)d->k * sizeof *sig);
+    }
+    minlsh__free(&d->alloc, buf);
+    return rc;
 }
 
-static int minlsh__dedup_scratch_set(const minlsh_dedup *d, const minlsh__dedup_group *x,
-                                     uint64_t **buf, size_t *cap, const uint64_t **out) {
-    int rc;
-    if (!d->spill) {
-        *out = (const uint64_t *)(uintptr_t)x->set_off;
-        return 0;
-    }
-    if (*cap < x->set_n + 1) {
-        void *p = *buf;
-        rc = minlsh__reserve(&d->alloc, &p, cap, 0, (size_t)x->set_n + 1, sizeof **buf);
-        *buf = (uint64_t *)p;
-        if (rc != 0) return rc;
-    }
-    *out = *buf;
-    return minlsh__dedup_data_read(d, x->set_off, *buf, (size_t)x->set_n * sizeof **buf);
-}
-
-int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t ga,
-                             uint32_t gb, double *out) {
+int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t a,
+                             uint32_t b, double *out) {
+    minlsh__dedup_rec ha, hb;
+    const void *x, *y;
     int rc;
     *out = 0.0;
-    if (ga == gb) {
+    if (a == b) {
         *out = 1.0;
         return 0;
     }
-    if (d->opts.verify == MINLSH_VERIFY_EXACT) {
-        const minlsh__dedup_group *x = &d->groups[ga], *y = &d->groups[gb];
-        const uint64_t *a, *b;
-        if ((rc = minlsh__dedup_scratch_set(d, x, &s->a, &s->cap_a, &a)) != 0) return rc;
-        if ((rc = minlsh__dedup_scratch_set(d, y, &s->b, &s->cap_b, &b)) != 0) return rc;
-        (void)minlsh_jaccard_sorted(out, a, (size_t)x->set_n, b, (size_t)y->set_n);
-    } else {
-        uint32_t ba[MINLSH_FAMILY_K_MAX], bb[MINLSH_FAMILY_K_MAX];
-        const uint32_t *a = minlsh__dedup_sig(d, ga, ba), *b = minlsh__dedup_sig(d, gb, bb);
-        if (a == NULL || b == NULL) return MINLSH_E_IO;
-        (void)minlsh_signature_estimate(out, a, b, d->k);
-    }
+    if ((rc = minlsh__dedup_rec_body(d, a, &ha, &s->a, &s->cap_a, &x)) != 0) return rc;
+    if ((rc = minlsh__dedup_rec_body(d, b, &hb, &s->b, &s->cap_b, &y)) != 0) return rc;
+    if (d->opts.verify == MINLSH_VERIFY_EXACT)
+        (void)minlsh_jaccard_sorted(out, (const uint64_t *)x, (size_t)ha.n, (const uint64_t *)y,
+                                    (size_t)hb.n);
+    else
+        (void)minlsh_signature_estimate(out, (const uint32_t *)x, (const uint32_t *)y, d->k);
     return 0;
 }
 
@@ -91,10 +80,10 @@ static int minlsh__dedup_run_push(const minlsh_dedup *d, minlsh__dedup_runs *rs,
     return 0;
 }
 
-/* A sorted run: kept in memory (v is taken over) or written to f (v is
- * freed). */
-static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, minlsh__dedup_runs *rs,
-                                   minlsh__kv *v, size_t n) {
+/* A sorted run: kept in memory (v is taken over) or, with in_file, written
+ * to f (v is freed). */
+static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_file,
+                                   minlsh__dedup_runs *rs, minlsh__kv *v, size_t n) {
     minlsh__dedup_run r;
     int rc;
     r.v = NULL;
@@ -104,7 +93,7 @@ static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, minlsh__
         minlsh__free(&d->alloc, v);
         return 0;
     }
-    if (d->spill) {
+    if (in_file) {
         rc = minlsh__tmpfile_append(f, v, n * sizeof *v, &r.off);
         minlsh__free(&d->alloc, v);
         if (rc != 0) return rc;
@@ -116,13 +105,22 @@ static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, minlsh__
     return rc;
 }
 
-/* ---- band keys, in batches of distinct texts ------------------------------------ */
+/* Whether runs of this many more bytes go to the file: band and
+ * fingerprint runs in memory take a quarter of the budget at most. */
+static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes) {
+    if (d->runs_file.fd < 0 || d->run_bytes + bytes <= minlsh__dedup_share(d, 2)) {
+        d->run_bytes += bytes;
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- band keys and fingerprints, in batches ------------------------------------ */
 
 typedef struct minlsh__dedup_batchkeys {
     minlsh_dedup *d;
-    const uint32_t *sigs; /* k per text of the batch; NULL: in memory */
-    size_t first, n;      /* groups first .. first + n */
-    uint64_t *keys;       /* bands per text */
+    int in_file;
+    uint64_t *keys; /* bands per pending document */
 } minlsh__dedup_batchkeys;
 
 static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, size_t end) {
@@ -131,81 +129,85 @@ static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, si
     size_t i;
     (void)worker;
     for (i = begin; i < end; i++)
-        if (!d->groups[c->first + i].empty)
-            (void)minlsh_band_keys(c->sigs != NULL ? c->sigs + i * d->k
-                                                   : minlsh__dedup_sig(d, (uint32_t)(c->first + i), NULL),
-                                   d->k, d->bands, d->rows, c->keys + i * d->bands, d->bands,
-                                   NULL);
+        (void)minlsh_band_keys(d->pend_sigs + i * d->k, d->k, d->bands, d->rows,
+                               c->keys + i * d->bands, d->bands, NULL);
     return 0;
 }
 
-/* One band of the batch: its (key, group) records, sorted (stable, so the
- * groups of one key stay ascending), into a run. */
+/* One band of the batch: its (key, document) records, sorted (stable, so
+ * the documents of one key stay ascending), into a run. */
 static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
     minlsh_dedup *d = c->d;
     const minlsh_allocator *a = &d->alloc;
-    size_t j, i, m;
+    size_t j, i, n = d->pend_n;
     int rc = 0;
     (void)worker;
     for (j = begin; j < end && rc == 0; j++) {
-        minlsh__kv *v = (minlsh__kv *)minlsh__malloc(a, (c->n + 1) * sizeof *v);
-        minlsh__kv *tmp = (minlsh__kv *)minlsh__malloc(a, (c->n + 1) * sizeof *tmp);
+        minlsh__kv *v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
+        minlsh__kv *tmp = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *tmp);
         if (v == NULL || tmp == NULL) {
             minlsh__free(a, v);
             minlsh__free(a, tmp);
             return MINLSH_E_NOMEM;
         }
-        for (i = 0, m = 0; i < c->n; i++) {
-            if (d->groups[c->first + i].empty) continue;
-            v[m].key = c->keys[i * d->bands + j];
-            v[m].val = c->first + i;
-            m++;
+        for (i = 0; i < n; i++) {
+            v[i].key = c->keys[i * d->bands + j];
+            v[i].val = d->pend_docs[i];
         }
-        minlsh__radix_kv(v, tmp, m, 0, 64);
+        minlsh__radix_kv(v, tmp, n, 0, 64);
         minlsh__free(a, tmp);
         /* Each band's run list has one writer: this item. */
-        rc = minlsh__dedup_run_store(d, &d->band_file, &d->band_runs[j], v, m);
+        rc = minlsh__dedup_run_store(d, &d->runs_file, c->in_file, &d->band_runs[j], v, n);
     }
     return rc;
 }
 
-/* All or nothing: a band batch that fails leaves every band's runs as they
- * were (a file run written already only wastes its space). */
-static int minlsh__dedup_band_batch(minlsh_dedup *d, const uint32_t *sigs, size_t first,
-                                    size_t n) {
+/* All or nothing: a batch that fails leaves every run list as it was (a
+ * run written to the file already only wastes its space) and the pending
+ * documents pending. */
+int minlsh__dedup_flush(minlsh_dedup *d) {
+    const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_batchkeys c;
-    size_t keys_n, *had, j;
-    int rc;
+    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n;
+    uint64_t run_bytes = d->run_bytes;
+    minlsh__kv *fps = NULL;
+    int rc, fp_file;
     if (n == 0) return 0;
     if (minlsh__mul_size(&keys_n, n, d->bands) != 0) return MINLSH_E_TOOBIG;
-    had = (size_t *)minlsh__calloc(&d->alloc, d->bands, sizeof *had);
+    had = (size_t *)minlsh__calloc(a, d->bands + 1, sizeof *had);
     if (had == NULL) return MINLSH_E_NOMEM;
     for (j = 0; j < d->bands; j++) had[j] = d->band_runs[j].n;
     c.d = d;
-    c.sigs = sigs;
-    c.first = first;
-    c.n = n;
-    c.keys = (uint64_t *)minlsh__calloc(&d->alloc, keys_n, sizeof *c.keys);
-    rc = c.keys != NULL ? 0 : MINLSH_E_NOMEM;
+    c.in_file = minlsh__dedup_runs_to_file(d, (uint64_t)keys_n * sizeof(minlsh__kv));
+    fp_file = minlsh__dedup_runs_to_file(d, (uint64_t)n * sizeof(minlsh__kv));
+    c.keys = (uint64_t *)minlsh__calloc(a, keys_n, sizeof *c.keys);
+    fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
+    rc = c.keys != NULL && fps != NULL ? 0 : MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
     if (rc == 0)
         rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
-    minlsh__free(&d->alloc, c.keys);
-    for (j = 0; j < d->bands && rc != 0; j++)
-        while (d->band_runs[j].n > had[j]) minlsh__free(&d->alloc, d->band_runs[j].r[--d->band_runs[j].n].v);
-    minlsh__free(&d->alloc, had);
+    if (rc == 0) {
+        /* Fingerprint records are added in document order: sorting by
+         * (key, document) keeps the documents of one key ascending. */
+        memcpy(fps, d->pend_fps, n * sizeof *fps);
+        minlsh__sort_kv(fps, n);
+        rc = minlsh__dedup_run_store(d, &d->runs_file, fp_file, &d->fp_runs, fps, n);
+        fps = NULL;
+    }
+    minlsh__free(a, c.keys);
+    minlsh__free(a, fps);
+    if (rc != 0) {
+        for (j = 0; j < d->bands; j++)
+            while (d->band_runs[j].n > had[j])
+                minlsh__free(a, d->band_runs[j].r[--d->band_runs[j].n].v);
+        while (d->fp_runs.n > had_fp) minlsh__free(a, d->fp_runs.r[--d->fp_runs.n].v);
+        d->run_bytes = run_bytes;
+    } else {
+        d->pend_n = 0;
+    }
+    minlsh__free(a, had);
     return rc;
-}
-
-int minlsh__dedup_flush_bands(minlsh_dedup *d) {
-    int rc;
-    if (!d->spill) return 0; /* banded at the run, in one batch */
-    rc = minlsh__dedup_band_batch(d, d->pend_sigs, d->pend_first, d->pend_n);
-    if (rc != 0) return rc;
-    d->pend_first += d->pend_n;
-    d->pend_n = 0;
-    return 0;
 }
 
 /* ---- merging sorted runs ------------------------------------------------------- */
@@ -320,6 +322,72 @@ static int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out) {
     return 1;
 }
 
+/* ---- exact groups ------------------------------------------------------------ */
+
+/* exact_of from the fingerprint runs merged: documents with equal keys (the
+ * fingerprint's first 8 bytes) come in ascending order; the whole 16 bytes
+ * are read back for those only. */
+static int minlsh__dedup_exact(minlsh_dedup *d) {
+    const minlsh_allocator *a = &d->alloc;
+    minlsh__dedup_merge m;
+    minlsh__kv rec;
+    uint32_t *same = NULL;
+    size_t n_same = 0, cap = 0, i, x;
+    uint64_t key = 0;
+    int rc, more;
+    d->exact_groups = 0;
+    d->exact_of = (uint32_t *)minlsh__malloc(a, (d->n_docs + 1) * sizeof *d->exact_of);
+    if (d->exact_of == NULL) return MINLSH_E_NOMEM;
+    for (i = 0; i < d->n_docs; i++) d->exact_of[i] = (uint32_t)i;
+    rc = minlsh__dedup_merge_init(&m, d, &d->runs_file, d->fp_runs.r, d->fp_runs.n);
+    if (rc != 0) return rc;
+    do {
+        more = minlsh__dedup_merge_next(&m, &rec);
+        if (more < 0) rc = more;
+        if (rc == 0 && n_same > 0 && (!more || rec.key != key)) {
+            /* Documents of one key: each joins the first before it with
+             * the same fingerprint (a key shared by different
+             * fingerprints is rare, so this is quadratic only in theory). */
+            for (i = 1; i < n_same && n_same > 1 && rc == 0; i++) {
+                minlsh__dedup_rec hi, hx;
+                if ((rc = minlsh__dedup_rec_head(d, same[i], &hi)) != 0) break;
+                for (x = 0; x < i; x++) {
+                    if (d->exact_of[same[x]] != same[x]) continue;
+                    if ((rc = minlsh__dedup_rec_head(d, same[x], &hx)) != 0) break;
+                    if (memcmp(hi.fp, hx.fp, sizeof hi.fp) == 0) {
+                        d->exact_of[same[i]] = same[x];
+                        break;
+                    }
+                }
+            }
+            /* A group of two or more counts once. */
+            for (i = 0; i < n_same && rc == 0; i++) {
+                size_t y;
+                if (d->exact_of[same[i]] != same[i]) continue;
+                for (y = i + 1; y < n_same; y++)
+                    if (d->exact_of[same[y]] == same[i]) {
+                        d->exact_groups++;
+                        break;
+                    }
+            }
+            n_same = 0;
+        }
+        if (more > 0 && rc == 0) {
+            if (n_same == cap) {
+                void *p = same;
+                rc = minlsh__reserve(a, &p, &cap, n_same, n_same + 1, sizeof *same);
+                same = (uint32_t *)p;
+                if (rc != 0) break;
+            }
+            key = rec.key;
+            same[n_same++] = (uint32_t)rec.val;
+        }
+    } while (more > 0 && rc == 0);
+    minlsh__dedup_merge_free(&m, d->fp_runs.n);
+    minlsh__free(a, same);
+    return rc;
+}
+
 /* ---- candidates ------------------------------------------------------------ */
 
 typedef struct minlsh__dedup_cands {
@@ -327,30 +395,37 @@ typedef struct minlsh__dedup_cands {
     minlsh__dedup_runs *runs; /* per band: its candidate runs */
     uint64_t *capped;         /* per band */
     size_t limit;             /* candidate records per band before a run */
+    uint64_t quota;           /* bytes of candidate runs a band keeps in memory */
 } minlsh__dedup_cands;
 
-/* Sort, drop repeats, store as a run. */
-static int minlsh__dedup_cand_run(minlsh_dedup *d, minlsh__dedup_runs *rs, minlsh__kv *v,
-                                  size_t n) {
+/* Sort, drop repeats, store as a run: in memory while the band's quota
+ * lasts (*held counts it). */
+static int minlsh__dedup_cand_run(minlsh__dedup_cands *c, size_t j, uint64_t *held,
+                                  minlsh__kv *v, size_t n) {
+    minlsh_dedup *d = c->d;
     size_t i, o;
+    int in_file;
     minlsh__sort_kv(v, n);
     for (i = 1, o = n > 0; i < n; i++)
         if (v[i].key != v[o - 1].key || v[i].val != v[o - 1].val) v[o++] = v[i];
-    return minlsh__dedup_run_store(d, &d->cand_file, rs, v, o);
+    in_file = d->cand_file.fd >= 0 && *held + o * sizeof *v > c->quota;
+    if (!in_file) *held += o * sizeof *v;
+    return minlsh__dedup_run_store(d, &d->cand_file, in_file, &c->runs[j], v, o);
 }
 
-/* One band: its runs merged; every bucket of two to max_bucket groups gives
- * its pairs. */
+/* One band: its runs merged; every bucket of two to max_bucket exact groups
+ * gives its pairs. A document whose exact group starts before it stands
+ * for nothing: its group's first document is in the same bucket. */
 static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
     minlsh_dedup *d = c->d;
     const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_merge m;
     minlsh__kv rec, *out = NULL;
-    uint64_t *bucket = NULL, key = 0;
+    uint64_t *bucket = NULL, key = 0, held = 0;
     size_t nb = 0, cap_b = 0, n = 0, cap = 0, x, y;
     uint64_t max_bucket = d->opts.max_bucket;
     int rc, more;
-    rc = minlsh__dedup_merge_init(&m, d, &d->band_file, d->band_runs[j].r, d->band_runs[j].n);
+    rc = minlsh__dedup_merge_init(&m, d, &d->runs_file, d->band_runs[j].r, d->band_runs[j].n);
     if (rc != 0) return rc;
     do {
         more = minlsh__dedup_merge_next(&m, &rec);
@@ -364,8 +439,8 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
             } else {
                 for (x = 0; x < nb && rc == 0; x++)
                     for (y = x + 1; y < nb && rc == 0; y++) {
-                        if (n == cap && d->spill && n >= c->limit) {
-                            rc = minlsh__dedup_cand_run(d, &c->runs[j], out, n);
+                        if (n == cap && n >= c->limit) {
+                            rc = minlsh__dedup_cand_run(c, j, &held, out, n);
                             out = NULL;
                             n = cap = 0;
                             if (rc != 0) break;
@@ -383,20 +458,19 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
             }
             nb = 0;
         }
-        if (more && rc == 0) {
+        if (more && rc == 0 && (key = rec.key, d->exact_of[rec.val] == rec.val)) {
             if (nb == cap_b) {
                 void *p = bucket;
                 rc = minlsh__reserve(a, &p, &cap_b, nb, nb + 1, sizeof *bucket);
                 bucket = (uint64_t *)p;
                 if (rc != 0) break;
             }
-            key = rec.key;
             bucket[nb++] = rec.val; /* ascending within a key */
         }
     } while (more > 0 && rc == 0);
     minlsh__dedup_merge_free(&m, d->band_runs[j].n);
     minlsh__free(a, bucket);
-    if (rc == 0) return minlsh__dedup_cand_run(d, &c->runs[j], out, n);
+    if (rc == 0) return minlsh__dedup_cand_run(c, j, &held, out, n);
     minlsh__free(a, out);
     return rc;
 }
@@ -446,8 +520,8 @@ static int minlsh__dedup_verify_chunk(minlsh__dedup_verify *v, const minlsh__kv 
                              sizeof *d->edges);
         d->edges = (minlsh__dedup_edge *)p;
         if (rc != 0) break;
-        d->edges[d->n_edges].ga = (uint32_t)cand[i].key;
-        d->edges[d->n_edges].gb = (uint32_t)cand[i].val;
+        d->edges[d->n_edges].a = (uint32_t)cand[i].key;
+        d->edges[d->n_edges].b = (uint32_t)cand[i].val;
         d->edges[d->n_edges].sim = v->sim[i];
         d->n_edges++;
     }
@@ -469,6 +543,12 @@ static void minlsh__dedup_scratch_free(minlsh_dedup *d, minlsh__dedup_scratch *s
     minlsh__free(&d->alloc, s);
 }
 
+static void minlsh__dedup_temp_peak(minlsh_dedup *d) {
+    uint64_t now = minlsh__tmpfile_size(&d->data) + minlsh__tmpfile_size(&d->runs_file) +
+                   minlsh__tmpfile_size(&d->cand_file) + minlsh__tmpfile_size(&d->dec_file);
+    if (now > d->temp_peak) d->temp_peak = now;
+}
+
 /* Candidates of every band, merged without repeats, verified in chunks. */
 static int minlsh__dedup_find(minlsh_dedup *d) {
     const minlsh_allocator *a = &d->alloc;
@@ -478,13 +558,17 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
     minlsh__dedup_merge m;
     minlsh__kv *chunk = NULL, rec, last = {0, 0};
     size_t j, i, n_all = 0, n = 0, cap_edges = 0, n_scratch = 0, workers;
+    uint64_t share = minlsh__dedup_share(d, 1);
     int rc = 0, more, have = 0;
     memset(&c, 0, sizeof c);
     memset(&v, 0, sizeof v);
     c.d = d;
     workers = minlsh__pool_size(minlsh__dedup_pool(d));
-    c.limit = d->spill ? (size_t)(d->opts.memory / 4 / 16 / workers) : 0;
+    /* With a budget: each worker's buffer and the bands' runs in memory
+     * take an eighth of it each. */
+    c.limit = share == UINT64_MAX ? SIZE_MAX : (size_t)(share / 16 / (workers ? workers : 1));
     if (c.limit < 64) c.limit = 64;
+    c.quota = share == UINT64_MAX ? UINT64_MAX : share / d->bands;
     c.runs = (minlsh__dedup_runs *)minlsh__calloc(a, d->bands, sizeof *c.runs);
     c.capped = (uint64_t *)minlsh__calloc(a, d->bands, sizeof *c.capped);
     if (c.runs == NULL || c.capped == NULL) rc = MINLSH_E_NOMEM;
@@ -537,169 +621,85 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
         }
     minlsh__free(a, c.runs);
     minlsh__free(a, c.capped);
-    {
-        uint64_t now = minlsh__tmpfile_size(&d->data) + minlsh__tmpfile_size(&d->band_file) +
-                       minlsh__tmpfile_size(&d->cand_file);
-        if (now > d->temp_peak) d->temp_peak = now;
-    }
-    /* The candidate file's space is not needed any more. */
-    minlsh__tmpfile_close(&d->cand_file);
+    minlsh__dedup_temp_peak(d);
     return rc;
 }
 
 /* ---- decisions ------------------------------------------------------------------ */
 
-/* 1 if document x should be kept rather than y (x, y in one cluster). */
-static int minlsh__dedup_better(const minlsh_dedup *d, uint64_t x, uint64_t y) {
-    if (y == MINLSH__DEDUP_NONE) return 1;
-    if (d->opts.keep == MINLSH_KEEP_LONGEST && d->docs[x].length != d->docs[y].length)
-        return d->docs[x].length > d->docs[y].length;
-    return x < y;
-}
-
-typedef struct minlsh__dedup_sims {
+typedef struct minlsh__dedup_sink {
     minlsh_dedup *d;
-    minlsh__dedup_scratch *scratch;
-} minlsh__dedup_sims;
+    minlsh__dedup_scratch *scratch; /* per worker */
+    minlsh_dedup_decision *v;
+    uint64_t first;
+    uint64_t kept;
+} minlsh__dedup_sink;
 
-/* The similarity of each dropped document to its representative. */
+/* The similarity of each dropped document to its representative where the
+ * policy could not give it (not a verified neighbour). */
 static int minlsh__dedup_sims_range(void *ctx, unsigned worker, size_t begin, size_t end) {
-    minlsh__dedup_sims *c = (minlsh__dedup_sims *)ctx;
-    minlsh_dedup *d = c->d;
+    minlsh__dedup_sink *c = (minlsh__dedup_sink *)ctx;
     size_t i;
     int rc = 0;
     for (i = begin; i < end && rc == 0; i++) {
-        minlsh_dedup_decision *x = &d->decisions[i];
-        uint32_t g = d->docs[i].group, h = d->docs[x->representative].group;
-        x->exact = !x->kept && g == h;
-        rc = minlsh__dedup_similarity(d, &c->scratch[worker], g, h, &x->similarity);
+        minlsh_dedup_decision *x = &c->v[i];
+        if (x->similarity == x->similarity) continue; /* not NaN */
+        rc = minlsh__dedup_similarity(c->d, &c->scratch[worker], (uint32_t)(c->first + i),
+                                      (uint32_t)x->representative, &x->similarity);
     }
     return rc;
 }
 
-static int minlsh__dedup_components(minlsh_dedup *d) {
-    const minlsh_allocator *a = &d->alloc;
-    minlsh__lsh_uf uf = {NULL, NULL};
-    uint64_t *best = NULL, *low = NULL;
-    minlsh__dedup_sims c;
-    size_t i, n_scratch = 0;
-    int rc = minlsh__lsh_uf_init(&uf, a, d->n_groups + 1);
-    c.scratch = NULL;
-    if (rc == 0) {
-        best = (uint64_t *)minlsh__malloc(a, (d->n_groups + 1) * sizeof *best);
-        low = (uint64_t *)minlsh__malloc(a, (d->n_groups + 1) * sizeof *low);
-        c.scratch = minlsh__dedup_scratch_new(d, &n_scratch);
-        if (best == NULL || low == NULL || c.scratch == NULL) rc = MINLSH_E_NOMEM;
+/* Decisions in document order: similarities filled in, then kept in
+ * memory or appended to the decision file. */
+static int minlsh__dedup_sink_emit(void *ctx, uint64_t first, minlsh_dedup_decision *v,
+                                   size_t n) {
+    minlsh__dedup_sink *s = (minlsh__dedup_sink *)ctx;
+    minlsh_dedup *d = s->d;
+    size_t i;
+    int rc;
+    s->v = v;
+    s->first = first;
+    rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_sims_range, s);
+    if (rc != 0) return rc;
+    for (i = 0; i < n; i++) s->kept += v[i].kept;
+    if (d->decisions != NULL) {
+        memcpy(d->decisions + first, v, n * sizeof *v);
+        return 0;
     }
-    if (rc == 0) {
-        for (i = 0; i < d->n_edges; i++)
-            (void)minlsh__lsh_uf_union(&uf, d->edges[i].ga, d->edges[i].gb);
-        for (i = 0; i < d->n_groups; i++) best[i] = low[i] = MINLSH__DEDUP_NONE;
-        for (i = 0; i < d->n_docs; i++) {
-            uint32_t r = minlsh__lsh_uf_find(&uf, d->docs[i].group);
-            if (low[r] == MINLSH__DEDUP_NONE) low[r] = i;
-            if (minlsh__dedup_better(d, i, best[r])) best[r] = i;
-        }
-        for (i = 0; i < d->n_docs; i++) {
-            uint32_t r = minlsh__lsh_uf_find(&uf, d->docs[i].group);
-            d->decisions[i].cluster = low[r];
-            d->decisions[i].representative = best[r];
-            d->decisions[i].kept = best[r] == i;
-        }
-        c.d = d;
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->n_docs, 256, minlsh__dedup_sims_range,
-                              &c);
-    }
-    minlsh__dedup_scratch_free(d, c.scratch, n_scratch);
-    minlsh__free(a, best);
-    minlsh__free(a, low);
-    minlsh__lsh_uf_free(&uf, a);
-    return rc;
+    return minlsh__tmpfile_append(&d->dec_file, v, n * sizeof *v, NULL);
 }
 
-typedef struct minlsh__dedup_adj {
-    uint32_t group;
-    double sim;
-} minlsh__dedup_adj;
-
-/* Documents in keep order: each is kept unless an exact copy or a verified
- * near-duplicate of it is kept already; then it is attributed to that one
- * (the most similar; ties: the lowest number). */
-static int minlsh__dedup_strict(minlsh_dedup *d) {
+static int minlsh__dedup_decisions(minlsh_dedup *d) {
     const minlsh_allocator *a = &d->alloc;
-    size_t *off = NULL, *fill = NULL, i, t;
-    minlsh__dedup_adj *adj = NULL;
-    uint64_t *kept_of = NULL;
-    minlsh__kv *order = NULL;
-    int rc = 0;
-    off = (size_t *)minlsh__calloc(a, d->n_groups + 2, sizeof *off);
-    fill = (size_t *)minlsh__calloc(a, d->n_groups + 1, sizeof *fill);
-    adj = (minlsh__dedup_adj *)minlsh__calloc(a, 2 * d->n_edges + 1, sizeof *adj);
-    kept_of = (uint64_t *)minlsh__malloc(a, (d->n_groups + 1) * sizeof *kept_of);
-    if (d->opts.keep == MINLSH_KEEP_LONGEST)
-        order = (minlsh__kv *)minlsh__calloc(a, d->n_docs + 1, sizeof *order);
-    if (off == NULL || fill == NULL || adj == NULL || kept_of == NULL ||
-        (d->opts.keep == MINLSH_KEEP_LONGEST && order == NULL))
-        rc = MINLSH_E_NOMEM;
-    if (rc == 0) {
-        for (i = 0; i < d->n_edges; i++) {
-            off[d->edges[i].ga + 1]++;
-            off[d->edges[i].gb + 1]++;
-        }
-        for (i = 0; i < d->n_groups; i++) off[i + 1] += off[i];
-        for (i = 0; i < d->n_edges; i++) {
-            uint32_t x = d->edges[i].ga, y = d->edges[i].gb;
-            adj[off[x] + fill[x]].group = y;
-            adj[off[x] + fill[x]++].sim = d->edges[i].sim;
-            adj[off[y] + fill[y]].group = x;
-            adj[off[y] + fill[y]++].sim = d->edges[i].sim;
-        }
-        for (i = 0; i < d->n_groups; i++) kept_of[i] = MINLSH__DEDUP_NONE;
-        if (order != NULL) {
-            /* Longest first (the complement orders lengths descending),
-             * then by number. */
-            for (i = 0; i < d->n_docs; i++) {
-                order[i].key = ~d->docs[i].length;
-                order[i].val = i;
-            }
-            minlsh__sort_kv(order, d->n_docs);
-        }
-        for (t = 0; t < d->n_docs; t++) {
-            uint64_t doc = order != NULL ? order[t].val : t, rep = MINLSH__DEDUP_NONE;
-            uint32_t g = d->docs[doc].group;
-            minlsh_dedup_decision *x = &d->decisions[doc];
-            double best = -1.0;
-            size_t e;
-            if (kept_of[g] != MINLSH__DEDUP_NONE) {
-                rep = kept_of[g];
-                best = 1.0;
-            } else {
-                for (e = off[g]; e < off[g + 1]; e++) {
-                    uint64_t r = kept_of[adj[e].group];
-                    if (r == MINLSH__DEDUP_NONE) continue;
-                    if (adj[e].sim > best || (adj[e].sim == best && r < rep)) {
-                        best = adj[e].sim;
-                        rep = r;
-                    }
-                }
-            }
-            if (rep == MINLSH__DEDUP_NONE) {
-                kept_of[g] = doc;
-                rep = doc;
-                best = 1.0;
-            }
-            x->representative = rep;
-            x->cluster = rep;
-            x->kept = rep == doc;
-            x->exact = rep != doc && d->docs[rep].group == g;
-            x->similarity = best;
-        }
+    minlsh__dedup_policy p;
+    minlsh__dedup_sink s;
+    size_t n_scratch = 0;
+    int rc;
+    /* In memory if they fit a quarter of the budget; the file is
+     * rewritten by a run after a failed one. */
+    if (d->dec_file.fd < 0 || (uint64_t)d->n_docs * sizeof *d->decisions <= minlsh__dedup_share(d, 2)) {
+        d->decisions = (minlsh_dedup_decision *)minlsh__calloc(a, d->n_docs + 1, sizeof *d->decisions);
+        if (d->decisions == NULL) return MINLSH_E_NOMEM;
+    } else {
+        minlsh__tmpfile_close(&d->dec_file);
+        if ((rc = minlsh__tmpfile_open(&d->dec_file, d->tmpdir)) != 0) return rc;
     }
-    minlsh__free(a, off);
-    minlsh__free(a, fill);
-    minlsh__free(a, adj);
-    minlsh__free(a, kept_of);
-    minlsh__free(a, order);
+    memset(&s, 0, sizeof s);
+    s.d = d;
+    s.scratch = minlsh__dedup_scratch_new(d, &n_scratch);
+    if (s.scratch == NULL) return MINLSH_E_NOMEM;
+    p.n = d->n_docs;
+    p.exact_of = d->exact_of;
+    p.lengths = d->lengths;
+    p.edges = d->edges;
+    p.n_edges = d->n_edges;
+    p.keep = d->opts.keep;
+    p.group = d->opts.group;
+    rc = minlsh__dedup_decide(&p, a, minlsh__dedup_sink_emit, &s);
+    minlsh__dedup_scratch_free(d, s.scratch, n_scratch);
+    d->n_kept = s.kept;
+    minlsh__dedup_temp_peak(d);
     return rc;
 }
 
@@ -710,38 +710,31 @@ int minlsh_dedup_run(minlsh_dedup *d) {
     if (d == NULL) return MINLSH_E_NULL;
     if (d->ran) return MINLSH_E_STATE;
     a = &d->alloc;
-    /* A failed earlier run leaves its band runs (they are complete) and
+    /* A failed earlier run leaves its runs (they are complete) and
      * nothing else. */
+    minlsh__free(a, d->exact_of);
     minlsh__free(a, d->edges);
     minlsh__free(a, d->decisions);
+    d->exact_of = NULL;
     d->edges = NULL;
     d->decisions = NULL;
     d->n_edges = 0;
-    /* Without a budget the whole corpus is one batch, banded once. */
-    if (d->spill) rc = minlsh__dedup_flush_bands(d);
-    else rc = minlsh__dedup_band_batch(d, NULL, d->pend_first, d->n_groups - d->pend_first);
-    if (rc == 0 && !d->spill) d->pend_first = d->n_groups;
-    if (rc == 0 && d->spill && d->cand_file.fd < 0)
-        rc = minlsh__tmpfile_open(&d->cand_file, d->tmpdir);
+    rc = minlsh__dedup_flush(d);
+    if (rc == 0) rc = minlsh__dedup_exact(d);
     if (rc == 0) rc = minlsh__dedup_find(d);
-    if (rc == 0) {
-        d->decisions =
-            (minlsh_dedup_decision *)minlsh__calloc(a, d->n_docs + 1, sizeof *d->decisions);
-        if (d->decisions == NULL) rc = MINLSH_E_NOMEM;
-    }
-    if (rc == 0)
-        rc = d->opts.group == MINLSH_GROUP_STRICT ? minlsh__dedup_strict(d)
-                                                  : minlsh__dedup_components(d);
+    if (rc == 0) rc = minlsh__dedup_decisions(d);
     if (rc != 0) {
+        minlsh__free(a, d->exact_of);
         minlsh__free(a, d->edges);
         minlsh__free(a, d->decisions);
+        d->exact_of = NULL;
         d->edges = NULL;
         d->decisions = NULL;
         d->n_edges = 0;
         return rc;
     }
-    for (i = 0, d->n_kept = 0; i < d->n_docs; i++) d->n_kept += d->decisions[i].kept;
-    /* The batch scratch is not needed any more. */
+    /* Not needed any more: the candidate file's space, the batch scratch. */
+    minlsh__tmpfile_close(&d->cand_file);
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
     minlsh__free(a, d->batch_sets);
     d->batch_sets = NULL;
