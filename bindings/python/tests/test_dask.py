@@ -346,3 +346,71 @@ def test_sql_recipe_in_sqlite(program, client, corpus):
     got = [{"a": a, "b": b, "similarity": s} for a, b, s in db_.execute(recipe)]
     assert len(got) > 100
     assert got == want
+
+
+def planted_corpus(path, seed=21):
+    """Families of edited copies (chains of edits, so components join
+    documents below the threshold), exact copies and singletons; ids of one
+    width and ASCII texts, so a record's line length orders documents as
+    their text length does (what the command's --keep longest compares for
+    JSON Lines)."""
+    rng = random.Random(seed)
+    vocab = ["%s%d" % (w, i) for i, w in enumerate(["alpha", "beta", "gamma", "delta"] * 150)]
+    texts = []
+    for _ in range(120):
+        words = [rng.choice(vocab) for _ in range(rng.randint(25, 60))]
+        texts.append(words)
+        if rng.random() < 0.5:
+            for _ in range(rng.randint(1, 5)):
+                w = list(texts[-1] if rng.random() < 0.7 else words)
+                for _ in range(rng.randint(0, 4)):
+                    op = rng.random()
+                    if op < 0.4:
+                        w[rng.randrange(len(w))] = rng.choice(vocab)
+                    elif op < 0.7:
+                        w.append(rng.choice(vocab))
+                    elif len(w) > 10:
+                        del w[rng.randrange(len(w))]
+                texts.append(w if rng.random() < 0.85 else list(rng.choice(texts)))
+    rng.shuffle(texts)
+    with open(path, "w", encoding="ascii") as f:
+        for i, words in enumerate(texts):
+            f.write(json.dumps({"id": "d%05d" % i, "text": " ".join(words)}) + "\n")
+    return len(texts)
+
+
+@pytest.mark.parametrize("keep", ["first", "longest"])
+@pytest.mark.parametrize("group", ["components", "strict"])
+def test_decisions_same_as_command(program, client, tmp_path, keep, group):
+    """output="decisions": one record per document, equal field for field to
+    `minlsh dedup --output decisions` (cluster numbers, representatives,
+    similarities as doubles, exact flags), for both keep policies and both
+    grouping modes; components mode includes documents joined through
+    others, whose similarity to their representative is measured in a
+    second verification round."""
+    if getattr(minlsh._ffi.lib, "minlsh_dedup_decide", None) is None:
+        pytest.fail("the library lacks minlsh_dedup_decide")
+    path = str(tmp_path / "planted.jsonl")
+    n = planted_corpus(path)
+    want, counts, _ = cli(path, "--threshold", "0.6", "--output", "decisions", "--keep", keep,
+                          "--group", group)
+    assert len(want) == n
+    stats = {}
+    res = mdask.dedup(read_bag(path, 4), threshold=0.6, output="decisions", keep=keep,
+                      group=group, stats=stats)
+    pdf = res.compute()
+    assert list(pdf.columns) == ["id", "cluster", "decision", "representative", "similarity",
+                                 "exact"]
+    got = [{"id": i, "cluster": int(c), "decision": d, "representative": r,
+            "similarity": float(s), "exact": bool(e)} for i, c, d, r, s, e in
+           pdf.itertuples(index=False)]
+    assert got == want
+    dropped = [r for r in want if r["decision"] == "dropped"]
+    assert dropped and any(r["exact"] for r in dropped)
+    assert stats["dropped"] == len(dropped) and stats["kept"] == n - len(dropped)
+    if group == "components":
+        assert any(r["similarity"] < 0.6 for r in dropped)  # joined through others
+    else:
+        assert all(r["similarity"] >= 0.6 for r in dropped)
+    for name, value in counts.items():
+        assert stats[name] == value, name
