@@ -46,7 +46,7 @@ package and libminlsh) must be installed on every worker host.
 """
 
 from .bands import band_key_rows, band_keys_matrix
-from .pipeline import dedup
+from .pipeline import dedup, read_jsonl
 from .sign import prepare
 # The tuning constants and status values, importable from here as before
 # (changing them here does not change the modules that read them).
@@ -54,4 +54,4 @@ from .clusters import LOCAL_COMPONENTS_LIMIT  # noqa: F401
 from .pipeline import MAX_BUCKET, SEMIJOIN_LIMIT  # noqa: F401
 from .sign import STATUS_BAD, STATUS_EMPTY, STATUS_OK  # noqa: F401
 
-__all__ = ["dedup", "prepare", "band_key_rows", "band_keys_matrix"]
+__all__ = ["dedup", "read_jsonl", "prepare", "band_key_rows", "band_keys_matrix"]

@@ -50,6 +50,20 @@ def _input_parts(collection, id_field, text_field):
                     "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
 
 
+def read_jsonl(urlpath, blocksize="64MiB", **kwargs):
+    """A Dask bag of the records of JSON Lines files: blocks of whole lines
+    (``dask.bytes.read_bytes``), each parsed by one ``json.loads`` call
+    instead of one call per line (about three times faster on short
+    records). A line that is not valid JSON becomes ``None`` (counted in
+    ``stats["bad_records"]``, as the command counts it); blank lines are
+    skipped. Extra keyword arguments go to ``read_bytes`` (e.g.
+    ``compression``, ``storage_options``)."""
+    from dask.bytes import read_bytes
+    _, blocks = read_bytes(urlpath, delimiter=b"\n", blocksize=blocksize, **kwargs)
+    parts = [dask.delayed(stages.parse_jsonl_block)(blk) for file in blocks for blk in file]
+    return db.from_delayed(parts)
+
+
 def _shuffle(sources, split, nparts, *args):
     """pieces[j] = [piece j of split(source, *args) for each source]: the
     send half of a hand-made shuffle (the receive half concatenates)."""

@@ -10,6 +10,7 @@ boundaries as raw buffers, so a piece costs its bytes and nothing per row.
 """
 
 import ctypes
+import json
 import math
 from ctypes import POINTER, c_size_t, c_void_p
 
@@ -29,6 +30,10 @@ def _records(part, id_field, text_field):
     pairs) or a pandas frame."""
     if isinstance(part, pd.DataFrame):
         return part[id_field].tolist(), part[text_field].tolist()
+    try:  # the common case: every record a dict with both fields
+        return [r[id_field] for r in part], [r[text_field] for r in part]
+    except (KeyError, TypeError, IndexError):
+        pass
     ids, texts = [], []
     for r in part:
         if isinstance(r, dict):
@@ -64,73 +69,154 @@ def _valid_id(ident):
     return True
 
 
-def _text_pointers(texts):
-    """One buffer holding every text, and the address and length of each, as
-    the C calls take them (the buffer must outlive the call)."""
-    n = len(texts)
-    lens = np.fromiter((len(t) for t in texts), dtype=np.uintp, count=n)
-    buf = b"".join(texts)
+def _pointers(buf, starts):
+    """Addresses of the texts at starts in buf (bytes), as the C calls take
+    them; buf must outlive the call."""
     base = ctypes.cast(ctypes.c_char_p(buf), c_void_p).value or 0
-    starts = np.zeros(n, dtype=np.uintp)
-    if n > 1:
+    return np.ascontiguousarray(starts, dtype=np.uintp) + np.uintp(base)
+
+
+def _buffer(texts):
+    """(one bytes buffer, start of each text, byte length of each text)."""
+    lens = np.fromiter(map(len, texts), dtype=np.uint64, count=len(texts))
+    starts = np.zeros(len(texts), dtype=np.uint64)
+    if len(texts) > 1:
         np.cumsum(lens[:-1], out=starts[1:])
-    ptrs = starts + np.uintp(base)
-    return buf, ptrs, lens
+    return b"".join(texts), starts, lens
 
 
 def _id_hashes(ids):
     """Two independent 64-bit hashes of each id as the command compares ids
     (type and value: 1, 1.0 and "1" differ): equal ids have equal hashes,
-    and two different ids collide with probability about 2^-128."""
-    keys = np.array([_id_key(v) for v in ids], dtype=object)
-    h0 = pd.util.hash_array(keys, hash_key="minlsh-dask-id-0")
-    h1 = pd.util.hash_array(keys, hash_key="minlsh-dask-id-1")
-    return np.stack([h0, h1], axis=1).astype(np.uint64) if len(ids) else \
-        np.zeros((0, 2), dtype=np.uint64)
+    and two different ids collide with probability about 2^-128. Each type
+    is hashed with its own keys, integers in int64 range and floats as
+    numbers (vectorised), the rest through their repr."""
+    n = len(ids)
+    out = np.zeros((n, 2), dtype=np.uint64)
+    if n == 0:
+        return out
+    kind = pd.api.types.infer_dtype(ids, skipna=False)
+    if kind == "string":
+        groups = {"str": np.arange(n)}
+    elif kind == "integer" and all(type(v) is int for v in ids):
+        groups = {"int": np.arange(n)}
+    else:
+        tags = np.array([type(v).__name__ for v in ids], dtype=object)
+        groups = {t: np.flatnonzero(tags == t) for t in set(tags.tolist())}
+    for tag, rows in groups.items():
+        vals = [ids[i] for i in rows]
+        arr = None
+        if tag == "int":
+            try:
+                arr = np.array(vals, dtype=np.int64)
+            except OverflowError:
+                arr = None
+            if arr is not None and not all(type(v) is int for v in vals):
+                arr = None
+        elif tag == "float":
+            arr = np.array(vals, dtype=np.float64)
+        elif tag == "str":
+            arr = np.array(vals, dtype=object)
+        if arr is None:
+            arr = np.array([_id_key(v) for v in vals], dtype=object)
+            tag = "repr"
+        out[rows, 0] = pd.util.hash_array(arr, hash_key=("minlsh-%s-0" % tag)[:16].ljust(16))
+        out[rows, 1] = pd.util.hash_array(arr, hash_key=("minlsh-%s-1" % tag)[:16].ljust(16))
+    return out
 
 
-def sign(part, part_no, cfg, id_field, text_field):
-    """Stage 1 of one input partition: the usable records (a valid id and
-    text, not over max_document_bytes) with their signatures, fingerprints,
-    shingle counts (0: empty) and text lengths, in one C call
-    (minlsh_family_sign_texts). The texts are kept for exact verification."""
-    ids, texts = _records(part, id_field, text_field)
-    n_records = len(ids)
+def _usable(ids, texts):
+    """(ids, buffer, starts, lengths) of the records with a valid id and
+    text (UTF-8 in one buffer). A fast path for the usual partition, whose
+    ids are all str or all int and whose texts are all str: one encode of
+    the joined texts (when it is ASCII the lengths are the str lengths)."""
+    id_kind = pd.api.types.infer_dtype(ids, skipna=False)
+    text_kind = pd.api.types.infer_dtype(texts, skipna=False)
+    if text_kind == "string" and (
+            (id_kind == "string" and all(type(v) is str for v in ids)) or
+            (id_kind == "integer" and all(type(v) is int for v in ids))):
+        try:
+            joined = "".join(texts)
+            buf = joined.encode("utf-8")
+            if id_kind == "string":
+                "".join(ids).encode("utf-8")  # unpaired surrogates make ids invalid
+            if len(buf) == len(joined):
+                lens = np.fromiter(map(len, texts), dtype=np.uint64, count=len(texts))
+                starts = np.zeros(len(texts), dtype=np.uint64)
+                if len(texts) > 1:
+                    np.cumsum(lens[:-1], out=starts[1:])
+                return list(ids), buf, starts, lens
+            return (list(ids),) + _buffer([t.encode("utf-8") for t in texts])
+        except UnicodeEncodeError:
+            pass
     keep_ids, keep_texts = [], []
     for ident, text in zip(ids, texts):
         t = _as_bytes(text) if _valid_id(ident) else None
         if t is not None:
             keep_ids.append(ident)
             keep_texts.append(t)
-    m, k = len(keep_texts), cfg.num_perm
-    sigs = np.empty((m, k), dtype=np.uint32)
-    fps = np.zeros((m, 2), dtype=np.uint64)
-    counts = np.zeros(m, dtype=np.uint64)
-    status = np.zeros(m, dtype=np.int32)
-    if m:
-        buf, ptrs, lens = _text_pointers(keep_texts)
-        sh = _shingler(cfg)
-        fam = _family(k, cfg.seed)
-        rc = lib.minlsh_family_sign_texts(
-            fam.handle, sh._handle, ptrs.ctypes.data_as(POINTER(c_void_p)),
-            lens.ctypes.data_as(POINTER(c_size_t)), m, sigs.ctypes.data, m * k, None,
-            fps.ctypes.data, counts.ctypes.data, status.ctypes.data, None)
-        del buf
-        if rc < 0 and not status.any():
-            raise _ffi.error(rc, "minlsh_family_sign_texts")
-    ok = status == 0  # a text over max_document_bytes is refused, as by the command
-    lengths = np.fromiter((len(t) for t in keep_texts), dtype=np.uint64, count=m)
-    sel = np.flatnonzero(ok)
-    keep_ids = np.array(keep_ids, dtype=object)[sel] if m else np.empty(0, dtype=object)
-    return {"part": part_no, "records": n_records, "ids": keep_ids,
-            "idh": _id_hashes(keep_ids.tolist()), "sig": sigs[sel], "fp": fps[sel],
-            "count": counts[sel], "length": lengths[sel],
-            "texts": [keep_texts[i] for i in sel] if cfg.verify == "exact" else None}
+    return (keep_ids,) + _buffer(keep_texts)
+
+
+class _NoGC:
+    """The cyclic garbage collector paused: building a partition's many
+    small objects (records, ids) otherwise triggers collections that
+    traverse every object the worker holds."""
+
+    def __enter__(self):
+        import gc
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        import gc
+        if self.was:
+            gc.enable()
+
+
+def sign(part, part_no, cfg, id_field, text_field):
+    """Stage 1 of one input partition: the usable records (a valid id and
+    text, not over max_document_bytes) with their signatures, fingerprints,
+    shingle counts (0: empty) and text lengths, in one C call
+    (minlsh_family_sign_texts). The texts stay in one buffer for exact
+    verification (signature verification drops it)."""
+    with _NoGC():
+        ids, texts = _records(part, id_field, text_field)
+        n_records = len(ids)
+        keep_ids, buf, starts, lens = _usable(ids, texts)
+        del ids, texts
+        m, k = len(keep_ids), cfg.num_perm
+        sigs = np.empty((m, k), dtype=np.uint32)
+        fps = np.zeros((m, 2), dtype=np.uint64)
+        counts = np.zeros(m, dtype=np.uint64)
+        status = np.zeros(m, dtype=np.int32)
+        if m:
+            ptrs = _pointers(buf, starts)
+            lens_c = np.ascontiguousarray(lens, dtype=np.uintp)
+            sh = _shingler(cfg)
+            fam = _family(k, cfg.seed)
+            rc = lib.minlsh_family_sign_texts(
+                fam.handle, sh._handle, ptrs.ctypes.data_as(POINTER(c_void_p)),
+                lens_c.ctypes.data_as(POINTER(c_size_t)), m, sigs.ctypes.data, m * k, None,
+                fps.ctypes.data, counts.ctypes.data, status.ctypes.data, None)
+            if rc < 0 and not status.any():
+                raise _ffi.error(rc, "minlsh_family_sign_texts")
+        sel = np.flatnonzero(status == 0)  # over max_document_bytes: refused, as by the command
+        keep_ids = np.array(keep_ids, dtype=object)
+        if len(sel) < m:
+            keep_ids = keep_ids[sel]
+        exact = cfg.verify == "exact"
+        return {"part": part_no, "records": n_records, "ids": keep_ids,
+                "idh": _id_hashes(keep_ids.tolist()), "sig": sigs[sel], "fp": fps[sel],
+                "count": counts[sel], "length": lens[sel],
+                "buf": buf if exact else None, "start": starts[sel] if exact else None}
 
 
 def split_rows(dest, nparts, *columns):
     """Rows of each column grouped by destination (0 .. nparts-1): a list of
     nparts tuples of column slices, rows in their original order."""
+    # A narrow integer type: numpy's stable sort is then a radix sort.
+    dest = dest.astype(np.uint16 if nparts <= 65536 else np.uint32)
     order = np.argsort(dest, kind="stable")
     bounds = np.searchsorted(dest[order], np.arange(nparts + 1))
     cols = [c[order] for c in columns]
@@ -164,10 +250,9 @@ def number(doc, repeated, offset):
         keep[rows] = False
         sel = np.flatnonzero(keep)
         doc = dict(doc)
-        for c in ("ids", "idh", "sig", "fp", "count", "length"):
-            doc[c] = doc[c][sel]
-        if doc["texts"] is not None:
-            doc["texts"] = [doc["texts"][i] for i in sel]
+        for c in ("ids", "idh", "sig", "fp", "count", "length", "start"):
+            if doc[c] is not None:
+                doc[c] = doc[c][sel]
     doc = dict(doc)
     doc["first"] = int(offset)
     doc["num"] = np.arange(len(doc["ids"]), dtype=np.int64) + np.int64(offset)
@@ -208,8 +293,10 @@ def exact_groups(*pieces):
 
 def band_pieces(doc, copies, cfg, nparts):
     """Band records (band, key, number) of the distinct non-empty texts (the
-    first of each exact group) of a partition, split by key: band keys in one
-    C call (minlsh_signatures_band_keys)."""
+    first of each exact group) of a partition, band keys in one C call
+    (minlsh_signatures_band_keys). A bucket lies in one band, so with no
+    more partitions than bands whole bands go to a partition (band j to
+    j mod nparts: slices, no sort); with more, each band is split by key."""
     num = doc["num"]
     take = doc["count"] > 0
     if len(copies):
@@ -223,13 +310,22 @@ def band_pieces(doc, copies, cfg, nparts):
                                              keys.ctypes.data, n * b, None)
         if rc < 0:
             raise _ffi.error(rc, "minlsh_signatures_band_keys")
+    nums = num[sel].astype(np.uint64)
+    if nparts <= b:
+        keys_t = np.ascontiguousarray(keys.T)  # band-major: band j's keys are a row
+        out = []
+        for j in range(nparts):
+            js = np.arange(j, b, nparts)
+            out.append((np.repeat(js.astype(np.uint32), n), keys_t[js].reshape(-1),
+                        np.tile(nums, len(js))))
+        return out
     keys = keys.reshape(-1)
     bands = np.tile(np.arange(b, dtype=np.uint32), n)
-    nums = np.repeat(num[sel].astype(np.uint64), b)
-    # The destination mixes the key's high bits: the low ones are the band
-    # key's, already uniform, but this keeps partitions even for any key.
-    dest = (keys >> np.uint64(17)) % np.uint64(nparts)
-    return split_rows(dest, nparts, bands, keys, nums)
+    # band j owns partitions [j*nparts/b, (j+1)*nparts/b), the key picks one
+    lo = (np.arange(b, dtype=np.uint64) * np.uint64(nparts)) // np.uint64(b)
+    width = ((np.arange(1, b + 1, dtype=np.uint64) * np.uint64(nparts)) // np.uint64(b)) - lo
+    dest = lo[bands] + (keys >> np.uint64(17)) % width[bands]
+    return split_rows(dest, nparts, bands, keys, np.repeat(nums, b))
 
 
 def bucket_pairs(max_bucket, nshards, *pieces):
@@ -294,7 +390,8 @@ def doc_data(doc, cfg, *wanted):
     every = np.unique(np.concatenate(need)) if need else np.empty(0, dtype=np.int64)
     sets = None
     if cfg.verify == "exact" and len(every):
-        sets = _sets_of([doc["texts"][i] for i in (every - lo)], cfg)
+        rows = every - lo
+        sets = _sets_of(doc["buf"], doc["start"][rows], doc["length"][rows], cfg)
     for w in need:
         rows = w - lo
         sig = doc["sig"][rows]
@@ -321,20 +418,22 @@ def _ranges(starts, lens):
     return np.arange(total, dtype=np.int64) + rep
 
 
-def _sets_of(texts, cfg):
-    """CSR shingle sets of texts (minlsh_shingler_hash_texts; asked again
-    with the exact size if the first guess is short)."""
-    n = len(texts)
-    buf, ptrs, lens = _text_pointers(texts)
+def _sets_of(buf, starts, lens, cfg):
+    """CSR shingle sets of the texts at starts in buf (one call of
+    minlsh_shingler_hash_texts; again with the exact size if the first
+    guess is short)."""
+    n = len(starts)
+    ptrs = _pointers(buf, starts)
+    lens_c = np.ascontiguousarray(lens, dtype=np.uintp)
     sh = _shingler(cfg)
     offs = np.zeros(n + 1, dtype=np.uint64)
-    cap = int(lens.sum()) // 2 + n
+    cap = int(lens_c.sum()) // 2 + n
     got = c_size_t()
     while True:
         hashes = np.empty(max(cap, 1), dtype=np.uint64)
         rc = lib.minlsh_shingler_hash_texts(
             sh._handle, ptrs.ctypes.data_as(POINTER(c_void_p)),
-            lens.ctypes.data_as(POINTER(c_size_t)), n, offs.ctypes.data, hashes.ctypes.data,
+            lens_c.ctypes.data_as(POINTER(c_size_t)), n, offs.ctypes.data, hashes.ctypes.data,
             cap, ctypes.byref(got), None, None)
         if rc == _ffi.E_BUFSIZE:
             cap = got.value
@@ -342,7 +441,6 @@ def _sets_of(texts, cfg):
         if rc < 0:
             raise _ffi.error(rc, "minlsh_shingler_hash_texts")
         break
-    del buf
     return offs, hashes[:got.value]
 
 
@@ -395,3 +493,37 @@ def ids_of(doc, wanted):
 
 def lengths_of(doc):
     return doc["length"]
+
+
+def parse_jsonl_block(block):
+    """Records of a block of JSON Lines bytes (whole lines): one json.loads
+    call for the block when it has no blank line, else line by line."""
+    text = block.decode("utf-8", errors="surrogateescape")
+    body = text[:-1] if text.endswith("\n") else text
+    if body and "\r" not in body and "\n\n" not in body and not body.startswith("\n") \
+            and body.strip():
+        try:
+            with _NoGC():
+                return json.loads("[" + body.replace("\n", ",") + "]")
+        except ValueError:
+            pass
+    return parse_jsonl(text.split("\n"))
+
+
+def parse_jsonl(lines):
+    """Records of a partition of JSON Lines text (a list of lines): one
+    json.loads call for the whole partition, line by line only when a line
+    is not valid JSON (that record becomes None: not a document, counted
+    as the command counts it). Blank lines are skipped, as by the command."""
+    lines = [ln for ln in lines if ln.strip()]
+    try:
+        with _NoGC():
+            return json.loads("[" + ",".join(lines) + "]")
+    except ValueError:
+        out = []
+        for ln in lines:
+            try:
+                out.append(json.loads(ln))
+            except ValueError:
+                out.append(None)
+        return out
