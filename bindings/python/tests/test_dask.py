@@ -414,3 +414,64 @@ def test_decisions_same_as_command(program, client, tmp_path, keep, group):
         assert all(r["similarity"] >= 0.6 for r in dropped)
     for name, value in counts.items():
         assert stats[name] == value, name
+
+
+def test_max_bucket_as_command(program, client, tmp_path):
+    """max_bucket means what the command's --max-bucket means: a band bucket
+    of more than N distinct texts (exact copies count once) is left out and
+    counted; the pairs found otherwise, the candidates and the number of
+    buckets left out equal the command's."""
+    rng = random.Random(4)
+    base = ["w%d" % i for i in range(60)]
+    recs = []
+    for i in range(14):  # a template with a few words changed: hot buckets
+        words = list(base)
+        for _ in range(3):
+            words[rng.randrange(len(words))] = "x%d" % rng.randrange(1000)
+        recs.append(" ".join(words))
+    group = [" ".join(["g%d" % i for i in range(40)] + ["tail%d" % j]) for j in range(3)]
+    recs += group * 6  # three distinct texts, 18 documents: a bucket of 3, not 18
+    recs += [" ".join("u%d_%d" % (i, j) for j in range(30)) for i in range(40)]
+    rng.shuffle(recs)
+    path = tmp_path / "hot.jsonl"
+    with open(path, "w", encoding="ascii") as f:
+        for i, t in enumerate(recs):
+            f.write(json.dumps({"id": "h%03d" % i, "text": t}) + "\n")
+    for cap in (4, 10):
+        want, counts, err = cli(str(path), "--threshold", "0.5", "--output", "pairs",
+                                "--max-bucket", str(cap))
+        m = re.search(r"(\d+) band buckets? over --max-bucket", err)
+        stats = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = as_records(mdask.dedup(read_bag(str(path), 3), threshold=0.5,
+                                         output="pairs", max_bucket=cap, stats=stats),
+                             "pairs", "exact")
+        assert m and len(stats["capped_buckets"]) == int(m.group(1)) > 0
+        assert all(b["documents"] > cap for b in stats["capped_buckets"])
+        assert got == want
+        for name, value in counts.items():
+            assert stats[name] == value, name
+        ids0 = {"h%03d" % i for i, t in enumerate(recs) if t == group[0]}
+        ids1 = {"h%03d" % i for i, t in enumerate(recs) if t == group[1]}
+        # found only through the 18-document bucket, which is 3 texts
+        assert any({r["a"], r["b"]} & ids0 and {r["a"], r["b"]} & ids1 for r in got)
+
+
+def test_read_jsonl(tmp_path):
+    """read_jsonl: one json.loads per block, blank lines skipped, a line that
+    is not JSON becomes None (a bad record), CRLF line ends, no final
+    newline; the same records as read_text + json.loads."""
+    path = tmp_path / "in.jsonl"
+    lines = ['{"id": %d, "text": "doc %d"}' % (i, i) for i in range(200)]
+    lines[50] = "not json"
+    lines[70] = ""
+    lines[90] = '{"id": 90, "text": "crlf"}\r'
+    path.write_text("\n".join(lines), encoding="ascii")
+    for blocksize in (300, 1 << 20):
+        got = mdask.read_jsonl(str(path), blocksize=blocksize).compute()
+        want = [None if ln == "not json" else json.loads(ln) for ln in lines if ln.strip()]
+        assert got == want, blocksize
+    stats = {}
+    mdask.dedup(mdask.read_jsonl(str(path), blocksize=300), output="pairs", stats=stats)
+    assert stats["bad_records"] == 1 and stats["records"] == 199
