@@ -239,42 +239,51 @@ int minlsh_buckets_pair(const uint32_t *bands, const uint64_t *keys, const uint6
             goto done;
         }
     }
-    /* By key first (linear radix sort), then each run of equal keys by
-     * (band, document): runs are short, except in hot buckets. */
+    /* By the high half of the key first (a linear radix sort of four
+     * passes: band keys are uniform, so runs of an equal high half are
+     * almost always single records), then each longer run by the whole key,
+     * and each run of equal keys by (band, document). */
     for (i = 0; i < n; i++) {
         rec[i].key = keys[i];
         rec[i].val = i;
     }
-    minlsh__radix_kv(rec, tmp, n, 0, 64);
+    minlsh__radix_kv(rec, tmp, n, 32, 64);
     for (start = 0; start < n;) {
-        size_t end = start + 1, m, r, bs;
-        while (end < n && rec[end].key == rec[start].key) end++;
-        m = end - start;
-        if (m >= 2) {
-            if (m > s.run_cap) {
-                void *v = s.run;
-                if ((rc = minlsh__reserve(&al, &v, &s.run_cap, 0, m, sizeof *s.run)) != 0)
-                    goto done;
-                s.run = (minlsh__kv *)v;
+        size_t end = start + 1, sub;
+        while (end < n && rec[end].key >> 32 == rec[start].key >> 32) end++;
+        if (end - start >= 2) minlsh__sort_kv(rec + start, end - start);
+        for (sub = start; sub < end;) {
+            size_t sub_end = sub + 1, m, r, bs;
+            while (sub_end < end && rec[sub_end].key == rec[sub].key) sub_end++;
+            m = sub_end - sub;
+            if (m >= 2) {
+                if (m > s.run_cap) {
+                    void *v = s.run;
+                    if ((rc = minlsh__reserve(&al, &v, &s.run_cap, 0, m, sizeof *s.run)) != 0)
+                        goto done;
+                    s.run = (minlsh__kv *)v;
+                }
+                for (r = 0; r < m; r++) {
+                    s.run[r].key = bands[rec[sub + r].val];
+                    s.run[r].val = docs[rec[sub + r].val];
+                }
+                minlsh__sort_kv(s.run, m);
+                /* Drop repeated (band, document) records in place. */
+                m = 0;
+                for (r = 0; r < sub_end - sub; r++)
+                    if (m == 0 || s.run[r].key != s.run[m - 1].key ||
+                        s.run[r].val != s.run[m - 1].val)
+                        s.run[m++] = s.run[r];
+                for (bs = 0; bs < m;) {
+                    size_t be = bs + 1;
+                    while (be < m && s.run[be].key == s.run[bs].key) be++;
+                    if ((rc = bucket_emit(&s, s.run[bs].key, rec[sub].key, s.run + bs, be - bs,
+                                          max_bucket)) != 0)
+                        goto done;
+                    bs = be;
+                }
             }
-            for (r = 0; r < m; r++) {
-                s.run[r].key = bands[rec[start + r].val];
-                s.run[r].val = docs[rec[start + r].val];
-            }
-            minlsh__sort_kv(s.run, m);
-            m = r = 0;
-            /* Drop repeated (band, document) records in place. */
-            for (r = 0; r < end - start; r++)
-                if (m == 0 || s.run[r].key != s.run[m - 1].key || s.run[r].val != s.run[m - 1].val)
-                    s.run[m++] = s.run[r];
-            for (bs = 0; bs < m;) {
-                size_t be = bs + 1;
-                while (be < m && s.run[be].key == s.run[bs].key) be++;
-                if ((rc = bucket_emit(&s, s.run[bs].key, rec[start].key, s.run + bs, be - bs,
-                                      max_bucket)) != 0)
-                    goto done;
-                bs = be;
-            }
+            sub = sub_end;
         }
         start = end;
     }
