@@ -79,13 +79,14 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     finds them on one machine.
 
     ``collection``: a Dask bag of records (dicts with fields ``id`` and
-    ``text``, or ``(id, text)`` tuples; e.g. ``dask.bag.read_text(...).map(
-    json.loads)``), or a Dask (or pandas) dataframe with those columns.
+    ``text``, or ``(id, text)`` tuples; :func:`read_jsonl` reads JSON Lines
+    files fastest), or a Dask (or pandas) dataframe with those columns.
     ``id`` and ``text`` name the fields. Ids are strings or numbers, kept as
     given; texts are str (UTF-8) or bytes. Records without a usable id or
-    text, empty documents (no shingle) and repeated ids (the first in input
-    order is kept) are dropped, as the command drops them, and counted in
-    ``stats``. Input order is partition order, then order inside a partition.
+    text and repeated ids (the first in input order is kept) are dropped, as
+    the command drops them, and counted in ``stats``; empty documents (no
+    shingle) are nobody's duplicate: kept, each alone. Input order is
+    partition order, then order inside a partition.
 
     Parameters as the command's options: ``threshold`` (Jaccard, 0..1),
     ``num_perm`` (signature length), ``seed`` (MinHash family), ``shingle``
@@ -93,16 +94,17 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     the shingler options ``lowercase``, ``strip_punct``, ``collapse_space``,
     ``normalize``, ``html``, ``key`` (16 bytes), ``stopwords``,
     ``max_document_bytes``; ``verify`` ``"exact"`` (exact Jaccard of the
-    shingle sets; the texts are read from the collection a second time) or
-    ``"signature"`` (the MinHash estimate); ``bands``/``rows`` (default:
-    planned as the command plans: P(candidate | threshold) >= 0.999). ``threads``: signing threads per
-    task (1 suits one-thread workers).
+    shingle sets; each partition keeps its texts, in one UTF-8 buffer, until
+    the verification) or ``"signature"`` (the MinHash estimate);
+    ``bands``/``rows`` (default: planned as the command plans:
+    P(candidate | threshold) >= 0.999). ``threads``: signing threads per task
+    (1 suits one-thread workers).
 
-    ``max_bucket``: a (band, key) bucket with more distinct documents
-    (exact duplicates count once) is left out whole, listed in
-    ``stats["capped_buckets"]`` and warned about; pairs of its members may
-    still be found through other bands. ``None``: no cap, like the command
-    (whose result this then always equals).
+    ``max_bucket``: the command's ``--max-bucket``: a (band, key) bucket of
+    more distinct texts (exact copies count once) is left out whole, listed
+    in ``stats["capped_buckets"]`` and warned about; pairs of its members may
+    still be found through other bands. ``None``: no cap, the command's
+    default (whose result this then always equals).
 
     ``output="pairs"``: a Dask dataframe with columns ``a``, ``b``,
     ``similarity`` and, with exact verification, ``estimate``: every pair of
@@ -111,6 +113,17 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     ``output="clusters"``: columns ``cluster`` (1, 2, ...), ``size`` and
     ``members`` (a list of ids in input order): the connected components of
     the pairs, numbered in the order of their first member.
+    ``output="decisions"``: one row per document, in input order, with
+    columns ``id``, ``cluster`` (the number the clusters output gives its
+    cluster, 0 for none), ``decision`` (``"kept"`` or ``"dropped"``),
+    ``representative`` (the id of the kept document it is dropped for;
+    itself when kept), ``similarity`` (verified similarity to it) and
+    ``exact``: ``minlsh dedup --output decisions``, record for record. The
+    policy is the library's (``minlsh_dedup_decide``): ``keep`` ``"first"``
+    (input order) or ``"longest"`` (UTF-8 bytes of the text; ties: the
+    first), ``group`` ``"components"`` (one kept document per connected
+    component) or ``"strict"`` (dropped only for a kept near-duplicate at or
+    above the threshold).
 
     ``components``: ``"local"`` (gather the edges on the client and use
     union-find, minlsh_clusters_from_edges), ``"dask"`` (minimum-label
