@@ -475,3 +475,24 @@ def test_read_jsonl(tmp_path):
     stats = {}
     mdask.dedup(mdask.read_jsonl(str(path), blocksize=300), output="pairs", stats=stats)
     assert stats["bad_records"] == 1 and stats["records"] == 199
+
+
+def test_edge_partitions_and_threads():
+    """Empty partitions, a partition of empty documents only, an empty
+    collection, and signing on several threads per task: the same answer
+    as one partition on one thread. (Dask's local threads.)"""
+    texts = ["shared words one two three four five six seven %d" % (i % 3) for i in range(9)]
+    recs = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    recs += [{"id": 100 + i, "text": ""} for i in range(3)]
+    one = mdask.dedup(db.from_sequence(recs, npartitions=1), threshold=0.5,
+                      output="decisions").compute()
+    parts = [recs[:4], [], recs[4:9], recs[9:]]  # an empty one, one of empty documents
+    bag = db.from_delayed([dask.delayed(p) for p in parts])
+    many = mdask.dedup(bag, threshold=0.5, output="decisions", threads=3).compute()
+    assert one.reset_index(drop=True).equals(many.reset_index(drop=True))
+    assert (many["decision"] == "dropped").sum() == 8  # one component of 9
+    assert (many[many["id"] >= 100]["decision"] == "kept").all()
+    stats = {}
+    empty = mdask.dedup(db.from_sequence([], npartitions=1), output="decisions", stats=stats)
+    assert len(empty.compute()) == 0 and stats["documents"] == 0
+    assert len(mdask.dedup(db.from_sequence([], npartitions=1), output="pairs").compute()) == 0

@@ -174,6 +174,41 @@ class _NoGC:
             gc.enable()
 
 
+def _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status):
+    """minlsh_family_sign_texts over the texts, on cfg.threads threads (0:
+    one per CPU): each thread signs a contiguous slice (ctypes releases the
+    interpreter lock during the call), so the result does not depend on
+    the thread count."""
+    import os
+    m, k = len(starts), cfg.num_perm
+    ptrs = _pointers(buf, starts)
+    lens_c = np.ascontiguousarray(lens, dtype=np.uintp)
+    sh = _shingler(cfg)
+    fam = _family(k, cfg.seed)
+
+    def run(lo, hi):
+        if hi <= lo:
+            return 0
+        return lib.minlsh_family_sign_texts(
+            fam.handle, sh._handle, ptrs[lo:].ctypes.data_as(POINTER(c_void_p)),
+            lens_c[lo:].ctypes.data_as(POINTER(c_size_t)), hi - lo, sigs[lo:].ctypes.data,
+            (hi - lo) * k, None, fps[lo:].ctypes.data, counts[lo:].ctypes.data,
+            status[lo:].ctypes.data, None)
+
+    threads = cfg.threads if cfg.threads > 0 else (os.cpu_count() or 1)
+    threads = max(1, min(threads, m // 1024 + 1))
+    if threads == 1:
+        rcs = [run(0, m)]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        bounds = [m * t // threads for t in range(threads + 1)]
+        with ThreadPoolExecutor(threads) as pool:
+            rcs = list(pool.map(run, bounds[:-1], bounds[1:]))
+    for rc in rcs:  # a text over max_document_bytes is its own status, not an error
+        if rc < 0 and rc != _ffi.E_TOOBIG:
+            raise _ffi.error(rc, "minlsh_family_sign_texts")
+
+
 def sign(part, part_no, cfg, id_field, text_field):
     """Stage 1 of one input partition: the usable records (a valid id and
     text, not over max_document_bytes) with their signatures, fingerprints,
@@ -191,16 +226,7 @@ def sign(part, part_no, cfg, id_field, text_field):
         counts = np.zeros(m, dtype=np.uint64)
         status = np.zeros(m, dtype=np.int32)
         if m:
-            ptrs = _pointers(buf, starts)
-            lens_c = np.ascontiguousarray(lens, dtype=np.uintp)
-            sh = _shingler(cfg)
-            fam = _family(k, cfg.seed)
-            rc = lib.minlsh_family_sign_texts(
-                fam.handle, sh._handle, ptrs.ctypes.data_as(POINTER(c_void_p)),
-                lens_c.ctypes.data_as(POINTER(c_size_t)), m, sigs.ctypes.data, m * k, None,
-                fps.ctypes.data, counts.ctypes.data, status.ctypes.data, None)
-            if rc < 0 and not status.any():
-                raise _ffi.error(rc, "minlsh_family_sign_texts")
+            _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status)
         sel = np.flatnonzero(status == 0)  # over max_document_bytes: refused, as by the command
         keep_ids = np.array(keep_ids, dtype=object)
         if len(sel) < m:
@@ -235,6 +261,8 @@ def repeated_ids(*pieces):
     h0 = np.concatenate([p[0] for p in pieces])
     h1 = np.concatenate([p[1] for p in pieces])
     rows = np.concatenate([p[2] for p in pieces])
+    if len(rows) == 0:
+        return rows
     order = np.lexsort((rows, h1, h0))
     h0, h1, rows = h0[order], h1[order], rows[order]
     again = np.r_[False, (h0[1:] == h0[:-1]) & (h1[1:] == h1[:-1])]
@@ -395,8 +423,11 @@ def doc_data(doc, cfg, *wanted):
     for w in need:
         rows = w - lo
         sig = doc["sig"][rows]
-        if sets is None:
+        if cfg.verify != "exact":
             out.append((w, sig, None, None))
+            continue
+        if sets is None:  # nothing of this partition is wanted
+            out.append((w, sig, np.zeros(1, dtype=np.uint64), np.empty(0, dtype=np.uint64)))
             continue
         where = np.searchsorted(every, w)
         offs, hashes = sets
