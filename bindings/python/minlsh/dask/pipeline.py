@@ -298,18 +298,16 @@ def _pairs_shards(a, b, nparts):
     return out
 
 
-_DECISION = np.dtype([("cluster", "<u8"), ("representative", "<u8"), ("similarity", "<f8"),
-                      ("kept", "<u4"), ("exact", "<u4")])
-_EDGE = np.dtype([("a", "<u8"), ("b", "<u8"), ("similarity", "<f8")])
+# The C structs as numpy records (their layout is the ctypes structs',
+# which tests/test_structs.py checks against the header).
+_DECISION = np.dtype(_ffi.DedupDecision)
+_EDGE = np.dtype(_ffi.DedupEdge)
 
 
 def _decide(n_docs, exact_of, lengths, va, vb, vsim, keep, group):
     """minlsh_dedup_decide: the library's keep/drop policy on the verified
     edges (one call for the whole corpus)."""
-    fn = getattr(lib, "minlsh_dedup_decide", None)
-    if fn is None or fn.argtypes is None:
-        raise NotImplementedError("output='decisions' needs minlsh_dedup_decide, which the "
-                                  "library %s lacks" % _ffi.LIBRARY)
+    fn = lib.minlsh_dedup_decide
     edges = np.empty(len(va), dtype=_EDGE)
     edges["a"], edges["b"], edges["similarity"] = va, vb, vsim
     dec = np.zeros(n_docs, dtype=_DECISION)
