@@ -9,6 +9,7 @@
  */
 #define MINLSH_EXPERIMENTAL_API 1
 #include "minlsh.h"
+#include "testalloc.h"
 #include "testlib.h"
 
 #define N_TEXTS 6
@@ -225,11 +226,81 @@ static void test_buckets_pair(void) {
     EXPECT_EQ_U64(n, 0);
 }
 
+/* Every allocation of the three calls that allocate, failed in turn: the
+ * call returns MINLSH_E_NOMEM and leaks nothing; once no failure is
+ * injected, the result equals the reference. */
+static void test_allocation_failures(void) {
+    testalloc ta;
+    minlsh_allocator al = ta_allocator(&ta);
+    minlsh_shingler *sh = NULL;
+    minlsh_family *fam = NULL;
+    const void *texts[N_TEXTS];
+    size_t lens[N_TEXTS], n = 0, n_capped = 0;
+    uint32_t sigs[N_TEXTS * 16], want_sigs[N_TEXTS * 16];
+    uint64_t offsets[N_TEXTS + 1], hashes[200], want_hashes[200];
+    uint32_t bands[64];
+    uint64_t keys[64], docs[64], a[2100], b[2100], want_a[2100], capped[30];
+    size_t i, want_n = 0;
+    int which;
+    texts_of(texts, lens);
+    EXPECT_EQ_INT(minlsh_shingler_new(&sh, NULL, NULL), 0);
+    EXPECT_EQ_INT(minlsh_family_new(&fam, 16, 3, NULL), 0);
+    for (i = 0; i < 64; i++) {
+        bands[i] = (uint32_t)(i % 2);
+        keys[i] = i % 5;
+        docs[i] = i;
+    }
+    EXPECT_EQ_INT(minlsh_family_sign_texts(fam, sh, texts, lens, N_TEXTS, want_sigs,
+                                           N_TEXTS * 16, NULL, NULL, NULL, NULL, NULL),
+                  0);
+    EXPECT_EQ_INT(minlsh_shingler_hash_texts(sh, texts, lens, N_TEXTS, offsets, want_hashes, 200,
+                                             NULL, NULL, NULL),
+                  0);
+    EXPECT_EQ_INT(minlsh_buckets_pair(bands, keys, docs, 64, 0, want_a, b, 2100, &want_n,
+                                      capped, 30, &n_capped, NULL),
+                  0);
+    for (which = 0; which < 3; which++) {
+        long nth, failures = 0;
+        for (nth = 1; nth < 1000; nth++) {
+            int rc;
+            ta_fail_nth(&ta, nth);
+            if (which == 0)
+                rc = minlsh_family_sign_texts(fam, sh, texts, lens, N_TEXTS, sigs, N_TEXTS * 16,
+                                              NULL, NULL, NULL, NULL, &al);
+            else if (which == 1)
+                rc = minlsh_shingler_hash_texts(sh, texts, lens, N_TEXTS, offsets, hashes, 200,
+                                                NULL, NULL, &al);
+            else
+                rc = minlsh_buckets_pair(bands, keys, docs, 64, 0, a, b, 2100, &n, capped, 30,
+                                         &n_capped, &al);
+            EXPECT_MSG(ta_blocks(&ta) == 0, "call %d, allocation %ld: %ld blocks leaked", which,
+                       nth, (long)ta_blocks(&ta));
+            if (ta_failed(&ta) == 0) {
+                EXPECT_EQ_INT(rc, 0);
+                if (which == 0) EXPECT(memcmp(sigs, want_sigs, sizeof sigs) == 0);
+                if (which == 1) EXPECT(memcmp(hashes, want_hashes, offsets[N_TEXTS] * 8) == 0);
+                if (which == 2) {
+                    EXPECT_EQ_U64(n, want_n);
+                    EXPECT(memcmp(a, want_a, n * sizeof *a) == 0);
+                }
+                break;
+            }
+            failures++;
+            EXPECT_MSG(rc == MINLSH_E_NOMEM, "call %d, allocation %ld: %d", which, nth, rc);
+        }
+        EXPECT_MSG(failures > 0, "call %d never allocated", which);
+    }
+    ta_fail_nth(&ta, 0);
+    minlsh_family_free(fam);
+    minlsh_shingler_free(sh);
+}
+
 int main(void) {
     RUN(test_sign_texts);
     RUN(test_sign_texts_too_big);
     RUN(test_band_keys);
     RUN(test_sets_and_jaccard);
     RUN(test_buckets_pair);
+    RUN(test_allocation_failures);
     return TL_SUMMARY("stages");
 }
