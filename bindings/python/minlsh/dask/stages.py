@@ -340,12 +340,13 @@ def band_pieces(doc, copies, cfg, nparts):
             raise _ffi.error(rc, "minlsh_signatures_band_keys")
     nums = num[sel].astype(np.uint64)
     if nparts <= b:
-        keys_t = np.ascontiguousarray(keys.T)  # band-major: band j's keys are a row
+        # A piece is (its bands, their keys band by band, the documents
+        # once): 8 bytes a record plus 8 a document, not 20 a record.
+        keys_t = np.ascontiguousarray(keys.T)
         out = []
         for j in range(nparts):
-            js = np.arange(j, b, nparts)
-            out.append((np.repeat(js.astype(np.uint32), n), keys_t[js].reshape(-1),
-                        np.tile(nums, len(js))))
+            js = np.arange(j, b, nparts, dtype=np.uint32)
+            out.append((js, keys_t[js], nums))
         return out
     keys = keys.reshape(-1)
     bands = np.tile(np.arange(b, dtype=np.uint32), n)
@@ -356,11 +357,22 @@ def band_pieces(doc, copies, cfg, nparts):
     return split_rows(dest, nparts, bands, keys, np.repeat(nums, b))
 
 
+def _band_records(piece):
+    """(bands, keys, documents) of a piece of band_pieces, one entry a
+    record, whichever of its two shapes it has."""
+    bands, keys, nums = piece
+    if keys.ndim == 2:  # whole bands: keys[i] are band bands[i]'s, of every document
+        n = keys.shape[1]
+        return np.repeat(bands, n), keys.reshape(-1), np.tile(nums, len(bands))
+    return piece
+
+
 def bucket_pairs(max_bucket, nshards, *pieces):
     """Candidate pairs of one shuffled partition of band records
     (minlsh_buckets_pair: buckets, the max_bucket cap, pairs once), split by
     their first document for the shards that drop repeats across
     partitions; and the capped buckets as (band, key, members) rows."""
+    pieces = [_band_records(p) for p in pieces]
     bands = np.ascontiguousarray(np.concatenate([p[0] for p in pieces]), dtype=np.uint32)
     keys = np.ascontiguousarray(np.concatenate([p[1] for p in pieces]), dtype=np.uint64)
     docs = np.ascontiguousarray(np.concatenate([p[2] for p in pieces]), dtype=np.uint64)
