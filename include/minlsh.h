@@ -977,13 +977,14 @@ typedef struct minlsh_dedup_options {
     uint32_t reserved;   /* must be 0 */
     uint64_t max_bucket; /* a band bucket of more distinct documents is left
                             out (counted in the stats); 0 (default): no cap */
-    uint64_t memory;     /* bytes the engine's growing buffers may take before
-                            they go to temporary files (sets, signatures,
-                            band keys, candidates); 0 (default): no limit,
-                            all in memory. Results do not depend on it. */
+    uint64_t memory;     /* bytes the engine's growing data may take in memory
+                            before it goes to temporary files (records,
+                            runs, candidates, decisions); 0 (default): no
+                            limit. Results do not depend on it. */
     const char *tmpdir;  /* where those files go (NULL: $TMPDIR, else /tmp);
-                            copied. They are unlinked as soon as created, so
-                            none survives the process, however it ends. */
+                            copied. They are made when first needed and
+                            unlinked at once, so none survives the process,
+                            however it ends. */
 } minlsh_dedup_options;
 
 #define MINLSH_DEDUP_OPTIONS_INIT                                              \
@@ -997,8 +998,7 @@ MINLSH_API int minlsh_dedup_options_init(minlsh_dedup_options *opts,
 /* An engine shingling with a copy of shingler and signing with a family of
  * the same k and seed as family (opts NULL: the defaults).
  * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
- * range, b*r > k, allocator), MINLSH_E_NOMEM, MINLSH_E_IO (no temporary file
- * can be made in tmpdir, with a memory budget). */
+ * range, b*r > k, allocator), MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_dedup_new(minlsh_dedup **out,
                                 const minlsh_shingler *shingler,
                                 const minlsh_family *family,

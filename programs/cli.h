@@ -188,6 +188,7 @@ typedef struct cli_opts {
     uint32_t keep, group; /* MINLSH_KEEP_*, MINLSH_GROUP_* */
     uint64_t max_bucket;  /* 0: no cap */
     uint64_t memory;      /* dedup's memory budget in bytes; 0: no limit */
+    int memory_set;       /* --memory was given (else: half the RAM) */
     const char *tmpdir;   /* where dedup spills (NULL: $TMPDIR, /tmp) */
     double weight_fp, weight_fn, target_recall;
     uint32_t mode; /* MINLSH_PLAN_* */
@@ -396,18 +397,18 @@ typedef struct cli_name {
     int json;
 } cli_name;
 
-typedef struct name_entry {
-    size_t off;
-    uint32_t len;
-    uint8_t json;
-} name_entry;
-
-/* Names numbered 0..n-1 in insertion order, unique. */
+/* Names numbered 0..n-1 in insertion order, unique. Each is stored once, in
+ * chunks that never move, behind a varint of its length and JSON flag; per
+ * name 8 bytes of position and 5 to 10 of hash slot besides, so that a
+ * corpus of 10^8 short ids fits in a few GiB. */
 typedef struct name_table {
-    cli_buf pool;
-    name_entry *v;
+    char **chunks;
+    size_t n_chunks, cap_chunks;
+    size_t used, size; /* bytes used and held by the last chunk */
+    uint64_t *pos;     /* per name: chunk << 40 | offset of its length */
     size_t n, cap;
-    size_t *slots; /* open addressing: name number + 1, 0 = free */
+    uint32_t *slots; /* open addressing: name number + 1, 0 = free */
+    uint8_t *tags;   /* 8 bits of each slot's hash: most probes end here */
     size_t mask;
 } name_table;
 
@@ -493,6 +494,10 @@ typedef struct pipeline_cfg {
     /* Offer empty documents (no set) to select and on_doc like the others;
      * otherwise they are only counted and reported as skipped. */
     int offer_empty;
+    /* on_doc of a batch may come after select of the next one (it runs
+     * while the pool signs that one): for subcommands whose select does not
+     * depend on what on_doc did. */
+    int overlap;
     void *ctx;
 } pipeline_cfg;
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 const char cli_help_dedup[] =
     "Usage: minlsh dedup [OPTIONS] PATH...\n"
@@ -41,7 +42,7 @@ const char cli_help_dedup[] =
     "      --threshold T       Jaccard similarity threshold (default: 0.8)\n"
     "      --num-perm K        MinHash values per signature (default: 128)\n"
     "      --bands B           LSH bands; --rows R rows per band\n"
-    "                          (default: planned for recall 0.99 at T)\n"
+    "                          (default: planned for recall 0.999 at T)\n"
     "      --seed N            MinHash family seed (default: 1)\n"
     "      --verify MODE       exact: confirm candidates with the exact Jaccard of\n"
     "                          their shingle sets (default); signature: with the\n"
@@ -49,8 +50,8 @@ const char cli_help_dedup[] =
     "      --max-bucket N      leave out (and count) a band bucket of more than N\n"
     "                          distinct documents (default: 0, no cap)\n"
     "      --memory SIZE       memory for the engine's growing data (e.g. 512M,\n"
-    "                          4G) before it goes to temporary files; 0 (default):\n"
-    "                          no limit\n"
+    "                          4G) before it goes to temporary files (default:\n"
+    "                          half the physical memory; 0: no limit)\n"
     "      --tmpdir DIR        where those files go (default: $TMPDIR, else /tmp)\n"
     "Decisions:\n"
     "      --keep POLICY       first (default): keep the first document of each\n"
@@ -73,13 +74,10 @@ const char cli_help_dedup[] =
     "\n"
     "Exit status: 0 if all went well, 1 if some input failed, 2 for usage errors.\n";
 
-/* With --output kept or dropped: every document read, in input order, with
- * its engine number and where its record (JSON Lines) or path is in the
- * spool, a temporary file. */
-typedef struct entry {
-    uint64_t doc, off, len;
-} entry;
-
+/* With --output kept or dropped: every document's record (JSON Lines) or
+ * path is copied to the spool, a temporary file, in input order; off[i] is
+ * where document i's starts (and off[i + 1] where it ends). 8 bytes a
+ * document. */
 typedef struct dedup {
     const cli_opts *o;
     name_table names;
@@ -87,8 +85,8 @@ typedef struct dedup {
     uint32_t k;
     int keep_records;
     minlsh__tmpfile spool;
-    entry *entries;
-    size_t n_entries, cap_entries;
+    uint64_t *off;
+    size_t n_off, cap_off;
 } dedup;
 
 /* The engine failed: an I/O error can only be its temporary files. */
@@ -111,18 +109,17 @@ static void report_duplicate_name(const doc_view *d) {
         cli_input_error(d->where, 0, "listed more than once, skipped");
 }
 
-/* Remember where the document goes in the output, its record spooled. */
-static void remember(dedup *D, const doc_view *d, uint64_t doc) {
-    entry *e;
-    void *v = D->entries;
+/* Spool the document's record (or path): it goes to the output as read. */
+static void remember(dedup *D, const doc_view *d) {
+    void *v = D->off;
     const char *bytes = d->record != NULL ? d->record : d->name.s;
     size_t n = d->record != NULL ? d->record_n : d->name.n;
-    xgrow(&v, &D->cap_entries, D->n_entries + 1, sizeof *D->entries);
-    D->entries = v;
-    e = &D->entries[D->n_entries++];
-    e->doc = doc;
-    e->len = n;
-    if (minlsh__tmpfile_append(&D->spool, bytes, n, &e->off) != 0) dedup_die(D->o, MINLSH_E_IO);
+    uint64_t at;
+    xgrow(&v, &D->cap_off, D->n_off + 2, sizeof *D->off);
+    D->off = v;
+    if (minlsh__tmpfile_append(&D->spool, bytes, n, &at) != 0) dedup_die(D->o, MINLSH_E_IO);
+    D->off[D->n_off++] = at;
+    D->off[D->n_off] = at + n;
 }
 
 /* Number the document (its name must be new); every document is signed. */
@@ -132,7 +129,7 @@ static int dedup_select(void *ctx, const doc_view *d) {
         report_duplicate_name(d);
         return 0;
     }
-    if (D->keep_records) remember(D, d, D->names.n - 1);
+    if (D->keep_records) remember(D, d);
     return 1;
 }
 
@@ -203,61 +200,147 @@ static size_t walk_clusters(const dedup *D, uint64_t *number, int print) {
     return count;
 }
 
-static void print_decisions(const dedup *D) {
-    size_t n = D->names.n, i, got;
-    uint64_t *number = xcalloc(n ? n : 1, sizeof *number);
-    minlsh_dedup_decision dec[256];
+/* Documents decisions[first ..] in chunks: fn(ctx, doc, decision). */
+static void each_decision(const dedup *D, void (*fn)(void *, uint64_t, const minlsh_dedup_decision *),
+                          void *ctx) {
+    minlsh_dedup_decision dec[4096];
+    uint64_t n = minlsh_dedup_count(D->engine), i;
+    size_t got, j;
     int rc;
-    walk_clusters(D, number, 0);
-    out_decisions_header(stdout, D->o->format);
     for (i = 0; i < n; i += got) {
-        size_t j;
-        if ((rc = minlsh_dedup_copy_decisions(D->engine, i, dec, 256, &got)) != 0)
+        if ((rc = minlsh_dedup_copy_decisions(D->engine, i, dec, 4096, &got)) != 0)
             cli_die_lib("decisions", rc);
-        for (j = 0; j < got; j++)
-            out_decision(stdout, D->o->format, names_get(&D->names, i + j), number[i + j],
-                         (int)dec[j].kept, names_get(&D->names, (size_t)dec[j].representative),
-                         dec[j].similarity, (int)dec[j].exact);
+        if (got == 0) break;
+        for (j = 0; j < got; j++) fn(ctx, i + j, &dec[j]);
     }
-    free(number);
+}
+
+/* Cluster numbers as --output clusters gives them (from 1, in the order of
+ * the clusters' smallest members; 0: in no cluster), without a number per
+ * document: a bit per document marks the smallest member of a cluster of
+ * two or more, and a count per 512 documents ranks them. */
+typedef struct cluster_numbers {
+    int by_rep;         /* STRICT: a cluster is a kept document and those
+                           attributed to it */
+    uint32_t *min_of;   /* STRICT with LONGEST: each kept document's
+                           smallest member (else the smallest is known) */
+    uint64_t *bits, *rank;
+} cluster_numbers;
+
+static uint64_t bits_set(uint64_t x) {
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (x * UINT64_C(0x0101010101010101)) >> 56;
+}
+
+static uint64_t smallest_member(const cluster_numbers *c, const minlsh_dedup_decision *x) {
+    if (!c->by_rep) return x->cluster; /* components: the smallest member */
+    return c->min_of != NULL ? c->min_of[x->representative] : x->representative;
+}
+
+static void note_min(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
+    cluster_numbers *c = ctx;
+    if (!x->kept && doc < c->min_of[x->representative]) c->min_of[x->representative] = (uint32_t)doc;
+}
+
+static void note_member(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
+    cluster_numbers *c = ctx;
+    uint64_t m = smallest_member(c, x);
+    (void)doc;
+    if (!x->kept) c->bits[m / 64] |= UINT64_C(1) << (m % 64);
+}
+
+static uint64_t cluster_number(const cluster_numbers *c, const minlsh_dedup_decision *x) {
+    uint64_t m = smallest_member(c, x), r, w;
+    if (!(c->bits[m / 64] >> (m % 64) & 1)) return 0;
+    r = c->rank[m / 512];
+    for (w = m / 512 * 8; w < m / 64; w++) r += bits_set(c->bits[w]);
+    return r + bits_set(c->bits[m / 64] & ((UINT64_C(1) << (m % 64)) - 1)) + 1;
+}
+
+typedef struct decision_printer {
+    const dedup *D;
+    cluster_numbers c;
+} decision_printer;
+
+static void print_decision(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
+    decision_printer *p = ctx;
+    out_decision(stdout, p->D->o->format, names_get(&p->D->names, (size_t)doc),
+                 cluster_number(&p->c, x), (int)x->kept,
+                 names_get(&p->D->names, (size_t)x->representative), x->similarity,
+                 (int)x->exact);
+}
+
+static void print_decisions(const dedup *D) {
+    uint64_t n = minlsh_dedup_count(D->engine), words = n / 64 + 8, i;
+    decision_printer p;
+    memset(&p, 0, sizeof p);
+    p.D = D;
+    p.c.by_rep = D->o->group == MINLSH_GROUP_STRICT;
+    if (p.c.by_rep && D->o->keep == MINLSH_KEEP_LONGEST) {
+        p.c.min_of = xcalloc((size_t)n + 1, sizeof *p.c.min_of);
+        for (i = 0; i < n; i++) p.c.min_of[i] = (uint32_t)i;
+        each_decision(D, note_min, &p.c);
+    }
+    p.c.bits = xcalloc((size_t)words, sizeof *p.c.bits);
+    p.c.rank = xcalloc((size_t)(words / 8 + 1), sizeof *p.c.rank);
+    each_decision(D, note_member, &p.c);
+    for (i = 0; i + 1 < words / 8 + 1; i++) {
+        uint64_t w, r = 0;
+        for (w = i * 8; w < i * 8 + 8 && w < words; w++) r += bits_set(p.c.bits[w]);
+        p.c.rank[i + 1] = p.c.rank[i] + r;
+    }
+    out_decisions_header(stdout, D->o->format);
+    each_decision(D, print_decision, &p);
+    free(p.c.min_of);
+    free(p.c.bits);
+    free(p.c.rank);
 }
 
 /* The kept (or the dropped) documents, in input order: JSON Lines records
- * as read, or file paths. Returns how many. */
-static size_t print_corpus(const dedup *D, int kept) {
-    minlsh_dedup_decision dec;
-    cli_buf b = {0};
-    size_t i, n = 0, got;
-    int rc;
-    for (i = 0; i < D->n_entries; i++) {
-        const entry *e = &D->entries[i];
-        int is_kept;
-        if ((rc = minlsh_dedup_copy_decisions(D->engine, e->doc, &dec, 1, &got)) != 0)
-            cli_die_lib("decisions", rc);
-        is_kept = (int)dec.kept;
-        if (is_kept != kept) continue;
-        buf_clear(&b);
-        buf_reserve(&b, (size_t)e->len + 1);
-        if (minlsh__tmpfile_read(&D->spool, e->off, b.p, (size_t)e->len) != 0)
-            dedup_die(D->o, MINLSH_E_IO);
-        if (D->o->jsonl) {
-            fwrite(b.p, 1, (size_t)e->len, stdout);
-            fputc('\n', stdout);
-        } else {
-            cli_name nm;
-            cli_buf line = {0};
-            nm.s = b.p;
-            nm.n = (size_t)e->len;
-            nm.json = 0;
-            out_name_text(&line, nm);
-            buf_addc(&line, '\n');
-            fwrite(line.p, 1, line.n, stdout);
-            buf_free(&line);
-        }
-        n++;
+ * as read, or file paths. */
+typedef struct corpus_printer {
+    const dedup *D;
+    int kept;
+    size_t n;
+    cli_buf b, line;
+} corpus_printer;
+
+static void print_record(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
+    corpus_printer *p = ctx;
+    const dedup *D = p->D;
+    size_t len = (size_t)(D->off[doc + 1] - D->off[doc]);
+    if ((int)x->kept != p->kept) return;
+    buf_clear(&p->b);
+    buf_reserve(&p->b, len + 1);
+    if (minlsh__tmpfile_read(&D->spool, D->off[doc], p->b.p, len) != 0) dedup_die(D->o, MINLSH_E_IO);
+    if (D->o->jsonl) {
+        fwrite(p->b.p, 1, len, stdout);
+        fputc('\n', stdout);
+    } else {
+        cli_name nm;
+        nm.s = p->b.p;
+        nm.n = len;
+        nm.json = 0;
+        buf_clear(&p->line);
+        out_name_text(&p->line, nm);
+        buf_addc(&p->line, '\n');
+        fwrite(p->line.p, 1, p->line.n, stdout);
     }
-    buf_free(&b);
-    return n;
+    p->n++;
+}
+
+/* Returns how many were printed. */
+static size_t print_corpus(const dedup *D, int kept) {
+    corpus_printer p;
+    memset(&p, 0, sizeof p);
+    p.D = D;
+    p.kept = kept;
+    each_decision(D, print_record, &p);
+    buf_free(&p.b);
+    buf_free(&p.line);
+    return p.n;
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -265,6 +348,7 @@ static size_t print_corpus(const dedup *D, int kept) {
 typedef struct run_info {
     uint32_t k, bands, rows;
     const char *plan;
+    uint64_t memory; /* the engine's budget */
     pipeline_stats st;
     double start;
 } run_info;
@@ -284,11 +368,23 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
     {
         struct rusage ru;
         double peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
-        cli_msg("%llu kept, %llu dropped; peak memory %.1f MiB (engine %.1f MiB), temporary "
-                "files %.1f MiB",
+        char budget[48];
+        if (ri->memory == 0) snprintf(budget, sizeof budget, "no limit");
+        else snprintf(budget, sizeof budget, "%.0f MiB", (double)ri->memory / 1048576.0);
+        cli_msg("%llu kept, %llu dropped; peak memory %.1f MiB (engine %.1f MiB, budget %s), "
+                "temporary files %.1f MiB",
                 (unsigned long long)s->kept, (unsigned long long)s->dropped, peak,
-                (double)s->bytes / 1048576.0, (double)s->temp_bytes / 1048576.0);
+                (double)s->bytes / 1048576.0, budget, (double)s->temp_bytes / 1048576.0);
     }
+}
+
+/* Without --memory: half the physical memory, so that a corpus larger than
+ * the machine spills and completes while anything smaller stays in memory
+ * (the engine uses files only past its budget). 4 GiB if it is unknown. */
+static uint64_t default_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0) return (uint64_t)4 << 30;
+    return (uint64_t)pages * (uint64_t)size / 2;
 }
 
 int cmd_dedup(cli_opts *o) {
@@ -319,7 +415,7 @@ int cmd_dedup(cli_opts *o) {
     eo.rows = ri.rows;
     eo.threads = o->threads;
     eo.max_bucket = o->max_bucket;
-    eo.memory = o->memory;
+    eo.memory = ri.memory = o->memory_set ? o->memory : default_memory();
     eo.tmpdir = o->tmpdir;
     if ((rc = minlsh_dedup_new(&D.engine, sh, family, &eo, NULL)) != 0)
         dedup_die(o, rc);
@@ -331,6 +427,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.select = dedup_select;
     cfg.on_doc = dedup_on_doc;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
+    cfg.overlap = 1;     /* select only numbers and spools documents */
     minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
     if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0) dedup_die(o, MINLSH_E_IO);
@@ -363,7 +460,7 @@ int cmd_dedup(cli_opts *o) {
     }
     minlsh_dedup_free(D.engine);
     minlsh__tmpfile_close(&D.spool);
-    free(D.entries);
+    free(D.off);
     names_free(&D.names);
     minlsh_family_free(family);
     minlsh_shingler_free(sh);

@@ -1,13 +1,16 @@
 /*
- * names.c: the names of the documents (paths, or JSON ids as written), kept
- * in one string pool, numbered in insertion order and unique. Lookups hash
- * with keyed SipHash (the library's), so hostile ids cannot force
- * collisions.
+ * names.c: the names of the documents (paths, or JSON ids as written),
+ * numbered in insertion order and unique. Lookups hash with keyed SipHash
+ * (the library's), so hostile ids cannot force collisions; the table keeps
+ * only name numbers and 8 bits of hash (5 bytes a slot, at most 3/4 full)
+ * and compares a stored name when those bits match.
  */
 #include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define NAMES_CHUNK ((size_t)1 << 20)
 
 static uint64_t name_hash(const char *s, size_t n, int json) {
     uint64_t h = 0;
@@ -15,59 +18,103 @@ static uint64_t name_hash(const char *s, size_t n, int json) {
     return h ^ (uint64_t)json;
 }
 
-static int same(const name_table *t, size_t i, const char *s, size_t n, int json) {
-    const name_entry *e = &t->v[i];
-    return e->len == n && e->json == json && memcmp(t->pool.p + e->off, s, n) == 0;
+/* The stored name i: its bytes after the varint (length * 2 + json). */
+cli_name names_get(const name_table *t, size_t i) {
+    uint64_t p = t->pos[i];
+    const unsigned char *q = (const unsigned char *)t->chunks[p >> 40] + (p & ((UINT64_C(1) << 40) - 1));
+    uint64_t v = 0;
+    int shift = 0;
+    cli_name nm;
+    do {
+        v |= (uint64_t)(*q & 0x7f) << shift;
+        shift += 7;
+    } while (*q++ & 0x80);
+    nm.s = (const char *)q;
+    nm.n = (size_t)(v >> 1);
+    nm.json = (int)(v & 1);
+    return nm;
 }
 
 static void rehash(name_table *t) {
     size_t size = t->mask ? (t->mask + 1) * 2 : 64, i;
     free(t->slots);
+    free(t->tags);
     t->slots = xcalloc(size, sizeof *t->slots);
+    t->tags = xmalloc(size);
     t->mask = size - 1;
     for (i = 0; i < t->n; i++) {
-        const name_entry *e = &t->v[i];
-        size_t s = (size_t)name_hash(t->pool.p + e->off, e->len, e->json) & t->mask;
+        cli_name nm = names_get(t, i);
+        uint64_t h = name_hash(nm.s, nm.n, nm.json);
+        size_t s = (size_t)h & t->mask;
         while (t->slots[s] != 0) s = (s + 1) & t->mask;
-        t->slots[s] = i + 1;
+        t->slots[s] = (uint32_t)(i + 1);
+        t->tags[s] = (uint8_t)(h >> 56);
     }
+}
+
+/* Store the name: a varint, then its bytes, in the last chunk or a new one. */
+static uint64_t store(name_table *t, const char *s, size_t n, int json) {
+    unsigned char head[10];
+    uint64_t v = (uint64_t)n * 2 + (uint64_t)(json != 0);
+    size_t h = 0;
+    char *at;
+    do {
+        head[h] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v) head[h] |= 0x80;
+        h++;
+    } while (v);
+    if (t->n_chunks == 0 || t->size - t->used < h + n) {
+        size_t size = h + n > NAMES_CHUNK ? h + n : NAMES_CHUNK;
+        void *c = t->chunks;
+        xgrow(&c, &t->cap_chunks, t->n_chunks + 1, sizeof *t->chunks);
+        t->chunks = c;
+        t->chunks[t->n_chunks++] = xmalloc(size);
+        t->used = 0;
+        t->size = size;
+    }
+    at = t->chunks[t->n_chunks - 1] + t->used;
+    memcpy(at, head, h);
+    memcpy(at + h, s, n);
+    v = (uint64_t)(t->n_chunks - 1) << 40 | t->used;
+    t->used += h + n;
+    return v;
 }
 
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) {
+    uint64_t h;
     size_t slot;
     void *v;
     if (n > UINT32_MAX) n = UINT32_MAX; /* names are never that long */
-    if (t->mask == 0 || (t->n + 1) * 2 > t->mask + 1) rehash(t);
-    slot = (size_t)name_hash(s, n, json) & t->mask;
+    if (t->n >= UINT32_MAX - 1) cli_die_lib("names", MINLSH_E_TOOBIG); /* 2^32 - 2 at most */
+    if (t->mask == 0 || (t->n + 1) * 4 > (t->mask + 1) * 3) rehash(t);
+    h = name_hash(s, n, json);
+    slot = (size_t)h & t->mask;
     while (t->slots[slot] != 0) {
-        if (same(t, t->slots[slot] - 1, s, n, json)) {
-            if (dup_of) *dup_of = t->slots[slot] - 1;
-            return 0;
+        if (t->tags[slot] == (uint8_t)(h >> 56)) {
+            cli_name nm = names_get(t, t->slots[slot] - 1);
+            if (nm.n == n && nm.json == json && memcmp(nm.s, s, n) == 0) {
+                if (dup_of) *dup_of = t->slots[slot] - 1;
+                return 0;
+            }
         }
         slot = (slot + 1) & t->mask;
     }
-    v = t->v;
-    xgrow(&v, &t->cap, t->n + 1, sizeof *t->v);
-    t->v = v;
-    t->v[t->n].off = t->pool.n;
-    t->v[t->n].len = (uint32_t)n;
-    t->v[t->n].json = (uint8_t)json;
-    buf_add(&t->pool, s, n);
-    t->slots[slot] = ++t->n;
+    v = t->pos;
+    xgrow(&v, &t->cap, t->n + 1, sizeof *t->pos);
+    t->pos = v;
+    t->pos[t->n] = store(t, s, n, json);
+    t->slots[slot] = (uint32_t)++t->n;
+    t->tags[slot] = (uint8_t)(h >> 56);
     return 1;
 }
 
-cli_name names_get(const name_table *t, size_t i) {
-    cli_name nm;
-    nm.s = t->pool.p + t->v[i].off;
-    nm.n = t->v[i].len;
-    nm.json = t->v[i].json;
-    return nm;
-}
-
 void names_free(name_table *t) {
-    buf_free(&t->pool);
-    free(t->v);
+    size_t i;
+    for (i = 0; i < t->n_chunks; i++) free(t->chunks[i]);
+    free(t->chunks);
+    free(t->pos);
     free(t->slots);
+    free(t->tags);
     memset(t, 0, sizeof *t);
 }

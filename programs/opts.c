@@ -407,6 +407,7 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
     case O_MEMORY:
         if (parse_size(v, &o->memory) != 0)
             return bad_value(cmd, name, v, "a size such as 512M or 4G (0: no limit)");
+        o->memory_set = 1;
         return 0;
     case O_TMPDIR:
         o->tmpdir = v;

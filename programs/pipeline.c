@@ -11,11 +11,14 @@
  *     wrong and asks the subcommand which documents it wants (select);
  *  3. the pool signs the selected documents in parallel;
  *  4. the calling thread hands them to the subcommand in input order (on_doc).
- * So messages and results come out in the same order whatever the number of
- * threads, and dedup signs each distinct text only once. Every input goes
- * through a cli_stream (stream.c), so gzip and zstd inputs are decompressed
- * as they are read, by the worker for files, by the calling thread for JSON
- * Lines and standard input.
+ * With cfg->overlap, step 4 of a batch waits until the pool signs the next
+ * one: the calling thread delivers the previous batch while the pool's
+ * threads sign, so its own serial work does not leave the other cores idle.
+ * Two batches alternate for that. So messages and results come out in the
+ * same order whatever the number of threads, and dedup signs each distinct
+ * text only once. Every input goes through a cli_stream (stream.c), so gzip
+ * and zstd inputs are decompressed as they are read, by the worker for
+ * files, by the calling thread for JSON Lines and standard input.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -58,25 +61,37 @@ typedef struct worker_state {
     minlsh_shingleset *set;
     cli_buf text; /* decoded JSON text */
     unsigned char *rbuf;
-    uint64_t *arena; /* this batch's shingle sets */
-    size_t arena_n, arena_cap;
 } worker_state;
 
-typedef struct pipeline {
-    const pipeline_cfg *cfg;
-    const input_list *in;
+/* One worker's shingle sets of a batch. */
+typedef struct arena {
+    uint64_t *v;
+    size_t n, cap;
+} arena;
+
+/* A batch of jobs and all that their documents point into. */
+typedef struct batch {
     job *jobs;
     size_t n_jobs, cap_jobs;
     size_t *sel; /* the selected jobs of the batch, in order */
     size_t n_sel, cap_sel;
     cli_buf data;
+    uint64_t file_bytes;
+    uint32_t *sigs;
+    size_t sigs_cap;
+    arena *arenas; /* per worker */
+    int pending;   /* selected and signed, not yet delivered */
+} batch;
+
+typedef struct pipeline {
+    const pipeline_cfg *cfg;
+    const input_list *in;
+    batch b[2];
+    batch *fill, *busy; /* being filled (and shingled), being signed */
     cli_stream rd;  /* JSON Lines and standard input */
     cli_buf line;   /* the JSON Lines line being read */
     uint64_t line_bytes; /* its length, even past --max-doc-size */
     unsigned char *chunk;
-    uint64_t file_bytes;
-    uint32_t *sigs;
-    size_t sigs_cap;
     uint32_t k;
     worker_state *ws;
     unsigned n_ws;
@@ -132,16 +147,16 @@ static int feed_file(pipeline *pl, worker_state *w, job *j) {
 static int feed_text(pipeline *pl, worker_state *w, job *j) {
     utf8_check u;
     utf8_check_init(&u);
-    utf8_check_feed(&u, pl->data.p + j->off, j->len);
+    utf8_check_feed(&u, pl->fill->data.p + j->off, j->len);
     utf8_check_end(&u);
     j->utf8_bad = u.bad;
     j->utf8_at = u.bad_at;
-    return minlsh_shinglestream_feed(w->stream, pl->data.p + j->off, j->len);
+    return minlsh_shinglestream_feed(w->stream, pl->fill->data.p + j->off, j->len);
 }
 
 static int feed_json(pipeline *pl, worker_state *w, job *j) {
     const cli_opts *o = pl->cfg->o;
-    const char *line = pl->data.p + j->off;
+    const char *line = pl->fill->data.p + j->off;
     json_record rec;
     if (json_extract(line, j->len, o->id_field, o->text_field, &rec, &w->text,
                      j->msg, sizeof j->msg) != 0) {
@@ -149,13 +164,13 @@ static int feed_json(pipeline *pl, worker_state *w, job *j) {
         j->msg_kind = "invalid JSON Lines record";
         return 0;
     }
-    j->id_off = (size_t)(rec.id - pl->data.p);
+    j->id_off = (size_t)(rec.id - pl->fill->data.p);
     j->id_len = rec.id_len;
     return minlsh_shinglestream_feed(w->stream, w->text.p, w->text.n);
 }
 
 /* End the document and keep its set in the worker's arena. */
-static int finish_job(worker_state *w, job *j) {
+static int finish_job(worker_state *w, arena *a, job *j) {
     const uint64_t *data;
     size_t n;
     void *v;
@@ -167,18 +182,18 @@ static int finish_job(worker_state *w, job *j) {
         j->status = ST_EMPTY;
         return 0;
     }
-    v = w->arena;
-    xgrow(&v, &w->arena_cap, w->arena_n + n, sizeof *w->arena);
-    w->arena = v;
-    memcpy(w->arena + w->arena_n, data, n * sizeof *data);
-    j->set_off = w->arena_n;
+    v = a->v;
+    xgrow(&v, &a->cap, a->n + n, sizeof *a->v);
+    a->v = v;
+    memcpy(a->v + a->n, data, n * sizeof *data);
+    j->set_off = a->n;
     j->set_n = n;
-    w->arena_n += n;
+    a->n += n;
     return 0;
 }
 
 static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
-    job *j = &pl->jobs[idx];
+    job *j = &pl->fill->jobs[idx];
     int rc;
     j->status = ST_OK;
     j->utf8_bad = 0;
@@ -195,7 +210,7 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
         rc = feed_text(pl, w, j);
     else
         rc = feed_json(pl, w, j);
-    if (rc == 0 && j->status == ST_OK) return finish_job(w, j);
+    if (rc == 0 && j->status == ST_OK) return finish_job(w, &pl->fill->arenas[wid], j);
     minlsh_shinglestream_reset(w->stream);
     return rc;
 }
@@ -212,12 +227,13 @@ static int shingle_range(void *ctx, unsigned worker, size_t begin, size_t end) {
 
 static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     pipeline *pl = ctx;
+    const batch *b = pl->busy;
     size_t i;
     (void)worker;
     for (i = begin; i < end; i++) {
-        const job *j = &pl->jobs[pl->sel[i]];
-        const uint64_t *set = j->set_n > 0 ? pl->ws[j->worker].arena + j->set_off : NULL;
-        int rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, pl->sigs + i * pl->k,
+        const job *j = &b->jobs[b->sel[i]];
+        const uint64_t *set = j->set_n > 0 ? b->arenas[j->worker].v + j->set_off : NULL;
+        int rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, b->sigs + i * pl->k,
                                     pl->k, NULL);
         if (rc != 0) return rc;
     }
@@ -226,10 +242,10 @@ static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
 
 /* ---- the calling thread ------------------------------------------------- */
 
-static void view_job(const pipeline *pl, const job *j, doc_view *d) {
+static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view *d) {
     const input_file *f = &pl->in->v[j->file];
     if (j->kind == JOB_JSON) {
-        d->name.s = pl->data.p + j->id_off;
+        d->name.s = b->data.p + j->id_off;
         d->name.n = j->id_len;
         d->name.json = 1;
     } else {
@@ -239,12 +255,12 @@ static void view_job(const pipeline *pl, const job *j, doc_view *d) {
     }
     d->where = input_where(f);
     d->line = j->line;
-    d->set = j->set_n > 0 ? pl->ws[j->worker].arena + j->set_off : NULL;
+    d->set = j->set_n > 0 ? b->arenas[j->worker].v + j->set_off : NULL;
     d->set_n = j->set_n;
     d->fp = j->fp;
     d->sig = NULL;
     d->bytes = j->bytes;
-    d->record = j->kind == JOB_JSON ? pl->data.p + j->off : NULL;
+    d->record = j->kind == JOB_JSON ? b->data.p + j->off : NULL;
     d->record_n = j->kind == JOB_JSON ? j->len : 0;
 }
 
@@ -279,55 +295,79 @@ static int select_job(pipeline *pl, const job *j) {
     }
     pl->docs++;
     if (pl->cfg->select == NULL) return 1;
-    view_job(pl, j, &d);
+    view_job(pl, pl->fill, j, &d);
     return pl->cfg->select(pl->cfg->ctx, &d);
 }
 
-static int flush(pipeline *pl) {
+/* Step 4: the selected documents of b to on_doc, in order. */
+static int deliver(pipeline *pl, batch *b) {
     size_t i;
-    int rc;
-    void *v;
-    if (pl->n_jobs == 0) return 0;
-    for (i = 0; i < pl->n_ws; i++) pl->ws[i].arena_n = 0;
-    rc = minlsh__pool_run(pl->cfg->pool, pl->n_jobs, 1, shingle_range, pl);
-    if (rc != 0) cli_die_lib("shingling", rc);
-    pl->n_sel = 0;
-    for (i = 0; i < pl->n_jobs; i++) {
-        if ((rc = select_job(pl, &pl->jobs[i])) < 0) break;
-        if (rc == 0) continue;
-        v = pl->sel;
-        xgrow(&v, &pl->cap_sel, pl->n_sel + 1, sizeof *pl->sel);
-        pl->sel = v;
-        pl->sel[pl->n_sel++] = i;
-    }
-    rc = rc < 0 ? rc : 0;
-    if (pl->cfg->family != NULL && pl->n_sel > 0) {
-        int src;
-        v = pl->sigs;
-        xgrow(&v, &pl->sigs_cap, pl->n_sel * pl->k, sizeof *pl->sigs);
-        pl->sigs = v;
-        if ((src = minlsh__pool_run(pl->cfg->pool, pl->n_sel, 16, sign_range, pl)) != 0)
-            cli_die_lib("signing", src);
-    }
-    for (i = 0; i < pl->n_sel && rc == 0; i++) {
+    int rc = 0;
+    for (i = 0; i < b->n_sel && rc == 0; i++) {
         doc_view d;
-        view_job(pl, &pl->jobs[pl->sel[i]], &d);
-        if (pl->cfg->family != NULL) d.sig = pl->sigs + i * pl->k;
+        view_job(pl, b, &b->jobs[b->sel[i]], &d);
+        if (pl->cfg->family != NULL) d.sig = b->sigs + i * pl->k;
         rc = pl->cfg->on_doc(pl->cfg->ctx, &d);
     }
+    b->pending = 0;
+    return rc;
+}
+
+/* Steps 1 to 3 for the batch being filled, and step 4 for it or (with
+ * overlap) for the batch before it, while this one is signed. Then the
+ * other batch is the one to fill. */
+static int flush(pipeline *pl) {
+    batch *b = pl->fill, *prev = b == &pl->b[0] ? &pl->b[1] : &pl->b[0];
+    size_t i;
+    int rc, src = 0;
+    void *v;
+    if (b->n_jobs == 0) return 0;
+    for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
+    rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, 1, shingle_range, pl);
+    if (rc != 0) cli_die_lib("shingling", rc);
+    b->n_sel = 0;
+    for (i = 0; i < b->n_jobs; i++) {
+        if ((rc = select_job(pl, &b->jobs[i])) < 0) break;
+        if (rc == 0) continue;
+        v = b->sel;
+        xgrow(&v, &b->cap_sel, b->n_sel + 1, sizeof *b->sel);
+        b->sel = v;
+        b->sel[b->n_sel++] = i;
+    }
+    rc = rc < 0 ? rc : 0;
+    pl->busy = b;
+    if (pl->cfg->family != NULL && b->n_sel > 0) {
+        v = b->sigs;
+        xgrow(&v, &b->sigs_cap, b->n_sel * pl->k, sizeof *b->sigs);
+        b->sigs = v;
+        if (pl->cfg->pool != NULL && prev->pending) {
+            minlsh__pool_start(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
+            if (rc == 0) rc = deliver(pl, prev);
+            src = minlsh__pool_wait(pl->cfg->pool);
+        } else {
+            src = minlsh__pool_run(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
+        }
+        if (src != 0) cli_die_lib("signing", src);
+    }
+    if (rc == 0 && prev->pending) rc = deliver(pl, prev);
+    b->pending = 1;
+    if (rc == 0 && !pl->cfg->overlap) rc = deliver(pl, b);
     progress_update(pl->cfg->progress, pl->docs, pl->bytes);
-    pl->n_jobs = 0;
-    pl->file_bytes = 0;
-    buf_clear(&pl->data);
+    /* The other batch is delivered: it is the one to fill now. */
+    pl->fill = prev;
+    prev->n_jobs = 0;
+    prev->file_bytes = 0;
+    buf_clear(&prev->data);
     return rc;
 }
 
 static job *new_job(pipeline *pl, int kind, size_t file) {
-    void *v = pl->jobs;
+    batch *b = pl->fill;
+    void *v = b->jobs;
     job *j;
-    xgrow(&v, &pl->cap_jobs, pl->n_jobs + 1, sizeof *pl->jobs);
-    pl->jobs = v;
-    j = &pl->jobs[pl->n_jobs++];
+    xgrow(&v, &b->cap_jobs, b->n_jobs + 1, sizeof *b->jobs);
+    b->jobs = v;
+    j = &b->jobs[b->n_jobs++];
     memset(j, 0, sizeof *j);
     j->kind = kind;
     j->file = file;
@@ -335,8 +375,9 @@ static job *new_job(pipeline *pl, int kind, size_t file) {
 }
 
 static int batch_full(const pipeline *pl) {
-    return pl->n_jobs >= BATCH_MAX_JOBS || pl->data.n >= BATCH_MAX_BYTES ||
-           pl->file_bytes >= BATCH_MAX_FILE_BYTES;
+    const batch *b = pl->fill;
+    return b->n_jobs >= BATCH_MAX_JOBS || b->data.n >= BATCH_MAX_BYTES ||
+           b->file_bytes >= BATCH_MAX_FILE_BYTES;
 }
 
 static int blank(const char *s, size_t n) {
@@ -371,10 +412,10 @@ static int jsonl_line(pipeline *pl, size_t file, uint64_t lineno, const cli_buf 
     if (batch_full(pl)) rc = flush(pl);
     j = new_job(pl, JOB_JSON, file);
     j->line = lineno;
-    j->off = pl->data.n;
+    j->off = pl->fill->data.n;
     j->len = len - skip;
     j->bytes = l->n;
-    buf_add(&pl->data, l->p + skip, len - skip);
+    buf_add(&pl->fill->data, l->p + skip, len - skip);
     return rc;
 }
 
@@ -437,7 +478,7 @@ static int read_jsonl(pipeline *pl, size_t file) {
  * skipped and not read further. */
 static int read_stdin_text(pipeline *pl, size_t file) {
     cli_stream *s = &pl->rd;
-    size_t off = pl->data.n;
+    size_t off = pl->fill->data.n;
     uint64_t limit = pl->cfg->o->max_doc_size;
     job *j;
     if (stream_open(s, "-", 1) != 0) {
@@ -447,28 +488,28 @@ static int read_stdin_text(pipeline *pl, size_t file) {
     }
     for (;;) {
         ssize_t got;
-        buf_reserve(&pl->data, READ_CHUNK);
-        got = stream_read(s, pl->data.p + pl->data.n, READ_CHUNK);
+        buf_reserve(&pl->fill->data, READ_CHUNK);
+        got = stream_read(s, pl->fill->data.p + pl->fill->data.n, READ_CHUNK);
         if (got < 0) {
             cli_input_error_as("unreadable input", "standard input", 0, "%s", s->err);
-            pl->data.n = off;
+            pl->fill->data.n = off;
             stream_close(s);
             return 0;
         }
         if (got == 0) break;
-        pl->data.n += (size_t)got;
-        if (limit != 0 && pl->data.n - off > limit) {
+        pl->fill->data.n += (size_t)got;
+        if (limit != 0 && pl->fill->data.n - off > limit) {
             stream_close(s);
             j = new_job(pl, JOB_TOOBIG, file);
-            j->bytes = pl->data.n - off;
-            pl->data.n = off;
+            j->bytes = pl->fill->data.n - off;
+            pl->fill->data.n = off;
             return 0;
         }
     }
     stream_close(s);
     j = new_job(pl, JOB_TEXT, file);
     j->off = off;
-    j->len = pl->data.n - off;
+    j->len = pl->fill->data.n - off;
     j->bytes = j->len;
     return 0;
 }
@@ -484,10 +525,12 @@ static void workers_init(pipeline *pl) {
         if (rc != 0) cli_die_lib("shingler", rc);
         w->rbuf = xmalloc(READ_CHUNK);
     }
+    for (i = 0; i < 2; i++) pl->b[i].arenas = xcalloc(pl->n_ws, sizeof *pl->b[i].arenas);
+    pl->fill = &pl->b[0];
 }
 
 static void workers_free(pipeline *pl) {
-    unsigned i;
+    unsigned i, k;
     for (i = 0; i < pl->n_ws; i++) {
         worker_state *w = &pl->ws[i];
         stream_free(&w->in);
@@ -495,7 +538,15 @@ static void workers_free(pipeline *pl) {
         minlsh_shingleset_free(w->set);
         buf_free(&w->text);
         free(w->rbuf);
-        free(w->arena);
+    }
+    for (k = 0; k < 2; k++) {
+        batch *b = &pl->b[k];
+        for (i = 0; b->arenas != NULL && i < pl->n_ws; i++) free(b->arenas[i].v);
+        free(b->arenas);
+        free(b->jobs);
+        free(b->sel);
+        free(b->sigs);
+        buf_free(&b->data);
     }
     free(pl->ws);
 }
@@ -518,20 +569,19 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
         else {
             if (batch_full(&pl) && (rc = flush(&pl)) != 0) break;
             new_job(&pl, JOB_FILE, i);
-            pl.file_bytes += in->v[i].size;
+            pl.fill->file_bytes += in->v[i].size;
         }
     }
     if (rc == 0) rc = flush(&pl);
+    /* The last batch, kept back for the next one that never came. */
+    for (i = 0; i < 2 && rc == 0; i++)
+        if (pl.b[i].pending) rc = deliver(&pl, &pl.b[i]);
     st->docs = pl.docs;
     st->bytes = pl.bytes;
     st->empty = pl.empty;
     st->too_large = pl.too_large;
     st->seconds = cli_now() - start;
     workers_free(&pl);
-    free(pl.jobs);
-    free(pl.sel);
-    free(pl.sigs);
-    buf_free(&pl.data);
     buf_free(&pl.line);
     stream_free(&pl.rd);
     free(pl.chunk);

@@ -188,6 +188,41 @@ void minlsh__pool_free(minlsh__pool *p) {
 
 unsigned minlsh__pool_size(const minlsh__pool *p) { return p == NULL ? 1 : p->size; }
 
+void minlsh__pool_start(minlsh__pool *p, size_t n, size_t chunk, minlsh__pool_fn fn, void *ctx) {
+    if (p == NULL) return;
+    if (chunk == 0) chunk = 1;
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n_items = n;
+    p->chunk = chunk;
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->result, 0, memory_order_relaxed);
+#if !defined(MINLSH_NO_THREADS)
+    if (p->n_threads > 0 && n > 0) {
+        /* The mutex publishes the run's fields to the threads. */
+        pthread_mutex_lock(&p->mu);
+        p->active = p->n_threads;
+        p->generation++;
+        pthread_cond_broadcast(&p->start_cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+#endif
+}
+
+int minlsh__pool_wait(minlsh__pool *p) {
+    if (p == NULL || p->n_items == 0) return 0;
+    minlsh__pool_take(p, 0);
+#if !defined(MINLSH_NO_THREADS)
+    if (p->n_threads > 0) {
+        pthread_mutex_lock(&p->mu);
+        while (p->active > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+#endif
+    p->n_items = 0;
+    return atomic_load_explicit(&p->result, memory_order_relaxed);
+}
+
 int minlsh__pool_run(minlsh__pool *p, size_t n, size_t chunk, minlsh__pool_fn fn, void *ctx) {
     if (n == 0) return 0;
     if (chunk == 0) chunk = 1;
@@ -199,27 +234,6 @@ int minlsh__pool_run(minlsh__pool *p, size_t n, size_t chunk, minlsh__pool_fn fn
             if ((rc = fn(ctx, 0, begin, n - begin > chunk ? begin + chunk : n)) != 0) return rc;
         return 0;
     }
-    p->fn = fn;
-    p->ctx = ctx;
-    p->n_items = n;
-    p->chunk = chunk;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->result, 0, memory_order_relaxed);
-#if !defined(MINLSH_NO_THREADS)
-    if (p->n_threads > 0) {
-        /* The mutex publishes the run's fields to the threads. */
-        pthread_mutex_lock(&p->mu);
-        p->active = p->n_threads;
-        p->generation++;
-        pthread_cond_broadcast(&p->start_cv);
-        pthread_mutex_unlock(&p->mu);
-        minlsh__pool_take(p, 0);
-        pthread_mutex_lock(&p->mu);
-        while (p->active > 0) pthread_cond_wait(&p->done_cv, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-        return atomic_load_explicit(&p->result, memory_order_relaxed);
-    }
-#endif
-    minlsh__pool_take(p, 0);
-    return atomic_load_explicit(&p->result, memory_order_relaxed);
+    minlsh__pool_start(p, n, chunk, fn, ctx);
+    return minlsh__pool_wait(p);
 }

@@ -47,6 +47,14 @@ unsigned minlsh__pool_size(const minlsh__pool *p);
  * pool runs everything on the calling thread as worker 0. One run at a time
  * per pool (the caller provides exclusion). */
 int minlsh__pool_run(minlsh__pool *p, size_t n, size_t chunk, minlsh__pool_fn fn, void *ctx);
+/* minlsh__pool_run in two halves, so that the caller can do other work
+ * while the pool's threads start on the items: start hands them out to the
+ * threads (a pool without threads does nothing yet), wait makes the caller
+ * a worker for whatever is left and returns what run would. A NULL pool is
+ * not allowed here (it has no place to keep the run). Every start needs
+ * its wait before the next start. */
+void minlsh__pool_start(minlsh__pool *p, size_t n, size_t chunk, minlsh__pool_fn fn, void *ctx);
+int minlsh__pool_wait(minlsh__pool *p);
 /* The number of online processors, 1..MINLSH__POOL_MAX_THREADS. */
 unsigned minlsh__pool_default_threads(void);
 

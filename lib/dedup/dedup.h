@@ -30,6 +30,8 @@
 #include "common/pool.h"
 #include "common/sort.h"
 
+#include <pthread.h>
+
 /* Documents are union-find nodes of 32 bits. */
 #define MINLSH__DEDUP_MAX_DOCS (UINT32_MAX - 1)
 #define MINLSH__DEDUP_NONE UINT32_MAX
@@ -51,12 +53,20 @@ typedef struct minlsh__dedup_rec {
     uint64_t n; /* shingles in the set that follows; 0 with a signature */
 } minlsh__dedup_rec;
 
-/* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES. */
+#define MINLSH__DEDUP_CHUNK_BYTES ((size_t)4 << 20)
+#define MINLSH__DEDUP_SPARE 16
+
+/* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES.
+ * Spare chunks are made and touched by a worker while a batch is banded,
+ * so that the page faults of fresh memory are not the adding thread's. */
 typedef struct minlsh__dedup_chunks {
     uint8_t **v;
     size_t n, cap;
     size_t used, size; /* bytes used and held by the last chunk */
-    uint64_t bytes;    /* held by all */
+    uint64_t bytes;    /* held by all, spares included */
+    uint8_t *spare[MINLSH__DEDUP_SPARE];
+    size_t n_spare;
+    uint64_t batch_bytes; /* records stored in memory since the last batch */
 } minlsh__dedup_chunks;
 
 /* A sorted run of records: in memory (v) or in a temporary file (off). */
@@ -99,6 +109,8 @@ struct minlsh_dedup {
     minlsh_family *family;
     uint32_t k, bands, rows;
     minlsh__pool *pool; /* made on first use */
+    pthread_mutex_t file_mu;
+    int file_mu_made;
     int ran;
 
     /* per document */
@@ -126,6 +138,10 @@ struct minlsh_dedup {
     minlsh__kv *pend_fps;
     size_t pend_n, pend_cap, pend_held; /* pending, a batch, room for */
     minlsh__dedup_runs *band_runs; /* bands of them */
+    uint64_t *batch_keys;          /* scratch of a batch: its band keys */
+    size_t batch_keys_cap;
+    minlsh__kv **sort_tmp;         /* and each worker's sorting space */
+    size_t n_sort_tmp, sort_tmp_cap;
     minlsh__dedup_runs fp_runs;
 
     /* scratch of minlsh_dedup_add_texts, kept between calls */
@@ -134,6 +150,8 @@ struct minlsh_dedup {
 
     /* results of the run */
     uint32_t *exact_of;        /* the first document of each one's exact group */
+    uint64_t *copies;          /* while finding candidates: a bit for each
+                                  document that is not its group's first */
     minlsh__dedup_edge *edges; /* verified, sorted by (a, b) */
     size_t n_edges;
     uint64_t exact_groups, candidates, capped, n_kept;
@@ -141,6 +159,8 @@ struct minlsh_dedup {
 };
 
 /* engine.c */
+/* f, opened if it is not yet. Errors: MINLSH_E_IO. */
+int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f);
 /* Read n bytes of the data file at off (written or still buffered). */
 int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n);
 /* The head of document i's record. */
@@ -150,8 +170,14 @@ int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
  * 8-byte words). The head goes to *head. */
 int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
                            uint64_t **buf, size_t *cap, const void **out);
-/* Bytes the budget gives to a part: all of it without a budget. */
-uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned eighths);
+/* Make and touch spare chunks for the next batch's records (on a worker). */
+void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want);
+/* Bytes the budget gives to a part, in sixteenths (all of it without a
+ * budget): records 1, band and fingerprint runs 1, pending documents 1,
+ * candidate buffers 1 and runs 1, decisions 2 (once candidates are gone),
+ * so a quarter at most at any time; the rest is left to what grows with
+ * the documents (8 to 16 bytes each here, more in the caller). */
+uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
 
 /* run.c */
 int minlsh__dedup_plan(minlsh_dedup *d);

@@ -7,6 +7,17 @@
 
 #include "shingle/shingle.h"
 
+/* Temporary files are made when first needed, so that an engine that never
+ * passes its budget never touches tmpdir. Workers (candidate runs) may be
+ * the first: the mutex makes that safe. */
+int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f) {
+    int rc = 0;
+    pthread_mutex_lock(&d->file_mu);
+    if (f->fd < 0) rc = minlsh__tmpfile_open(f, d->tmpdir);
+    pthread_mutex_unlock(&d->file_mu);
+    return rc;
+}
+
 int minlsh_dedup_options_init(minlsh_dedup_options *opts, uint32_t version) {
     static const minlsh_dedup_options defaults = MINLSH_DEDUP_OPTIONS_INIT;
     if (opts == NULL) return MINLSH_E_NULL;
@@ -30,8 +41,8 @@ static int minlsh__dedup_check_options(const minlsh_dedup_options *o, uint32_t k
     return 0;
 }
 
-uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned eighths) {
-    return d->opts.memory == 0 ? UINT64_MAX : d->opts.memory / 8 * eighths;
+uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths) {
+    return d->opts.memory == 0 ? UINT64_MAX : d->opts.memory / 16 * sixteenths;
 }
 
 int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
@@ -75,23 +86,16 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     }
     if (rc == 0) {
         /* A batch: 64K documents, or fewer if their signatures and band
-         * records would take more than an eighth of the budget. The write
-         * buffer: 1 MiB at most. */
+         * records would take more than a sixteenth of the budget. Bigger
+         * batches would mean fewer runs to merge, but more fresh memory
+         * (page faults) for every batch. The write buffer: 1 MiB at most. */
         uint64_t per = (uint64_t)d->k * 4 + 16 * (uint64_t)d->bands + 24;
         uint64_t want = minlsh__dedup_share(d, 1) / per;
-        d->pend_cap = want < 64 ? 64 : want > 65536 ? 65536 : (size_t)want;
+        uint64_t most = (uint64_t)1 << 16;
+        d->pend_cap = want < 64 ? 64 : want > most ? (size_t)most : (size_t)want;
     }
-    if (rc == 0 && o.memory != 0) {
-        d->wcap = o.memory / 8 < 4096 ? 4096 : o.memory / 8 > (1u << 20) ? (1u << 20)
-                                                                            : (size_t)(o.memory / 8);
-        d->wbuf = (uint8_t *)minlsh__malloc(&al, d->wcap);
-        if (d->wbuf == NULL) rc = MINLSH_E_NOMEM;
-        /* Made now, so that a directory that cannot hold them fails here. */
-        if (rc == 0) rc = minlsh__tmpfile_open(&d->data, d->tmpdir);
-        if (rc == 0) rc = minlsh__tmpfile_open(&d->runs_file, d->tmpdir);
-        if (rc == 0) rc = minlsh__tmpfile_open(&d->cand_file, d->tmpdir);
-        if (rc == 0) rc = minlsh__tmpfile_open(&d->dec_file, d->tmpdir);
-    }
+    if (rc == 0 && pthread_mutex_init(&d->file_mu, NULL) != 0) rc = MINLSH_E_NOMEM;
+    else if (rc == 0) d->file_mu_made = 1;
     if (rc != 0) {
         minlsh_dedup_free(d);
         return rc;
@@ -114,12 +118,14 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     if (d == NULL) return;
     al = d->alloc;
     minlsh__pool_free(d->pool);
+    if (d->file_mu_made) pthread_mutex_destroy(&d->file_mu);
     minlsh_shingler_free(d->shingler);
     minlsh_family_free(d->family);
     minlsh__free(&al, d->tmpdir);
     minlsh__free(&al, d->rec);
     minlsh__free(&al, d->lengths);
     for (i = 0; i < d->chunks.n; i++) minlsh__free(&al, d->chunks.v[i]);
+    for (i = 0; i < d->chunks.n_spare; i++) minlsh__free(&al, d->chunks.spare[i]);
     minlsh__free(&al, d->chunks.v);
     minlsh__tmpfile_close(&d->data);
     minlsh__tmpfile_close(&d->runs_file);
@@ -133,9 +139,13 @@ void minlsh_dedup_free(minlsh_dedup *d) {
         for (i = 0; i < d->bands; i++) minlsh__dedup_runs_free(d, &d->band_runs[i]);
     minlsh__free(&al, d->band_runs);
     minlsh__dedup_runs_free(d, &d->fp_runs);
+    minlsh__free(&al, d->batch_keys);
+    for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++) minlsh__free(&al, d->sort_tmp[i]);
+    minlsh__free(&al, d->sort_tmp);
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
     minlsh__free(&al, d->batch_sets);
     minlsh__free(&al, d->exact_of);
+    minlsh__free(&al, d->copies);
     minlsh__free(&al, d->edges);
     minlsh__free(&al, d->decisions);
     minlsh__free(&al, d);
@@ -150,8 +160,6 @@ minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d) {
 
 /* ---- the records ---------------------------------------------------------------- */
 
-#define MINLSH__DEDUP_CHUNK_BYTES ((size_t)4 << 20)
-
 /* n bytes (8-aligned) that stay where they are until the engine is freed. */
 static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
     minlsh__dedup_chunks *c = &d->chunks;
@@ -163,16 +171,32 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
         int rc = minlsh__reserve(&d->alloc, &v, &c->cap, c->n, c->n + 1, sizeof *c->v);
         c->v = (uint8_t **)v;
         if (rc != 0) return rc;
-        p = (uint8_t *)minlsh__malloc(&d->alloc, size);
-        if (p == NULL) return MINLSH_E_NOMEM;
+        if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare > 0) {
+            p = c->spare[--c->n_spare];
+        } else {
+            p = (uint8_t *)minlsh__malloc(&d->alloc, size);
+            if (p == NULL) return MINLSH_E_NOMEM;
+            c->bytes += size;
+        }
         c->v[c->n++] = p;
         c->used = 0;
         c->size = size;
-        c->bytes += size;
     }
     *out = c->v[c->n - 1] + c->used;
     c->used += n;
+    c->batch_bytes += n;
     return 0;
+}
+
+void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
+    minlsh__dedup_chunks *c = &d->chunks;
+    while (c->n_spare < want && c->n_spare < MINLSH__DEDUP_SPARE) {
+        uint8_t *p = (uint8_t *)minlsh__malloc(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
+        size_t i;
+        if (p == NULL) return; /* only a head start: the adding thread will try */
+        for (i = 0; i < MINLSH__DEDUP_CHUNK_BYTES; i += 4096) p[i] = 0;
+        c->spare[c->n_spare++] = p;
+    }
 }
 
 static int minlsh__dedup_wflush(minlsh_dedup *d) {
@@ -252,7 +276,7 @@ int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
 }
 
 /* Store a document's record: in memory while the records' share of the
- * budget (half) allows, then in the data file for good. */
+ * budget (a sixteenth) allows, then in the data file for good. */
 static int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *body,
                                size_t body_bytes, uint64_t n, uint64_t *at) {
     minlsh__dedup_rec head;
@@ -262,10 +286,10 @@ static int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *b
     head.n = n;
     /* Past the share the records go to the file for good: a new chunk
      * would pass it (the last one is filled first). */
-    if (!d->records_in_file && d->data.fd >= 0 &&
+    if (!d->records_in_file && d->opts.memory != 0 &&
         (d->chunks.n == 0 || d->chunks.size - d->chunks.used < ((bytes + 7) & ~(size_t)7)) &&
         d->chunks.bytes + (bytes > MINLSH__DEDUP_CHUNK_BYTES ? bytes : MINLSH__DEDUP_CHUNK_BYTES) >
-            minlsh__dedup_share(d, 4))
+            minlsh__dedup_share(d, 1))
         d->records_in_file = 1;
     if (!d->records_in_file) {
         uint8_t *p;
@@ -275,6 +299,14 @@ static int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *b
         *at = (uint64_t)(uintptr_t)p;
     } else {
         const void *parts[2];
+        if (d->wbuf == NULL) { /* the first record in the file */
+            uint64_t m = d->opts.memory / 16;
+            size_t cap = m < 4096 ? 4096 : m > (1u << 20) ? (1u << 20) : (size_t)m;
+            if ((rc = minlsh__dedup_file(d, &d->data)) != 0) return rc;
+            d->wbuf = (uint8_t *)minlsh__malloc(&d->alloc, cap);
+            if (d->wbuf == NULL) return MINLSH_E_NOMEM;
+            d->wcap = cap;
+        }
         size_t lens[2];
         uint64_t off;
         parts[0] = &head;

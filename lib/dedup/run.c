@@ -105,14 +105,16 @@ static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_f
     return rc;
 }
 
-/* Whether runs of this many more bytes go to the file: band and
- * fingerprint runs in memory take a quarter of the budget at most. */
-static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes) {
-    if (d->runs_file.fd < 0 || d->run_bytes + bytes <= minlsh__dedup_share(d, 2)) {
+/* Whether runs of this many more bytes go to the file (*in_file): band
+ * and fingerprint runs in memory take a sixteenth of the budget at most. */
+static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes, int *in_file) {
+    *in_file = 0;
+    if (d->opts.memory == 0 || d->run_bytes + bytes <= minlsh__dedup_share(d, 1)) {
         d->run_bytes += bytes;
         return 0;
     }
-    return 1;
+    *in_file = 1;
+    return minlsh__dedup_file(d, &d->runs_file);
 }
 
 /* ---- band keys and fingerprints, in batches ------------------------------------ */
@@ -120,6 +122,7 @@ static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes) {
 typedef struct minlsh__dedup_batchkeys {
     minlsh_dedup *d;
     int in_file;
+    size_t spare_chunks; /* to make while the bands are sorted */
     uint64_t *keys; /* bands per pending document */
 } minlsh__dedup_batchkeys;
 
@@ -142,25 +145,52 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
     const minlsh_allocator *a = &d->alloc;
     size_t j, i, n = d->pend_n;
     int rc = 0;
-    (void)worker;
     for (j = begin; j < end && rc == 0; j++) {
-        minlsh__kv *v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
-        minlsh__kv *tmp = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *tmp);
-        if (v == NULL || tmp == NULL) {
-            minlsh__free(a, v);
-            minlsh__free(a, tmp);
-            return MINLSH_E_NOMEM;
+        minlsh__kv *v, *tmp;
+        if (j == d->bands) { /* the item after the bands: spare chunks */
+            minlsh__dedup_chunks_prepare(d, c->spare_chunks);
+            continue;
         }
+        v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
+        tmp = d->sort_tmp[worker];
+        if (v == NULL) return MINLSH_E_NOMEM;
         for (i = 0; i < n; i++) {
             v[i].key = c->keys[i * d->bands + j];
             v[i].val = d->pend_docs[i];
         }
         minlsh__radix_kv(v, tmp, n, 0, 64);
-        minlsh__free(a, tmp);
         /* Each band's run list has one writer: this item. */
         rc = minlsh__dedup_run_store(d, &d->runs_file, c->in_file, &d->band_runs[j], v, n);
     }
     return rc;
+}
+
+/* Room for keys band keys and, per worker, n records of sorting scratch. */
+static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
+    const minlsh_allocator *a = &d->alloc;
+    size_t w, workers = minlsh__pool_size(minlsh__dedup_pool(d));
+    if (keys > d->batch_keys_cap) {
+        uint64_t *k = (uint64_t *)minlsh__malloc(a, keys * sizeof *k);
+        if (k == NULL) return MINLSH_E_NOMEM;
+        minlsh__free(a, d->batch_keys);
+        d->batch_keys = k;
+        d->batch_keys_cap = keys;
+    }
+    if (d->sort_tmp == NULL) {
+        d->sort_tmp = (minlsh__kv **)minlsh__calloc(a, workers + 1, sizeof *d->sort_tmp);
+        if (d->sort_tmp == NULL) return MINLSH_E_NOMEM;
+        d->n_sort_tmp = workers;
+    }
+    if (n > d->sort_tmp_cap) {
+        for (w = 0; w < d->n_sort_tmp; w++) {
+            minlsh__kv *t = (minlsh__kv *)minlsh__malloc(a, n * sizeof *t);
+            if (t == NULL) return MINLSH_E_NOMEM; /* those replaced are bigger: harmless */
+            minlsh__free(a, d->sort_tmp[w]);
+            d->sort_tmp[w] = t;
+        }
+        d->sort_tmp_cap = n;
+    }
+    return 0;
 }
 
 /* All or nothing: a batch that fails leaves every run list as it was (a
@@ -169,24 +199,38 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
 int minlsh__dedup_flush(minlsh_dedup *d) {
     const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_batchkeys c;
-    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n;
+    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n,
+           spare_before = d->chunks.n_spare;
     uint64_t run_bytes = d->run_bytes;
     minlsh__kv *fps = NULL;
-    int rc, fp_file;
+    int rc, fp_file = 0;
     if (n == 0) return 0;
     if (minlsh__mul_size(&keys_n, n, d->bands) != 0) return MINLSH_E_TOOBIG;
     had = (size_t *)minlsh__calloc(a, d->bands + 1, sizeof *had);
     if (had == NULL) return MINLSH_E_NOMEM;
     for (j = 0; j < d->bands; j++) had[j] = d->band_runs[j].n;
     c.d = d;
-    c.in_file = minlsh__dedup_runs_to_file(d, (uint64_t)keys_n * sizeof(minlsh__kv));
-    fp_file = minlsh__dedup_runs_to_file(d, (uint64_t)n * sizeof(minlsh__kv));
-    c.keys = (uint64_t *)minlsh__calloc(a, keys_n, sizeof *c.keys);
+    rc = minlsh__dedup_runs_to_file(d, (uint64_t)keys_n * sizeof(minlsh__kv), &c.in_file);
+    if (rc == 0) rc = minlsh__dedup_runs_to_file(d, (uint64_t)n * sizeof(minlsh__kv), &fp_file);
+    /* The band keys and each worker's sorting scratch are kept from batch
+     * to batch: fresh memory costs a page fault and a zeroed page. */
+    if (rc == 0) rc = minlsh__dedup_batch_scratch(d, keys_n, n + 1);
+    c.keys = d->batch_keys;
+    /* As many spare chunks as the last batch's records took, while they
+     * stay in memory and within their share. */
+    c.spare_chunks = 0;
+    if (!d->records_in_file) {
+        uint64_t want = d->chunks.batch_bytes / MINLSH__DEDUP_CHUNK_BYTES + 1;
+        uint64_t room = minlsh__dedup_share(d, 1) > d->chunks.bytes
+                            ? (minlsh__dedup_share(d, 1) - d->chunks.bytes) / MINLSH__DEDUP_CHUNK_BYTES
+                            : 0;
+        c.spare_chunks = (size_t)(want < room ? want : room);
+    }
     fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
-    rc = c.keys != NULL && fps != NULL ? 0 : MINLSH_E_NOMEM;
+    if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
     if (rc == 0)
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands + 1, 1, minlsh__dedup_band_run, &c);
     if (rc == 0) {
         /* Fingerprint records are added in document order: sorting by
          * (key, document) keeps the documents of one key ascending. */
@@ -195,8 +239,9 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
         rc = minlsh__dedup_run_store(d, &d->runs_file, fp_file, &d->fp_runs, fps, n);
         fps = NULL;
     }
-    minlsh__free(a, c.keys);
     minlsh__free(a, fps);
+    d->chunks.bytes += (uint64_t)(d->chunks.n_spare - spare_before) * MINLSH__DEDUP_CHUNK_BYTES;
+    d->chunks.batch_bytes = 0;
     if (rc != 0) {
         for (j = 0; j < d->bands; j++)
             while (d->band_runs[j].n > had[j])
@@ -385,6 +430,14 @@ static int minlsh__dedup_exact(minlsh_dedup *d) {
     } while (more > 0 && rc == 0);
     minlsh__dedup_merge_free(&m, d->fp_runs.n);
     minlsh__free(a, same);
+    /* The band merges skip copies: a bit per document is cheaper to look
+     * up at random than the group array. */
+    if (rc == 0) {
+        d->copies = (uint64_t *)minlsh__calloc(a, d->n_docs / 64 + 1, sizeof *d->copies);
+        if (d->copies == NULL) return MINLSH_E_NOMEM;
+        for (i = 0; i < d->n_docs; i++)
+            if (d->exact_of[i] != i) d->copies[i / 64] |= UINT64_C(1) << (i % 64);
+    }
     return rc;
 }
 
@@ -404,12 +457,16 @@ static int minlsh__dedup_cand_run(minlsh__dedup_cands *c, size_t j, uint64_t *he
                                   minlsh__kv *v, size_t n) {
     minlsh_dedup *d = c->d;
     size_t i, o;
-    int in_file;
+    int in_file, rc;
     minlsh__sort_kv(v, n);
     for (i = 1, o = n > 0; i < n; i++)
         if (v[i].key != v[o - 1].key || v[i].val != v[o - 1].val) v[o++] = v[i];
-    in_file = d->cand_file.fd >= 0 && *held + o * sizeof *v > c->quota;
+    in_file = d->opts.memory != 0 && *held + o * sizeof *v > c->quota;
     if (!in_file) *held += o * sizeof *v;
+    else if ((rc = minlsh__dedup_file(d, &d->cand_file)) != 0) {
+        minlsh__free(&d->alloc, v);
+        return rc;
+    }
     return minlsh__dedup_run_store(d, &d->cand_file, in_file, &c->runs[j], v, o);
 }
 
@@ -458,7 +515,7 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
             }
             nb = 0;
         }
-        if (more && rc == 0 && (key = rec.key, d->exact_of[rec.val] == rec.val)) {
+        if (more && rc == 0 && (key = rec.key, !(d->copies[rec.val / 64] >> (rec.val % 64) & 1))) {
             if (nb == cap_b) {
                 void *p = bucket;
                 rc = minlsh__reserve(a, &p, &cap_b, nb, nb + 1, sizeof *bucket);
@@ -564,8 +621,8 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
     memset(&v, 0, sizeof v);
     c.d = d;
     workers = minlsh__pool_size(minlsh__dedup_pool(d));
-    /* With a budget: each worker's buffer and the bands' runs in memory
-     * take an eighth of it each. */
+    /* With a budget: the workers' buffers and the bands' runs in memory
+     * take a sixteenth of it each. */
     c.limit = share == UINT64_MAX ? SIZE_MAX : (size_t)(share / 16 / (workers ? workers : 1));
     if (c.limit < 64) c.limit = 64;
     c.quota = share == UINT64_MAX ? UINT64_MAX : share / d->bands;
@@ -676,14 +733,14 @@ static int minlsh__dedup_decisions(minlsh_dedup *d) {
     minlsh__dedup_sink s;
     size_t n_scratch = 0;
     int rc;
-    /* In memory if they fit a quarter of the budget; the file is
+    /* In memory if they fit an eighth of the budget; the file is
      * rewritten by a run after a failed one. */
-    if (d->dec_file.fd < 0 || (uint64_t)d->n_docs * sizeof *d->decisions <= minlsh__dedup_share(d, 2)) {
+    if ((uint64_t)d->n_docs * sizeof *d->decisions <= minlsh__dedup_share(d, 2)) {
         d->decisions = (minlsh_dedup_decision *)minlsh__calloc(a, d->n_docs + 1, sizeof *d->decisions);
         if (d->decisions == NULL) return MINLSH_E_NOMEM;
     } else {
         minlsh__tmpfile_close(&d->dec_file);
-        if ((rc = minlsh__tmpfile_open(&d->dec_file, d->tmpdir)) != 0) return rc;
+        if ((rc = minlsh__dedup_file(d, &d->dec_file)) != 0) return rc;
     }
     memset(&s, 0, sizeof s);
     s.d = d;
@@ -713,15 +770,27 @@ int minlsh_dedup_run(minlsh_dedup *d) {
     /* A failed earlier run leaves its runs (they are complete) and
      * nothing else. */
     minlsh__free(a, d->exact_of);
+    minlsh__free(a, d->copies);
     minlsh__free(a, d->edges);
     minlsh__free(a, d->decisions);
     d->exact_of = NULL;
+    d->copies = NULL;
     d->edges = NULL;
     d->decisions = NULL;
     d->n_edges = 0;
     rc = minlsh__dedup_flush(d);
+    if (rc == 0) { /* no batch comes after this one */
+        for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++) minlsh__free(a, d->sort_tmp[i]);
+        minlsh__free(a, d->sort_tmp);
+        minlsh__free(a, d->batch_keys);
+        d->sort_tmp = NULL;
+        d->batch_keys = NULL;
+        d->sort_tmp_cap = d->batch_keys_cap = 0;
+    }
     if (rc == 0) rc = minlsh__dedup_exact(d);
     if (rc == 0) rc = minlsh__dedup_find(d);
+    minlsh__free(a, d->copies);
+    d->copies = NULL;
     if (rc == 0) rc = minlsh__dedup_decisions(d);
     if (rc != 0) {
         minlsh__free(a, d->exact_of);
