@@ -2,7 +2,8 @@
 """Near-duplicate detection on a Dask cluster: minlsh.dask on a generated corpus.
 
     examples/dask_dedup.py [--workers N] [--docs N] [--verify exact|signature]
-                           [--output pairs|clusters] [--program PATH/TO/minlsh]
+                           [--output pairs|clusters|decisions]
+                           [--program PATH/TO/minlsh]
     examples/dask_dedup.py --bench [--docs N] [--program PATH/TO/minlsh]
                            [--gen PATH/TO/gen_docs]
 
@@ -153,6 +154,10 @@ def normalise(records):
         for c in ("cluster", "size"):
             if c in r:
                 r[c] = int(r[c])
+        if "exact" in r:
+            r["exact"] = bool(r["exact"])
+        if "similarity" in r:
+            r["similarity"] = float(r["similarity"])
         out.append(r)
     return out
 
@@ -163,7 +168,7 @@ def main():
     ap.add_argument("--docs", type=int, default=20000)
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--verify", choices=("exact", "signature"), default="exact")
-    ap.add_argument("--output", choices=("pairs", "clusters"), default="clusters")
+    ap.add_argument("--output", choices=("pairs", "clusters", "decisions"), default="clusters")
     ap.add_argument("--program", help="the minlsh command, to compare with")
     ap.add_argument("--bench", action="store_true", help="1 and 2 workers: speed-up, memory")
     ap.add_argument("--repeat", type=int, default=1,

@@ -1,5 +1,6 @@
-"""Stage 3: band keys (minlsh_band_keys, the interchange format of
-docs/format.md), as a matrix and as (band, key) rows."""
+"""Band keys (minlsh_band_keys, the interchange format of docs/format.md) for
+other engines: of a numpy signature matrix (one C call), and as the (band,
+key) rows of :func:`prepare`'s frame."""
 
 import numpy as np
 import pandas as pd
