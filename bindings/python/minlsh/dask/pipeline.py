@@ -208,8 +208,11 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     # 3, 4. band records, a shuffle by key, candidates per bucket partition,
     # and a shuffle by first document that counts each pair once
     t = time.monotonic()
-    copies_d = delayed(copies)
-    pieces = _shuffle(docs, stages.band_pieces, nparts, copies_d, cfg, nparts)
+    bounds = np.array(offsets, dtype=np.int64)
+    mine = _by_owner(copies, bounds)
+    pieces = [delayed(stages.band_pieces, nout=nparts)(d, mine[i], cfg, nparts)
+              for i, d in enumerate(docs)]
+    pieces = [[p[j] for p in pieces] for j in range(nparts)]
     found = [delayed(stages.bucket_pairs, nout=2)(cfg.max_bucket, nparts, *pc) for pc in pieces]
     shards = [delayed(stages.unique_pairs)(*[f[0][j] for f in found]) for j in range(nparts)]
     shards = list(dask.persist(*shards))
@@ -229,7 +232,7 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     # 5. verification: each partition sends each shard what it needs of its
     # documents (signatures, and sets made from the texts in one call)
     t = time.monotonic()
-    verified = _verify_round(docs, shards, cfg, nparts, keep_all=False)
+    verified = _verify_round(docs, bounds, shards, cfg, nparts, keep_all=False)
     va = np.concatenate([v[0] for v in verified])
     vb = np.concatenate([v[1] for v in verified])
     vsim = np.concatenate([v[2] for v in verified])
@@ -246,7 +249,8 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
                                    _KEEP[keep], _GROUP[group], nparts, st)
     else:
         wanted = np.unique(np.concatenate([va, vb, members]))
-        got = dask.compute(*[delayed(stages.ids_of)(d, wanted) for d in docs])
+        mine = _by_owner(wanted, bounds)
+        got = dask.compute(*[delayed(stages.ids_of)(d, mine[i]) for i, d in enumerate(docs)])
         names = _id_map(got)
         vdf = pd.DataFrame({"a": va, "b": vb, "ida": names(va), "idb": names(vb),
                             "similarity": vsim, "estimate": vest})
@@ -278,11 +282,22 @@ def _id_map(got):
     return names
 
 
-def _verify_round(docs, shards, cfg, nparts, keep_all):
+def _by_owner(nums, bounds):
+    """Sorted document numbers split by the input partition that holds them
+    (client side): a partition is sent only its own."""
+    cut = np.searchsorted(nums, bounds)
+    ends = np.r_[cut[1:], len(nums)]
+    return [nums[lo:hi] for lo, hi in zip(cut, ends)]
+
+
+def _verify_round(docs, bounds, shards, cfg, nparts, keep_all):
     """Verify the pairs of each shard ((a, b, numbers) tuples, delayed):
-    returns the computed (a, b, similarity, estimate) of each shard."""
-    wanted = [dask.delayed(stages.shard_docs)(s) for s in shards]
-    data = [dask.delayed(stages.doc_data, nout=nparts)(d, cfg, *wanted) for d in docs]
+    returns the computed (a, b, similarity, estimate) of each shard. Each
+    shard asks each input partition for its own documents only."""
+    n_in = len(docs)
+    wanted = [dask.delayed(stages.shard_docs, nout=n_in)(s, bounds) for s in shards]
+    data = [dask.delayed(stages.doc_data, nout=nparts)(d, cfg, *[w[i] for w in wanted])
+            for i, d in enumerate(docs)]
     out = [dask.delayed(stages.verify)(shards[j], cfg, keep_all, *[x[j] for x in data])
            for j in range(nparts)]
     return dask.compute(*out)
@@ -380,7 +395,9 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
         y = exact_of[dec["representative"][miss]].astype(np.int64)
         a, b = np.minimum(x, y), np.maximum(x, y)
         pa, pb = np.unique(np.stack([a, b], axis=1), axis=0).T if len(a) else (a, b)
-        res = _verify_round(docs, _pairs_shards(pa, pb, nparts), cfg, nparts, keep_all=True)
+        bounds = np.array(offsets, dtype=np.int64)
+        res = _verify_round(docs, bounds, _pairs_shards(pa, pb, nparts), cfg, nparts,
+                            keep_all=True)
         ra = np.concatenate([v[0] for v in res])
         rb = np.concatenate([v[1] for v in res])
         rs = np.concatenate([v[2] for v in res])
@@ -392,7 +409,8 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
     st["dropped"] = n_docs - st["kept"]
     number = _cluster_numbers(dec, n_docs) if n_docs else np.empty(0, dtype=np.int64)
     reps = np.unique(dec["representative"][dec["kept"] == 0].astype(np.int64))
-    got = dask.compute(*[dask.delayed(stages.ids_of)(d, reps) for d in docs])
+    mine = _by_owner(reps, np.array(offsets, dtype=np.int64))
+    got = dask.compute(*[dask.delayed(stages.ids_of)(d, mine[i]) for i, d in enumerate(docs)])
     rep_nums = np.concatenate([g[0] for g in got]) if got else np.empty(0, dtype=np.int64)
     rep_ids = np.concatenate([g[1] for g in got]) if got else np.empty(0, dtype=object)
     order = np.argsort(rep_nums)

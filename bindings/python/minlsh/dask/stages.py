@@ -414,8 +414,13 @@ def unique_pairs(*pieces):
     return a, b, np.unique(np.concatenate([a, b]))
 
 
-def shard_docs(shard):
-    return shard[2]
+def shard_docs(shard, bounds):
+    """The documents a shard needs, split by the input partition that holds
+    them (partition i holds numbers bounds[i] .. bounds[i+1]-1), so each
+    partition receives only its own."""
+    nums = shard[2]
+    owner = np.searchsorted(bounds, nums, side="right") - 1
+    return [p[0] for p in split_rows(owner, len(bounds), nums)]
 
 
 def doc_data(doc, cfg, *wanted):
