@@ -193,13 +193,13 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     # 2. exact duplicates: a shuffle by fingerprint
     t = time.monotonic()
     pieces = _shuffle(docs, stages.fp_pieces, nparts, nparts)
-    groups = dask.compute(*[delayed(stages.exact_groups)(*pc) for pc in pieces])
+    groups, counts = dask.compute([delayed(stages.exact_groups)(*pc) for pc in pieces],
+                                  [delayed(stages.empty_count)(d) for d in docs])
     members = np.concatenate([g[0] for g in groups]) if groups else np.empty(0, np.int64)
     firsts = np.concatenate([g[1] for g in groups]) if groups else np.empty(0, np.int64)
     order = np.argsort(members, kind="stable")
     members, firsts = members[order], firsts[order]
     copies = members[members != firsts]
-    counts = dask.compute(*[delayed(lambda d: int((d["count"] == 0).sum()))(d) for d in docs])
     st["empty_documents"] = int(sum(counts))
     st["exact_duplicate_groups"] = int((members == firsts).sum())
     st["exact_duplicate_members"] = int(len(members))

@@ -292,6 +292,10 @@ def doc_summary(doc):
     return {"records": doc["records"], "usable": len(doc["ids"])}
 
 
+def empty_count(doc):
+    return int((doc["count"] == 0).sum())
+
+
 def fp_pieces(doc, nparts):
     """(fp0, fp1, number) of the non-empty documents, split by fp0."""
     ne = doc["count"] > 0
