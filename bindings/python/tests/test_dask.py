@@ -494,3 +494,22 @@ def test_edge_partitions_and_threads():
     empty = mdask.dedup(db.from_sequence([], npartitions=1), output="decisions", stats=stats)
     assert len(empty.compute()) == 0 and stats["documents"] == 0
     assert len(mdask.dedup(db.from_sequence([], npartitions=1), output="pairs").compute()) == 0
+
+
+def test_bucket_partitions_more_or_fewer_than_bands(tmp_path):
+    """Band records go to bucket partitions as whole bands (no more
+    partitions than bands) or split by key (more): the same candidates,
+    pairs and decisions either way. (Dask's local threads.)"""
+    path = str(tmp_path / "planted.jsonl")
+    planted_corpus(path)
+    got = {}
+    for nparts in (1, 3, 4, 7, 13):
+        stats = {}
+        res = mdask.dedup(read_bag(path, 4), threshold=0.6, bands=4, rows=8, output="decisions",
+                          npartitions=nparts, stats=stats).compute()
+        got[nparts] = (stats["candidates"], stats["verified"], res.reset_index(drop=True))
+    base = got[1]
+    assert base[0] > 0 and (base[2]["decision"] == "dropped").any()
+    for nparts, (cand, ver, frame) in got.items():
+        assert (cand, ver) == base[:2], nparts
+        assert frame.equals(base[2]), nparts
