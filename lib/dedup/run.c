@@ -80,6 +80,35 @@ static int minlsh__dedup_run_push(const minlsh_dedup *d, minlsh__dedup_runs *rs,
     return 0;
 }
 
+/* In files every record's value is a document number below 2^32: a record
+ * takes 12 bytes there instead of 16 (packed in place, front to back, and
+ * unpacked back to front). */
+#define MINLSH__DEDUP_PACKED 12
+
+static void minlsh__dedup_pack(minlsh__kv *v, size_t n) {
+    uint8_t *out = (uint8_t *)v;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint64_t key = v[i].key;
+        uint32_t val = (uint32_t)v[i].val;
+        memcpy(out + i * MINLSH__DEDUP_PACKED, &key, 8);
+        memcpy(out + i * MINLSH__DEDUP_PACKED + 8, &val, 4);
+    }
+}
+
+static void minlsh__dedup_unpack(minlsh__kv *v, size_t n) {
+    const uint8_t *in = (const uint8_t *)v;
+    size_t i;
+    for (i = n; i-- > 0;) {
+        uint64_t key;
+        uint32_t val;
+        memcpy(&key, in + i * MINLSH__DEDUP_PACKED, 8);
+        memcpy(&val, in + i * MINLSH__DEDUP_PACKED + 8, 4);
+        v[i].key = key;
+        v[i].val = val;
+    }
+}
+
 /* A sorted run: kept in memory (v is taken over) or, with in_file, written
  * to f (v is freed). */
 static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_file,
@@ -94,7 +123,8 @@ static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_f
         return 0;
     }
     if (in_file) {
-        rc = minlsh__tmpfile_append(f, v, n * sizeof *v, &r.off);
+        minlsh__dedup_pack(v, n);
+        rc = minlsh__tmpfile_append(f, v, n * MINLSH__DEDUP_PACKED, &r.off);
         minlsh__free(&d->alloc, v);
         if (rc != 0) return rc;
     } else {
@@ -282,6 +312,7 @@ static int minlsh__dedup_kv_less(const minlsh__kv *x, const minlsh__kv *y) {
 /* Load the next block of c; 0 with c->left 0 at the end. */
 static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup_cursor *c) {
     uint64_t n = c->run->n - c->next;
+    int rc;
     if (c->run->v != NULL) { /* in memory: one block */
         c->at = c->run->v + c->next;
         c->left = (size_t)n;
@@ -293,8 +324,10 @@ static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup
     c->left = (size_t)n;
     if (n == 0) return 0;
     c->next += n;
-    return minlsh__tmpfile_read(m->f, c->run->off + (c->next - n) * sizeof(minlsh__kv), c->block,
-                                (size_t)n * sizeof(minlsh__kv));
+    rc = minlsh__tmpfile_read(m->f, c->run->off + (c->next - n) * MINLSH__DEDUP_PACKED, c->block,
+                              (size_t)n * MINLSH__DEDUP_PACKED);
+    if (rc == 0) minlsh__dedup_unpack(c->block, (size_t)n);
+    return rc;
 }
 
 static int minlsh__dedup_heap_less(const minlsh__dedup_merge *m, size_t x, size_t y) {
