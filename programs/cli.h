@@ -473,7 +473,9 @@ typedef struct doc_view {
     size_t set_n;
     const uint8_t *fp;   /* 16-byte fingerprint */
     const uint32_t *sig; /* k values (in on_doc, when signing), or NULL */
-    uint64_t bytes;
+    uint64_t bytes;      /* input bytes it stands for */
+    uint64_t length;     /* its text's bytes (JSON: the decoded text field):
+                            what --keep longest compares */
     const char *record; /* JSON Lines: the record as read (no line end, no
                            byte-order mark); NULL for whole files */
     size_t record_n;
