@@ -1,0 +1,80 @@
+/*
+ * Sign documents that arrive already tokenized (lists of byte strings), many
+ * at once. This is the batch path of the bindings: a foreign call costs far
+ * more than hashing a short token, so a binding joins every token of every
+ * document into one buffer, describes it with two offset arrays and crosses
+ * into C once. Each token is hashed with SipHash-2-4 exactly as
+ * minlsh_siphash24 does (so a signature built token by token with
+ * minlsh_siphash24 + minlsh_family_update has the same bits), through the
+ * SIMD lane kernels of the shingle layer, and folded in with the MinHash
+ * kernel in chunks, as minlsh_family_sign_text does for shingles.
+ */
+#include "minhash.h"
+
+#include "shingle/shingle.h"
+
+/* Tokens hashed per chunk: the stack holds this many pointers, lengths and
+ * hashes (6 KiB), and the MinHash kernel gets batches as long as the ones
+ * the shingler gives it. */
+#define MINLSH__TOKEN_CHUNK 256
+
+/* Every check before the first write, so that on error sigs is untouched. */
+static int minlsh__sign_tokens_check(const void *data, const size_t *offsets,
+                                     size_t n_tokens, const size_t *doc_offsets,
+                                     size_t n_docs) {
+    size_t i;
+    if (offsets == NULL || doc_offsets == NULL) return MINLSH_E_NULL;
+    for (i = 0; i < n_tokens; i++)
+        if (offsets[i + 1] < offsets[i]) return MINLSH_E_PARAM;
+    if (data == NULL && offsets[n_tokens] != offsets[0]) return MINLSH_E_NULL;
+    for (i = 0; i < n_docs; i++)
+        if (doc_offsets[i + 1] < doc_offsets[i]) return MINLSH_E_PARAM;
+    if (doc_offsets[n_docs] > n_tokens) return MINLSH_E_PARAM;
+    return 0;
+}
+
+int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key,
+                              const void *data, const size_t *offsets,
+                              size_t n_tokens, const size_t *doc_offsets,
+                              size_t n_docs, uint32_t *sigs, size_t cap,
+                              size_t *n_out) {
+    const uint8_t *bytes = (const uint8_t *)data;
+    const uint8_t *msg[MINLSH__TOKEN_CHUNK];
+    size_t len[MINLSH__TOKEN_CHUNK];
+    uint64_t hashes[MINLSH__TOKEN_CHUNK];
+    const minlsh__siphash_many_kernel *kernel;
+    uint64_t k0, k1;
+    size_t k, need, d, t, c, j, end;
+    uint32_t *sig;
+    int rc;
+    if (family == NULL) return MINLSH_E_NULL;
+    k = minlsh_family_k(family);
+    if (n_docs > SIZE_MAX / k) return MINLSH_E_TOOBIG;
+    need = n_docs * k;
+    if (n_out != NULL) *n_out = need;
+    rc = minlsh__sign_tokens_check(data, offsets, n_tokens, doc_offsets, n_docs);
+    if (rc != 0) return rc;
+    /* (NULL, 0) is a size query, as for every caller buffer. */
+    if (cap < need) return MINLSH_E_BUFSIZE;
+    if (sigs == NULL && need > 0) return MINLSH_E_NULL;
+    if (key == NULL) key = minlsh_default_key();
+    k0 = minlsh__load64le(key);
+    k1 = minlsh__load64le(key + 8);
+    kernel = minlsh__siphash_many_active();
+    for (d = 0; d < n_docs; d++) {
+        sig = sigs + d * k;
+        for (t = 0; t < k; t++) sig[t] = MINLSH_EMPTY_VALUE;
+        end = doc_offsets[d + 1];
+        for (t = doc_offsets[d]; t < end; t += c) {
+            c = end - t < MINLSH__TOKEN_CHUNK ? end - t : MINLSH__TOKEN_CHUNK;
+            for (j = 0; j < c; j++) {
+                len[j] = offsets[t + j + 1] - offsets[t + j];
+                /* No arithmetic on a NULL buffer (all tokens empty then). */
+                msg[j] = bytes == NULL ? NULL : bytes + offsets[t + j];
+            }
+            kernel->hash(k0, k1, msg, len, c, hashes);
+            minlsh__family_update_raw(family, sig, hashes, c);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,158 @@
+/*
+ * minlsh_family_sign_tokens: the same bits as hashing every token with
+ * minlsh_siphash24 and folding the hashes in with minlsh_family_update, for
+ * many random documents (empty ones, empty tokens, long tokens, more tokens
+ * than one chunk), with the default key and another key, and for a token
+ * buffer whose offsets do not start at 0; pinned values for a small case;
+ * every argument error, with the output left untouched.
+ */
+#define MINLSH_EXPERIMENTAL_API
+#include "minlsh.h"
+#include "testlib.h"
+
+#define K 128
+#define NDOC 200
+
+/* The reference: one token at a time through the stable API. */
+static void reference(const minlsh_family *fam, const uint8_t *key,
+                      const uint8_t *data, const size_t *off, size_t first,
+                      size_t last, uint32_t *sig) {
+    size_t t;
+    size_t i;
+    for (i = 0; i < K; i++) sig[i] = MINLSH_EMPTY_VALUE;
+    for (t = first; t < last; t++) {
+        uint64_t h = 0;
+        EXPECT_OK(minlsh_siphash24(&h, key, data + off[t], off[t + 1] - off[t]));
+        EXPECT_OK(minlsh_family_update(fam, &h, 1, sig, K));
+    }
+}
+
+/* NDOC documents of 0..600 tokens of 0..40 random bytes each. */
+static void check_random(const uint8_t *key, size_t base) {
+    minlsh_family *fam = NULL;
+    size_t cap_tok = NDOC * 600, cap_bytes = NDOC * 600 * 40 + base + 1;
+    uint8_t *data = (uint8_t *)malloc(cap_bytes);
+    size_t *off = (size_t *)malloc((cap_tok + 1) * sizeof *off);
+    size_t docs[NDOC + 1];
+    uint32_t *sigs = (uint32_t *)malloc((size_t)NDOC * K * sizeof *sigs);
+    uint32_t ref[K];
+    uint64_t st = 0x5eed + base;
+    size_t d, t, n_tok = 0, pos = base, n_out = 0, mismatches = 0;
+    if (!data || !off || !sigs) {
+        TL_FAIL("out of memory");
+        goto done;
+    }
+    EXPECT_OK(minlsh_family_new(&fam, K, 42, NULL));
+    off[0] = pos;
+    for (d = 0; d < NDOC; d++) {
+        size_t nt = (size_t)(tl_rand(&st) % 601);
+        if (d % 17 == 0) nt = 0;
+        docs[d] = n_tok;
+        for (t = 0; t < nt; t++) {
+            size_t len = (size_t)(tl_rand(&st) % 41), b;
+            if (t % 50 == 0) len = 0; /* an empty token is a token */
+            for (b = 0; b < len; b++) data[pos + b] = (uint8_t)(tl_rand(&st) % 7 + 'a');
+            pos += len;
+            off[++n_tok] = pos;
+        }
+    }
+    docs[NDOC] = n_tok;
+    EXPECT_OK(minlsh_family_sign_tokens(fam, key, data, off, n_tok, docs, NDOC, sigs,
+                                        (size_t)NDOC * K, &n_out));
+    EXPECT_EQ_U64(n_out, (uint64_t)NDOC * K);
+    for (d = 0; d < NDOC; d++) {
+        reference(fam, key == NULL ? minlsh_default_key() : key, data, off, docs[d],
+                  docs[d + 1], ref);
+        if (memcmp(ref, sigs + d * K, sizeof ref) != 0) mismatches++;
+        if (docs[d] == docs[d + 1])
+            EXPECT_EQ_INT(minlsh_signature_is_empty(sigs + d * K, K), 1);
+    }
+    EXPECT_EQ_U64(mismatches, 0);
+done:
+    minlsh_family_free(fam);
+    free(data);
+    free(off);
+    free(sigs);
+}
+
+static void test_matches_per_token_default_key(void) { check_random(NULL, 0); }
+
+static void test_matches_per_token_other_key_and_offset(void) {
+    static const uint8_t key[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    check_random(key, 1234);
+}
+
+/* The key matters, and the pinned first values of a tiny case (seed 1):
+ * document 0 = {"a", "b"}, document 1 = {"b", "a", "b"} (the same set),
+ * document 2 = {""} (one empty token: not the empty set). The values are
+ * those of the token-by-token path the tests above compare with. */
+static void test_pinned(void) {
+    static const uint8_t other[16] = {1};
+    const char *data = "abbab";
+    size_t off[] = {0, 1, 2, 3, 4, 5, 5};
+    size_t docs[] = {0, 2, 5, 6};
+    uint32_t sig[3 * K], sig2[3 * K];
+    minlsh_family *fam = NULL;
+    EXPECT_OK(minlsh_family_new(&fam, K, 1, NULL));
+    EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, data, off, 6, docs, 3, sig, 3 * K, NULL));
+    EXPECT(memcmp(sig, sig + K, K * sizeof *sig) == 0);
+    EXPECT_EQ_INT(minlsh_signature_is_empty(sig + 2 * K, K), 0);
+    EXPECT_EQ_U64(sig[0], 0xa305f5c5u);
+    EXPECT_EQ_U64(sig[1], 0x47f9ed48u);
+    EXPECT_EQ_U64(sig[2 * K], 0x604ce86cu);
+    EXPECT_OK(minlsh_family_sign_tokens(fam, other, data, off, 6, docs, 3, sig2, 3 * K, NULL));
+    EXPECT(memcmp(sig, sig2, K * sizeof *sig) != 0);
+    minlsh_family_free(fam);
+}
+
+static void test_errors(void) {
+    minlsh_family *fam = NULL;
+    const char *data = "abc";
+    size_t off[] = {0, 1, 3};
+    size_t bad_off[] = {0, 2, 1};
+    size_t docs[] = {0, 2};
+    size_t bad_docs[] = {0, 3};
+    size_t down_docs[] = {0, 2, 1};
+    size_t empty_off[] = {5, 5, 5};
+    uint32_t sig[2 * K], before[2 * K];
+    size_t n = 0, i;
+    EXPECT_OK(minlsh_family_new(&fam, K, 1, NULL));
+    for (i = 0; i < 2 * K; i++) sig[i] = before[i] = (uint32_t)i;
+    EXPECT_ERR(minlsh_family_sign_tokens(NULL, NULL, data, off, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, NULL, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, NULL, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, NULL, off, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, bad_off, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, bad_docs, 1, sig, K, NULL),
+               MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, down_docs, 2, sig, 2 * K,
+                                         NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, docs, 1, sig, K - 1, &n),
+               MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, K);
+    n = 0;
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, docs, 1, NULL, 0, &n),
+               MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, K);
+    EXPECT(memcmp(sig, before, sizeof sig) == 0);
+    /* No document at all: nothing to write, sigs may be NULL. */
+    EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, data, off, 2, docs, 0, NULL, 0, &n));
+    EXPECT_EQ_U64(n, 0);
+    /* Only empty tokens: data may be NULL. */
+    EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, NULL, empty_off, 2, docs, 1, sig, K, NULL));
+    EXPECT_EQ_INT(minlsh_signature_is_empty(sig, K), 0);
+    minlsh_family_free(fam);
+}
+
+int main(void) {
+    RUN(test_matches_per_token_default_key);
+    RUN(test_matches_per_token_other_key_and_offset);
+    RUN(test_pinned);
+    RUN(test_errors);
+    return TL_SUMMARY("sign_tokens");
+}
