@@ -883,6 +883,22 @@ MINLSH_API int minlsh_family_sign_tokens(const minlsh_family *family,
                                          const size_t *doc_offsets,
                                          size_t n_docs, uint32_t *sigs,
                                          size_t cap, size_t *n_out);
+/* minlsh_family_sign_tokens for tokens joined with a separator byte sep
+ * (0..255) that no token contains: the n_tokens = doc_offsets[n_docs]
+ * tokens are the pieces of data (len bytes) between separators, empty ones
+ * included, so data holds exactly n_tokens - 1 separators (and no byte when
+ * n_tokens is 0). Spares the caller a per-token offset: a binding joins its
+ * tokens in one call. Tokens before doc_offsets[0] belong to no document.
+ * Same signatures as minlsh_family_sign_tokens on the same tokens.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (sep > 255, doc_offsets
+ * decreasing, another number of separators), MINLSH_E_BUFSIZE,
+ * MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_family_sign_delimited(const minlsh_family *family,
+                                            const uint8_t *key, const void *data,
+                                            size_t len, uint32_t sep,
+                                            const size_t *doc_offsets,
+                                            size_t n_docs, uint32_t *sigs,
+                                            size_t cap, size_t *n_out);
 
 /* ------------------------------------------------------------------------ */
 /* Dedup engine                                                             */

@@ -4,7 +4,9 @@
  * many random documents (empty ones, empty tokens, long tokens, more tokens
  * than one chunk), with the default key and another key, and for a token
  * buffer whose offsets do not start at 0; pinned values for a small case;
- * every argument error, with the output left untouched.
+ * every argument error, with the output left untouched. The same for
+ * minlsh_family_sign_delimited (tokens joined with a separator byte),
+ * against minlsh_family_sign_tokens.
  */
 #define MINLSH_EXPERIMENTAL_API
 #include "minlsh.h"
@@ -149,10 +151,108 @@ static void test_errors(void) {
     minlsh_family_free(fam);
 }
 
+
+/* Random documents joined with a separator: the same signatures as
+ * minlsh_family_sign_tokens over the same tokens, including documents that
+ * start after some unused tokens. */
+static void test_delimited_matches_offsets(void) {
+    enum { ND = 100 };
+    minlsh_family *fam = NULL;
+    uint8_t *joined = (uint8_t *)malloc(ND * 300 * 21 + 1);
+    uint8_t *packed = (uint8_t *)malloc(ND * 300 * 21 + 1);
+    size_t *off = (size_t *)malloc((ND * 300 + 1) * sizeof *off);
+    size_t docs[ND + 1];
+    uint32_t *a = (uint32_t *)malloc((size_t)ND * K * sizeof *a);
+    uint32_t *b = (uint32_t *)malloc((size_t)ND * K * sizeof *b);
+    uint64_t st = 77;
+    size_t d, t, n_tok = 0, jl = 0, pl = 0;
+    if (!joined || !packed || !off || !a || !b) {
+        TL_FAIL("out of memory");
+        goto done;
+    }
+    EXPECT_OK(minlsh_family_new(&fam, K, 9, NULL));
+    off[0] = 0;
+    for (d = 0; d < ND; d++) {
+        size_t nt = d % 10 == 3 ? 0 : (size_t)(tl_rand(&st) % 300);
+        docs[d] = n_tok;
+        for (t = 0; t < nt; t++) {
+            size_t len = (size_t)(tl_rand(&st) % 21), i;
+            if (n_tok > 0) joined[jl++] = '\n';
+            for (i = 0; i < len; i++) {
+                uint8_t c = (uint8_t)(tl_rand(&st) % 26 + 'a');
+                joined[jl++] = c;
+                packed[pl++] = c;
+            }
+            off[++n_tok] = pl;
+        }
+    }
+    docs[ND] = n_tok;
+    EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, packed, off, n_tok, docs, ND, a,
+                                        (size_t)ND * K, NULL));
+    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, '\n', docs, ND, b,
+                                           (size_t)ND * K, NULL));
+    EXPECT(memcmp(a, b, (size_t)ND * K * sizeof *a) == 0);
+    /* Documents 10.. only: the tokens of 0..9 are skipped. */
+    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, '\n', docs + 10, ND - 10, b,
+                                           (size_t)ND * K, NULL));
+    EXPECT(memcmp(a + 10 * K, b, (size_t)(ND - 10) * K * sizeof *a) == 0);
+done:
+    minlsh_family_free(fam);
+    free(joined);
+    free(packed);
+    free(off);
+    free(a);
+    free(b);
+}
+
+static void test_delimited_errors(void) {
+    minlsh_family *fam = NULL;
+    size_t two[] = {0, 2}, none[] = {0, 0}, one[] = {0, 1}, down[] = {0, 2, 1};
+    uint32_t sig[2 * K], before[2 * K], empty_token[K];
+    size_t n = 0, i;
+    EXPECT_OK(minlsh_family_new(&fam, K, 1, NULL));
+    for (i = 0; i < 2 * K; i++) sig[i] = before[i] = (uint32_t)i;
+    EXPECT_ERR(minlsh_family_sign_delimited(NULL, NULL, "a,b", 3, ',', two, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, NULL, 3, ',', two, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b", 3, ',', NULL, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b", 3, 256, two, 1, sig, K, NULL),
+               MINLSH_E_PARAM);
+    /* Two tokens need exactly one separator. */
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b,c", 5, ',', two, 1, sig, K, NULL),
+               MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "ab", 2, ',', two, 1, sig, K, NULL),
+               MINLSH_E_PARAM);
+    /* No token is no byte. */
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a", 1, ',', none, 1, sig, K, NULL),
+               MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b", 3, ',', down, 2, sig, 2 * K,
+                                            NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b", 3, ',', two, 1, sig, K - 1, &n),
+               MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, K);
+    EXPECT(memcmp(sig, before, sizeof sig) == 0);
+    /* An empty document, and one empty token (not the empty set). */
+    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, NULL, 0, ',', none, 1, sig, K, NULL));
+    EXPECT_EQ_INT(minlsh_signature_is_empty(sig, K), 1);
+    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, "", 0, ',', one, 1, empty_token, K, NULL));
+    EXPECT_EQ_INT(minlsh_signature_is_empty(empty_token, K), 0);
+    {
+        size_t off[] = {0, 0};
+        EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, "", off, 1, one, 1, sig, K, NULL));
+        EXPECT(memcmp(sig, empty_token, sizeof empty_token) == 0);
+    }
+    minlsh_family_free(fam);
+}
+
 int main(void) {
     RUN(test_matches_per_token_default_key);
     RUN(test_matches_per_token_other_key_and_offset);
     RUN(test_pinned);
     RUN(test_errors);
+    RUN(test_delimited_matches_offsets);
+    RUN(test_delimited_errors);
     return TL_SUMMARY("sign_tokens");
 }

@@ -1,6 +1,7 @@
 /*
  * Sign documents that arrive already tokenized (lists of byte strings), many
- * at once. This is the batch path of the bindings: a foreign call costs far
+ * at once, the tokens described by offsets (minlsh_family_sign_tokens) or
+ * split at a separator byte (minlsh_family_sign_delimited). This is the batch path of the bindings: a foreign call costs far
  * more than hashing a short token, so a binding joins every token of every
  * document into one buffer, describes it with two offset arrays and crosses
  * into C once. Each token is hashed with SipHash-2-4 exactly as
@@ -73,6 +74,78 @@ int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key,
                 msg[j] = bytes == NULL ? NULL : bytes + offsets[t + j];
             }
             kernel->hash(k0, k1, msg, len, c, hashes);
+            minlsh__family_update_raw(family, sig, hashes, c);
+        }
+    }
+    return 0;
+}
+
+/* The tokens of a buffer split at sep, walked with memchr: every piece,
+ * the empty ones included. */
+typedef struct minlsh__split {
+    const uint8_t *p, *end;
+    int sep;
+} minlsh__split;
+
+static void minlsh__split_next(minlsh__split *sp, const uint8_t **msg, size_t *len) {
+    const uint8_t *q = (const uint8_t *)memchr(sp->p, sp->sep, (size_t)(sp->end - sp->p));
+    if (q == NULL) q = sp->end;
+    *msg = sp->p;
+    *len = (size_t)(q - sp->p);
+    sp->p = q < sp->end ? q + 1 : q;
+}
+
+int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key,
+                                 const void *data, size_t len, uint32_t sep,
+                                 const size_t *doc_offsets, size_t n_docs,
+                                 uint32_t *sigs, size_t cap, size_t *n_out) {
+    const uint8_t *bytes = (const uint8_t *)data;
+    const uint8_t *msg[MINLSH__TOKEN_CHUNK];
+    size_t lens[MINLSH__TOKEN_CHUNK];
+    uint64_t hashes[MINLSH__TOKEN_CHUNK];
+    const minlsh__siphash_many_kernel *kernel;
+    minlsh__split sp;
+    uint64_t k0, k1;
+    size_t k, need, d, t, c, j, n_tokens, seps = 0;
+    const uint8_t *p, *end;
+    uint32_t *sig;
+    if (family == NULL || doc_offsets == NULL) return MINLSH_E_NULL;
+    if (data == NULL && len > 0) return MINLSH_E_NULL;
+    k = minlsh_family_k(family);
+    if (n_docs > SIZE_MAX / k) return MINLSH_E_TOOBIG;
+    need = n_docs * k;
+    if (n_out != NULL) *n_out = need;
+    if (sep > 255) return MINLSH_E_PARAM;
+    for (d = 0; d < n_docs; d++)
+        if (doc_offsets[d + 1] < doc_offsets[d]) return MINLSH_E_PARAM;
+    n_tokens = doc_offsets[n_docs];
+    /* n tokens are n - 1 separators, and no token is no byte: the count
+     * tells an empty token from no token. */
+    if (len > 0) {
+        for (p = bytes, end = bytes + len;
+             (p = (const uint8_t *)memchr(p, (int)sep, (size_t)(end - p))) != NULL; p++)
+            seps++;
+    }
+    if (n_tokens == 0 ? len != 0 : seps != n_tokens - 1) return MINLSH_E_PARAM;
+    if (cap < need) return MINLSH_E_BUFSIZE;
+    if (sigs == NULL && need > 0) return MINLSH_E_NULL;
+    if (key == NULL) key = minlsh_default_key();
+    k0 = minlsh__load64le(key);
+    k1 = minlsh__load64le(key + 8);
+    kernel = minlsh__siphash_many_active();
+    sp.p = bytes;
+    sp.end = bytes == NULL ? NULL : bytes + len;
+    sp.sep = (int)sep;
+    /* Tokens before doc_offsets[0] belong to no document: skip them. */
+    for (t = 0; t < doc_offsets[0]; t++) minlsh__split_next(&sp, &msg[0], &lens[0]);
+    for (d = 0; d < n_docs; d++) {
+        sig = sigs + d * k;
+        for (t = 0; t < k; t++) sig[t] = MINLSH_EMPTY_VALUE;
+        for (t = doc_offsets[d]; t < doc_offsets[d + 1]; t += c) {
+            c = doc_offsets[d + 1] - t;
+            if (c > MINLSH__TOKEN_CHUNK) c = MINLSH__TOKEN_CHUNK;
+            for (j = 0; j < c; j++) minlsh__split_next(&sp, &msg[j], &lens[j]);
+            kernel->hash(k0, k1, msg, lens, c, hashes);
             minlsh__family_update_raw(family, sig, hashes, c);
         }
     }

@@ -358,6 +358,9 @@ _PROTOTYPES = [
     ("minlsh_family_sign_tokens", c_int,
      [c_void_p, c_char_p, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p,
       c_size_t, sizep]),
+    ("minlsh_family_sign_delimited", c_int,
+     [c_void_p, c_char_p, c_char_p, c_size_t, c_uint32, c_void_p, c_size_t, c_void_p,
+      c_size_t, sizep]),
     # the dedup engine (experimental API: the library ships with the binding,
     # so these are required like the others)
     ("minlsh_dedup_options_init", c_int, [POINTER(DedupOptions), c_uint32]),

@@ -207,6 +207,7 @@ class MinHashLSH:
             self._threshold = float(threshold)
             self._weights = (wfp, wfn)
             self._mode = mode
+        self._family = fam
         h = c_void_p()
         check(lib.minlsh_index_new(byref(h), fam.handle, config_id, b, r, None),
               "minlsh_index_new", "bands=%d rows=%d num_perm=%d" % (b, r, num_perm))
@@ -294,11 +295,8 @@ class MinHashLSH:
         """The signature as the library reads it: a MinHash's own buffer
         when it matches (no copy; the caller must not update that MinHash
         from another thread during the call), else a checked copy."""
-        if isinstance(minhash, MinHash):
-            fam = minhash._family
-            h = self._handle
-            if h and fam.k == lib.minlsh_index_k(h) and fam.seed == lib.minlsh_index_seed(h):
-                return minhash._sig
+        if isinstance(minhash, MinHash) and minhash._family is self._family and self._handle:
+            return minhash._sig
         return self._sig(minhash)
 
     def _flush(self):
@@ -558,6 +556,7 @@ class MinHashLSH:
         check(lib.minlsh_index_load_buffer(byref(h), raw, len(raw), None),
               "minlsh_index_load_buffer")
         self._handle = h.value
+        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value))
         self._id_to_key = dict(state["keys"])
         self._key_to_id = {key: ident for ident, key in self._id_to_key.items()}
         self._next_id = state["next_id"]
@@ -816,6 +815,7 @@ class MinHashLSH:
         self = cls.__new__(cls)
         self._handle = h.value
         self._lock = _ffi.RWLock()
+        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value))
         self._threshold = self._weights = self._mode = None
         self._key_to_id, self._id_to_key = {}, {}
         self._pending, self._pending_keys, self._query_buffer = [], set(), []

@@ -20,10 +20,11 @@ class _Family:
     """One minlsh_family handle. Immutable, so any number of threads may use
     it; freed when the last MinHash (and the cache) lets go of it."""
 
-    __slots__ = ("handle", "k", "seed", "__weakref__")
+    __slots__ = ("handle", "k", "seed", "sig_type", "__weakref__")
 
     def __init__(self, k, seed):
         self.handle = None
+        self.sig_type = c_uint32 * k
         h = c_void_p()
         check(lib.minlsh_family_new(byref(h), k, seed, None), "minlsh_family_new",
               "num_perm = %d (1..%d)" % (k, _ffi.FAMILY_K_MAX))
@@ -140,21 +141,47 @@ def _as_token_list(doc):
     return doc if isinstance(doc, (list, tuple)) else list(doc)
 
 
+def _joined(docs):
+    """Every token of every document joined with a NUL byte, as bytes, or
+    None when str and bytes tokens are mixed. One join and one encode for
+    the whole batch: no Python work per token. (Whether a token held a NUL
+    itself, the library finds when it counts the separators.)"""
+    try:
+        return "\0".join(itertools.chain.from_iterable(docs)).encode("utf-8")
+    except TypeError:
+        pass
+    try:
+        return b"\0".join(itertools.chain.from_iterable(docs))
+    except TypeError:
+        return None
+
+
 def _sign_token_lists(fam, docs, key=None):
-    """The signatures of a list of token lists in one foreign call
-    (minlsh_family_sign_tokens): a bytes object of len(docs)*k uint32
-    values, native order, row after row."""
+    """The signatures of a list of token lists in one foreign call: a bytes
+    object of len(docs)*k uint32 values, native order, row after row.
+
+    The tokens are joined with a NUL separator (minlsh_family_sign_delimited);
+    when a token contains NUL, or str and bytes tokens are mixed, with
+    per-token offsets instead (minlsh_family_sign_tokens). Same bits."""
     n, k = len(docs), fam.k
-    counts = list(map(len, docs))
+    doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), map(len, docs))))
+    n_tokens = doc_offsets[-1]
+    out = ctypes.create_string_buffer(4 * n * k)
+    if not n:
+        return out.raw
+    data = _joined(docs)
+    if data is not None:
+        rc = lib.minlsh_family_sign_delimited(fam.handle, key, data, len(data), 0,
+                                              doc_offsets.buffer_info()[0], n, out, n * k, None)
+        if rc != _ffi.E_PARAM:  # PARAM: a token holds a NUL; take the offsets path
+            check(rc, "minlsh_family_sign_delimited")
+            return out.raw
     flat = list(itertools.chain.from_iterable(docs))
     data, lengths = _join_tokens(flat)
     offsets = _size_array(itertools.accumulate(itertools.chain((0,), lengths)))
-    doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), counts)))
-    out = ctypes.create_string_buffer(4 * n * k)
-    if n:
-        check(lib.minlsh_family_sign_tokens(
-            fam.handle, key, data, offsets.buffer_info()[0], len(flat),
-            doc_offsets.buffer_info()[0], n, out, n * k, None), "minlsh_family_sign_tokens")
+    check(lib.minlsh_family_sign_tokens(
+        fam.handle, key, data, offsets.buffer_info()[0], len(flat),
+        doc_offsets.buffer_info()[0], n, out, n * k, None), "minlsh_family_sign_tokens")
     return out.raw
 
 
@@ -224,7 +251,7 @@ class MinHash:
         m = object.__new__(cls)
         m._family = fam
         m._hashfunc = hashfunc
-        m._sig = (c_uint32 * fam.k).from_buffer_copy(raw, offset)
+        m._sig = fam.sig_type.from_buffer_copy(raw, offset)
         return m
 
     def _set_values(self, values):

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""rensa's benchmark shape, minlsh against datasketch, in one run.
+
+Pre-tokenized word 3-gram lists -> MinHash signatures (num_perm 128) -> an
+LSH index with params=(8, 16) -> a query for every document; one thread.
+Both libraries run the same datasketch idioms (MinHash.bulk,
+MinHashLSH.insertion_session, MinHashLSH.query); datasketch needs bytes
+tokens for its default hash, so its side encodes them (as its users must),
+while minlsh takes the str tokens as they are. Then minlsh's matrix path
+(signatures_from_tokens -> insert_many -> query_csr) on the same corpus.
+
+datasketch is not a dependency of minlsh: point --datasketch (or the
+DATASKETCH_PATH environment variable) at a directory holding its
+`datasketch` package (it needs numpy and scipy); without it only minlsh's
+times are printed. The corpus is generated (seeded): documents of 50..400
+words from a Zipf-like vocabulary, a tenth of them near-copies of another
+with a few words changed.
+
+Prints one "key: value" line per measure; ratios are datasketch's time over
+minlsh's.
+"""
+import argparse
+import os
+import random
+import sys
+import time
+import types
+
+
+def corpus(n, seed):
+    rnd = random.Random(seed)
+    vocab = ["w%d" % i for i in range(20000)]
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    docs = []
+    for i in range(n):
+        if i >= 10 and rnd.random() < 0.1:
+            words = list(docs[rnd.randrange(i)][1])
+            for _ in range(max(1, len(words) // 30)):
+                words[rnd.randrange(len(words))] = rnd.choice(vocab)
+        else:
+            words = rnd.choices(vocab, weights, k=rnd.randint(50, 400))
+        docs.append((i, words))
+    return [[" ".join(w[j:j + 3]) for j in range(len(w) - 2)] for _, w in docs]
+
+
+def load_datasketch(path):
+    if not path:
+        return None
+    if not os.path.isdir(os.path.join(path, "datasketch")):
+        sys.exit("no datasketch package under %s" % path)
+    sys.path.insert(0, path)
+    # Import only the modules measured: the package's __init__ pulls in
+    # optional storage backends.
+    pkg = types.ModuleType("datasketch")
+    pkg.__path__ = [os.path.join(path, "datasketch")]
+    sys.modules["datasketch"] = pkg
+    from datasketch.minhash import MinHash
+    from datasketch.lsh import MinHashLSH
+    return types.SimpleNamespace(MinHash=MinHash, MinHashLSH=MinHashLSH)
+
+
+def run_idioms(lib, docs, encode):
+    """The datasketch idioms; returns (times, candidate count)."""
+    t0 = time.perf_counter()
+    if encode:
+        toks = [[t.encode("utf-8") for t in d] for d in docs]
+    else:
+        toks = docs
+    mhs = lib.MinHash.bulk(toks, num_perm=128)
+    t1 = time.perf_counter()
+    lsh = lib.MinHashLSH(num_perm=128, params=(8, 16))
+    with lsh.insertion_session() as session:
+        for i, m in enumerate(mhs):
+            session.insert(i, m)
+    t2 = time.perf_counter()
+    found = 0
+    for m in mhs:
+        found += len(lsh.query(m))
+    t3 = time.perf_counter()
+    return (t1 - t0, t2 - t1, t3 - t2, t3 - t0), found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--datasketch", default=os.environ.get("DATASKETCH_PATH", ""))
+    args = ap.parse_args()
+    import minlsh
+    ds = load_datasketch(args.datasketch)
+    docs = corpus(args.docs, args.seed)
+    ntok = sum(map(len, docs))
+    print("docs: %d" % len(docs))
+    print("tokens: %d" % ntok)
+    print("minlsh_library: %s (%s kernel)" % (minlsh.LIBRARY, minlsh.simd_kernel()))
+
+    names = ("sign", "build", "query", "total")
+    mt, mfound = run_idioms(minlsh, docs, encode=False)
+    for name, t in zip(names, mt):
+        print("minlsh_idioms_%s_s: %.3f" % (name, t))
+    print("minlsh_idioms_candidates: %d" % mfound)
+
+    t0 = time.perf_counter()
+    mat = minlsh.signatures_from_tokens(docs, num_perm=128)
+    t1 = time.perf_counter()
+    lsh = minlsh.MinHashLSH(num_perm=128, params=(8, 16))
+    lsh.insert_many(range(len(docs)), mat)
+    t2 = time.perf_counter()
+    indptr, ids = lsh.query_csr(mat)
+    t3 = time.perf_counter()
+    xt = (t1 - t0, t2 - t1, t3 - t2, t3 - t0)
+    for name, t in zip(names, xt):
+        print("minlsh_matrix_%s_s: %.3f" % (name, t))
+    print("minlsh_matrix_candidates: %d" % len(ids))
+    if mfound != len(ids):
+        sys.exit("the matrix path found %d candidates, the idioms %d" % (len(ids), mfound))
+
+    if ds is None:
+        print("datasketch: not run (give --datasketch PATH or DATASKETCH_PATH)")
+        return
+    dt, dfound = run_idioms(ds, docs, encode=True)
+    for name, t in zip(names, dt):
+        print("datasketch_%s_s: %.3f" % (name, t))
+    print("datasketch_candidates: %d" % dfound)
+    for name, d, m in zip(names, dt, mt):
+        print("ratio_idioms_%s: %.1f" % (name, d / m))
+    print("ratio_idioms_total: %.1f" % (dt[3] / mt[3]))
+    print("ratio_matrix_total: %.1f" % (dt[3] / xt[3]))
+
+
+if __name__ == "__main__":
+    main()
