@@ -6,13 +6,19 @@ import ctypes
 import json
 import math
 import os
+import threading
 from ctypes import byref, c_double, c_size_t, c_uint32, c_uint64, c_void_p
 
 from . import _ffi
 from ._ffi import check, lib, reading, writing
-from ._minhash import MinHash, family, matrix_bytes as _matrix_bytes, signature_buffer
+from ._minhash import (LeanMinHash, MinHash, family, matrix_bytes as _matrix_bytes,
+                       signature_buffer)
+
+_MINHASH_TYPES = (MinHash, LeanMinHash)
 
 MODES = {"rule": 1, "balanced": 2, "recall": 3}
+
+_query_buffers = threading.local()
 
 Plan = collections.namedtuple("Plan", ["bands", "rows", "fp_area", "fn_area"])
 Plan.__doc__ = """(bands, rows) chosen by minlsh.plan, with the false-positive area
@@ -401,12 +407,14 @@ class MinHashLSH:
         self._buffer_size = value
 
     def _session_insert(self, key, minhash):
-        hash(key)
-        with reading(self._lock):
-            sig = bytes(self._sig_fast(minhash))  # ValueError for another num_perm or seed
-            if key in self._key_to_id:
-                raise ValueError("The given key already exists: %r" % (key,))
-        if key in self._pending_keys:
+        if minhash.__class__ in _MINHASH_TYPES and minhash._family is self._family:
+            sig = bytes(minhash._sig)
+        else:
+            with reading(self._lock):
+                sig = bytes(self._sig(minhash))  # ValueError for another num_perm or seed
+        # Dict lookups are atomic under the interpreter lock; the index's
+        # lock guards the C handle, which this does not touch.
+        if key in self._key_to_id or key in self._pending_keys:
             raise ValueError("The given key already exists: %r" % (key,))
         self._pending.append((key, sig))
         self._pending_keys.add(key)
@@ -568,21 +576,36 @@ class MinHashLSH:
     # -- queries ----------------------------------------------------------------------
 
     def _query(self, minhash, with_similarity=True):
-        sig = self._sig_fast(minhash)
-        cap = 64
+        if minhash.__class__ in _MINHASH_TYPES and minhash._family is self._family:
+            sig = minhash._sig  # no copy: see _sig_fast
+        else:
+            sig = self._sig(minhash)
+        h = self._h()
+        # Per-thread output buffers: a query is a few microseconds, and
+        # allocating them was a third of it. Readers run concurrently, each
+        # on its own thread's buffers.
+        tls = _query_buffers.__dict__
+        ids, n, cap = tls.get("ids"), tls.get("n"), tls.get("cap", 0)
+        if ids is None:
+            cap, n = 64, c_size_t()
+            ids = tls["ids"] = (c_uint64 * cap)()
+            tls["n"], tls["cap"], tls["byref_n"] = n, cap, byref(n)
+        byref_n = tls["byref_n"]
+        sims = None
         while True:
-            ids = (c_uint64 * cap)()
-            sims = (c_double * cap)() if with_similarity else None
-            n = c_size_t()
-            rc = lib.minlsh_index_query(self._h(), sig, len(sig), ids, sims, cap, byref(n))
-            if rc == _ffi.E_BUFSIZE:
-                cap = n.value
-                continue
-            check(rc, "minlsh_index_query")
-            id_to_key = self._id_to_key
-            if not with_similarity:
-                return [id_to_key[i] for i in ids[:n.value]]
-            return [(id_to_key[ids[i]], sims[i]) for i in range(n.value)]
+            if with_similarity:
+                sims = (c_double * cap)()
+            rc = lib.minlsh_index_query(h, sig, len(sig), ids, sims, cap, byref_n)
+            if rc != _ffi.E_BUFSIZE:
+                break
+            cap = n.value
+            ids = tls["ids"] = (c_uint64 * cap)()
+            tls["cap"] = cap
+        check(rc, "minlsh_index_query")
+        id_to_key = self._id_to_key
+        if not with_similarity:
+            return [id_to_key[i] for i in ids[:n.value]]
+        return [(id_to_key[ids[i]], sims[i]) for i in range(n.value)]
 
     def query(self, minhash):
         """The keys of the candidates sharing at least one band with

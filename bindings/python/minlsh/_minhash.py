@@ -156,33 +156,38 @@ def _joined(docs):
         return None
 
 
-def _sign_token_lists(fam, docs, key=None):
-    """The signatures of a list of token lists in one foreign call: a bytes
-    object of len(docs)*k uint32 values, native order, row after row.
+def _sign_into(fam, docs, addr, key=None):
+    """Sign a list of token lists in one foreign call, writing len(docs)*k
+    uint32 values at address addr (row after row).
 
     The tokens are joined with a NUL separator (minlsh_family_sign_delimited);
     when a token contains NUL, or str and bytes tokens are mixed, with
     per-token offsets instead (minlsh_family_sign_tokens). Same bits."""
     n, k = len(docs), fam.k
-    doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), map(len, docs))))
-    n_tokens = doc_offsets[-1]
-    out = ctypes.create_string_buffer(4 * n * k)
     if not n:
-        return out.raw
+        return
+    doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), map(len, docs))))
     data = _joined(docs)
     if data is not None:
         rc = lib.minlsh_family_sign_delimited(fam.handle, key, data, len(data), 0,
-                                              doc_offsets.buffer_info()[0], n, out, n * k, None)
+                                              doc_offsets.buffer_info()[0], n, addr, n * k, None)
         if rc != _ffi.E_PARAM:  # PARAM: a token holds a NUL; take the offsets path
             check(rc, "minlsh_family_sign_delimited")
-            return out.raw
+            return
     flat = list(itertools.chain.from_iterable(docs))
     data, lengths = _join_tokens(flat)
     offsets = _size_array(itertools.accumulate(itertools.chain((0,), lengths)))
     check(lib.minlsh_family_sign_tokens(
         fam.handle, key, data, offsets.buffer_info()[0], len(flat),
-        doc_offsets.buffer_info()[0], n, out, n * k, None), "minlsh_family_sign_tokens")
-    return out.raw
+        doc_offsets.buffer_info()[0], n, addr, n * k, None), "minlsh_family_sign_tokens")
+
+
+def _sign_token_lists(fam, docs, key=None):
+    """The signatures of a list of token lists (:func:`_sign_into`) as a
+    bytes-like buffer of len(docs)*k uint32 values, native order."""
+    out = ctypes.create_string_buffer(4 * len(docs) * fam.k)
+    _sign_into(fam, docs, out, key)
+    return out
 
 
 _GPU_MODES = ("disable", "detect", "always")
@@ -617,20 +622,28 @@ def matrix_bytes(rows, k, seed, n_expected=None):
     return out
 
 
-def signatures_from_tokens(token_lists, num_perm=128, seed=1):
+def signatures_from_tokens(token_lists, num_perm=128, seed=1, batch_size=4096):
     """The signatures of many token lists (each a list of str or bytes
-    tokens) as an n x num_perm uint32 matrix, in one foreign call: a numpy
-    array when numpy is installed, else a :class:`SignatureMatrix`. Row i
-    has exactly the values of ``MinHash.bulk(token_lists)[i]``."""
+    tokens) as an n x num_perm uint32 matrix: a numpy array when numpy is
+    installed, else a :class:`SignatureMatrix`. Row i has exactly the values
+    of ``MinHash.bulk(token_lists)[i]``. One foreign call per
+    ``batch_size`` lists, each writing straight into the result."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError("batch_size must be an integer >= 1")
     fam = family(num_perm, seed)
     docs = [_as_token_list(d) for d in token_lists]
-    raw = _sign_token_lists(fam, docs)
+    n, k = len(docs), num_perm
     np = _ffi.numpy
     if np is not None:
-        return np.frombuffer(raw, dtype=np.uint32).reshape(len(docs), num_perm).copy()
-    data = array.array("I")
-    data.frombytes(raw)
-    return SignatureMatrix(data, len(docs), num_perm)
+        out = np.empty((n, k), dtype=np.uint32)
+    else:
+        out = array.array("I", bytes(4 * n * k))
+    base = _ffi.address(out) if n else 0
+    for i in range(0, n, batch_size):
+        _sign_into(fam, docs[i:i + batch_size], base + 4 * k * i)
+    if np is not None:
+        return out
+    return SignatureMatrix(out, n, k)
 
 
 def signature_buffer(value, k, seed=None, what="signature"):
