@@ -307,10 +307,11 @@ class MinHash:
         return list(cls.generator(b, **minhash_kwargs))
 
     @classmethod
-    def generator(cls, b, batch_size=1024, **minhash_kwargs):
+    def generator(cls, b, batch_size=256, **minhash_kwargs):
         """Like :meth:`bulk`, but yields the MinHash objects one by one,
         reading ``b`` lazily ``batch_size`` token lists at a time (one
-        foreign call per batch)."""
+        foreign call per batch; a batch's joined tokens stay small enough
+        for the caches, which is faster than one huge call)."""
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError("batch_size must be an integer >= 1")
         proto = cls(**minhash_kwargs)
@@ -622,7 +623,7 @@ def matrix_bytes(rows, k, seed, n_expected=None):
     return out
 
 
-def signatures_from_tokens(token_lists, num_perm=128, seed=1, batch_size=4096):
+def signatures_from_tokens(token_lists, num_perm=128, seed=1, batch_size=256):
     """The signatures of many token lists (each a list of str or bytes
     tokens) as an n x num_perm uint32 matrix: a numpy array when numpy is
     installed, else a :class:`SignatureMatrix`. Row i has exactly the values
