@@ -143,15 +143,19 @@ def _as_token_list(doc):
 
 def _joined(docs):
     """Every token of every document joined with a NUL byte, as bytes, or
-    None when str and bytes tokens are mixed. One join and one encode for
-    the whole batch: no Python work per token. (Whether a token held a NUL
-    itself, the library finds when it counts the separators.)"""
+    None when str and bytes tokens are mixed. A join per document and one
+    for the batch, then one encode: no Python work per token (joining each
+    list directly is twice as fast as joining one chained iterator, which
+    join first copies into a list). Documents without tokens add nothing,
+    not even a separator. Whether a token held a NUL itself, the library
+    finds when it counts the separators."""
+    nonempty = list(filter(None, docs))
     try:
-        return "\0".join(itertools.chain.from_iterable(docs)).encode("utf-8")
+        return "\0".join(map("\0".join, nonempty)).encode("utf-8")
     except TypeError:
         pass
     try:
-        return b"\0".join(itertools.chain.from_iterable(docs))
+        return b"\0".join(map(b"\0".join, nonempty))
     except TypeError:
         return None
 
