@@ -1,5 +1,7 @@
 """LSH: planning, band keys and the band index (minlsh_index)."""
 
+from __future__ import annotations
+
 import array
 import collections
 import ctypes
@@ -8,6 +10,7 @@ import math
 import os
 import threading
 from ctypes import byref, c_double, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import check, lib, reading, writing
@@ -48,7 +51,8 @@ def _plan_options(threshold, num_perm, weights, mode, target_recall):
     return opts
 
 
-def plan(threshold, num_perm=128, weights=(0.5, 0.5), mode="balanced", target_recall=0.99):
+def plan(threshold: float, num_perm: int = 128, weights: Tuple[float, float] = (0.5, 0.5),
+         mode: str = "balanced", target_recall: float = 0.99) -> Plan:
     """Choose (bands, rows) for a Jaccard threshold (minlsh_plan_compute).
 
     ``mode``: ``"balanced"`` minimises ``weights[0] * FP area + weights[1] *
@@ -71,7 +75,7 @@ def _u32(value, what):
     return value
 
 
-def probability(s, bands, rows):
+def probability(s: float, bands: int, rows: int) -> float:
     """P(candidate | similarity s) = 1 - (1 - s^rows)^bands."""
     out = c_double()
     check(lib.minlsh_plan_probability(byref(out), _u32(bands, "bands"), _u32(rows, "rows"),
@@ -79,7 +83,7 @@ def probability(s, bands, rows):
     return out.value
 
 
-def threshold_of(bands, rows):
+def threshold_of(bands: int, rows: int) -> float:
     """The rule-of-thumb threshold (1/bands)^(1/rows)."""
     out = c_double()
     check(lib.minlsh_plan_threshold(byref(out), _u32(bands, "bands"), _u32(rows, "rows")),
@@ -87,7 +91,7 @@ def threshold_of(bands, rows):
     return out.value
 
 
-def band_keys(signature, bands, rows):
+def band_keys(signature: Any, bands: int, rows: int) -> List[int]:
     """The band keys of a signature (a MinHash or a sequence of uint32):
     a list of ``bands`` 64-bit ints (docs/lsh.md, "Band keys")."""
     if isinstance(signature, MinHash):
@@ -161,9 +165,12 @@ class MinHashLSH:
     exclusive lock.
     """
 
-    def __init__(self, threshold=0.9, num_perm=128, weights=(0.5, 0.5), params=None,
-                 storage_config=None, prepickle=None, hashfunc=None, *, seed=1,
-                 mode="balanced", target_recall=0.99, config_id=0):
+    def __init__(self, threshold: Optional[float] = 0.9, num_perm: int = 128,
+                 weights: Tuple[float, float] = (0.5, 0.5),
+                 params: Optional[Tuple[int, int]] = None,
+                 storage_config: Optional[Dict[str, Any]] = None, prepickle: Optional[bool] = None,
+                 hashfunc: Any = None, *, seed: int = 1, mode: str = "balanced",
+                 target_recall: float = 0.99, config_id: int = 0) -> None:
         self._handle = None
         self._lock = _ffi.RWLock()
         self._key_to_id = {}
@@ -248,39 +255,44 @@ class MinHashLSH:
     # -- parameters ------------------------------------------------------------
 
     @property
-    def threshold(self):
+    def threshold(self) -> Optional[float]:
         """The threshold the index was planned for (None if unknown)."""
         return self._threshold
 
     @property
-    def params(self):
+    def params(self) -> Tuple[int, int]:
         """(bands, rows)."""
         h = self._h()
         return (lib.minlsh_index_bands(h), lib.minlsh_index_rows(h))
 
     @property
-    def h(self):
+    def h(self) -> int:
         """num_perm, under datasketch's name."""
         return self.num_perm
 
     @property
-    def b(self):
+    def b(self) -> int:
+        """The number of bands."""
         return self.params[0]
 
     @property
-    def r(self):
+    def r(self) -> int:
+        """The rows per band."""
         return self.params[1]
 
     @property
-    def num_perm(self):
+    def num_perm(self) -> int:
+        """The signatures' number of values."""
         return lib.minlsh_index_k(self._h())
 
     @property
-    def seed(self):
+    def seed(self) -> int:
+        """The signatures' family seed."""
         return lib.minlsh_index_seed(self._h())
 
     @property
-    def config_id(self):
+    def config_id(self) -> int:
+        """The config id stored with the index (checked on load)."""
         return lib.minlsh_index_config_id(self._h())
 
     def __repr__(self):
@@ -360,7 +372,7 @@ class MinHashLSH:
             self._key_to_id[key] = ident
             self._id_to_key[ident] = key
 
-    def insert_many(self, keys, minhashes):
+    def insert_many(self, keys: Iterable[Hashable], minhashes: Any) -> None:
         """Insert ``keys[i]`` with ``minhashes[i]`` for every i, in one foreign
         call (minlsh_index_insert_many). ``minhashes`` is a sequence of
         MinHash objects or an n x num_perm matrix of uint32 (a numpy array,
@@ -381,7 +393,7 @@ class MinHashLSH:
                 seen.add(key)
             self._insert_raw_locked(keys, raw)
 
-    def insertion_session(self, buffer_size=50000):
+    def insertion_session(self, buffer_size: int = 50000) -> MinHashLSHInsertionSession:
         """A context manager for fast insertion, as in datasketch:
         ``session.insert(key, minhash)`` buffers, and every ``buffer_size``
         documents (and on leaving the ``with`` block) the buffer goes into
@@ -390,18 +402,18 @@ class MinHashLSH:
         (the buffer is inserted first)."""
         return MinHashLSHInsertionSession(self, buffer_size)
 
-    def deletion_session(self, buffer_size=50000):
+    def deletion_session(self, buffer_size: int = 50000) -> MinHashLSHDeletionSession:
         """A context manager for removal, as in datasketch:
         ``session.remove(key)`` (ValueError if the key is not indexed)."""
         return MinHashLSHDeletionSession(self, buffer_size)
 
     @property
-    def buffer_size(self):
+    def buffer_size(self) -> int:
         """How many documents an insertion session buffers (default 50000)."""
         return self._buffer_size
 
     @buffer_size.setter
-    def buffer_size(self, value):
+    def buffer_size(self, value: int) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError("buffer_size must be an integer >= 1")
         self._buffer_size = value
@@ -448,18 +460,18 @@ class MinHashLSH:
         with reading(self._lock):
             return len(self._key_to_id)
 
-    def is_empty(self):
+    def is_empty(self) -> bool:
         """True when no key is indexed."""
         return len(self) == 0
 
-    def keys(self):
+    def keys(self) -> List[Hashable]:
         """The keys, in insertion order (a list)."""
         if self._pending:
             self._flush()
         with reading(self._lock):
             return [self._id_to_key[i] for i in sorted(self._id_to_key)]
 
-    def get_minhash(self, key):
+    def get_minhash(self, key: Hashable) -> MinHash:
         """A MinHash with the signature stored for ``key`` (KeyError if absent)."""
         if self._pending:
             self._flush()
@@ -471,7 +483,7 @@ class MinHashLSH:
                   "minlsh_index_copy_signature")
             return m
 
-    def merge(self, other, check_overlap=False):
+    def merge(self, other: MinHashLSH, check_overlap: bool = False) -> None:
         """Add every key of ``other`` (a MinHashLSH with the same num_perm,
         seed, bands and rows; ValueError otherwise) with its signature, in one
         foreign call (minlsh_index_merge). A key of ``other`` already in this
@@ -511,7 +523,7 @@ class MinHashLSH:
                 self._id_to_key[ident + offset] = key
             self._next_id = offset + other._next_id
 
-    def get_counts(self):
+    def get_counts(self) -> List[Dict[int, int]]:
         """For each band, a dict from band key (minlsh's 64-bit band key, where
         datasketch has the band's bytes) to the number of keys in its
         bucket."""
@@ -607,7 +619,7 @@ class MinHashLSH:
             return [id_to_key[i] for i in ids[:n.value]]
         return [(id_to_key[ids[i]], sims[i]) for i in range(n.value)]
 
-    def query(self, minhash):
+    def query(self, minhash: Any) -> List[Hashable]:
         """The keys of the candidates sharing at least one band with
         ``minhash`` (a stored document finds itself), in insertion order.
         ValueError for a MinHash of another num_perm or seed."""
@@ -616,7 +628,8 @@ class MinHashLSH:
         with reading(self._lock):
             return self._query(minhash, False)
 
-    def query_with_similarity(self, minhash, min_similarity=0.0):
+    def query_with_similarity(self, minhash: Any,
+                              min_similarity: float = 0.0) -> List[Tuple[Hashable, float]]:
         """[(key, estimated Jaccard)] of the candidates whose estimate is at
         least ``min_similarity``, in insertion order."""
         if self._pending:
@@ -624,7 +637,7 @@ class MinHashLSH:
         with reading(self._lock):
             return [(k, s) for k, s in self._query(minhash) if s >= min_similarity]
 
-    def query_limited(self, minhash, max_members):
+    def query_limited(self, minhash: Any, max_members: int) -> Tuple[List[Hashable], int]:
         """:meth:`query` with a bound on the work for hot buckets
         (minlsh_index_query_limited): bands are searched in order until the
         next one would bring the bucket members collected above
@@ -675,7 +688,7 @@ class MinHashLSH:
             t = total.value
             return offsets, ids[:t], (sims[:t] if sims is not None else None)
 
-    def query_many(self, minhashes):
+    def query_many(self, minhashes: Any) -> List[List[Hashable]]:
         """:meth:`query` for many signatures in one foreign call
         (minlsh_index_query_many): a list of key lists. ``minhashes`` is a
         sequence of MinHash objects or an n x num_perm uint32 matrix."""
@@ -690,7 +703,7 @@ class MinHashLSH:
             ids = ids.tolist()
             return [[id_to_key[i] for i in ids[offsets[j]:offsets[j + 1]]] for j in range(n)]
 
-    def query_csr(self, minhashes, with_similarity=False):
+    def query_csr(self, minhashes: Any, with_similarity: bool = False) -> Tuple[Any, ...]:
         """The candidates of many signatures as CSR arrays, in one foreign
         call: (indptr, ids) or, with ``with_similarity``, (indptr, ids,
         similarities); query j's candidates are ids[indptr[j]:indptr[j+1]],
@@ -714,18 +727,18 @@ class MinHashLSH:
                 indptr = array.array("Q", offsets)
             return (indptr, ids, sims) if with_similarity else (indptr, ids)
 
-    def key_of(self, ident):
+    def key_of(self, ident: int) -> Hashable:
         """The key of a document id (as :meth:`query_csr` gives them)."""
         with reading(self._lock):
             return self._id_to_key[int(ident)]
 
-    def add_to_query_buffer(self, minhash):
+    def add_to_query_buffer(self, minhash: Any) -> None:
         """Buffer a query for :meth:`collect_query_buffer` (datasketch's API).
         ValueError for a MinHash of another num_perm or seed."""
         with reading(self._lock):
             self._query_buffer.append(bytes(self._sig(minhash)))
 
-    def collect_query_buffer(self):
+    def collect_query_buffer(self) -> List[Hashable]:
         """Run the buffered queries in one foreign call and empty the buffer.
         As in datasketch, the result is the keys found by *every* buffered
         query (the intersection of their candidate sets), here in insertion
@@ -744,7 +757,8 @@ class MinHashLSH:
                 common = got if common is None else common & got
             return [self._id_to_key[i] for i in sorted(common)]
 
-    def candidate_pairs(self, min_similarity=0.0, with_similarity=False, max_pairs=0):
+    def candidate_pairs(self, min_similarity: float = 0.0, with_similarity: bool = False,
+                        max_pairs: int = 0) -> List[Tuple[Any, ...]]:
         """Every pair of indexed keys sharing a band, once each, whose
         estimated Jaccard is >= ``min_similarity`` (0: all candidates; the
         threshold: the verified pairs). A list of (key_a, key_b) with key_a
@@ -772,7 +786,7 @@ class MinHashLSH:
             finally:
                 lib.minlsh_pairs_free(out)
 
-    def clusters(self, min_similarity=0.0):
+    def clusters(self, min_similarity: float = 0.0) -> List[List[Hashable]]:
         """Groups of near-duplicates: the connected components (two or more
         keys) of the graph of :meth:`candidate_pairs` at ``min_similarity``.
         Members in insertion order; groups ordered by their first member."""
@@ -801,7 +815,7 @@ class MinHashLSH:
         return json.dumps(doc, ensure_ascii=True, allow_nan=False,
                           separators=(",", ":")).encode("ascii")
 
-    def save(self, path):
+    def save(self, path: Union[str, bytes, os.PathLike]) -> None:
         """Save atomically to ``path``: the signatures and parameters
         (minlsh_index_save), and the keys as JSON in the index's metadata.
         Keys must be str, int, float, bool, None, bytes or tuples of those
@@ -817,7 +831,8 @@ class MinHashLSH:
             check(lib.minlsh_index_save(h, path), "minlsh_index_save", os.fsdecode(path))
 
     @classmethod
-    def load(cls, path, num_perm=None, seed=None, config_id=0):
+    def load(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
+             seed: Optional[int] = None, config_id: int = 0) -> MinHashLSH:
         """Load an index saved by :meth:`save` (or any minlsh index file: its
         keys are then its 64-bit ids). With ``num_perm`` or ``seed`` (the
         other defaulting to 128 or 1) the file must have them and

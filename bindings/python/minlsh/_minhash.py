@@ -1,5 +1,7 @@
 """MinHash signatures (minlsh_family) and batch signing."""
 
+from __future__ import annotations
+
 import array
 import collections
 import ctypes
@@ -8,6 +10,8 @@ import struct
 import threading
 import warnings
 from ctypes import byref, c_double, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import (Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple,
+                    Union)
 
 from . import _ffi
 from ._ffi import check, lib
@@ -194,6 +198,9 @@ def _sign_token_lists(fam, docs, key=None):
     return out
 
 
+#: A token: str (hashed as its UTF-8 bytes) or bytes-like.
+Token = Union[str, bytes, bytearray, memoryview]
+
 _GPU_MODES = ("disable", "detect", "always")
 
 
@@ -229,8 +236,9 @@ class MinHash:
 
     __slots__ = ("_family", "_sig", "_hashfunc")
 
-    def __init__(self, num_perm=128, seed=1, gpu_mode="disable", hashfunc=None, hashobj=None,
-                 hashvalues=None, permutations=None):
+    def __init__(self, num_perm: int = 128, seed: int = 1, gpu_mode: str = "disable",
+                 hashfunc: Optional[Callable[[Any], int]] = None, hashobj: Any = None,
+                 hashvalues: Optional[Iterable[int]] = None, permutations: Any = None) -> None:
         if gpu_mode not in _GPU_MODES:
             raise ValueError("gpu_mode must be one of %s" % ", ".join(_GPU_MODES))
         if gpu_mode == "always":
@@ -297,7 +305,7 @@ class MinHash:
         return cls(len(values), seed, hashvalues=values)
 
     @classmethod
-    def bulk(cls, b, **minhash_kwargs):
+    def bulk(cls, b: Iterable[Sequence[Token]], **minhash_kwargs: Any) -> List[MinHash]:
         """A list of MinHash objects, one per token list of ``b`` (an
         iterable of lists of str or bytes tokens), made with
         ``MinHash(**minhash_kwargs)``.
@@ -311,7 +319,8 @@ class MinHash:
         return list(cls.generator(b, **minhash_kwargs))
 
     @classmethod
-    def generator(cls, b, batch_size=256, **minhash_kwargs):
+    def generator(cls, b: Iterable[Sequence[Token]], batch_size: int = 256,
+                  **minhash_kwargs: Any) -> Iterator[MinHash]:
         """Like :meth:`bulk`, but yields the MinHash objects one by one,
         reading ``b`` lazily ``batch_size`` token lists at a time (one
         foreign call per batch; a batch's joined tokens stay small enough
@@ -337,7 +346,7 @@ class MinHash:
                 yield cls._from_raw(fam, raw, i * step)
 
     @classmethod
-    def union(cls, *mhs):
+    def union(cls, *mhs: MinHash) -> MinHash:
         """A new MinHash, the union of two or more (element-wise minimum).
         ValueError for fewer than two, or different seeds or num_perm."""
         if len(mhs) < 2:
@@ -358,15 +367,17 @@ class MinHash:
     # -- datasketch's API -----------------------------------------------------
 
     @property
-    def num_perm(self):
+    def num_perm(self) -> int:
+        """The number of values (hash functions)."""
         return self._family.k
 
     @property
-    def seed(self):
+    def seed(self) -> int:
+        """The seed of the family of hash functions."""
         return self._family.seed
 
     @property
-    def hashfunc(self):
+    def hashfunc(self) -> Optional[Callable[[Any], int]]:
         """The function given as ``hashfunc`` (None: SipHash-2-4 of the bytes)."""
         return self._hashfunc
 
@@ -375,14 +386,14 @@ class MinHash:
             return _item_hash(item)
         return _ffi.as_u64(self._hashfunc(item), "hashfunc(item)")
 
-    def update(self, b):
+    def update(self, b: Any) -> None:
         """Add one item (bytes, or str as UTF-8; with ``hashfunc``, anything
         it accepts)."""
         h = c_uint64(self._hash(b))
         check(lib.minlsh_family_update(self._family.handle, byref(h), 1,
                                        self._sig, self._family.k), "minlsh_family_update")
 
-    def update_batch(self, b):
+    def update_batch(self, b: Iterable[Any]) -> None:
         """Add every item of an iterable, in one foreign call (the tokens are
         joined into one buffer, as in :meth:`bulk`); the same values as
         :meth:`update` item by item."""
@@ -396,7 +407,7 @@ class MinHash:
         check(lib.minlsh_signature_merge(self._sig, raw, self._family.k),
               "minlsh_signature_merge")
 
-    def update_hashes(self, hashes):
+    def update_hashes(self, hashes: Iterable[int]) -> None:
         """Add 64-bit hashes as they are (e.g. ``Shingler.shingles(text)``),
         without hashing them again."""
         buf = _u64_buffer(hashes)
@@ -404,7 +415,7 @@ class MinHash:
             check(lib.minlsh_family_update(self._family.handle, buf, len(buf),
                                            self._sig, self._family.k), "minlsh_family_update")
 
-    def jaccard(self, other):
+    def jaccard(self, other: MinHash) -> float:
         """The estimated Jaccard similarity (fraction of equal values; 0 when
         either signature is empty). ValueError for another seed or num_perm."""
         self._check_compatible(other, "jaccard")
@@ -413,21 +424,21 @@ class MinHash:
               "minlsh_signature_estimate")
         return out.value
 
-    def count(self):
+    def count(self) -> float:
         """The estimated number of distinct items: k / sum(v / (2**32 - 1)) - 1,
         datasketch's estimator over the 32-bit values."""
         k = self._family.k
         total = sum(self._sig) / float(0xFFFFFFFF)
         return float(k) / total - 1.0
 
-    def merge(self, other):
+    def merge(self, other: MinHash) -> None:
         """Become the signature of the union (element-wise minimum).
         ValueError for another seed or num_perm."""
         self._check_compatible(other, "merge")
         check(lib.minlsh_signature_merge(self._sig, other._sig, self._family.k),
               "minlsh_signature_merge")
 
-    def digest(self):
+    def digest(self) -> Any:
         """A copy of the values: a numpy uint32 array when numpy is installed,
         else an ``array.array('I')``."""
         if _ffi.numpy is not None:
@@ -437,19 +448,19 @@ class MinHash:
         return out
 
     @property
-    def hashvalues(self):
+    def hashvalues(self) -> Any:
         """The values (as datasketch calls them): a copy, as :meth:`digest`.
         Assigning a sequence of num_perm ints replaces them."""
         return self.digest()
 
     @hashvalues.setter
-    def hashvalues(self, values):
+    def hashvalues(self, values: Iterable[int]) -> None:
         if _ffi.numpy is not None and isinstance(values, _ffi.numpy.ndarray):
             values = values.tolist()
         self._set_values(values)
 
     @property
-    def permutations(self):
+    def permutations(self) -> Tuple[List[int], List[int]]:
         """The family's coefficients (a, b) as two lists of num_perm ints
         (h_i(x) = (a_i * x + b_i) mod (2**61 - 1), value = h >> 29); read-only."""
         k = self._family.k
@@ -458,16 +469,16 @@ class MinHash:
               "minlsh_family_copy_coefficients")
         return (list(a), list(b_))
 
-    def copy(self):
+    def copy(self) -> MinHash:
         """An independent copy (same family, values and hashfunc)."""
         return type(self)._from_raw(self._family, self._sig, 0, self._hashfunc)
 
-    def is_empty(self):
+    def is_empty(self) -> bool:
         """True for the empty-set signature (nothing added)."""
         return check(lib.minlsh_signature_is_empty(self._sig, self._family.k),
                      "minlsh_signature_is_empty") == 1
 
-    def clear(self):
+    def clear(self) -> None:
         """Back to the empty signature."""
         ctypes.memset(self._sig, 0xFF, 4 * self._family.k)
 
@@ -521,7 +532,8 @@ class LeanMinHash(MinHash):
 
     __slots__ = ()
 
-    def __init__(self, minhash=None, seed=None, hashvalues=None):
+    def __init__(self, minhash: Optional[MinHash] = None, seed: Optional[int] = None,
+                 hashvalues: Optional[Iterable[int]] = None) -> None:
         if minhash is not None:
             if not isinstance(minhash, MinHash):
                 raise TypeError("LeanMinHash needs a MinHash, not %s" % type(minhash).__name__)
@@ -534,36 +546,36 @@ class LeanMinHash(MinHash):
             raise ValueError("Init parameters cannot be None: make sure to set either minhash "
                              "or both of hash values and seed")
 
-    def update(self, b):
+    def update(self, b: Any) -> None:
         """Not available: a LeanMinHash is frozen (TypeError)."""
         raise TypeError("Cannot update a LeanMinHash")
 
-    def update_batch(self, b):
+    def update_batch(self, b: Iterable[Any]) -> None:
         """Not available: a LeanMinHash is frozen (TypeError)."""
         raise TypeError("Cannot update a LeanMinHash")
 
-    def update_hashes(self, hashes):
+    def update_hashes(self, hashes: Iterable[int]) -> None:
         """Not available: a LeanMinHash is frozen (TypeError)."""
         raise TypeError("Cannot update a LeanMinHash")
 
-    def clear(self):
+    def clear(self) -> None:
         """Not available: a LeanMinHash is frozen (TypeError)."""
         raise TypeError("Cannot clear a LeanMinHash")
 
-    def merge(self, other):
+    def merge(self, other: MinHash) -> None:
         """Not available: a LeanMinHash is frozen (TypeError); use
         :meth:`union`."""
         raise TypeError("Cannot merge into a LeanMinHash")
 
     @MinHash.hashvalues.setter
-    def hashvalues(self, values):
+    def hashvalues(self, values: Iterable[int]) -> None:
         raise AttributeError("a LeanMinHash is frozen")
 
-    def bytesize(self, byteorder="@"):
+    def bytesize(self, byteorder: str = "@") -> int:
         """The size in bytes of :meth:`serialize`'s output."""
         return struct.calcsize("%sqi%dI" % (byteorder, len(self)))
 
-    def serialize(self, buf, byteorder="@"):
+    def serialize(self, buf: Any, byteorder: str = "@") -> None:
         """Write the seed, the length and the values into ``buf`` (a writable
         buffer of at least :meth:`bytesize` bytes; ValueError if shorter)."""
         if len(buf) < self.bytesize(byteorder):
@@ -575,7 +587,7 @@ class LeanMinHash(MinHash):
                          *self._sig)
 
     @classmethod
-    def deserialize(cls, buf, byteorder="@"):
+    def deserialize(cls, buf: Any, byteorder: str = "@") -> LeanMinHash:
         """The LeanMinHash written by :meth:`serialize` (or by datasketch's
         LeanMinHash.serialize) at the start of ``buf``."""
         head = "%sqi" % byteorder
@@ -627,7 +639,8 @@ def matrix_bytes(rows, k, seed, n_expected=None):
     return out
 
 
-def signatures_from_tokens(token_lists, num_perm=128, seed=1, batch_size=256):
+def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int = 128,
+                           seed: int = 1, batch_size: int = 256) -> Any:
     """The signatures of many token lists (each a list of str or bytes
     tokens) as an n x num_perm uint32 matrix: a numpy array when numpy is
     installed, else a :class:`SignatureMatrix`. Row i has exactly the values
@@ -697,6 +710,7 @@ class SignatureMatrix:
 
     @property
     def shape(self):
+        """(rows, num_perm)."""
         return (self._n, self._k)
 
     dtype = "uint32"
@@ -734,9 +748,11 @@ class SignatureMatrix:
         return memoryview(self._data)
 
     def tolist(self):
+        """The rows as lists of ints."""
         return [list(row) for row in self]
 
     def tobytes(self):
+        """The n*k values as bytes, native order, row after row."""
         return self._data.tobytes()
 
     def __repr__(self):

@@ -1,9 +1,12 @@
 """The signature matrix (minlsh_sigmatrix): signatures by position, saved,
 loaded or memory-mapped, and all-pairs banding without an index."""
 
+from __future__ import annotations
+
 import ctypes
 import os
-from ctypes import byref, c_double, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import byref, c_double, c_size_t, c_uint64, c_void_p
+from typing import Any, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import check, lib
@@ -40,7 +43,7 @@ class SigMatrix:
     exclusive use (the caller's to provide, as for any Python list).
     """
 
-    def __init__(self, num_perm=128, seed=1, config_id=0):
+    def __init__(self, num_perm: int = 128, seed: int = 1, config_id: int = 0) -> None:
         self._handle = None
         fam = family(num_perm, seed)
         h = c_void_p()
@@ -78,17 +81,17 @@ class SigMatrix:
         return self._handle
 
     @property
-    def num_perm(self):
+    def num_perm(self) -> int:
         """k, the values per signature."""
         return lib.minlsh_sigmatrix_k(self._h())
 
     @property
-    def seed(self):
+    def seed(self) -> int:
         """The family's seed."""
         return lib.minlsh_sigmatrix_seed(self._h())
 
     @property
-    def config_id(self):
+    def config_id(self) -> int:
         """The config id given at creation (checked on load)."""
         return lib.minlsh_sigmatrix_config_id(self._h())
 
@@ -101,7 +104,7 @@ class SigMatrix:
         return "SigMatrix(num_perm=%d, seed=%d, %d signatures)" % (
             self.num_perm, self.seed, len(self))
 
-    def append(self, minhash):
+    def append(self, minhash: Any) -> int:
         """Add one signature (a MinHash of this num_perm and seed, or k
         ints); returns its position."""
         h = self._h()
@@ -111,7 +114,7 @@ class SigMatrix:
               "minlsh_sigmatrix_append")
         return pos.value
 
-    def extend(self, rows):
+    def extend(self, rows: Any) -> None:
         """Add many signatures: MinHash objects or an n x k matrix (numpy
         array or rows of ints). All are converted and checked first."""
         h = self._h()
@@ -136,14 +139,14 @@ class SigMatrix:
               "minlsh_sigmatrix_copy_column")
         return m
 
-    def estimate(self, i, j):
+    def estimate(self, i: int, j: int) -> float:
         """The estimated Jaccard of positions i and j."""
         out = c_double()
         check(lib.minlsh_sigmatrix_estimate(byref(out), self._h(), i, j),
               "minlsh_sigmatrix_estimate")
         return out.value
 
-    def to_numpy(self):
+    def to_numpy(self) -> Any:
         """An n x k uint32 numpy array (a copy)."""
         np = _ffi.numpy
         if np is None:
@@ -157,7 +160,7 @@ class SigMatrix:
         return out
 
     @property
-    def metadata(self):
+    def metadata(self) -> bytes:
         """Application bytes saved with the matrix (b"" by default)."""
         h = self._h()
         n = c_size_t()
@@ -172,20 +175,20 @@ class SigMatrix:
         return buf.raw[:n.value]
 
     @metadata.setter
-    def metadata(self, data):
+    def metadata(self, data: Union[bytes, str]) -> None:
         data = _ffi.as_bytes(data, "metadata")
         check(lib.minlsh_sigmatrix_set_metadata(self._h(), data, len(data)),
               "minlsh_sigmatrix_set_metadata")
 
     # -- files and bytes --------------------------------------------------------
 
-    def save(self, path):
+    def save(self, path: Union[str, bytes, os.PathLike]) -> None:
         """Save atomically to ``path`` (minlsh_sigmatrix_save)."""
         bpath = os.fsencode(path)
         check(lib.minlsh_sigmatrix_save(self._h(), bpath), "minlsh_sigmatrix_save",
               os.fsdecode(bpath))
 
-    def to_bytes(self):
+    def to_bytes(self) -> bytes:
         """The bytes of :meth:`save`'s file."""
         h = self._h()
         n = c_size_t()
@@ -198,7 +201,8 @@ class SigMatrix:
         return buf.raw[:n.value]
 
     @classmethod
-    def load(cls, path, num_perm=None, seed=None, config_id=0):
+    def load(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
+             seed: Optional[int] = None, config_id: int = 0) -> SigMatrix:
         """Read a saved matrix. With ``num_perm`` or ``seed`` (the other
         defaulting to 128 or 1) the file must have them and ``config_id``,
         else minlsh.Error MINLSH_E_MISMATCH."""
@@ -206,7 +210,8 @@ class SigMatrix:
                          num_perm, seed, config_id)
 
     @classmethod
-    def map(cls, path, num_perm=None, seed=None, config_id=0):
+    def map(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
+            seed: Optional[int] = None, config_id: int = 0) -> SigMatrix:
         """As :meth:`load`, but memory-mapped read-only: the signatures stay
         in the file's pages (minlsh_sigmatrix_map)."""
         return cls._open(lib.minlsh_sigmatrix_map, "minlsh_sigmatrix_map", path,
@@ -222,7 +227,8 @@ class SigMatrix:
         return cls._adopt(h.value)
 
     @classmethod
-    def from_bytes(cls, data, num_perm=None, seed=None, config_id=0):
+    def from_bytes(cls, data: bytes, num_perm: Optional[int] = None, seed: Optional[int] = None,
+                   config_id: int = 0) -> SigMatrix:
         """The matrix of :meth:`to_bytes`'s bytes (checked as :meth:`load`)."""
         data = _ffi.as_bytes(data, "data")
         opts, fam = _load_options(num_perm, seed, config_id)
@@ -237,7 +243,8 @@ class SigMatrix:
 
     # -- banding without an index --------------------------------------------------
 
-    def pairs(self, bands, rows, min_similarity=0.0, max_pairs=0, with_similarity=False):
+    def pairs(self, bands: int, rows: int, min_similarity: float = 0.0, max_pairs: int = 0,
+              with_similarity: bool = False) -> List[Tuple[Any, ...]]:
         """Positions (i, j), i < j, sharing one of ``bands`` bands of ``rows``
         rows, with estimate >= ``min_similarity``, sorted. ``max_pairs`` (0:
         no limit): more pairs raise :class:`minlsh.ParameterError`
@@ -260,7 +267,8 @@ class SigMatrix:
         finally:
             lib.minlsh_pairs_free(out)
 
-    def clusters(self, bands, rows, min_similarity=0.0):
+    def clusters(self, bands: int, rows: int,
+                 min_similarity: float = 0.0) -> List[List[int]]:
         """The connected components (two or more positions) of the graph of
         :meth:`pairs`, without listing the pairs (linear for identical
         documents, however many)."""
@@ -291,8 +299,9 @@ def _as_matrix(matrix, seed):
     return m
 
 
-def pairs_from_matrix(matrix, bands, rows, min_similarity=0.0, max_pairs=0, seed=1,
-                      with_similarity=False):
+def pairs_from_matrix(matrix: Any, bands: int, rows: int, min_similarity: float = 0.0,
+                      max_pairs: int = 0, seed: int = 1,
+                      with_similarity: bool = False) -> List[Tuple[Any, ...]]:
     """:meth:`SigMatrix.pairs` of a SigMatrix, or of an n x k matrix (numpy
     array, rows of ints, or MinHash objects of seed ``seed``): row numbers
     as ids."""
@@ -300,7 +309,8 @@ def pairs_from_matrix(matrix, bands, rows, min_similarity=0.0, max_pairs=0, seed
                                           with_similarity)
 
 
-def clusters_from_matrix(matrix, bands, rows, min_similarity=0.0, seed=1):
+def clusters_from_matrix(matrix: Any, bands: int, rows: int, min_similarity: float = 0.0,
+                         seed: int = 1) -> List[List[int]]:
     """:meth:`SigMatrix.clusters` of a SigMatrix or an n x k matrix (row
     numbers as ids)."""
     return _as_matrix(matrix, seed).clusters(bands, rows, min_similarity)
