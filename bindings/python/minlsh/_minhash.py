@@ -620,6 +620,11 @@ def matrix_bytes(rows, k, seed, n_expected=None):
     if np is not None and isinstance(rows, np.ndarray):
         if rows.ndim != 2 or rows.shape[1] != k:
             raise ValueError("expected an n x %d matrix, got shape %r" % (k, rows.shape))
+        if rows.dtype != np.uint32 and rows.size:
+            if rows.dtype.kind not in "iu":
+                raise TypeError("signature values must be integers, not %s" % rows.dtype)
+            if int(rows.min()) < 0 or int(rows.max()) > 0xFFFFFFFF:
+                raise ValueError("signature values must be in 0..2**32-1")
         out = np.ascontiguousarray(rows, dtype=np.uint32).tobytes()
         n = rows.shape[0]
     else:

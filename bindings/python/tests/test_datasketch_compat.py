@@ -334,6 +334,11 @@ def test_sessions_and_batches_match_single_inserts():
         with pytest.raises(ValueError):
             ds.remove(keys[0])
     assert len(many) == len(keys) - 5
+    np = pytest.importorskip("numpy")
+    with pytest.raises(ValueError):
+        many.insert_many(["new"], np.full((1, 128), 1 << 32, dtype=np.int64))
+    with pytest.raises(ValueError):
+        many.insert_many(["new"], np.zeros((1, 64), dtype=np.uint32))
 
 
 def test_query_buffer_is_an_intersection():
