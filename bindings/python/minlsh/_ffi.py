@@ -469,28 +469,37 @@ def address(buf):
 class RWLock:
     """Many readers or one writer. The library needs exclusive access for
     calls that modify an index and allows concurrent reads; this provides
-    exactly that for the Python objects that own such handles."""
+    exactly that for the Python objects that own such handles.
+
+    Reads are the hot path (a query is a few microseconds): taking and
+    releasing a read lock is one plain mutex each, and the condition is
+    only used when someone has to wait."""
 
     def __init__(self):
-        self._cond = threading.Condition(threading.Lock())
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writer = False
         self._writers_waiting = 0
+        # The context managers hold no state of their own: one of each
+        # serves every thread.
+        self.reading = _Reading(self)
+        self.writing = _Writing(self)
 
     def acquire_read(self):
-        with self._cond:
+        with self._mutex:
             while self._writer or self._writers_waiting:
                 self._cond.wait()
             self._readers += 1
 
     def release_read(self):
-        with self._cond:
+        with self._mutex:
             self._readers -= 1
-            if self._readers == 0:
+            if self._readers == 0 and self._writers_waiting:
                 self._cond.notify_all()
 
     def acquire_write(self):
-        with self._cond:
+        with self._mutex:
             self._writers_waiting += 1
             while self._writer or self._readers:
                 self._cond.wait()
@@ -498,7 +507,7 @@ class RWLock:
             self._writer = True
 
     def release_write(self):
-        with self._cond:
+        with self._mutex:
             self._writer = False
             self._cond.notify_all()
 
@@ -527,11 +536,13 @@ class _Writing(_Reading):
 
 
 def reading(lock):
-    return _Reading(lock)
+    """``with reading(lock):`` holds a read lock for the block."""
+    return lock.reading
 
 
 def writing(lock):
-    return _Writing(lock)
+    """``with writing(lock):`` holds the write lock for the block."""
+    return lock.writing
 
 
 def take_clusters(handle):
