@@ -530,18 +530,29 @@ class MinHashLSH:
         if self._pending:
             self._flush()
         with reading(self._lock):
-            h = self._h()
-            b, r, k = lib.minlsh_index_bands(h), lib.minlsh_index_rows(h), lib.minlsh_index_k(h)
-            counts = [collections.Counter() for _ in range(b)]
-            sig = (c_uint32 * k)()
-            keys = (c_uint64 * b)()
-            for ident in self._id_to_key:
-                check(lib.minlsh_index_copy_signature(h, ident, sig, k, None),
-                      "minlsh_index_copy_signature")
-                check(lib.minlsh_band_keys(sig, k, b, r, keys, b, None), "minlsh_band_keys")
-                for j in range(b):
-                    counts[j][keys[j]] += 1
-            return [dict(c) for c in counts]
+            return self._counts(list(self._id_to_key))
+
+    def get_subset_counts(self, *keys: Hashable) -> List[Dict[int, int]]:
+        """:meth:`get_counts` restricted to the given keys (each counted once;
+        KeyError for a key not in the index)."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            return self._counts([self._key_to_id[k] for k in set(keys)])
+
+    def _counts(self, idents):
+        h = self._h()
+        b, r, k = lib.minlsh_index_bands(h), lib.minlsh_index_rows(h), lib.minlsh_index_k(h)
+        counts = [collections.Counter() for _ in range(b)]
+        sig = (c_uint32 * k)()
+        keys = (c_uint64 * b)()
+        for ident in idents:
+            check(lib.minlsh_index_copy_signature(h, ident, sig, k, None),
+                  "minlsh_index_copy_signature")
+            check(lib.minlsh_band_keys(sig, k, b, r, keys, b, None), "minlsh_band_keys")
+            for j in range(b):
+                counts[j][keys[j]] += 1
+        return [dict(c) for c in counts]
 
     # -- pickling ---------------------------------------------------------------
 

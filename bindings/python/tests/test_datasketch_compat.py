@@ -392,6 +392,11 @@ def test_get_counts():
     assert all(sum(c.values()) == 50 for c in counts)
     # Near-copies share some bucket: fewer buckets than documents in some band.
     assert min(len(c) for c in counts) < 50
+    sub = lsh.get_subset_counts("doc0", "doc1", "doc1")
+    assert len(sub) == 8 and all(sum(c.values()) == 2 for c in sub)
+    # doc1 is a near-copy of doc0 (one token changed): they share most bands.
+    assert sum(len(c) == 1 for c in sub) >= 4
+    assert all(set(c) <= set(full) for c, full in zip(sub, counts))
 
 
 def _query_all(args):
