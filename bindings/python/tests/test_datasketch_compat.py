@@ -480,3 +480,28 @@ def test_sigmatrix_save_load_map_pairs(tmp_path):
         warnings.simplefilter("error")
         assert sm.pairs(16, 8, min_similarity=0.9) == \
             lsh.candidate_pairs(min_similarity=0.9)
+
+
+def test_datasketch_docstring_examples_with_numpy():
+    # datasketch's own examples feed numpy integers: their bytes are the
+    # items (numpy scalars are bytes-like), with its hash and with minlsh's.
+    np = pytest.importorskip("numpy")
+    rng = np.random.RandomState(0)
+    minhashes = MinHash.bulk(rng.randint(low=0, high=30, size=(100, 10)), num_perm=128)
+    lsh = MinHashLSH(threshold=0.5, num_perm=128)
+    for i, m in enumerate(minhashes):
+        lsh.insert(i, m)
+    query = minhashes[0]
+    results = sorted(((query.jaccard(minhashes[key]), key) for key in lsh.query(query)),
+                     reverse=True)
+    assert results[0] == (1.0, 0)
+    values = rng.randint(low=0, high=30, size=10)
+    a = MinHash(num_perm=128)
+    a.update_batch(values)
+    b = MinHash(num_perm=128)
+    for v in values:
+        b.update(v)
+    assert a == b
+    c = MinHash(num_perm=128)
+    c.update_batch([v.tobytes() for v in values])
+    assert a == c
