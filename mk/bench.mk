@@ -33,7 +33,8 @@
 #                     dependency: e.g. a checkout of ekzhu/datasketch; it
 #                     needs numpy and scipy); "ratio_*" lines are
 #                     datasketch's time over minlsh's. BENCH_PY_DOCS
-#                     documents (default 20000), best of BENCH_PY_REPEAT (3)
+#                     documents (default 20000), best of BENCH_PY_REPEAT (5)
+#                     interleaved runs
 # bench/gen_docs (short JSON Lines documents with planted near-duplicates,
 # --truth FILE lists them) and bench/recall (recall of those pairs from
 # dedup's decisions) need libc only.
@@ -78,7 +79,7 @@ bench-hot: $(BENCH_BIN)
 	$(BENCH_BIN) hot
 
 BENCH_PY_DOCS ?= 20000
-BENCH_PY_REPEAT ?= 3
+BENCH_PY_REPEAT ?= 5
 BENCH_PYTHON ?= /usr/bin/python3
 bench-python: lib
 	PYTHONPATH=bindings/python MINLSH_LIBRARY=$(abspath $(SHARED_LIB)) \

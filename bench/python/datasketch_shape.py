@@ -94,24 +94,12 @@ def run_matrix(minlsh, docs):
     return (t1 - t0, t2 - t1, t3 - t2, t3 - t0), len(ids)
 
 
-def best(repeat, run):
-    """Each stage's fastest time over repeat runs, and the result (the same
-    every run)."""
-    times, found = run()
-    for _ in range(repeat - 1):
-        t, f = run()
-        if f != found:
-            sys.exit("two runs found %d and %d candidates" % (found, f))
-        times = tuple(map(min, times, t))
-    return times, found
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="runs of each pipeline; each stage reports its fastest run")
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="runs of each pipeline, interleaved; each stage reports its fastest")
     ap.add_argument("--datasketch", default=os.environ.get("DATASKETCH_PATH", ""))
     args = ap.parse_args()
     import minlsh
@@ -127,27 +115,35 @@ def main():
     print("minlsh_library: %s (%s kernel)" % (minlsh.LIBRARY, minlsh.simd_kernel()))
 
     names = ("sign", "build", "query", "total")
-    mt, mfound = best(args.repeat, lambda: run_idioms(minlsh, docs, encode=False))
-    for name, t in zip(names, mt):
-        print("minlsh_idioms_%s_s: %.3f" % (name, t))
-    print("minlsh_idioms_candidates: %d" % mfound)
-
-    xt, xfound = best(args.repeat, lambda: run_matrix(minlsh, docs))
-    for name, t in zip(names, xt):
-        print("minlsh_matrix_%s_s: %.3f" % (name, t))
-    print("minlsh_matrix_candidates: %d" % xfound)
-    if mfound != xfound:
-        sys.exit("the matrix path found %d candidates, the idioms %d" % (xfound, mfound))
+    # The runs of the three pipelines are interleaved, so that a machine
+    # busy with something else slows them alike; each stage reports its
+    # fastest run.
+    runs = [("minlsh_idioms", lambda: run_idioms(minlsh, docs, encode=False)),
+            ("minlsh_matrix", lambda: run_matrix(minlsh, docs))]
+    if ds is not None:
+        runs.append(("datasketch", lambda: run_idioms(ds, docs, encode=True)))
+    best_times, found = {}, {}
+    for _ in range(args.repeat):
+        for name, run in runs:
+            t, f = run()
+            if found.setdefault(name, f) != f:
+                sys.exit("%s: two runs found %d and %d candidates" % (name, found[name], f))
+            best_times[name] = tuple(map(min, best_times.get(name, t), t))
+    for name, _ in runs:
+        for stage, t in zip(names, best_times[name]):
+            print("%s_%s_s: %.3f" % (name, stage, t))
+        print("%s_candidates: %d" % (name, found[name]))
+    if found["minlsh_idioms"] != found["minlsh_matrix"]:
+        sys.exit("the matrix path found %d candidates, the idioms %d"
+                 % (found["minlsh_matrix"], found["minlsh_idioms"]))
+    mt, xt = best_times["minlsh_idioms"], best_times["minlsh_matrix"]
 
     if ds is None:
         print("datasketch: not run (give --datasketch PATH or DATASKETCH_PATH)")
         return
-    dt, dfound = best(args.repeat, lambda: run_idioms(ds, docs, encode=True))
-    for name, t in zip(names, dt):
-        print("datasketch_%s_s: %.3f" % (name, t))
-    print("datasketch_candidates: %d" % dfound)
-    for name, d, m in zip(names, dt, mt):
-        print("ratio_idioms_%s: %.1f" % (name, d / m))
+    dt = best_times["datasketch"]
+    for stage, d, m in zip(names, dt, mt):
+        print("ratio_idioms_%s: %.1f" % (stage, d / m))
     print("ratio_matrix_total: %.1f" % (dt[3] / xt[3]))
 
 
