@@ -33,7 +33,8 @@
 #                     dependency: e.g. a checkout of ekzhu/datasketch; it
 #                     needs numpy and scipy); "ratio_*" lines are
 #                     datasketch's time over minlsh's. BENCH_PY_DOCS
-#                     documents (default 20000), best of BENCH_PY_REPEAT (5)
+#                     documents (default 20000) of BENCH_PY_WORDS words
+#                     (default 50:400), best of BENCH_PY_REPEAT (5)
 #                     interleaved runs
 # bench/gen_docs (short JSON Lines documents with planted near-duplicates,
 # --truth FILE lists them) and bench/recall (recall of those pairs from
@@ -80,8 +81,9 @@ bench-hot: $(BENCH_BIN)
 
 BENCH_PY_DOCS ?= 20000
 BENCH_PY_REPEAT ?= 5
+BENCH_PY_WORDS ?= 50:400
 BENCH_PYTHON ?= /usr/bin/python3
 bench-python: lib
 	PYTHONPATH=bindings/python MINLSH_LIBRARY=$(abspath $(SHARED_LIB)) \
 	  $(BENCH_PYTHON) bench/python/datasketch_shape.py --docs $(BENCH_PY_DOCS) \
-	  --repeat $(BENCH_PY_REPEAT) $(if $(DATASKETCH_PATH),--datasketch $(DATASKETCH_PATH))
+	  --repeat $(BENCH_PY_REPEAT) --words $(BENCH_PY_WORDS) $(if $(DATASKETCH_PATH),--datasketch $(DATASKETCH_PATH))

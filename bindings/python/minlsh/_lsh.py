@@ -603,17 +603,17 @@ class MinHashLSH:
             sig = minhash._sig  # no copy: see _sig_fast
         else:
             sig = self._sig(minhash)
-        h = self._h()
+        h = self._handle
+        if not h:
+            raise ValueError("the MinHashLSH is closed")
         # Per-thread output buffers: a query is a few microseconds, and
         # allocating them was a third of it. Readers run concurrently, each
         # on its own thread's buffers.
-        tls = _query_buffers.__dict__
-        ids, n, cap = tls.get("ids"), tls.get("n"), tls.get("cap", 0)
-        if ids is None:
-            cap, n = 64, c_size_t()
-            ids = tls["ids"] = (c_uint64 * cap)()
-            tls["n"], tls["cap"], tls["byref_n"] = n, cap, byref(n)
-        byref_n = tls["byref_n"]
+        bufs = _query_buffers.__dict__.get("q")
+        if bufs is None:
+            n = c_size_t()
+            bufs = _query_buffers.q = [(c_uint64 * 64)(), n, 64, byref(n)]
+        ids, n, cap, byref_n = bufs
         sims = None
         while True:
             if with_similarity:
@@ -622,9 +622,10 @@ class MinHashLSH:
             if rc != _ffi.E_BUFSIZE:
                 break
             cap = n.value
-            ids = tls["ids"] = (c_uint64 * cap)()
-            tls["cap"] = cap
-        check(rc, "minlsh_index_query")
+            ids = (c_uint64 * cap)()
+            bufs[0], bufs[2] = ids, cap
+        if rc < 0:
+            check(rc, "minlsh_index_query")
         id_to_key = self._id_to_key
         if not with_similarity:
             return [id_to_key[i] for i in ids[:n.value]]
@@ -636,8 +637,15 @@ class MinHashLSH:
         ValueError for a MinHash of another num_perm or seed."""
         if self._pending:
             self._flush()
-        with reading(self._lock):
+        # acquire/release without a with block: this is the datasketch
+        # idiom's inner loop, and the context manager's two calls cost a
+        # tenth of a query.
+        lock = self._lock
+        lock.acquire_read()
+        try:
             return self._query(minhash, False)
+        finally:
+            lock.release_read()
 
     def query_with_similarity(self, minhash: Any,
                               min_similarity: float = 0.0) -> List[Tuple[Hashable, float]]:

@@ -505,3 +505,34 @@ def test_datasketch_docstring_examples_with_numpy():
     c = MinHash(num_perm=128)
     c.update_batch([v.tobytes() for v in values])
     assert a == c
+
+
+def test_query_buffers_grow_and_are_per_thread():
+    import threading
+    same = MinHash.bulk([["x", "y", "z"]])[0]
+    other = MinHash.bulk([["p", "q"]])[0]
+    lsh = MinHashLSH(threshold=0.5)
+    lsh.insert_many(range(300), [same] * 300)
+    lsh.insert("other", other)
+    for _ in range(2):  # past the first buffer, then with the grown one
+        assert lsh.query(same) == list(range(300))
+        assert lsh.query(other) == ["other"]
+        assert [k for k, _ in lsh.query_with_similarity(same)] == list(range(300))
+    results, errors = [], []
+
+    def worker(m, want):
+        try:
+            for _ in range(200):
+                if lsh.query(m) != want:
+                    errors.append("wrong answer")
+                    return
+            results.append(True)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(repr(exc))
+    threads = [threading.Thread(target=worker, args=(same, list(range(300))) if i % 2 else
+                                (other, ["other"])) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 6
