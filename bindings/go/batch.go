@@ -105,6 +105,37 @@ func (f *Family) SignDelimited(data []byte, sep byte, docs []int) ([]MinHash, er
 	return f.splitSigs(values, n), nil
 }
 
+// updateTokens folds items into values (a signature of f) in one cgo call
+// for the hashing and signing and one for the merge, instead of one per
+// item: the items are joined into one buffer (a copy, as [][]byte holds Go
+// pointers C may not see) with offsets.
+func (f *Family) updateTokens(values []uint32, items [][]byte) error {
+	total := 0
+	for _, it := range items {
+		total += len(it)
+	}
+	data := make([]byte, 0, total)
+	offsets := make([]C.size_t, len(items)+1)
+	for i, it := range items {
+		data = append(data, it...)
+		offsets[i+1] = C.size_t(len(data))
+	}
+	docs := [2]C.size_t{0, C.size_t(len(items))}
+	tmp := make([]uint32, f.k)
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.p == nil {
+		return closedError("MinHash.Update")
+	}
+	if err := check(C.minlsh_family_sign_tokens(f.p, nil, bytesPtr(data), &offsets[0],
+		C.size_t(len(items)), &docs[0], 1, u32Ptr(tmp), C.size_t(len(tmp)), nil),
+		"minlsh_family_sign_tokens"); err != nil {
+		return err
+	}
+	return check(C.minlsh_signature_merge(u32Ptr(values), u32Ptr(tmp), C.size_t(len(tmp))),
+		"minlsh_signature_merge")
+}
+
 // ---- the index, many at a time ---------------------------------------------------
 
 // packed puts the signatures side by side for one C call, checking each.
