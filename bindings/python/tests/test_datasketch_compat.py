@@ -536,3 +536,21 @@ def test_query_buffers_grow_and_are_per_thread():
     for t in threads:
         t.join()
     assert errors == [] and len(results) == 6
+
+
+def test_matrix_path_with_and_without_numpy(numpy_mode):
+    docs = corpus(80)
+    mat = minlsh.signatures_from_tokens(docs.values(), num_perm=128)
+    assert len(mat) == 80 and tuple(mat.shape) == (80, 128)
+    mhs = MinHash.bulk(docs.values())
+    assert [as_list(r) for r in mat] == [as_list(m.hashvalues) for m in mhs]
+    lsh = MinHashLSH(threshold=0.6)
+    lsh.insert_many(range(80), mat)
+    indptr, ids, sims = lsh.query_csr(mat, with_similarity=True)
+    assert len(indptr) == 81 and int(indptr[-1]) == len(ids) == len(sims)
+    for j in range(80):
+        got = [int(i) for i in ids[int(indptr[j]):int(indptr[j + 1])]]
+        assert got == lsh.query(mhs[j])
+        want = [s for _, s in lsh.query_with_similarity(mhs[j])]
+        assert [float(s) for s in sims[int(indptr[j]):int(indptr[j + 1])]] == want
+    assert lsh.query_many(mat) == lsh.query_many(mhs)
