@@ -247,6 +247,54 @@ static void test_delimited_errors(void) {
     minlsh_family_free(fam);
 }
 
+/* Tokens of arbitrary bytes around separators whose value is 0x00, 0x7F,
+ * 0x80 or 0xFF: the word-at-a-time separator search must find exactly the
+ * separator bytes, whatever the bytes next to them. */
+static void test_delimited_any_separator_byte(void) {
+    static const unsigned seps[] = {0x00, 0x01, 0x7F, 0x80, 0xFE, 0xFF};
+    enum { NT = 3000 };
+    minlsh_family *fam = NULL;
+    uint8_t *joined = (uint8_t *)malloc(NT * 25);
+    uint8_t *packed = (uint8_t *)malloc(NT * 25);
+    size_t *off = (size_t *)malloc((NT + 1) * sizeof *off);
+    uint32_t a[4 * K], b[4 * K];
+    size_t docs[5] = {0, 1, 700, 2999, NT}, i;
+    uint64_t st = 99;
+    if (!joined || !packed || !off) {
+        TL_FAIL("out of memory");
+        goto done;
+    }
+    EXPECT_OK(minlsh_family_new(&fam, K, 3, NULL));
+    for (i = 0; i < sizeof seps / sizeof seps[0]; i++) {
+        uint8_t sep = (uint8_t)seps[i];
+        size_t t, jl = 0, pl = 0;
+        off[0] = 0;
+        for (t = 0; t < NT; t++) {
+            size_t len = (size_t)(tl_rand(&st) % 24), c;
+            if (t > 0) joined[jl++] = sep;
+            for (c = 0; c < len; c++) {
+                uint8_t v = (uint8_t)tl_rand(&st);
+                if (v == sep) v ^= 1; /* anything but the separator, 0x7F..0x81 included */
+                joined[jl++] = v;
+                packed[pl++] = v;
+            }
+            off[t + 1] = pl;
+        }
+        EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, packed, off, NT, docs, 4, a, 4 * K, NULL));
+        EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, sep, docs, 4, b, 4 * K,
+                                               NULL));
+        EXPECT_MSG(memcmp(a, b, sizeof a) == 0, "separator 0x%02x", sep);
+        /* Another byte as the separator: it does not occur n - 1 times. */
+        EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, joined, jl, sep ^ 0x40u, docs, 4, b,
+                                                4 * K, NULL), MINLSH_E_PARAM);
+    }
+done:
+    minlsh_family_free(fam);
+    free(joined);
+    free(packed);
+    free(off);
+}
+
 int main(void) {
     RUN(test_matches_per_token_default_key);
     RUN(test_matches_per_token_other_key_and_offset);
@@ -254,5 +302,6 @@ int main(void) {
     RUN(test_errors);
     RUN(test_delimited_matches_offsets);
     RUN(test_delimited_errors);
+    RUN(test_delimited_any_separator_byte);
     return TL_SUMMARY("sign_tokens");
 }

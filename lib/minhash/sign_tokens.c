@@ -80,19 +80,71 @@ int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key,
     return 0;
 }
 
-/* The tokens of a buffer split at sep, walked with memchr: every piece,
- * the empty ones included. */
+/* Separators are found eight bytes at a time: tokens are short (a few
+ * words), so a memchr call per token cost as much as hashing it. A word is
+ * only loaded when eight bytes remain; the tail goes byte by byte. */
+#define MINLSH__ONES UINT64_C(0x0101010101010101)
+#define MINLSH__LOW7 UINT64_C(0x7F7F7F7F7F7F7F7F)
+
+/* The high bit of every byte of w equal to the byte repeated in pattern,
+ * and no other bit: exact, as no carry crosses a byte. */
+static uint64_t minlsh__eq_bytes(uint64_t w, uint64_t pattern) {
+    uint64_t x = w ^ pattern;
+    return ~(((x & MINLSH__LOW7) + MINLSH__LOW7) | x | MINLSH__LOW7);
+}
+
+/* The index of the lowest set byte of a non-zero mask from minlsh__eq_bytes
+ * (words are loaded little-endian, so that is the first one in memory). */
+static unsigned minlsh__first_byte(uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(m) >> 3;
+#else
+    unsigned i = 0;
+    while (!(m & 0x80u)) {
+        m >>= 8;
+        i++;
+    }
+    return i;
+#endif
+}
+
+static size_t minlsh__count_byte(const uint8_t *p, const uint8_t *end, uint8_t sep) {
+    const uint64_t pattern = MINLSH__ONES * sep;
+    size_t n = 0;
+    for (; end - p >= 8; p += 8) {
+        uint64_t m = minlsh__eq_bytes(minlsh__load64le(p), pattern);
+        for (; m != 0; m &= m - 1) n++;
+    }
+    for (; p < end; p++) n += *p == sep;
+    return n;
+}
+
+/* The tokens of a buffer split at sep: every piece, the empty ones
+ * included. */
 typedef struct minlsh__split {
     const uint8_t *p, *end;
-    int sep;
+    uint64_t pattern;
+    uint8_t sep;
 } minlsh__split;
 
 static void minlsh__split_next(minlsh__split *sp, const uint8_t **msg, size_t *len) {
-    const uint8_t *q = (const uint8_t *)memchr(sp->p, sp->sep, (size_t)(sp->end - sp->p));
-    if (q == NULL) q = sp->end;
+    const uint8_t *q = sp->p, *end = sp->end;
+    for (;;) {
+        if (end - q >= 8) {
+            uint64_t m = minlsh__eq_bytes(minlsh__load64le(q), sp->pattern);
+            if (m != 0) {
+                q += minlsh__first_byte(m);
+                break;
+            }
+            q += 8;
+        } else {
+            while (q < end && *q != sp->sep) q++;
+            break;
+        }
+    }
     *msg = sp->p;
     *len = (size_t)(q - sp->p);
-    sp->p = q < sp->end ? q + 1 : q;
+    sp->p = q < end ? q + 1 : q;
 }
 
 int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key,
@@ -107,7 +159,6 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
     minlsh__split sp;
     uint64_t k0, k1;
     size_t k, need, d, t, c, j, n_tokens, seps = 0;
-    const uint8_t *p, *end;
     uint32_t *sig;
     if (family == NULL || doc_offsets == NULL) return MINLSH_E_NULL;
     if (data == NULL && len > 0) return MINLSH_E_NULL;
@@ -121,11 +172,7 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
     n_tokens = doc_offsets[n_docs];
     /* n tokens are n - 1 separators, and no token is no byte: the count
      * tells an empty token from no token. */
-    if (len > 0) {
-        for (p = bytes, end = bytes + len;
-             (p = (const uint8_t *)memchr(p, (int)sep, (size_t)(end - p))) != NULL; p++)
-            seps++;
-    }
+    if (len > 0) seps = minlsh__count_byte(bytes, bytes + len, (uint8_t)sep);
     if (n_tokens == 0 ? len != 0 : seps != n_tokens - 1) return MINLSH_E_PARAM;
     if (cap < need) return MINLSH_E_BUFSIZE;
     if (sigs == NULL && need > 0) return MINLSH_E_NULL;
@@ -135,7 +182,8 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
     kernel = minlsh__siphash_many_active();
     sp.p = bytes;
     sp.end = bytes == NULL ? NULL : bytes + len;
-    sp.sep = (int)sep;
+    sp.sep = (uint8_t)sep;
+    sp.pattern = MINLSH__ONES * (uint8_t)sep;
     /* Tokens before doc_offsets[0] belong to no document: skip them. */
     for (t = 0; t < doc_offsets[0]; t++) minlsh__split_next(&sp, &msg[0], &lens[0]);
     for (d = 0; d < n_docs; d++) {
