@@ -16,9 +16,8 @@
 #define NDOC 200
 
 /* The reference: one token at a time through the stable API. */
-static void reference(const minlsh_family *fam, const uint8_t *key,
-                      const uint8_t *data, const size_t *off, size_t first,
-                      size_t last, uint32_t *sig) {
+static void reference(const minlsh_family *fam, const uint8_t *key, const uint8_t *data,
+                      const size_t *off, size_t first, size_t last, uint32_t *sig) {
     size_t t;
     size_t i;
     for (i = 0; i < K; i++) sig[i] = MINLSH_EMPTY_VALUE;
@@ -63,11 +62,10 @@ static void check_random(const uint8_t *key, size_t base) {
                                         (size_t)NDOC * K, &n_out));
     EXPECT_EQ_U64(n_out, (uint64_t)NDOC * K);
     for (d = 0; d < NDOC; d++) {
-        reference(fam, key == NULL ? minlsh_default_key() : key, data, off, docs[d],
-                  docs[d + 1], ref);
+        reference(fam, key == NULL ? minlsh_default_key() : key, data, off, docs[d], docs[d + 1],
+                  ref);
         if (memcmp(ref, sigs + d * K, sizeof ref) != 0) mismatches++;
-        if (docs[d] == docs[d + 1])
-            EXPECT_EQ_INT(minlsh_signature_is_empty(sigs + d * K, K), 1);
+        if (docs[d] == docs[d + 1]) EXPECT_EQ_INT(minlsh_signature_is_empty(sigs + d * K, K), 1);
     }
     EXPECT_EQ_U64(mismatches, 0);
 done:
@@ -132,8 +130,8 @@ static void test_errors(void) {
                MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, bad_docs, 1, sig, K, NULL),
                MINLSH_E_PARAM);
-    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, down_docs, 2, sig, 2 * K,
-                                         NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, down_docs, 2, sig, 2 * K, NULL),
+               MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_family_sign_tokens(fam, NULL, data, off, 2, docs, 1, sig, K - 1, &n),
                MINLSH_E_BUFSIZE);
     EXPECT_EQ_U64(n, K);
@@ -150,7 +148,6 @@ static void test_errors(void) {
     EXPECT_EQ_INT(minlsh_signature_is_empty(sig, K), 0);
     minlsh_family_free(fam);
 }
-
 
 /* Random documents joined with a separator: the same signatures as
  * minlsh_family_sign_tokens over the same tokens, including documents that
@@ -187,10 +184,10 @@ static void test_delimited_matches_offsets(void) {
         }
     }
     docs[ND] = n_tok;
-    EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, packed, off, n_tok, docs, ND, a,
-                                        (size_t)ND * K, NULL));
-    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, '\n', docs, ND, b,
-                                           (size_t)ND * K, NULL));
+    EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, packed, off, n_tok, docs, ND, a, (size_t)ND * K,
+                                        NULL));
+    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, '\n', docs, ND, b, (size_t)ND * K,
+                                           NULL));
     EXPECT(memcmp(a, b, (size_t)ND * K * sizeof *a) == 0);
     /* Documents 10.. only: the tokens of 0..9 are skipped. */
     EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, '\n', docs + 10, ND - 10, b,
@@ -228,8 +225,8 @@ static void test_delimited_errors(void) {
     /* No token is no byte. */
     EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a", 1, ',', none, 1, sig, K, NULL),
                MINLSH_E_PARAM);
-    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b", 3, ',', down, 2, sig, 2 * K,
-                                            NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b", 3, ',', down, 2, sig, 2 * K, NULL),
+               MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, "a,b", 3, ',', two, 1, sig, K - 1, &n),
                MINLSH_E_BUFSIZE);
     EXPECT_EQ_U64(n, K);
@@ -281,12 +278,13 @@ static void test_delimited_any_separator_byte(void) {
             off[t + 1] = pl;
         }
         EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, packed, off, NT, docs, 4, a, 4 * K, NULL));
-        EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, sep, docs, 4, b, 4 * K,
-                                               NULL));
+        EXPECT_OK(
+            minlsh_family_sign_delimited(fam, NULL, joined, jl, sep, docs, 4, b, 4 * K, NULL));
         EXPECT_MSG(memcmp(a, b, sizeof a) == 0, "separator 0x%02x", sep);
         /* Another byte as the separator: it does not occur n - 1 times. */
         EXPECT_ERR(minlsh_family_sign_delimited(fam, NULL, joined, jl, sep ^ 0x40u, docs, 4, b,
-                                                4 * K, NULL), MINLSH_E_PARAM);
+                                                4 * K, NULL),
+                   MINLSH_E_PARAM);
     }
 done:
     minlsh_family_free(fam);
