@@ -894,8 +894,9 @@ MINLSH_API int minlsh_family_sign_tokens(const minlsh_family *family,
  * decreasing, another number of separators), MINLSH_E_BUFSIZE,
  * MINLSH_E_TOOBIG. */
 MINLSH_API int minlsh_family_sign_delimited(const minlsh_family *family,
-                                            const uint8_t *key, const void *data,
-                                            size_t len, uint32_t sep,
+                                            const uint8_t *key,
+                                            const void *data, size_t len,
+                                            uint32_t sep,
                                             const size_t *doc_offsets,
                                             size_t n_docs, uint32_t *sigs,
                                             size_t cap, size_t *n_out);
