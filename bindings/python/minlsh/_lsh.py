@@ -260,6 +260,12 @@ class MinHashLSH:
         return self._threshold
 
     @property
+    def weights(self) -> Optional[Tuple[float, float]]:
+        """The (false positive, false negative) weights the planner used
+        (None with ``params=`` or for a loaded index without them)."""
+        return self._weights
+
+    @property
     def params(self) -> Tuple[int, int]:
         """(bands, rows)."""
         h = self._h()

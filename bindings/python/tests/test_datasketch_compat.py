@@ -264,7 +264,8 @@ def test_lsh_parameters():
     lsh = MinHashLSH(num_perm=128, params=(16, 8))
     assert (lsh.b, lsh.r) == (16, 8)
     lsh = MinHashLSH(threshold=0.5, num_perm=128, weights=(0.4, 0.6))
-    assert lsh.b * lsh.r <= 128
+    assert lsh.b * lsh.r <= 128 and lsh.weights == (0.4, 0.6) and lsh.threshold == 0.5
+    assert lsh.params == (lsh.b, lsh.r) == minlsh.plan(0.5, 128, (0.4, 0.6))[:2]
     for bad in (dict(threshold=1.5), dict(threshold=-0.1), dict(num_perm=1),
                 dict(weights=(0.5, 0.6)), dict(weights=(1.2, -0.2)),
                 dict(num_perm=64, params=(9, 8)),
