@@ -215,8 +215,13 @@ class MinHashLSH:
                 raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "Weight must be in [0.0, 1.0]")
             if abs(wfp + wfn - 1.0) > 1e-9:
                 raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "Weights must sum to 1.0")
-            p = plan(threshold, num_perm, weights, mode, target_recall)
-            b, r = p.bands, p.rows
+            if float(threshold) in (0.0, 1.0):
+                # datasketch accepts both ends of [0, 1]; the planner wants
+                # (0, 1): every document a candidate, or only identical ones.
+                b, r = (num_perm, 1) if float(threshold) == 0.0 else (1, num_perm)
+            else:
+                p = plan(threshold, num_perm, weights, mode, target_recall)
+                b, r = p.bands, p.rows
             self._threshold = float(threshold)
             self._weights = (wfp, wfn)
             self._mode = mode

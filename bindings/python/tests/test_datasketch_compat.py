@@ -273,6 +273,9 @@ def test_lsh_parameters():
         with pytest.raises(ValueError):
             MinHashLSH(**bad)
     assert MinHashLSH(storage_config={"type": "dict"}).is_empty()
+    # Both ends of [0, 1] are accepted, as in datasketch.
+    assert MinHashLSH(threshold=0.0, num_perm=64).params == (64, 1)
+    assert MinHashLSH(threshold=1.0, num_perm=64).params == (1, 64)
 
 
 def test_insert_query_remove_contains():
