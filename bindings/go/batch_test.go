@@ -276,3 +276,40 @@ func ExampleIndex_QueryMany() {
 	// 1 [0 1]
 	// 2 [2]
 }
+
+// The batch path against one Update per document (go test -bench Sign).
+func benchDocs(b *testing.B) ([][]string, []byte, []int) {
+	docs, _, _, bounds, joined := tokenDocs(2000, 3)
+	return docs, joined, bounds
+}
+
+func BenchmarkSignDelimited(b *testing.B) {
+	fam, _ := minlsh.NewFamily(128, 1)
+	defer fam.Close()
+	_, joined, bounds := benchDocs(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := fam.SignDelimited(joined, '\n', bounds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSignUpdatePerDocument(b *testing.B) {
+	docs, _, _ := benchDocs(b)
+	items := make([][][]byte, len(docs))
+	for d, doc := range docs {
+		for _, tok := range doc {
+			items[d] = append(items[d], []byte(tok))
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, it := range items {
+			m, _ := minlsh.NewMinHash(128, 1)
+			if err := m.Update(it...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
