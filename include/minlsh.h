@@ -862,6 +862,45 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
                                           size_t *n_out,
                                           uint32_t *bands_searched);
 
+/* Sign n_docs pre-tokenized documents in one call (the batch path of the
+ * bindings: one foreign call for a whole batch instead of one per token).
+ * Token t is the bytes data[offsets[t] .. offsets[t+1]) (offsets needs
+ * n_tokens + 1 non-decreasing entries; offsets[0] need not be 0), hashed
+ * to 64 bits exactly as minlsh_siphash24 does under key (16 bytes; NULL:
+ * minlsh_default_key()). Document d is the tokens doc_offsets[d] ..
+ * doc_offsets[d+1] - 1 (doc_offsets needs n_docs + 1 non-decreasing
+ * entries, the last at most n_tokens); its k values go to
+ * sigs[d*k .. d*k+k-1], the same bits as minlsh_family_update with those
+ * hashes on an empty signature (no token: the empty signature). sigs needs
+ * n_docs*k entries (*n_out = n_docs*k). data may be NULL when every token
+ * is empty. On error sigs is unchanged. Runs on the calling thread.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (offsets decreasing, or a document
+ * past the last token), MINLSH_E_BUFSIZE, MINLSH_E_TOOBIG (n_docs*k does
+ * not fit in size_t). */
+MINLSH_API int minlsh_family_sign_tokens(const minlsh_family *family,
+                                         const uint8_t *key, const void *data,
+                                         const size_t *offsets, size_t n_tokens,
+                                         const size_t *doc_offsets,
+                                         size_t n_docs, uint32_t *sigs,
+                                         size_t cap, size_t *n_out);
+/* minlsh_family_sign_tokens for tokens joined with a separator byte sep
+ * (0..255) that no token contains: the n_tokens = doc_offsets[n_docs]
+ * tokens are the pieces of data (len bytes) between separators, empty ones
+ * included, so data holds exactly n_tokens - 1 separators (and no byte when
+ * n_tokens is 0). Spares the caller a per-token offset: a binding joins its
+ * tokens in one call. Tokens before doc_offsets[0] belong to no document.
+ * Same signatures as minlsh_family_sign_tokens on the same tokens.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (sep > 255, doc_offsets
+ * decreasing, another number of separators), MINLSH_E_BUFSIZE,
+ * MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_family_sign_delimited(const minlsh_family *family,
+                                            const uint8_t *key,
+                                            const void *data, size_t len,
+                                            uint32_t sep,
+                                            const size_t *doc_offsets,
+                                            size_t n_docs, uint32_t *sigs,
+                                            size_t cap, size_t *n_out);
+
 /* ------------------------------------------------------------------------ */
 /* Dedup stages: the engine's steps over whole partitions                   */
 /* ------------------------------------------------------------------------ */
