@@ -2,8 +2,10 @@
 """Near-duplicate detection on a Dask cluster: minlsh.dask on a generated corpus.
 
     examples/dask_dedup.py [--workers N] [--docs N] [--verify exact|signature]
-                           [--output pairs|clusters] [--program PATH/TO/minlsh]
+                           [--output pairs|clusters|decisions]
+                           [--program PATH/TO/minlsh]
     examples/dask_dedup.py --bench [--docs N] [--program PATH/TO/minlsh]
+                           [--gen PATH/TO/gen_docs]
 
 Generates a JSON Lines corpus with planted near-duplicates (families of edited
 copies, exact copies), starts a distributed.LocalCluster of N worker processes
@@ -12,7 +14,11 @@ summary with the time of each stage. With --program it also runs
 `minlsh dedup` on the same file and checks that both give the same answer.
 --bench runs the same job with 1 and then 2 worker processes and prints the
 speed-up and the peak memory of each worker as "key: value" lines (make
-bench-dask).
+bench-dask); with --program it also times `minlsh dedup --threads 1` on the
+same file and prints the command's throughput per thread, minlsh.dask's per
+worker, and their ratio (the goal: at most 2). With --gen the corpus is
+bench/gen_docs's short documents (the corpus of make bench) instead of the
+built-in generator's.
 
 Needs python3-dask and python3-distributed, the minlsh Python package and
 libminlsh, e.g. from a build tree:
@@ -106,8 +112,7 @@ def run(path, workers, partitions, verify, output, workdir, repeat=1):
                       dashboard_address=None, silence_logs=40,
                       local_directory=workdir) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("minlsh.dask"))  # imports are not the job
-        bag = db.read_text(path, blocksize=os.path.getsize(path) // partitions + 1)
-        bag = bag.map(json.loads)
+        bag = minlsh.dask.read_jsonl(path, blocksize=os.path.getsize(path) // partitions + 1)
         seconds = None
         for _ in range(repeat):
             st = {}
@@ -122,6 +127,13 @@ def run(path, workers, partitions, verify, output, workdir, repeat=1):
                                          for v in row)))
                for row in result.itertuples(index=False)]
     return records, stats, seconds, sorted(peaks.values())
+
+
+def gen_corpus(gen, path, docs):
+    """bench/gen_docs N > path (ids are numbers). Returns the file size."""
+    with open(path, "wb") as f:
+        subprocess.run([gen, str(docs)], stdout=f, check=True)
+    return os.path.getsize(path)
 
 
 def command(program, path, verify, output, threads):
@@ -142,6 +154,10 @@ def normalise(records):
         for c in ("cluster", "size"):
             if c in r:
                 r[c] = int(r[c])
+        if "exact" in r:
+            r["exact"] = bool(r["exact"])
+        if "similarity" in r:
+            r["similarity"] = float(r["similarity"])
         out.append(r)
     return out
 
@@ -152,18 +168,19 @@ def main():
     ap.add_argument("--docs", type=int, default=20000)
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--verify", choices=("exact", "signature"), default="exact")
-    ap.add_argument("--output", choices=("pairs", "clusters"), default="clusters")
+    ap.add_argument("--output", choices=("pairs", "clusters", "decisions"), default="clusters")
     ap.add_argument("--program", help="the minlsh command, to compare with")
     ap.add_argument("--bench", action="store_true", help="1 and 2 workers: speed-up, memory")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each job this many times, keep the fastest (noisy machines)")
     ap.add_argument("--workdir", help="where to write the corpus (default: a temporary dir)")
+    ap.add_argument("--gen", help="bench/gen_docs: its short documents as the corpus")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         path = os.path.join(tmp, "corpus.jsonl")
         t = time.monotonic()
-        size = make_corpus(path, args.docs)
+        size = gen_corpus(args.gen, path, args.docs) if args.gen else make_corpus(path, args.docs)
         gen = time.monotonic() - t
         if not args.bench:
             records, st, secs, peaks = run(path, args.workers, args.partitions, args.verify,
@@ -191,6 +208,7 @@ def main():
             return 0
 
         print("docs: %d" % args.docs)
+        print("corpus: %s" % ("bench/gen_docs (short documents)" if args.gen else "built-in"))
         print("corpus_mb: %.1f" % (size / 1e6))
         print("verify: %s" % args.verify)
         print("output: %s" % args.output)
@@ -199,9 +217,14 @@ def main():
         print("cpus: %d" % (os.cpu_count() or 1))
         print("kernel: %s" % minlsh.simd_kernel())
         print("machine_parallelism_2_processes: %.2f" % machine_parallelism(path))
-        times = {}
-        results = {}
+        sys.stdout.flush()
+        times, results, cmd_times = {}, {}, []
+        want = None
         for n in (1, 2):
+            if args.program:  # timed beside each Dask run: the machine's load drifts
+                for _ in range(args.repeat):
+                    want, csecs = command(args.program, path, args.verify, args.output, 1)
+                    cmd_times.append(csecs)
             records, st, secs, peaks = run(path, n, args.partitions, args.verify, args.output,
                                            tmp, args.repeat)
             times[n] = secs
@@ -210,6 +233,8 @@ def main():
             print("workers_%d_stage_seconds: %s" % (n, " ".join(
                 "%s=%.2f" % kv for kv in st["seconds"].items() if kv[0] != "total")))
             print("workers_%d_peak_rss_mb: %s" % (n, " ".join("%.0f" % p for p in peaks)))
+            print("workers_%d_docs_per_second_per_worker: %.0f" % (n, args.docs / secs / n))
+            sys.stdout.flush()
         print("speedup_1_to_2: %.2f" % (times[1] / times[2]))
         print("candidates: %d" % st["candidates"])
         print("verified: %d" % st["verified"])
@@ -217,9 +242,22 @@ def main():
         print("same_1_and_2_workers: %s" % ("yes" if results[1] == results[2] else "NO"))
         status = 0 if results[1] == results[2] else 1
         if args.program:
-            for threads in (1, 2):
-                want, csecs = command(args.program, path, args.verify, args.output, threads)
-                print("command_threads_%d_seconds: %.2f" % (threads, csecs))
+            csecs = min(cmd_times)
+            rate = args.docs / csecs
+            print("command_threads_1_seconds: %.2f (best of %d, beside the Dask runs)"
+                  % (csecs, len(cmd_times)))
+            print("command_docs_per_second_per_thread: %.0f" % rate)
+            for n in (1, 2):
+                print("ratio_command_thread_to_dask_worker_%d: %.2f (goal: <= 2)"
+                      % (n, rate / (args.docs / times[n] / n)))
+            csecs2 = min(command(args.program, path, args.verify, args.output, 2)[1]
+                         for _ in range(args.repeat))
+            print("command_threads_2_seconds: %.2f" % csecs2)
+            # The same comparison at two of each: on a machine whose cores are
+            # shared, the command's second thread gains as little as a second
+            # worker does.
+            print("ratio_command_2_threads_per_thread_to_dask_worker_2: %.2f"
+                  % ((args.docs / csecs2 / 2) / (args.docs / times[2] / 2)))
             same = results[2] == normalise(want)
             print("same_as_command: %s" % ("yes" if same else "NO"))
             status = status or (0 if same else 1)

@@ -863,6 +863,128 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
                                           size_t *n_out,
                                           uint32_t *bands_searched);
 
+/* Sign n_docs pre-tokenized documents in one call (the batch path of the
+ * bindings: one foreign call for a whole batch instead of one per token).
+ * Token t is the bytes data[offsets[t] .. offsets[t+1]) (offsets needs
+ * n_tokens + 1 non-decreasing entries; offsets[0] need not be 0), hashed
+ * to 64 bits exactly as minlsh_siphash24 does under key (16 bytes; NULL:
+ * minlsh_default_key()). Document d is the tokens doc_offsets[d] ..
+ * doc_offsets[d+1] - 1 (doc_offsets needs n_docs + 1 non-decreasing
+ * entries, the last at most n_tokens); its k values go to
+ * sigs[d*k .. d*k+k-1], the same bits as minlsh_family_update with those
+ * hashes on an empty signature (no token: the empty signature). sigs needs
+ * n_docs*k entries (*n_out = n_docs*k). data may be NULL when every token
+ * is empty. On error sigs is unchanged. Runs on the calling thread.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (offsets decreasing, or a document
+ * past the last token), MINLSH_E_BUFSIZE, MINLSH_E_TOOBIG (n_docs*k does
+ * not fit in size_t). */
+MINLSH_API int minlsh_family_sign_tokens(const minlsh_family *family,
+                                         const uint8_t *key, const void *data,
+                                         const size_t *offsets, size_t n_tokens,
+                                         const size_t *doc_offsets,
+                                         size_t n_docs, uint32_t *sigs,
+                                         size_t cap, size_t *n_out);
+/* minlsh_family_sign_tokens for tokens joined with a separator byte sep
+ * (0..255) that no token contains: the n_tokens = doc_offsets[n_docs]
+ * tokens are the pieces of data (len bytes) between separators, empty ones
+ * included, so data holds exactly n_tokens - 1 separators (and no byte when
+ * n_tokens is 0). Spares the caller a per-token offset: a binding joins its
+ * tokens in one call. Tokens before doc_offsets[0] belong to no document.
+ * Same signatures as minlsh_family_sign_tokens on the same tokens.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (sep > 255, doc_offsets
+ * decreasing, another number of separators), MINLSH_E_BUFSIZE,
+ * MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_family_sign_delimited(const minlsh_family *family,
+                                            const uint8_t *key,
+                                            const void *data, size_t len,
+                                            uint32_t sep,
+                                            const size_t *doc_offsets,
+                                            size_t n_docs, uint32_t *sigs,
+                                            size_t cap, size_t *n_out);
+
+/* ------------------------------------------------------------------------ */
+/* Dedup stages: the engine's steps over whole partitions                   */
+/* ------------------------------------------------------------------------ */
+
+/* For pipelines that spread the dedup engine's stages (docs/dedup.md) over
+ * many machines, e.g. minlsh.dask: each call handles a whole partition of
+ * documents, records or pairs given as flat arrays, so a foreign-function
+ * caller makes one call per partition instead of one per document. They
+ * run on the calling thread, keep nothing, and are thread-safe. */
+
+/* Shingle, fingerprint and sign n texts: text i (lens[i] bytes; NULL only
+ * when lens[i] is 0) gives its k values in sigs[i*k ..] (sigs needs n*k
+ * entries, *n_out = n*k), its fingerprint in fps[16*i ..] and its number of
+ * distinct shingles (0: an empty document) in counts[i]; fps, counts and
+ * status may be NULL. The same values as minlsh_shingler_hash and
+ * minlsh_family_sign one text at a time. A text that fails alone
+ * (MINLSH_E_TOOBIG past the shingler's max_document_bytes) gets the empty
+ * signature, a zero fingerprint, count 0 and its code in status[i]; the
+ * others are still signed and the first failure's code is returned. On
+ * MINLSH_E_NOMEM the texts from the failed one on have that status.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_BUFSIZE,
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_family_sign_texts(const minlsh_family *family,
+                                        const minlsh_shingler *shingler,
+                                        const void *const *texts, const size_t *lens,
+                                        size_t n, uint32_t *sigs, size_t cap,
+                                        size_t *n_out, uint8_t *fps, uint64_t *counts,
+                                        int32_t *status, const minlsh_allocator *alloc);
+
+/* The band keys of n signatures of k values each (row i at sigs[i*k]):
+ * keys[i*bands + j] is band j of signature i, as minlsh_band_keys gives it.
+ * keys needs n*bands entries (*n_out = n*bands).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (bands or rows 0, bands*rows > k),
+ * MINLSH_E_BUFSIZE, MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_signatures_band_keys(const uint32_t *sigs, size_t n, size_t k,
+                                           uint32_t bands, uint32_t rows,
+                                           uint64_t *keys, size_t cap, size_t *n_out);
+
+/* The shingle sets of n texts in one CSR buffer: set i is
+ * hashes[offsets[i] .. offsets[i+1]), strictly increasing, as
+ * minlsh_shingler_hash gives it; offsets needs n+1 entries and is always
+ * filled. hashes needs offsets[n] entries (*n_out = offsets[n]): a short
+ * buffer gives MINLSH_E_BUFSIZE after one pass, with the size needed. A
+ * text that fails alone (MINLSH_E_TOOBIG) gets the empty set and its code
+ * in status[i] (status may be NULL), and the first such code is returned.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_BUFSIZE,
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_shingler_hash_texts(const minlsh_shingler *shingler,
+                                          const void *const *texts, const size_t *lens,
+                                          size_t n, uint64_t *offsets, uint64_t *hashes,
+                                          size_t cap, size_t *n_out, int32_t *status,
+                                          const minlsh_allocator *alloc);
+
+/* Exact Jaccard of n_pairs pairs of sets of a CSR buffer (n_sets sets, set
+ * i at hashes[offsets[i] .. offsets[i+1]), each strictly increasing):
+ * similarity[i] is the Jaccard of sets a[i] and b[i], the very double
+ * minlsh_jaccard_sorted gives (two empty sets: 0).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (offsets decreasing, a set not
+ * strictly increasing), MINLSH_E_NOTFOUND (a set number >= n_sets). */
+MINLSH_API int minlsh_sets_jaccard(const uint64_t *offsets, const uint64_t *hashes,
+                                   size_t n_sets, const uint64_t *a, const uint64_t *b,
+                                   size_t n_pairs, double *similarity);
+
+/* The candidate pairs of a partition of n band records (bands[i], keys[i],
+ * docs[i]), in any order, that holds every record of each of its buckets
+ * (e.g. a partition of a shuffle by key): a bucket is a run of equal (band,
+ * key); its members are its distinct documents, which should be distinct
+ * texts (one record per exact group, as the engine has it). A bucket of
+ * more than max_bucket members (0: no cap) gives no pair: it goes to
+ * capped as three values (band, key, members), ordered by (key, band);
+ * every other pair of a bucket's members is a candidate. The pairs go to
+ * a[i] < b[i], ascending by (a, b), each once however many buckets it
+ * shares (*n_out of them); *n_capped buckets were left out (n_capped may
+ * be NULL when capped_cap is large enough). Either buffer short:
+ * MINLSH_E_BUFSIZE with both sizes needed.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_BUFSIZE,
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_buckets_pair(const uint32_t *bands, const uint64_t *keys,
+                                   const uint64_t *docs, size_t n, uint64_t max_bucket,
+                                   uint64_t *a, uint64_t *b, size_t cap, size_t *n_out,
+                                   uint64_t *capped, size_t capped_cap, size_t *n_capped,
+                                   const minlsh_allocator *alloc);
+
 /* ------------------------------------------------------------------------ */
 /* Insert if novel                                                          */
 /* ------------------------------------------------------------------------ */

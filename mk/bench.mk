@@ -22,6 +22,20 @@
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph
 #                     documents against 100,000 distinct ones
+#   make bench-python  rensa's benchmark shape (pre-tokenized word 3-gram
+#                     lists -> signatures, num_perm 128 -> LSH params=(8, 16)
+#                     -> a query per document; one thread) in one run:
+#                     minlsh through datasketch's idioms (MinHash.bulk,
+#                     insertion_session, query), minlsh's numpy matrix path
+#                     (signatures_from_tokens, insert_many, query_csr), and
+#                     datasketch itself when DATASKETCH_PATH names a
+#                     directory holding its `datasketch` package (it is no
+#                     dependency: e.g. a checkout of ekzhu/datasketch; it
+#                     needs numpy and scipy); "ratio_*" lines are
+#                     datasketch's time over minlsh's. BENCH_PY_DOCS
+#                     documents (default 20000) of BENCH_PY_WORDS words
+#                     (default 50:400), best of BENCH_PY_REPEAT (5)
+#                     interleaved runs
 # bench/gen_docs (short JSON Lines documents with planted near-duplicates,
 # --truth FILE lists them) and bench/recall (recall of those pairs from
 # dedup's decisions) need libc only.
@@ -47,7 +61,7 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge
+.PHONY: bench bench-scale bench-hot bench-huge bench-python
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
@@ -64,3 +78,12 @@ bench-scale: $(BENCH_BIN)
 
 bench-hot: $(BENCH_BIN)
 	$(BENCH_BIN) hot
+
+BENCH_PY_DOCS ?= 20000
+BENCH_PY_REPEAT ?= 5
+BENCH_PY_WORDS ?= 50:400
+BENCH_PYTHON ?= /usr/bin/python3
+bench-python: lib
+	PYTHONPATH=bindings/python MINLSH_LIBRARY=$(abspath $(SHARED_LIB)) \
+	  $(BENCH_PYTHON) bench/python/datasketch_shape.py --docs $(BENCH_PY_DOCS) \
+	  --repeat $(BENCH_PY_REPEAT) --words $(BENCH_PY_WORDS) $(if $(DATASKETCH_PATH),--datasketch $(DATASKETCH_PATH))

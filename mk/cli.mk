@@ -18,3 +18,11 @@ $(BUILD)/tests/test_index_meta: tests/test_index_meta.c tests/testlib.h programs
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< $(TEST_PROG_SRC_test_index_meta) -o $@ $(STATIC_LIB) \
 	  $(LDFLAGS) -lm
+
+TEST_PROG_SRC_test_names := programs/names.c programs/util.c programs/progress.c \
+  programs/utf8.c
+
+$(BUILD)/tests/test_names: tests/test_names.c tests/testlib.h programs/cli.h \
+  $(TEST_PROG_SRC_test_names) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< $(TEST_PROG_SRC_test_names) -o $@ $(STATIC_LIB) $(LDFLAGS) -lm

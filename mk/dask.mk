@@ -7,19 +7,23 @@
 #                     exact and signature verification), band keys, hot
 #                     buckets, connected components, the SQL recipe of
 #                     docs/scale-out.md in SQLite (about 40 s on 2 CPUs)
-#   make bench-dask   examples/dask_dedup.py --bench on a generated corpus of
-#                     BENCH_DASK_DOCS documents: wall time with 1 and 2 worker
-#                     processes (best of 2), the speed-up, peak memory per
-#                     worker, how parallel the machine itself is, and the
-#                     command's time and answer on the same file (key: value
-#                     lines; about 1.5 minutes on 2 CPUs)
+#   make bench-dask   examples/dask_dedup.py --bench on BENCH_DASK_DOCS short
+#                     documents from bench/gen_docs (the corpus of make
+#                     bench): wall time with 1 and 2 worker processes (best
+#                     of 2), the speed-up, peak memory per worker, how
+#                     parallel the machine itself is, and beside them
+#                     `minlsh dedup --threads 1` on the same file: the
+#                     command's documents per second per thread, minlsh.dask's
+#                     per worker, their ratio (goal: <= 2) and whether the
+#                     answers are equal (key: value lines; about 3 minutes
+#                     on 2 CPUs for 1M documents)
 #
 # The binding is used from the source tree, the library from the build tree
 # (MINLSH_LIBRARY, inherited by the worker processes), so nothing is
 # installed. Debian packages come from scripts/deps.sh dask.
 
 DASK_PYTHON ?= /usr/bin/python3
-BENCH_DASK_DOCS ?= 40000
+BENCH_DASK_DOCS ?= 1000000
 BENCH_DASK_FLAGS ?= --repeat 2
 DASK_BUILD := $(abspath $(BUILD))
 DASK_ENV = MINLSH_LIBRARY="$(DASK_BUILD)/libminlsh.so.$(VERSION_MAJOR)" \
@@ -34,8 +38,9 @@ check-dask: lib program
 	@$(DASK_ENV) $(DASK_PYTHON) -m pytest -p no:cacheprovider -q \
 	  --rootdir=bindings/python bindings/python/tests/test_dask.py
 
-bench-dask: lib program
+bench-dask: lib program $(BUILD)/bench/gen_docs
 	@sh scripts/deps.sh dask
 	@mkdir -p "$(DASK_BUILD)/bench-dask"
 	@$(DASK_ENV) $(DASK_PYTHON) examples/dask_dedup.py --bench --docs $(BENCH_DASK_DOCS) \
-	  --program "$(DASK_BUILD)/minlsh" --workdir "$(DASK_BUILD)/bench-dask" $(BENCH_DASK_FLAGS)
+	  --gen "$(DASK_BUILD)/bench/gen_docs" --program "$(DASK_BUILD)/minlsh" \
+	  --workdir "$(DASK_BUILD)/bench-dask" $(BENCH_DASK_FLAGS)

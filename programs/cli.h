@@ -402,17 +402,18 @@ typedef struct cli_name {
 } cli_name;
 
 /* Names numbered 0..n-1 in insertion order, unique. Each is stored once, in
- * chunks that never move, behind a varint of its length and JSON flag; per
- * name 8 bytes of position and 5 to 10 of hash slot besides, so that a
- * corpus of 10^8 short ids fits in a few GiB. */
+ * chunks that never move, behind a varint of its length and JSON flag, and
+ * every NAMES_GROUP-th name's position is kept (the others are found by
+ * skipping from it): per name about half a byte of position and 5 to 10 of
+ * hash slot besides its bytes, so that 10^8 short ids take about 2 GB. */
 typedef struct name_table {
     char **chunks;
     size_t n_chunks, cap_chunks;
     size_t used, size; /* bytes used and held by the last chunk */
-    uint64_t *pos;     /* per name: chunk << 40 | offset of its length */
-    size_t n, cap;
-    uint32_t *slots; /* open addressing: name number + 1, 0 = free */
-    uint8_t *tags;   /* 8 bits of each slot's hash: most probes end here */
+    uint64_t *pos;     /* per group of names: chunk << 40 | offset of the first */
+    size_t n, cap;     /* names; room in pos (groups) */
+    uint32_t *slots;   /* open addressing: name number + 1, 0 = free */
+    uint8_t *tags;     /* 8 bits of each slot's hash: most probes end here */
     size_t mask;
 } name_table;
 
@@ -478,7 +479,9 @@ typedef struct doc_view {
     size_t set_n;
     const uint8_t *fp;   /* 16-byte fingerprint */
     const uint32_t *sig; /* k values (in on_doc, when signing), or NULL */
-    uint64_t bytes;
+    uint64_t bytes;      /* input bytes it stands for */
+    uint64_t length;     /* its text's bytes (JSON: the decoded text field):
+                            what --keep longest compares */
     const char *record; /* JSON Lines: the record as read (no line end, no
                            byte-order mark); NULL for whole files */
     size_t record_n;

@@ -137,7 +137,7 @@ static int dedup_select(void *ctx, const doc_view *d) {
  * in the name table. */
 static int dedup_on_doc(void *ctx, const doc_view *d) {
     dedup *D = ctx;
-    int rc = minlsh_dedup_add_set(D->engine, d->set, d->set_n, d->sig, D->k, d->fp, d->bytes);
+    int rc = minlsh_dedup_add_set(D->engine, d->set, d->set_n, d->sig, D->k, d->fp, d->length);
     if (rc != 0) dedup_die(D->o, rc);
     return 0;
 }

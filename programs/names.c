@@ -4,6 +4,12 @@
  * (the library's), so hostile ids cannot force collisions; the table keeps
  * only name numbers and 8 bits of hash (5 bytes a slot, at most 3/4 full)
  * and compares a stored name when those bits match.
+ *
+ * Storage: chunks that never move, each name a varint (length * 2 + json +
+ * 1) then its bytes; a 0 byte where a name would start means "the next
+ * name starts the next chunk" (every chunk has a byte spare for it). Only
+ * the position of every NAMES_GROUP-th name is kept; the others are found
+ * by skipping from it.
  */
 #include "cli.h"
 
@@ -11,6 +17,8 @@
 #include <string.h>
 
 #define NAMES_CHUNK ((size_t)1 << 20)
+#define NAMES_GROUP 16
+#define NAMES_OFF_MASK ((UINT64_C(1) << 40) - 1)
 
 static uint64_t name_hash(const char *s, size_t n, int json) {
     uint64_t h = 0;
@@ -18,44 +26,64 @@ static uint64_t name_hash(const char *s, size_t n, int json) {
     return h ^ (uint64_t)json;
 }
 
-/* The stored name i: its bytes after the varint (length * 2 + json). */
-cli_name names_get(const name_table *t, size_t i) {
-    uint64_t p = t->pos[i];
-    const unsigned char *q = (const unsigned char *)t->chunks[p >> 40] + (p & ((UINT64_C(1) << 40) - 1));
-    uint64_t v = 0;
+/* The name at position *p (chunk << 40 | offset); *p moves past it. */
+static cli_name name_next(const name_table *t, uint64_t *p) {
+    uint64_t c = *p >> 40, v = 0;
+    const unsigned char *base = (const unsigned char *)t->chunks[c];
+    const unsigned char *q = base + (*p & NAMES_OFF_MASK);
     int shift = 0;
     cli_name nm;
+    if (*q == 0) {
+        base = (const unsigned char *)t->chunks[++c];
+        q = base;
+    }
     do {
         v |= (uint64_t)(*q & 0x7f) << shift;
         shift += 7;
     } while (*q++ & 0x80);
+    v--;
     nm.s = (const char *)q;
     nm.n = (size_t)(v >> 1);
     nm.json = (int)(v & 1);
+    *p = c << 40 | (uint64_t)(q + nm.n - base);
+    return nm;
+}
+
+cli_name names_get(const name_table *t, size_t i) {
+    uint64_t p = t->pos[i / NAMES_GROUP];
+    size_t k;
+    cli_name nm = name_next(t, &p);
+    for (k = 0; k < i % NAMES_GROUP; k++) nm = name_next(t, &p);
     return nm;
 }
 
 static void rehash(name_table *t) {
     size_t size = t->mask ? (t->mask + 1) * 2 : 64, i;
+    uint64_t p = 0;
     free(t->slots);
     free(t->tags);
     t->slots = xcalloc(size, sizeof *t->slots);
     t->tags = xmalloc(size);
     t->mask = size - 1;
     for (i = 0; i < t->n; i++) {
-        cli_name nm = names_get(t, i);
-        uint64_t h = name_hash(nm.s, nm.n, nm.json);
-        size_t s = (size_t)h & t->mask;
+        cli_name nm;
+        uint64_t h;
+        size_t s;
+        if (i % NAMES_GROUP == 0) p = t->pos[i / NAMES_GROUP];
+        nm = name_next(t, &p);
+        h = name_hash(nm.s, nm.n, nm.json);
+        s = (size_t)h & t->mask;
         while (t->slots[s] != 0) s = (s + 1) & t->mask;
         t->slots[s] = (uint32_t)(i + 1);
         t->tags[s] = (uint8_t)(h >> 56);
     }
 }
 
-/* Store the name: a varint, then its bytes, in the last chunk or a new one. */
-static uint64_t store(name_table *t, const char *s, size_t n, int json) {
+/* Store name number t->n: its varint and its bytes, in the last chunk or
+ * a new one (the old one then ends with the 0 that says so). */
+static void store(name_table *t, const char *s, size_t n, int json) {
     unsigned char head[10];
-    uint64_t v = (uint64_t)n * 2 + (uint64_t)(json != 0);
+    uint64_t v = (uint64_t)n * 2 + (uint64_t)(json != 0) + 1;
     size_t h = 0;
     char *at;
     do {
@@ -67,18 +95,23 @@ static uint64_t store(name_table *t, const char *s, size_t n, int json) {
     if (t->n_chunks == 0 || t->size - t->used < h + n) {
         size_t size = h + n > NAMES_CHUNK ? h + n : NAMES_CHUNK;
         void *c = t->chunks;
+        if (t->n_chunks > 0) t->chunks[t->n_chunks - 1][t->used] = 0;
         xgrow(&c, &t->cap_chunks, t->n_chunks + 1, sizeof *t->chunks);
         t->chunks = c;
-        t->chunks[t->n_chunks++] = xmalloc(size);
+        t->chunks[t->n_chunks++] = xmalloc(size + 1); /* + the spare byte */
         t->used = 0;
         t->size = size;
+    }
+    if (t->n % NAMES_GROUP == 0) {
+        void *v2 = t->pos;
+        xgrow(&v2, &t->cap, t->n / NAMES_GROUP + 1, sizeof *t->pos);
+        t->pos = v2;
+        t->pos[t->n / NAMES_GROUP] = (uint64_t)(t->n_chunks - 1) << 40 | t->used;
     }
     at = t->chunks[t->n_chunks - 1] + t->used;
     memcpy(at, head, h);
     memcpy(at + h, s, n);
-    v = (uint64_t)(t->n_chunks - 1) << 40 | t->used;
     t->used += h + n;
-    return v;
 }
 
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i) {
@@ -102,7 +135,6 @@ int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) {
     uint64_t h;
     size_t slot;
-    void *v;
     if (n > UINT32_MAX) n = UINT32_MAX; /* names are never that long */
     if (t->n >= UINT32_MAX - 1) cli_die_lib("names", MINLSH_E_TOOBIG); /* 2^32 - 2 at most */
     if (t->mask == 0 || (t->n + 1) * 4 > (t->mask + 1) * 3) rehash(t);
@@ -118,10 +150,7 @@ int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) 
         }
         slot = (slot + 1) & t->mask;
     }
-    v = t->pos;
-    xgrow(&v, &t->cap, t->n + 1, sizeof *t->pos);
-    t->pos = v;
-    t->pos[t->n] = store(t, s, n, json);
+    store(t, s, n, json);
     t->slots[slot] = (uint32_t)++t->n;
     t->tags[slot] = (uint8_t)(h >> 56);
     return 1;

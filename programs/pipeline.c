@@ -43,6 +43,7 @@ typedef struct job {
     uint64_t line;   /* JSON Lines line number */
     size_t off, len; /* JOB_TEXT, JOB_JSON: the bytes in the batch buffer */
     uint64_t bytes;  /* input bytes this job stands for */
+    uint64_t text_bytes; /* its text's: JSON decoded, files decompressed */
     /* results */
     int status;
     int utf8_bad;
@@ -119,6 +120,7 @@ static int feed_file(pipeline *pl, worker_state *w, job *j) {
         return 0;
     }
     utf8_check_init(&u);
+    j->text_bytes = 0;
     for (;;) {
         ssize_t got = stream_read(&w->in, w->rbuf, READ_CHUNK);
         if (got < 0) {
@@ -126,6 +128,7 @@ static int feed_file(pipeline *pl, worker_state *w, job *j) {
             break;
         }
         if (got == 0) break;
+        j->text_bytes += (uint64_t)got; /* decompressed */
         utf8_check_feed(&u, w->rbuf, (size_t)got);
         rc = minlsh_shinglestream_feed(w->stream, w->rbuf, (size_t)got);
         if (rc == MINLSH_E_TOOBIG) {
@@ -166,6 +169,7 @@ static int feed_json(pipeline *pl, worker_state *w, job *j) {
     }
     j->id_off = (size_t)(rec.id - pl->fill->data.p);
     j->id_len = rec.id_len;
+    j->text_bytes = w->text.n;
     return minlsh_shinglestream_feed(w->stream, w->text.p, w->text.n);
 }
 
@@ -260,6 +264,7 @@ static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view 
     d->fp = j->fp;
     d->sig = NULL;
     d->bytes = j->bytes;
+    d->length = j->kind == JOB_JSON || j->kind == JOB_FILE ? j->text_bytes : j->bytes;
     d->record = j->kind == JOB_JSON ? b->data.p + j->off : NULL;
     d->record_n = j->kind == JOB_JSON ? j->len : 0;
 }

@@ -144,6 +144,15 @@ fi
 if expect dedup_decisions_tsv 0 "$M" dedup -q --output decisions --format tsv "$C/files"; then
     has dedup_decisions_tsv_header "$tmp/out" '^id	cluster	decision	representative	similarity	exact$'
 fi
+# --keep longest compares text, not records: the longer text wins although
+# the other record is longer (its id and an escaped field).
+printf '%s\n' \
+    '{"id": "a-very-long-identifier-that-makes-this-record-the-longest-of-the-two", "text": "one two three four five six seven eight nine ten"}' \
+    '{"id": "b", "text": "one two three four five six seven eight nine ten eleven"}' > "$tmp/longest.jsonl"
+if expect dedup_keep_longest_text 0 "$M" dedup -q --jsonl --output kept --keep longest \
+    --shingle word:2 --threshold 0.5 "$tmp/longest.jsonl"; then
+    has dedup_keep_longest_text_kept "$tmp/out" '^\{"id": "b",'
+fi
 # The deduplicated corpus: kept plus dropped is the input, record for record,
 # each in input order; from a compressed copy the same bytes; files give paths.
 if expect dedup_kept 0 "$M" dedup -q --jsonl --output kept "$C/corpus.jsonl"; then

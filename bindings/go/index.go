@@ -248,17 +248,7 @@ func (x *Index) Pairs(minSimilarity float64) ([]Pair, error) {
 		return nil, newError(rc, "minlsh_pairs_from_index", fmt.Sprintf("min similarity %g",
 			minSimilarity))
 	}
-	defer C.minlsh_pairs_free(ps)
-	out := make([]Pair, int(C.minlsh_pairs_count(ps)))
-	for i := range out {
-		var a, b C.uint64_t
-		var s C.double
-		if err := check(C.minlsh_pairs_copy_pair(&a, &b, &s, ps, C.size_t(i)), "minlsh_pairs_copy_pair"); err != nil {
-			return nil, err
-		}
-		out[i] = Pair{A: uint64(a), B: uint64(b), Similarity: float64(s)}
-	}
-	return out, nil
+	return takePairs(ps)
 }
 
 // Clusters groups near-duplicates: the connected components (two or more
@@ -275,22 +265,7 @@ func (x *Index) Clusters(minSimilarity float64) ([][]uint64, error) {
 		return nil, newError(rc, "minlsh_clusters_from_index", fmt.Sprintf("min similarity %g",
 			minSimilarity))
 	}
-	defer C.minlsh_clusters_free(cs)
-	out := make([][]uint64, int(C.minlsh_clusters_count(cs)))
-	for i := range out {
-		var n C.size_t
-		rc := C.minlsh_clusters_copy_members(cs, C.size_t(i), nil, 0, &n)
-		if rc != CodeBufSize && rc != 0 {
-			return nil, check(rc, "minlsh_clusters_copy_members")
-		}
-		members := make([]uint64, int(n))
-		if err := check(C.minlsh_clusters_copy_members(cs, C.size_t(i), u64Ptr(members), n, &n),
-			"minlsh_clusters_copy_members"); err != nil {
-			return nil, err
-		}
-		out[i] = members
-	}
-	return out, nil
+	return takeClusters(cs)
 }
 
 // SetMetadata stores application bytes with the index (saved and loaded

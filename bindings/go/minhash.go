@@ -290,14 +290,19 @@ func NewMinHash(k int, seed uint64) (MinHash, error) {
 func (m MinHash) K() int { return len(m.Values) }
 
 // Update adds items, one each: its bytes are hashed to 64 bits with
-// SipHash-2-4 under the default key and folded in (minlsh_family_update),
-// as datasketch's MinHash.update does with its own hash.
+// SipHash-2-4 under the default key and folded in, as datasketch's
+// MinHash.update does with its own hash. However many items, it is two cgo
+// calls (minlsh_family_sign_tokens, then minlsh_signature_merge); the bits
+// are those of SipHash24 and UpdateHashes item by item.
 func (m *MinHash) Update(items ...[]byte) error {
-	hashes := make([]uint64, len(items))
-	for i, it := range items {
-		hashes[i] = SipHash24(defaultKey, it)
+	f, err := familyFor(len(m.Values), m.Seed)
+	if err != nil {
+		return err
 	}
-	return m.UpdateHashes(hashes...)
+	if len(items) == 0 {
+		return nil
+	}
+	return f.updateTokens(m.Values, items)
 }
 
 // UpdateHashes adds 64-bit hashes as they are (e.g. Shingler.Shingles).

@@ -8,6 +8,9 @@
 #   2. the source tree, library found by the system loader (LD_LIBRARY_PATH)
 #   3. pip install --no-build-isolation --no-index into a virtual environment
 #      (offline, with Debian's setuptools), tests run against the installed copy
+#   4. the same install with the library bundled (MINLSH_BUNDLE_LIBRARY, as a
+#      build from the source tree does): the package loads its own copy with
+#      no MINLSH_LIBRARY nor LD_LIBRARY_PATH, and is typed (py.typed)
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -32,12 +35,29 @@ src="$BIND_WORK/bind-pysrc"
 rm -rf "$venv" "$src"
 mkdir -p "$src"
 # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
-cp -R bindings/python/pyproject.toml bindings/python/README.md bindings/python/minlsh "$src/"
+cp -R bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md \
+    bindings/python/minlsh "$src/"
 find "$src" -name __pycache__ -prune -exec rm -rf {} +
 rm -f "$src"/minlsh/libminlsh.so*
 "$PYTHON" -m venv --system-site-packages "$venv"
-"$venv/bin/python" -m pip install --quiet --no-index --no-build-isolation \
-    --disable-pip-version-check "$src"
+MINLSH_BUNDLE_LIBRARY=0 "$venv/bin/python" -m pip install --quiet --no-index \
+    --no-build-isolation --disable-pip-version-check "$src"
 cd "$BIND_WORK"
 env MINLSH_LIBRARY="$lib" MINLSH_EXPECT_PACKAGE="$venv" \
     "$venv/bin/python" -m pytest -p no:cacheprovider -q "$tests"
+
+echo "bindings: python 4/4: pip install with the library bundled, no MINLSH_LIBRARY"
+venv2="$BIND_WORK/bind-venv-bundled"
+rm -rf "$venv2" "$src"/build "$src"/*.egg-info
+"$PYTHON" -m venv --system-site-packages "$venv2"
+MINLSH_BUNDLE_LIBRARY="$lib" "$venv2/bin/python" -m pip install --quiet --no-index \
+    --no-build-isolation --disable-pip-version-check "$src"
+env -u LD_LIBRARY_PATH "$venv2/bin/python" -c '
+import os, sys, minlsh
+pkg = os.path.dirname(minlsh.__file__)
+assert os.path.samefile(minlsh.LIBRARY, os.path.join(pkg, "libminlsh.so.0")), minlsh.LIBRARY
+assert os.path.exists(os.path.join(pkg, "py.typed"))
+m = minlsh.MinHash.bulk([["a", "b"], ["a", "b"]])
+assert m[0] == m[1] and not m[0].is_empty()
+print("bundled:", minlsh.LIBRARY)
+'

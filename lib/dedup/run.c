@@ -80,6 +80,35 @@ static int minlsh__dedup_run_push(const minlsh_dedup *d, minlsh__dedup_runs *rs,
     return 0;
 }
 
+/* In files every record's value is a document number below 2^32: a record
+ * takes 12 bytes there instead of 16 (packed in place, front to back, and
+ * unpacked back to front). */
+#define MINLSH__DEDUP_PACKED 12
+
+static void minlsh__dedup_pack(minlsh__kv *v, size_t n) {
+    uint8_t *out = (uint8_t *)v;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint64_t key = v[i].key;
+        uint32_t val = (uint32_t)v[i].val;
+        memcpy(out + i * MINLSH__DEDUP_PACKED, &key, 8);
+        memcpy(out + i * MINLSH__DEDUP_PACKED + 8, &val, 4);
+    }
+}
+
+static void minlsh__dedup_unpack(minlsh__kv *v, size_t n) {
+    const uint8_t *in = (const uint8_t *)v;
+    size_t i;
+    for (i = n; i-- > 0;) {
+        uint64_t key;
+        uint32_t val;
+        memcpy(&key, in + i * MINLSH__DEDUP_PACKED, 8);
+        memcpy(&val, in + i * MINLSH__DEDUP_PACKED + 8, 4);
+        v[i].key = key;
+        v[i].val = val;
+    }
+}
+
 /* A sorted run: kept in memory (v is taken over) or, with in_file, written
  * to f (v is freed). */
 static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_file,
@@ -94,7 +123,8 @@ static int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_f
         return 0;
     }
     if (in_file) {
-        rc = minlsh__tmpfile_append(f, v, n * sizeof *v, &r.off);
+        minlsh__dedup_pack(v, n);
+        rc = minlsh__tmpfile_append(f, v, n * MINLSH__DEDUP_PACKED, &r.off);
         minlsh__free(&d->alloc, v);
         if (rc != 0) return rc;
     } else {
@@ -282,6 +312,7 @@ static int minlsh__dedup_kv_less(const minlsh__kv *x, const minlsh__kv *y) {
 /* Load the next block of c; 0 with c->left 0 at the end. */
 static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup_cursor *c) {
     uint64_t n = c->run->n - c->next;
+    int rc;
     if (c->run->v != NULL) { /* in memory: one block */
         c->at = c->run->v + c->next;
         c->left = (size_t)n;
@@ -293,8 +324,10 @@ static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup
     c->left = (size_t)n;
     if (n == 0) return 0;
     c->next += n;
-    return minlsh__tmpfile_read(m->f, c->run->off + (c->next - n) * sizeof(minlsh__kv), c->block,
-                                (size_t)n * sizeof(minlsh__kv));
+    rc = minlsh__tmpfile_read(m->f, c->run->off + (c->next - n) * MINLSH__DEDUP_PACKED, c->block,
+                              (size_t)n * MINLSH__DEDUP_PACKED);
+    if (rc == 0) minlsh__dedup_unpack(c->block, (size_t)n);
+    return rc;
 }
 
 static int minlsh__dedup_heap_less(const minlsh__dedup_merge *m, size_t x, size_t y) {
@@ -547,15 +580,18 @@ typedef struct minlsh__dedup_verify {
     minlsh__dedup_scratch *scratch; /* per worker */
     const minlsh__kv *cand;
     double *sim;
+    minlsh__kv *order; /* (second document, index): the order to verify in */
 } minlsh__dedup_verify;
 
 static int minlsh__dedup_verify_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_verify *c = (minlsh__dedup_verify *)ctx;
-    size_t i;
+    size_t t;
     int rc = 0;
-    for (i = begin; i < end && rc == 0; i++)
+    for (t = begin; t < end && rc == 0; t++) {
+        size_t i = (size_t)c->order[t].val;
         rc = minlsh__dedup_similarity(c->d, &c->scratch[worker], (uint32_t)c->cand[i].key,
                                       (uint32_t)c->cand[i].val, &c->sim[i]);
+    }
     return rc;
 }
 
@@ -568,6 +604,15 @@ static int minlsh__dedup_verify_chunk(minlsh__dedup_verify *v, const minlsh__kv 
     size_t i;
     int rc;
     v->cand = cand;
+    /* Candidates come sorted by their first document; with the records in
+     * the data file, reading the second ones in file order too turns
+     * random reads into a forward sweep. Results land in their own slots,
+     * so the order changes nothing else. */
+    for (i = 0; i < n; i++) {
+        v->order[i].key = d->records_in_file ? cand[i].val : 0;
+        v->order[i].val = i;
+    }
+    if (d->records_in_file) minlsh__sort_kv(v->order, n);
     rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 64, minlsh__dedup_verify_range, v);
     for (i = 0; i < n && rc == 0; i++) {
         void *p;
@@ -645,8 +690,10 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
         v.d = d;
         v.scratch = minlsh__dedup_scratch_new(d, &n_scratch);
         v.sim = (double *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *v.sim);
+        v.order = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *v.order);
         chunk = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *chunk);
-        if (v.scratch == NULL || v.sim == NULL || chunk == NULL) rc = MINLSH_E_NOMEM;
+        if (v.scratch == NULL || v.sim == NULL || v.order == NULL || chunk == NULL)
+            rc = MINLSH_E_NOMEM;
     }
     if (rc == 0) rc = minlsh__dedup_merge_init(&m, d, &d->cand_file, all, n_all);
     d->candidates = 0;
@@ -669,6 +716,7 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
     }
     minlsh__dedup_scratch_free(d, v.scratch, n_scratch);
     minlsh__free(a, v.sim);
+    minlsh__free(a, v.order);
     minlsh__free(a, chunk);
     minlsh__free(a, all);
     if (c.runs != NULL)
@@ -690,17 +738,19 @@ typedef struct minlsh__dedup_sink {
     minlsh_dedup_decision *v;
     uint64_t first;
     uint64_t kept;
+    minlsh__kv *todo; /* (representative, index) of those to measure */
+    size_t cap_todo;
 } minlsh__dedup_sink;
 
 /* The similarity of each dropped document to its representative where the
  * policy could not give it (not a verified neighbour). */
 static int minlsh__dedup_sims_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_sink *c = (minlsh__dedup_sink *)ctx;
-    size_t i;
+    size_t t;
     int rc = 0;
-    for (i = begin; i < end && rc == 0; i++) {
+    for (t = begin; t < end && rc == 0; t++) {
+        size_t i = (size_t)c->todo[t].val;
         minlsh_dedup_decision *x = &c->v[i];
-        if (x->similarity == x->similarity) continue; /* not NaN */
         rc = minlsh__dedup_similarity(c->d, &c->scratch[worker], (uint32_t)(c->first + i),
                                       (uint32_t)x->representative, &x->similarity);
     }
@@ -715,9 +765,24 @@ static int minlsh__dedup_sink_emit(void *ctx, uint64_t first, minlsh_dedup_decis
     minlsh_dedup *d = s->d;
     size_t i;
     int rc;
+    size_t m = 0;
     s->v = v;
     s->first = first;
-    rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_sims_range, s);
+    if (s->cap_todo < n) {
+        void *p = s->todo;
+        rc = minlsh__reserve(&d->alloc, &p, &s->cap_todo, 0, n, sizeof *s->todo);
+        s->todo = (minlsh__kv *)p;
+        if (rc != 0) return rc;
+    }
+    /* Those to measure (NaN), by representative when the records are in
+     * the data file: its reads then go forward through it. */
+    for (i = 0; i < n; i++)
+        if (v[i].similarity != v[i].similarity) {
+            s->todo[m].key = d->records_in_file ? v[i].representative : 0;
+            s->todo[m++].val = i;
+        }
+    if (d->records_in_file) minlsh__sort_kv(s->todo, m);
+    rc = minlsh__pool_run(minlsh__dedup_pool(d), m, 64, minlsh__dedup_sims_range, s);
     if (rc != 0) return rc;
     for (i = 0; i < n; i++) s->kept += v[i].kept;
     if (d->decisions != NULL) {
@@ -755,6 +820,7 @@ static int minlsh__dedup_decisions(minlsh_dedup *d) {
     p.group = d->opts.group;
     rc = minlsh__dedup_decide(&p, a, minlsh__dedup_sink_emit, &s);
     minlsh__dedup_scratch_free(d, s.scratch, n_scratch);
+    minlsh__free(a, s.todo);
     d->n_kept = s.kept;
     minlsh__dedup_temp_peak(d);
     return rc;

@@ -28,13 +28,18 @@ from ._ffi import (E_BUFSIZE, E_BUSY, E_CORRUPT, E_EXISTS, E_FORMAT, E_IO, E_MIS
                    Error, NoMemoryError, ParameterError)
 from . import _ffi
 from ._shingle import Shingler, ShingleStream
-from ._minhash import MinHash, SignatureMatrix, signatures
-from ._lsh import FileLock, MinHashLSH, Novelty, Plan, band_keys, plan, probability, threshold_of
+from ._minhash import (LeanMinHash, MinHash, SignatureMatrix, signatures,
+                       signatures_from_tokens)
+from ._lsh import (FileLock, MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession,
+                   Novelty, Plan,
+                   band_keys, plan, probability, threshold_of)
+from ._sigmatrix import SigMatrix, clusters_from_matrix, pairs_from_matrix
 from ._dedup import Decision, DedupResult, dedup
 
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
-             SignatureMatrix, MinHashLSH, Novelty, FileLock, Plan, Decision, DedupResult):
+             LeanMinHash, SignatureMatrix, MinHashLSH, MinHashLSHInsertionSession,
+             MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Plan, Decision, DedupResult):
     _cls.__module__ = __name__
 del _cls
 
@@ -53,9 +58,12 @@ EMPTY_VALUE = _ffi.EMPTY_VALUE
 
 __all__ = [
     "Error", "ParameterError", "NoMemoryError",
-    "Shingler", "ShingleStream", "MinHash", "SignatureMatrix", "MinHashLSH", "Novelty", "FileLock", "Plan",
+    "Shingler", "ShingleStream", "MinHash", "LeanMinHash", "SignatureMatrix", "MinHashLSH",
+    "MinHashLSHInsertionSession", "MinHashLSHDeletionSession", "SigMatrix", "Novelty",
+    "FileLock", "Plan",
     "Decision", "DedupResult", "dedup",
-    "signatures", "plan", "probability", "threshold_of", "band_keys", "siphash24",
+    "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
+    "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel",
     "LIBRARY", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",
     "E_NULL", "E_PARAM", "E_NOMEM", "E_BUFSIZE", "E_IO", "E_FORMAT", "E_CORRUPT", "E_MISMATCH",

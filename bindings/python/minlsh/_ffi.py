@@ -214,6 +214,12 @@ class DedupDecision(Structure):
                 ("similarity", c_double), ("kept", c_uint32), ("exact", c_uint32)]
 
 
+class DedupEdge(Structure):
+    """minlsh_dedup_edge (experimental API): a verified pair of exact-group
+    firsts, a < b."""
+    _fields_ = [("a", c_uint64), ("b", c_uint64), ("similarity", c_double)]
+
+
 class DedupStats(Structure):
     """minlsh_dedup_stats (experimental API)."""
     _fields_ = [("documents", c_uint64), ("empty", c_uint64), ("exact_groups", c_uint64),
@@ -287,6 +293,7 @@ _PROTOTYPES = [
     # family and signatures
     ("minlsh_family_new", c_int, [POINTER(c_void_p), c_uint32, c_uint64, c_void_p]),
     ("minlsh_family_free", None, [c_void_p]),
+    ("minlsh_family_copy_coefficients", c_int, [c_void_p, c_void_p, c_void_p, c_size_t, sizep]),
     ("minlsh_family_sign", c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, sizep]),
     ("minlsh_family_update", c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t]),
     ("minlsh_family_sign_text", c_int,
@@ -338,6 +345,46 @@ _PROTOTYPES = [
     ("minlsh_index_save", c_int, [c_void_p, c_char_p]),
     ("minlsh_load_options_init", c_int, [POINTER(LoadOptions), c_uint32]),
     ("minlsh_index_load", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),
+    ("minlsh_index_insert_many", c_int,
+     [c_void_p, c_void_p, c_void_p, c_size_t, c_size_t, sizep]),
+    ("minlsh_index_query_many", c_int,
+     [c_void_p, c_void_p, c_size_t, c_size_t, c_void_p, c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_merge", c_int, [c_void_p, c_void_p, c_uint64]),
+    ("minlsh_index_save_buffer", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_index_load_buffer", c_int,
+     [POINTER(c_void_p), c_char_p, c_size_t, POINTER(LoadOptions)]),
+    # signature matrix
+    ("minlsh_sigmatrix_new", c_int, [POINTER(c_void_p), c_void_p, c_uint64, c_void_p]),
+    ("minlsh_sigmatrix_free", None, [c_void_p]),
+    ("minlsh_sigmatrix_count", c_uint64, [c_void_p]),
+    ("minlsh_sigmatrix_k", c_uint32, [c_void_p]),
+    ("minlsh_sigmatrix_seed", c_uint64, [c_void_p]),
+    ("minlsh_sigmatrix_config_id", c_uint64, [c_void_p]),
+    ("minlsh_sigmatrix_append", c_int, [c_void_p, c_void_p, c_size_t, u64p]),
+    ("minlsh_sigmatrix_copy_column", c_int, [c_void_p, c_uint64, c_void_p, c_size_t, sizep]),
+    ("minlsh_sigmatrix_view_column", c_void_p, [c_void_p, c_uint64]),
+    ("minlsh_sigmatrix_estimate", c_int, [dblp, c_void_p, c_uint64, c_uint64]),
+    ("minlsh_sigmatrix_set_metadata", c_int, [c_void_p, c_char_p, c_size_t]),
+    ("minlsh_sigmatrix_copy_metadata", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_sigmatrix_save", c_int, [c_void_p, c_char_p]),
+    ("minlsh_sigmatrix_save_buffer", c_int, [c_void_p, c_void_p, c_size_t, sizep]),
+    ("minlsh_sigmatrix_load", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),
+    ("minlsh_sigmatrix_load_buffer", c_int,
+     [POINTER(c_void_p), c_char_p, c_size_t, POINTER(LoadOptions)]),
+    ("minlsh_sigmatrix_map", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),
+    ("minlsh_pairs_from_matrix", c_int,
+     [POINTER(c_void_p), c_void_p, c_uint32, c_uint32, c_double, c_uint64, c_void_p]),
+    ("minlsh_clusters_from_matrix", c_int,
+     [POINTER(c_void_p), c_void_p, c_uint32, c_uint32, c_double, c_void_p]),
+    # experimental: bounded queries and pre-tokenized signing
+    ("minlsh_index_query_limited", c_int,
+     [c_void_p, c_void_p, c_size_t, c_uint64, c_void_p, c_void_p, c_size_t, sizep, u32p]),
+    ("minlsh_family_sign_tokens", c_int,
+     [c_void_p, c_char_p, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p,
+      c_size_t, sizep]),
+    ("minlsh_family_sign_delimited", c_int,
+     [c_void_p, c_char_p, c_char_p, c_size_t, c_uint32, c_void_p, c_size_t, c_void_p,
+      c_size_t, sizep]),
     # the dedup engine (experimental API: the library ships with the binding,
     # so these are required like the others)
     ("minlsh_dedup_options_init", c_int, [POINTER(DedupOptions), c_uint32]),
@@ -354,12 +401,32 @@ _PROTOTYPES = [
     ("minlsh_dedup_copy_stats", c_int, [POINTER(DedupStats), c_void_p]),
     ("minlsh_pairs_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_uint64, c_void_p]),
     ("minlsh_clusters_from_dedup", c_int, [POINTER(c_void_p), c_void_p, c_void_p]),
+    # the engine's stages over whole partitions (minlsh.dask): arrays are
+    # passed as addresses (numpy's .ctypes.data)
+    ("minlsh_family_sign_texts", c_int,
+     [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_void_p, c_size_t,
+      sizep, c_void_p, c_void_p, c_void_p, c_void_p]),
+    ("minlsh_signatures_band_keys", c_int,
+     [c_void_p, c_size_t, c_size_t, c_uint32, c_uint32, c_void_p, c_size_t, sizep]),
+    ("minlsh_shingler_hash_texts", c_int,
+     [c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_void_p, c_void_p, c_size_t,
+      sizep, c_void_p, c_void_p]),
+    ("minlsh_sets_jaccard", c_int,
+     [c_void_p, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, c_void_p]),
+    ("minlsh_buckets_pair", c_int,
+     [c_void_p, c_void_p, c_void_p, c_size_t, c_uint64, c_void_p, c_void_p, c_size_t, sizep,
+      c_void_p, c_size_t, sizep, c_void_p]),
+    ("minlsh_dedup_decide", c_int,
+     [POINTER(DedupEdge), c_size_t, c_uint64, c_void_p, c_void_p, c_uint32, c_uint32,
+      POINTER(DedupDecision), c_void_p]),
     ("minlsh_novel_options_init", c_int, [POINTER(NovelOptions), c_uint32]),
     ("minlsh_filelock_new", c_int, [POINTER(c_void_p), c_char_p, c_uint32, c_uint32, c_void_p]),
     ("minlsh_filelock_free", None, [c_void_p]),
     ("minlsh_index_insert_novel", c_int,
      [POINTER(NovelResult), c_void_p, c_uint64, c_void_p, c_size_t, POINTER(NovelOptions)]),
 ]
+
+
 
 def _declare():
     missing = []
@@ -451,28 +518,37 @@ def address(buf):
 class RWLock:
     """Many readers or one writer. The library needs exclusive access for
     calls that modify an index and allows concurrent reads; this provides
-    exactly that for the Python objects that own such handles."""
+    exactly that for the Python objects that own such handles.
+
+    Reads are the hot path (a query is a few microseconds): taking and
+    releasing a read lock is one plain mutex each, and the condition is
+    only used when someone has to wait."""
 
     def __init__(self):
-        self._cond = threading.Condition(threading.Lock())
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writer = False
         self._writers_waiting = 0
+        # The context managers hold no state of their own: one of each
+        # serves every thread.
+        self.reading = _Reading(self)
+        self.writing = _Writing(self)
 
     def acquire_read(self):
-        with self._cond:
+        with self._mutex:
             while self._writer or self._writers_waiting:
                 self._cond.wait()
             self._readers += 1
 
     def release_read(self):
-        with self._cond:
+        with self._mutex:
             self._readers -= 1
-            if self._readers == 0:
+            if self._readers == 0 and self._writers_waiting:
                 self._cond.notify_all()
 
     def acquire_write(self):
-        with self._cond:
+        with self._mutex:
             self._writers_waiting += 1
             while self._writer or self._readers:
                 self._cond.wait()
@@ -480,7 +556,7 @@ class RWLock:
             self._writer = True
 
     def release_write(self):
-        with self._cond:
+        with self._mutex:
             self._writer = False
             self._cond.notify_all()
 
@@ -509,11 +585,13 @@ class _Writing(_Reading):
 
 
 def reading(lock):
-    return _Reading(lock)
+    """``with reading(lock):`` holds a read lock for the block."""
+    return lock.reading
 
 
 def writing(lock):
-    return _Writing(lock)
+    """``with writing(lock):`` holds the write lock for the block."""
+    return lock.writing
 
 
 def take_clusters(handle):

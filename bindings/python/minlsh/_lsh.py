@@ -1,17 +1,27 @@
 """LSH: planning, band keys and the band index (minlsh_index)."""
 
+from __future__ import annotations
+
+import array
 import collections
 import ctypes
 import json
 import math
 import os
+import threading
 from ctypes import byref, c_double, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import check, lib, reading, writing
-from ._minhash import MinHash, family, signature_buffer
+from ._minhash import (LeanMinHash, MinHash, family, matrix_bytes as _matrix_bytes,
+                       signature_buffer)
+
+_MINHASH_TYPES = (MinHash, LeanMinHash)
 
 MODES = {"rule": 1, "balanced": 2, "recall": 3}
+
+_query_buffers = threading.local()
 
 Novelty = collections.namedtuple("Novelty", ["novel", "match", "similarity"])
 Novelty.__doc__ = """What MinHashLSH.insert_if_novel decided: ``novel`` (True: the key was
@@ -47,7 +57,8 @@ def _plan_options(threshold, num_perm, weights, mode, target_recall):
     return opts
 
 
-def plan(threshold, num_perm=128, weights=(0.5, 0.5), mode="balanced", target_recall=0.99):
+def plan(threshold: float, num_perm: int = 128, weights: Tuple[float, float] = (0.5, 0.5),
+         mode: str = "balanced", target_recall: float = 0.99) -> Plan:
     """Choose (bands, rows) for a Jaccard threshold (minlsh_plan_compute).
 
     ``mode``: ``"balanced"`` minimises ``weights[0] * FP area + weights[1] *
@@ -70,7 +81,7 @@ def _u32(value, what):
     return value
 
 
-def probability(s, bands, rows):
+def probability(s: float, bands: int, rows: int) -> float:
     """P(candidate | similarity s) = 1 - (1 - s^rows)^bands."""
     out = c_double()
     check(lib.minlsh_plan_probability(byref(out), _u32(bands, "bands"), _u32(rows, "rows"),
@@ -78,7 +89,7 @@ def probability(s, bands, rows):
     return out.value
 
 
-def threshold_of(bands, rows):
+def threshold_of(bands: int, rows: int) -> float:
     """The rule-of-thumb threshold (1/bands)^(1/rows)."""
     out = c_double()
     check(lib.minlsh_plan_threshold(byref(out), _u32(bands, "bands"), _u32(rows, "rows")),
@@ -86,7 +97,7 @@ def threshold_of(bands, rows):
     return out.value
 
 
-def band_keys(signature, bands, rows):
+def band_keys(signature: Any, bands: int, rows: int) -> List[int]:
     """The band keys of a signature (a MinHash or a sequence of uint32):
     a list of ``bands`` 64-bit ints (docs/lsh.md, "Band keys")."""
     if isinstance(signature, MinHash):
@@ -160,13 +171,29 @@ class MinHashLSH:
     exclusive lock.
     """
 
-    def __init__(self, threshold=0.8, num_perm=128, weights=(0.5, 0.5), params=None, *,
-                 seed=1, mode="balanced", target_recall=0.99, config_id=0):
+    def __init__(self, threshold: Optional[float] = 0.9, num_perm: int = 128,
+                 weights: Tuple[float, float] = (0.5, 0.5),
+                 params: Optional[Tuple[int, int]] = None,
+                 storage_config: Optional[Dict[str, Any]] = None, prepickle: Optional[bool] = None,
+                 hashfunc: Any = None, *, seed: int = 1, mode: str = "balanced",
+                 target_recall: float = 0.99, config_id: int = 0) -> None:
         self._handle = None
         self._lock = _ffi.RWLock()
         self._key_to_id = {}
         self._id_to_key = {}
         self._next_id = 0
+        self._pending = []         # (key, signature bytes) of an insertion session
+        self._pending_keys = set()
+        self._buffer_size = 50000
+        self._query_buffer = []
+        if storage_config is not None and storage_config.get("type", "dict") != "dict":
+            raise ValueError("minlsh keeps the index in memory (storage_config type 'dict'); "
+                             "%r storage is not supported: save() or pickle it instead"
+                             % (storage_config.get("type"),))
+        if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
+            raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "threshold must be in [0.0, 1.0]")
+        if isinstance(num_perm, int) and not isinstance(num_perm, bool) and num_perm < 2:
+            raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "Too few permutation functions")
         fam = family(num_perm, seed)
         config_id = _ffi.as_u64(config_id, "config_id")
         if params is not None:
@@ -175,17 +202,36 @@ class MinHashLSH:
             except (TypeError, ValueError):
                 raise ValueError("params must be a pair (bands, rows)") from None
             b, r = _u32(b, "bands"), _u32(r, "rows")
+            if b * r > num_perm:
+                raise _ffi.error(_ffi.E_PARAM, "minlsh_index_new",
+                                 "the product of b and r in params is %d * %d = %d: it must be "
+                                 "at most num_perm %d" % (b, r, b * r, num_perm))
             self._threshold = None if threshold is None else float(threshold)
             self._weights = None
             self._mode = None
         else:
             if threshold is None:
                 raise ValueError("give a threshold or params=(bands, rows)")
-            p = plan(threshold, num_perm, weights, mode, target_recall)
-            b, r = p.bands, p.rows
+            try:
+                wfp, wfn = (float(w) for w in weights)
+            except (TypeError, ValueError):
+                raise ValueError("weights must be a pair (false_positive, false_negative)") \
+                    from None
+            if not (0.0 <= wfp <= 1.0 and 0.0 <= wfn <= 1.0):
+                raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "Weight must be in [0.0, 1.0]")
+            if abs(wfp + wfn - 1.0) > 1e-9:
+                raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "Weights must sum to 1.0")
+            if float(threshold) in (0.0, 1.0):
+                # datasketch accepts both ends of [0, 1]; the planner wants
+                # (0, 1): every document a candidate, or only identical ones.
+                b, r = (num_perm, 1) if float(threshold) == 0.0 else (1, num_perm)
+            else:
+                p = plan(threshold, num_perm, weights, mode, target_recall)
+                b, r = p.bands, p.rows
             self._threshold = float(threshold)
-            self._weights = tuple(float(w) for w in weights)
+            self._weights = (wfp, wfn)
             self._mode = mode
+        self._family = fam
         h = c_void_p()
         check(lib.minlsh_index_new(byref(h), fam.handle, config_id, b, r, None),
               "minlsh_index_new", "bands=%d rows=%d num_perm=%d" % (b, r, num_perm))
@@ -220,34 +266,50 @@ class MinHashLSH:
     # -- parameters ------------------------------------------------------------
 
     @property
-    def threshold(self):
+    def threshold(self) -> Optional[float]:
         """The threshold the index was planned for (None if unknown)."""
         return self._threshold
 
     @property
-    def params(self):
+    def weights(self) -> Optional[Tuple[float, float]]:
+        """The (false positive, false negative) weights the planner used
+        (None with ``params=`` or for a loaded index without them)."""
+        return self._weights
+
+    @property
+    def params(self) -> Tuple[int, int]:
         """(bands, rows)."""
         h = self._h()
         return (lib.minlsh_index_bands(h), lib.minlsh_index_rows(h))
 
     @property
-    def b(self):
+    def h(self) -> int:
+        """num_perm, under datasketch's name."""
+        return self.num_perm
+
+    @property
+    def b(self) -> int:
+        """The number of bands."""
         return self.params[0]
 
     @property
-    def r(self):
+    def r(self) -> int:
+        """The rows per band."""
         return self.params[1]
 
     @property
-    def num_perm(self):
+    def num_perm(self) -> int:
+        """The signatures' number of values."""
         return lib.minlsh_index_k(self._h())
 
     @property
-    def seed(self):
+    def seed(self) -> int:
+        """The signatures' family seed."""
         return lib.minlsh_index_seed(self._h())
 
     @property
-    def config_id(self):
+    def config_id(self) -> int:
+        """The config id stored with the index (checked on load)."""
         return lib.minlsh_index_config_id(self._h())
 
     def __repr__(self):
@@ -264,21 +326,129 @@ class MinHashLSH:
         return signature_buffer(minhash, lib.minlsh_index_k(h), lib.minlsh_index_seed(h),
                                 "minhash")
 
+    def _sig_fast(self, minhash):
+        """The signature as the library reads it: a MinHash's own buffer
+        when it matches (no copy; the caller must not update that MinHash
+        from another thread during the call), else a checked copy."""
+        if isinstance(minhash, MinHash) and minhash._family is self._family and self._handle:
+            return minhash._sig
+        return self._sig(minhash)
+
+    def _flush(self):
+        """Insert what an insertion session buffered (one minlsh_index_insert_many
+        call); every public method calls it first, so buffered keys are
+        visible everywhere, as in datasketch."""
+        with writing(self._lock):
+            self._flush_locked()
+
+    def _flush_locked(self):
+        pending = self._pending
+        if not pending:
+            return
+        self._pending = []
+        self._pending_keys = set()
+        keys = [k for k, _ in pending]
+        raw = b"".join(sig for _, sig in pending)
+        self._insert_raw_locked(keys, raw)
+
+    def _insert_raw_locked(self, keys, raw):
+        """Insert n keys (all new, checked by the caller) with their n*k
+        values in raw, in one minlsh_index_insert_many call."""
+        n = len(keys)
+        if not n:
+            return
+        h = self._h()
+        k = lib.minlsh_index_k(h)
+        first = self._next_id
+        ids = array.array("Q", range(first, first + n))
+        done = c_size_t()
+        rc = lib.minlsh_index_insert_many(h, ids.buffer_info()[0], raw, n, k, byref(done))
+        # Those before a failure are in the index: record them either way.
+        for i in range(done.value):
+            self._key_to_id[keys[i]] = first + i
+            self._id_to_key[first + i] = keys[i]
+        self._next_id = first + n if rc == 0 else first + done.value
+        check(rc, "minlsh_index_insert_many")
+
     def insert(self, key, minhash, check_duplication=True):
         """Index ``minhash`` under ``key`` (any hashable). A key already in the
-        index raises ValueError (check_duplication=False is accepted for
-        datasketch compatibility; the check is always made)."""
+        index raises ValueError. datasketch lets ``check_duplication=False``
+        store a key twice; minlsh maps each key to one document, so the check
+        is always made."""
         hash(key)
+        if self._pending:
+            self._flush()
         with writing(self._lock):
             sig = self._sig(minhash)
             if key in self._key_to_id:
-                raise ValueError("the key %r is already in the index" % (key,))
+                raise ValueError("The given key already exists: %r" % (key,))
             ident = self._next_id
             check(lib.minlsh_index_insert(self._handle, ident, sig, len(sig)),
                   "minlsh_index_insert")
             self._next_id = ident + 1
             self._key_to_id[key] = ident
             self._id_to_key[ident] = key
+
+    def insert_many(self, keys: Iterable[Hashable], minhashes: Any) -> None:
+        """Insert ``keys[i]`` with ``minhashes[i]`` for every i, in one foreign
+        call (minlsh_index_insert_many). ``minhashes`` is a sequence of
+        MinHash objects or an n x num_perm matrix of uint32 (a numpy array,
+        or anything whose rows are sequences of num_perm ints). All or
+        nothing for the checks: a key already indexed, or repeated in
+        ``keys``, raises ValueError before anything is inserted."""
+        keys = list(keys)
+        if self._pending:
+            self._flush()
+        with writing(self._lock):
+            h = self._h()
+            k = lib.minlsh_index_k(h)
+            raw = _matrix_bytes(minhashes, k, lib.minlsh_index_seed(h), len(keys))
+            seen = set()
+            for key in keys:
+                if key in self._key_to_id or key in seen:
+                    raise ValueError("The given key already exists: %r" % (key,))
+                seen.add(key)
+            self._insert_raw_locked(keys, raw)
+
+    def insertion_session(self, buffer_size: int = 50000) -> MinHashLSHInsertionSession:
+        """A context manager for fast insertion, as in datasketch:
+        ``session.insert(key, minhash)`` buffers, and every ``buffer_size``
+        documents (and on leaving the ``with`` block) the buffer goes into
+        the index in one foreign call. A duplicate key raises ValueError at
+        ``session.insert``. Any other use of the index sees buffered keys
+        (the buffer is inserted first)."""
+        return MinHashLSHInsertionSession(self, buffer_size)
+
+    def deletion_session(self, buffer_size: int = 50000) -> MinHashLSHDeletionSession:
+        """A context manager for removal, as in datasketch:
+        ``session.remove(key)`` (ValueError if the key is not indexed)."""
+        return MinHashLSHDeletionSession(self, buffer_size)
+
+    @property
+    def buffer_size(self) -> int:
+        """How many documents an insertion session buffers (default 50000)."""
+        return self._buffer_size
+
+    @buffer_size.setter
+    def buffer_size(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("buffer_size must be an integer >= 1")
+        self._buffer_size = value
+
+    def _session_insert(self, key, minhash):
+        if minhash.__class__ in _MINHASH_TYPES and minhash._family is self._family:
+            sig = bytes(minhash._sig)
+        else:
+            with reading(self._lock):
+                sig = bytes(self._sig(minhash))  # ValueError for another num_perm or seed
+        # Dict lookups are atomic under the interpreter lock; the index's
+        # lock guards the C handle, which this does not touch.
+        if key in self._key_to_id or key in self._pending_keys:
+            raise ValueError("The given key already exists: %r" % (key,))
+        self._pending.append((key, sig))
+        self._pending_keys.add(key)
+        if len(self._pending) >= self._buffer_size:
+            self._flush()
 
     def insert_if_novel(self, key, minhash, threshold=None, verify=None, min_estimate=0.0):
         """Insert ``minhash`` under ``key`` unless an indexed key is a
@@ -305,6 +475,8 @@ class MinHashLSH:
         opts.threshold = float(threshold)
         opts.min_estimate = float(min_estimate)
         raised = []
+        if self._pending:
+            self._flush()
         with writing(self._lock):
             sig = self._sig(minhash)
             if key in self._key_to_id:
@@ -336,78 +508,362 @@ class MinHashLSH:
 
     def remove(self, key):
         """Remove ``key``; ValueError if it is not in the index."""
+        if self._pending:
+            self._flush()
         with writing(self._lock):
             h = self._h()
             try:
                 ident = self._key_to_id[key]
             except KeyError:
-                raise ValueError("the key %r is not in the index" % (key,)) from None
+                raise ValueError("The given key does not exist: %r is not in the index"
+                                 % (key,)) from None
             check(lib.minlsh_index_remove(h, ident), "minlsh_index_remove")
             del self._key_to_id[key]
             del self._id_to_key[ident]
 
     def __contains__(self, key):
+        if self._pending:
+            self._flush()
         with reading(self._lock):
             return key in self._key_to_id
 
     def __len__(self):
+        if self._pending:
+            self._flush()
         with reading(self._lock):
             return len(self._key_to_id)
 
-    def is_empty(self):
+    def is_empty(self) -> bool:
+        """True when no key is indexed."""
         return len(self) == 0
 
-    def keys(self):
+    def keys(self) -> List[Hashable]:
         """The keys, in insertion order (a list)."""
+        if self._pending:
+            self._flush()
         with reading(self._lock):
             return [self._id_to_key[i] for i in sorted(self._id_to_key)]
 
-    def get_minhash(self, key):
+    def get_minhash(self, key: Hashable) -> MinHash:
         """A MinHash with the signature stored for ``key`` (KeyError if absent)."""
+        if self._pending:
+            self._flush()
         with reading(self._lock):
             h = self._h()
             ident = self._key_to_id[key]
             m = MinHash(lib.minlsh_index_k(h), lib.minlsh_index_seed(h))
-            check(lib.minlsh_index_copy_signature(h, ident, m._sig, len(m._sig), None), "minlsh_index_copy_signature")
+            check(lib.minlsh_index_copy_signature(h, ident, m._sig, len(m._sig), None),
+                  "minlsh_index_copy_signature")
             return m
+
+    def merge(self, other: MinHashLSH, check_overlap: bool = False) -> None:
+        """Add every key of ``other`` (a MinHashLSH with the same num_perm,
+        seed, bands and rows; ValueError otherwise) with its signature, in one
+        foreign call (minlsh_index_merge). A key of ``other`` already in this
+        index raises ValueError and nothing changes, whatever
+        ``check_overlap`` says: datasketch would store the key twice, minlsh
+        maps each key to one document. ``other`` is unchanged."""
+        if not isinstance(other, MinHashLSH):
+            raise ValueError("Cannot merge type MinHashLSH and type %s." % type(other).__name__)
+        if other is self:
+            raise ValueError("Cannot merge a MinHashLSH into itself")
+        if self._pending:
+            self._flush()
+        if other._pending:
+            other._flush()
+        with writing(self._lock), reading(other._lock):
+            h, oh = self._h(), other._h()
+            if (lib.minlsh_index_k(h), lib.minlsh_index_bands(h), lib.minlsh_index_rows(h),
+                    lib.minlsh_index_seed(h)) != (
+                    lib.minlsh_index_k(oh), lib.minlsh_index_bands(oh),
+                    lib.minlsh_index_rows(oh), lib.minlsh_index_seed(oh)):
+                raise ValueError("Cannot merge MinHashLSH with different initialization "
+                                 "parameters.")
+            overlap = [key for key in other._key_to_id if key in self._key_to_id]
+            if overlap:
+                raise ValueError("The keys are overlapping, duplicate key exists: %r"
+                                 % (overlap[0],))
+            offset = self._next_id
+            try:
+                check(lib.minlsh_index_merge(h, oh, offset), "minlsh_index_merge")
+            except _ffi.Error as exc:
+                if exc.code == _ffi.E_MISMATCH:
+                    raise ValueError("Cannot merge MinHashLSH with different initialization "
+                                     "parameters (%s)." % exc) from None
+                raise
+            for ident, key in other._id_to_key.items():
+                self._key_to_id[key] = ident + offset
+                self._id_to_key[ident + offset] = key
+            self._next_id = offset + other._next_id
+
+    def get_counts(self) -> List[Dict[int, int]]:
+        """For each band, a dict from band key (minlsh's 64-bit band key, where
+        datasketch has the band's bytes) to the number of keys in its
+        bucket."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            return self._counts(list(self._id_to_key))
+
+    def get_subset_counts(self, *keys: Hashable) -> List[Dict[int, int]]:
+        """:meth:`get_counts` restricted to the given keys (each counted once;
+        KeyError for a key not in the index)."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            return self._counts([self._key_to_id[k] for k in set(keys)])
+
+    def _counts(self, idents):
+        h = self._h()
+        b, r, k = lib.minlsh_index_bands(h), lib.minlsh_index_rows(h), lib.minlsh_index_k(h)
+        counts = [collections.Counter() for _ in range(b)]
+        sig = (c_uint32 * k)()
+        keys = (c_uint64 * b)()
+        for ident in idents:
+            check(lib.minlsh_index_copy_signature(h, ident, sig, k, None),
+                  "minlsh_index_copy_signature")
+            check(lib.minlsh_band_keys(sig, k, b, r, keys, b, None), "minlsh_band_keys")
+            for j in range(b):
+                counts[j][keys[j]] += 1
+        return [dict(c) for c in counts]
+
+    # -- pickling ---------------------------------------------------------------
+
+    def __getstate__(self):
+        """The index as minlsh_index_save_buffer's bytes, the keys (pickled as
+        they are, so any picklable key works) and the parameters; an
+        insertion session's buffer is inserted first."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            h = self._h()
+            n = c_size_t()
+            rc = lib.minlsh_index_save_buffer(h, None, 0, byref(n))
+            if rc != _ffi.E_BUFSIZE:
+                check(rc, "minlsh_index_save_buffer")
+            buf = ctypes.create_string_buffer(n.value)
+            check(lib.minlsh_index_save_buffer(h, buf, n.value, byref(n)),
+                  "minlsh_index_save_buffer")
+            return {"version": 1, "index": buf.raw[:n.value],
+                    "keys": sorted(self._id_to_key.items()), "next_id": self._next_id,
+                    "threshold": self._threshold, "weights": self._weights,
+                    "mode": self._mode, "buffer_size": self._buffer_size}
+
+    def __setstate__(self, state):
+        if not isinstance(state, dict) or state.get("version") != 1:
+            raise ValueError("not a pickled minlsh MinHashLSH of this version")
+        self._handle = None
+        self._lock = _ffi.RWLock()
+        self._pending, self._pending_keys, self._query_buffer = [], set(), []
+        raw = state["index"]
+        h = c_void_p()
+        check(lib.minlsh_index_load_buffer(byref(h), raw, len(raw), None),
+              "minlsh_index_load_buffer")
+        self._handle = h.value
+        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value))
+        self._id_to_key = dict(state["keys"])
+        self._key_to_id = {key: ident for ident, key in self._id_to_key.items()}
+        self._next_id = state["next_id"]
+        self._threshold = state["threshold"]
+        self._weights = state["weights"]
+        self._mode = state["mode"]
+        self._buffer_size = state.get("buffer_size", 50000)
 
     # -- queries ----------------------------------------------------------------------
 
-    def _query(self, minhash):
-        sig = self._sig(minhash)
-        cap = 64
-        while True:
-            ids = (c_uint64 * cap)()
-            sims = (c_double * cap)()
+    def _query(self, minhash, with_similarity=True):
+        if minhash.__class__ in _MINHASH_TYPES and minhash._family is self._family:
+            sig = minhash._sig  # no copy: see _sig_fast
+        else:
+            sig = self._sig(minhash)
+        h = self._handle
+        if not h:
+            raise ValueError("the MinHashLSH is closed")
+        # Per-thread output buffers: a query is a few microseconds, and
+        # allocating them was a third of it. Readers run concurrently, each
+        # on its own thread's buffers.
+        bufs = _query_buffers.__dict__.get("q")
+        if bufs is None:
             n = c_size_t()
-            rc = lib.minlsh_index_query(self._handle, sig, len(sig), ids, sims, cap, byref(n))
-            if rc == _ffi.E_BUFSIZE:
-                cap = n.value
-                continue
+            bufs = _query_buffers.q = [(c_uint64 * 64)(), n, 64, byref(n)]
+        ids, n, cap, byref_n = bufs
+        sims = None
+        while True:
+            if with_similarity:
+                sims = (c_double * cap)()
+            rc = lib.minlsh_index_query(h, sig, len(sig), ids, sims, cap, byref_n)
+            if rc != _ffi.E_BUFSIZE:
+                break
+            cap = n.value
+            ids = (c_uint64 * cap)()
+            bufs[0], bufs[2] = ids, cap
+        if rc < 0:
             check(rc, "minlsh_index_query")
-            return [(self._id_to_key[ids[i]], sims[i]) for i in range(n.value)]
+        id_to_key = self._id_to_key
+        if not with_similarity:
+            return [id_to_key[i] for i in ids[:n.value]]
+        return [(id_to_key[ids[i]], sims[i]) for i in range(n.value)]
 
-    def query(self, minhash):
+    def query(self, minhash: Any) -> List[Hashable]:
         """The keys of the candidates sharing at least one band with
-        ``minhash`` (a stored document finds itself), in insertion order."""
-        with reading(self._lock):
-            return [k for k, _ in self._query(minhash)]
+        ``minhash`` (a stored document finds itself), in insertion order.
+        ValueError for a MinHash of another num_perm or seed."""
+        if self._pending:
+            self._flush()
+        # acquire/release without a with block: this is the datasketch
+        # idiom's inner loop, and the context manager's two calls cost a
+        # tenth of a query.
+        lock = self._lock
+        lock.acquire_read()
+        try:
+            return self._query(minhash, False)
+        finally:
+            lock.release_read()
 
-    def query_with_similarity(self, minhash, min_similarity=0.0):
+    def query_with_similarity(self, minhash: Any,
+                              min_similarity: float = 0.0) -> List[Tuple[Hashable, float]]:
         """[(key, estimated Jaccard)] of the candidates whose estimate is at
         least ``min_similarity``, in insertion order."""
+        if self._pending:
+            self._flush()
         with reading(self._lock):
             return [(k, s) for k, s in self._query(minhash) if s >= min_similarity]
 
-    def candidate_pairs(self, min_similarity=0.0, with_similarity=False):
+    def query_limited(self, minhash: Any, max_members: int) -> Tuple[List[Hashable], int]:
+        """:meth:`query` with a bound on the work for hot buckets
+        (minlsh_index_query_limited): bands are searched in order until the
+        next one would bring the bucket members collected above
+        ``max_members`` (0: no limit). Returns (keys, bands_searched);
+        bands_searched < b means the answer was cut short."""
+        if self._pending:
+            self._flush()
+        max_members = _ffi.as_u64(max_members, "max_members")
+        with reading(self._lock):
+            sig = self._sig_fast(minhash)
+            cap = 64
+            searched = c_uint32()
+            while True:
+                ids = (c_uint64 * cap)()
+                n = c_size_t()
+                rc = lib.minlsh_index_query_limited(self._h(), sig, len(sig), max_members, ids,
+                                                    None, cap, byref(n), byref(searched))
+                if rc == _ffi.E_BUFSIZE:
+                    cap = n.value
+                    continue
+                check(rc, "minlsh_index_query_limited")
+                return [self._id_to_key[i] for i in ids[:n.value]], searched.value
+
+    def _query_many_raw(self, raw, n, with_similarity=False):
+        """(offsets, ids, sims) for n signatures in raw: one
+        minlsh_index_query_many call (two if the first guess of the output
+        size is short)."""
+        h = self._h()
+        k = lib.minlsh_index_k(h)
+        np = _ffi.numpy
+        offsets = (c_size_t * (n + 1))()
+        cap = max(16 * n, 64)
+        while True:
+            if np is not None:
+                ids = np.empty(cap, dtype=np.uint64)
+                sims = np.empty(cap, dtype=np.float64) if with_similarity else None
+            else:
+                ids = array.array("Q", bytes(8 * cap))
+                sims = array.array("d", bytes(8 * cap)) if with_similarity else None
+            total = c_size_t()
+            rc = lib.minlsh_index_query_many(
+                h, raw, n, k, offsets, _ffi.address(ids),
+                _ffi.address(sims) if sims is not None else None, cap, byref(total))
+            if rc == _ffi.E_BUFSIZE:
+                cap = total.value
+                continue
+            check(rc, "minlsh_index_query_many")
+            t = total.value
+            return offsets, ids[:t], (sims[:t] if sims is not None else None)
+
+    def query_many(self, minhashes: Any) -> List[List[Hashable]]:
+        """:meth:`query` for many signatures in one foreign call
+        (minlsh_index_query_many): a list of key lists. ``minhashes`` is a
+        sequence of MinHash objects or an n x num_perm uint32 matrix."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            h = self._h()
+            n = len(minhashes)
+            raw = _matrix_bytes(minhashes, lib.minlsh_index_k(h), lib.minlsh_index_seed(h), n)
+            offsets, ids, _ = self._query_many_raw(raw, n)
+            id_to_key = self._id_to_key
+            ids = ids.tolist()
+            return [[id_to_key[i] for i in ids[offsets[j]:offsets[j + 1]]] for j in range(n)]
+
+    def query_csr(self, minhashes: Any, with_similarity: bool = False) -> Tuple[Any, ...]:
+        """The candidates of many signatures as CSR arrays, in one foreign
+        call: (indptr, ids) or, with ``with_similarity``, (indptr, ids,
+        similarities); query j's candidates are ids[indptr[j]:indptr[j+1]],
+        ascending. ids are the index's document ids: the insertion number of
+        each key (0 for the first key inserted, then 1, 2, ...; a removed
+        key's number is not reused), so after ``insert_many(range(n), M)``
+        into an empty index they are the keys. numpy arrays (uint64 indptr
+        and ids, float64 similarities) when numpy is installed, else
+        array.array."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            h = self._h()
+            n = len(minhashes)
+            raw = _matrix_bytes(minhashes, lib.minlsh_index_k(h), lib.minlsh_index_seed(h), n)
+            offsets, ids, sims = self._query_many_raw(raw, n, with_similarity)
+            np = _ffi.numpy
+            if np is not None:
+                indptr = np.frombuffer(offsets, dtype=np.uintp).astype(np.uint64)
+            else:
+                indptr = array.array("Q", offsets)
+            return (indptr, ids, sims) if with_similarity else (indptr, ids)
+
+    def key_of(self, ident: int) -> Hashable:
+        """The key of a document id (as :meth:`query_csr` gives them)."""
+        with reading(self._lock):
+            return self._id_to_key[int(ident)]
+
+    def add_to_query_buffer(self, minhash: Any) -> None:
+        """Buffer a query for :meth:`collect_query_buffer` (datasketch's API).
+        ValueError for a MinHash of another num_perm or seed."""
+        with reading(self._lock):
+            self._query_buffer.append(bytes(self._sig(minhash)))
+
+    def collect_query_buffer(self) -> List[Hashable]:
+        """Run the buffered queries in one foreign call and empty the buffer.
+        As in datasketch, the result is the keys found by *every* buffered
+        query (the intersection of their candidate sets), here in insertion
+        order; [] if nothing was buffered."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            buffered, self._query_buffer = self._query_buffer, []
+            if not buffered:
+                return []
+            offsets, ids, _ = self._query_many_raw(b"".join(buffered), len(buffered))
+            ids = ids.tolist()
+            common = None
+            for j in range(len(buffered)):
+                got = set(ids[offsets[j]:offsets[j + 1]])
+                common = got if common is None else common & got
+            return [self._id_to_key[i] for i in sorted(common)]
+
+    def candidate_pairs(self, min_similarity: float = 0.0, with_similarity: bool = False,
+                        max_pairs: int = 0) -> List[Tuple[Any, ...]]:
         """Every pair of indexed keys sharing a band, once each, whose
         estimated Jaccard is >= ``min_similarity`` (0: all candidates; the
         threshold: the verified pairs). A list of (key_a, key_b) with key_a
         inserted before key_b, sorted by insertion order; with
-        ``with_similarity`` (key_a, key_b, similarity)."""
+        ``with_similarity`` (key_a, key_b, similarity). ``max_pairs`` (0: no
+        limit): more pairs than that raise :class:`minlsh.ParameterError`
+        (MINLSH_E_TOOBIG) before any is listed."""
+        if self._pending:
+            self._flush()
         with reading(self._lock):
             out = c_void_p()
-            check(lib.minlsh_pairs_from_index(byref(out), self._h(), float(min_similarity), 0, None),
+            check(lib.minlsh_pairs_from_index(byref(out), self._h(), float(min_similarity),
+                                              _ffi.as_u64(max_pairs, "max_pairs"), None),
                   "minlsh_pairs_from_index")
             try:
                 n = lib.minlsh_pairs_count(out)
@@ -422,14 +878,16 @@ class MinHashLSH:
             finally:
                 lib.minlsh_pairs_free(out)
 
-    def clusters(self, min_similarity=0.0):
+    def clusters(self, min_similarity: float = 0.0) -> List[List[Hashable]]:
         """Groups of near-duplicates: the connected components (two or more
         keys) of the graph of :meth:`candidate_pairs` at ``min_similarity``.
         Members in insertion order; groups ordered by their first member."""
+        if self._pending:
+            self._flush()
         with reading(self._lock):
             out = c_void_p()
-            check(lib.minlsh_clusters_from_index(byref(out), self._h(), float(min_similarity), None),
-                  "minlsh_clusters_from_index")
+            check(lib.minlsh_clusters_from_index(byref(out), self._h(), float(min_similarity),
+                                                 None), "minlsh_clusters_from_index")
             return [[self._id_to_key[i] for i in members]
                     for members in _ffi.take_clusters(out)]
 
@@ -449,13 +907,15 @@ class MinHashLSH:
         return json.dumps(doc, ensure_ascii=True, allow_nan=False,
                           separators=(",", ":")).encode("ascii")
 
-    def save(self, path):
+    def save(self, path: Union[str, bytes, os.PathLike]) -> None:
         """Save atomically to ``path``: the signatures and parameters
         (minlsh_index_save), and the keys as JSON in the index's metadata.
         Keys must be str, int, float, bool, None, bytes or tuples of those
         (TypeError otherwise, before anything is written): no pickle, so
         loading a file never runs code."""
         path = os.fsencode(path)
+        if self._pending:
+            self._flush()
         with writing(self._lock):
             h = self._h()
             meta = self._metadata()  # raises for an unsaveable key: nothing changed
@@ -463,7 +923,8 @@ class MinHashLSH:
             check(lib.minlsh_index_save(h, path), "minlsh_index_save", os.fsdecode(path))
 
     @classmethod
-    def load(cls, path, num_perm=None, seed=None, config_id=0):
+    def load(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
+             seed: Optional[int] = None, config_id: int = 0) -> MinHashLSH:
         """Load an index saved by :meth:`save` (or any minlsh index file: its
         keys are then its 64-bit ids). With ``num_perm`` or ``seed`` (the
         other defaulting to 128 or 1) the file must have them and
@@ -484,8 +945,11 @@ class MinHashLSH:
         self = cls.__new__(cls)
         self._handle = h.value
         self._lock = _ffi.RWLock()
+        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value))
         self._threshold = self._weights = self._mode = None
         self._key_to_id, self._id_to_key = {}, {}
+        self._pending, self._pending_keys, self._query_buffer = [], set(), []
+        self._buffer_size = 50000
         ids = self._stored_ids()
         meta = self._stored_metadata()
         doc = None
@@ -553,6 +1017,55 @@ class MinHashLSH:
         self._mode = m if m in MODES else None
 
 
+class MinHashLSHInsertionSession:
+    """What :meth:`MinHashLSH.insertion_session` returns: ``insert`` buffers,
+    and the buffer goes into the index in one foreign call when full and on
+    ``close`` (leaving the ``with`` block)."""
+
+    def __init__(self, lsh, buffer_size=50000):
+        self.lsh = lsh
+        lsh.buffer_size = buffer_size
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        self.close()
+
+    def close(self):
+        """Insert what is buffered."""
+        self.lsh._flush()
+
+    def insert(self, key, minhash, check_duplication=True):
+        """Buffer ``minhash`` under ``key`` (ValueError at once for a key
+        already indexed or buffered, or a MinHash of another num_perm or
+        seed)."""
+        self.lsh._session_insert(key, minhash)
+
+
+class MinHashLSHDeletionSession:
+    """What :meth:`MinHashLSH.deletion_session` returns: ``remove(key)``
+    removes at once (a removal is one cheap foreign call), ValueError if the
+    key is not indexed."""
+
+    def __init__(self, lsh, buffer_size=50000):
+        self.lsh = lsh
+        lsh.buffer_size = buffer_size
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        self.close()
+
+    def close(self):
+        """Nothing is buffered: kept for datasketch's API."""
+
+    def remove(self, key):
+        """Remove ``key`` (ValueError if it is not in the index)."""
+        self.lsh.remove(key)
+
+
 class FileLock:
     """The lock processes sharing one saved index take (minlsh_filelock):
     a flock(2) lock on the companion file ``path + ".lock"``, never on the
@@ -578,6 +1091,7 @@ class FileLock:
         self._handle = None
 
     def acquire(self):
+        """Take the lock, waiting as ``timeout`` says (E_BUSY past it)."""
         if self._handle:
             raise RuntimeError("the lock is already held by this object")
         h = c_void_p()
@@ -586,6 +1100,7 @@ class FileLock:
         self._handle = h.value
 
     def release(self):
+        """Release the lock (nothing happens if it is not held)."""
         if self._handle:
             lib.minlsh_filelock_free(self._handle)
             self._handle = None

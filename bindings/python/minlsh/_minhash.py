@@ -1,10 +1,17 @@
 """MinHash signatures (minlsh_family) and batch signing."""
 
+from __future__ import annotations
+
 import array
 import collections
 import ctypes
+import itertools
+import struct
 import threading
+import warnings
 from ctypes import byref, c_double, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import (Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple,
+                    Union)
 
 from . import _ffi
 from ._ffi import check, lib
@@ -17,10 +24,11 @@ class _Family:
     """One minlsh_family handle. Immutable, so any number of threads may use
     it; freed when the last MinHash (and the cache) lets go of it."""
 
-    __slots__ = ("handle", "k", "seed", "__weakref__")
+    __slots__ = ("handle", "k", "seed", "sig_type", "__weakref__")
 
     def __init__(self, k, seed):
         self.handle = None
+        self.sig_type = c_uint32 * k
         h = c_void_p()
         check(lib.minlsh_family_new(byref(h), k, seed, None), "minlsh_family_new",
               "num_perm = %d (1..%d)" % (k, _ffi.FAMILY_K_MAX))
@@ -88,29 +96,180 @@ def _item_hash(item):
     return out.value
 
 
+# ---- tokens joined into one buffer ---------------------------------------------
+
+_SIZE_T = ctypes.sizeof(c_size_t)
+_SIZE_CODE = {8: "Q", 4: "I"}.get(_SIZE_T, "L")
+
+
+def _size_array(values):
+    """An array.array of size_t from an iterable of ints (C speed)."""
+    return array.array(_SIZE_CODE, values)
+
+
+def _join_tokens(tokens):
+    """(data, lengths) for a list of tokens: every token's bytes one after
+    the other, and how many bytes each has. str tokens count as their UTF-8
+    bytes, bytes-like ones as they are.
+
+    The common cases run at C speed: all-str tokens are joined and encoded
+    once (and when the text is ASCII, a token's byte length is its length,
+    so nothing is encoded token by token); all-bytes tokens are joined once.
+    """
+    if not tokens:
+        return b"", ()
+    try:
+        text = "".join(tokens)
+    except TypeError:
+        pass
+    else:
+        if text.isascii():
+            return text.encode("ascii"), map(len, tokens)
+        encoded = [t.encode("utf-8") for t in tokens]
+        return b"".join(encoded), map(len, encoded)
+    try:
+        data = b"".join(tokens)
+    except TypeError:
+        encoded = [_ffi.as_bytes(t, "token") for t in tokens]
+        return b"".join(encoded), map(len, encoded)
+    if all(type(t) is bytes for t in tokens):
+        return data, map(len, tokens)
+    encoded = [_ffi.as_bytes(t, "token") for t in tokens]  # bytearray, memoryview...
+    return b"".join(encoded), map(len, encoded)
+
+
+def _as_token_list(doc):
+    if isinstance(doc, (str, bytes, bytearray, memoryview)):
+        raise TypeError("each document must be a list of tokens, not one %s"
+                        % type(doc).__name__)
+    return doc if isinstance(doc, (list, tuple)) else list(doc)
+
+
+def _joined(docs):
+    """Every token of every document joined with a NUL byte, as bytes, or
+    None when str and bytes tokens are mixed. A join per document and one
+    for the batch, then one encode: no Python work per token (joining each
+    list directly is twice as fast as joining one chained iterator, which
+    join first copies into a list). Documents without tokens add nothing,
+    not even a separator. Whether a token held a NUL itself, the library
+    finds when it counts the separators."""
+    nonempty = list(filter(None, docs))
+    try:
+        return "\0".join(map("\0".join, nonempty)).encode("utf-8")
+    except TypeError:
+        pass
+    try:
+        return b"\0".join(map(b"\0".join, nonempty))
+    except TypeError:
+        return None
+
+
+def _sign_into(fam, docs, addr, key=None):
+    """Sign a list of token lists in one foreign call, writing len(docs)*k
+    uint32 values at address addr (row after row).
+
+    The tokens are joined with a NUL separator (minlsh_family_sign_delimited);
+    when a token contains NUL, or str and bytes tokens are mixed, with
+    per-token offsets instead (minlsh_family_sign_tokens). Same bits."""
+    n, k = len(docs), fam.k
+    if not n:
+        return
+    doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), map(len, docs))))
+    data = _joined(docs)
+    if data is not None:
+        rc = lib.minlsh_family_sign_delimited(fam.handle, key, data, len(data), 0,
+                                              doc_offsets.buffer_info()[0], n, addr, n * k, None)
+        if rc != _ffi.E_PARAM:  # PARAM: a token holds a NUL; take the offsets path
+            check(rc, "minlsh_family_sign_delimited")
+            return
+    flat = list(itertools.chain.from_iterable(docs))
+    data, lengths = _join_tokens(flat)
+    offsets = _size_array(itertools.accumulate(itertools.chain((0,), lengths)))
+    check(lib.minlsh_family_sign_tokens(
+        fam.handle, key, data, offsets.buffer_info()[0], len(flat),
+        doc_offsets.buffer_info()[0], n, addr, n * k, None), "minlsh_family_sign_tokens")
+
+
+def _sign_token_lists(fam, docs, key=None):
+    """The signatures of a list of token lists (:func:`_sign_into`) as a
+    bytes-like buffer of len(docs)*k uint32 values, native order."""
+    out = ctypes.create_string_buffer(4 * len(docs) * fam.k)
+    _sign_into(fam, docs, out, key)
+    return out
+
+
+#: A token: str (hashed as its UTF-8 bytes) or bytes-like.
+Token = Union[str, bytes, bytearray, memoryview]
+
+_GPU_MODES = ("disable", "detect", "always")
+
+
 class MinHash:
-    """A MinHash signature of ``num_perm`` 32-bit values, as in datasketch.
+    """A MinHash signature of ``num_perm`` 32-bit values, with datasketch's API.
+
+    The constructor takes datasketch's arguments in datasketch's order:
+    ``MinHash(num_perm=128, seed=1, gpu_mode="disable", hashfunc=None,
+    hashobj=None, hashvalues=None, permutations=None)``.
 
     ``update(b)`` adds one item: its bytes are hashed to 64 bits with
     SipHash-2-4 under the library's default key (``minlsh_siphash24``) and
-    folded in with ``minlsh_family_update``; ``str`` items are encoded as
-    UTF-8. Signatures are comparable only with the same ``num_perm`` and
-    ``seed``. An empty MinHash has the empty-set signature (every value
-    0xFFFFFFFF), whose Jaccard estimate with anything is 0.
+    folded in with ``minlsh_family_update``; ``str`` items count as their
+    UTF-8 bytes (datasketch's default hash needs bytes; here both work).
+    ``hashfunc``, when given, is called on each item and must return an int
+    in 0..2**64-1, used as the item's 64-bit hash as it is (datasketch's
+    hashfunc returns a 32-bit int; any such function works). Signatures are
+    comparable only with the same ``num_perm`` and ``seed``; they are not
+    datasketch's values (another hash and another family), so compare
+    minlsh MinHash objects with each other, not with datasketch's.
+
+    ``permutations`` is accepted and ignored (the family of a (num_perm,
+    seed) is built once and cached); ``gpu_mode`` "disable" and "detect"
+    run on the CPU, "always" raises RuntimeError as datasketch does without
+    a GPU. An empty MinHash has the empty-set signature (every value
+    0xFFFFFFFF), whose Jaccard estimate with anything is 0 (datasketch
+    gives 1.0 for two empty ones: here empty documents are never
+    near-duplicates).
 
     Like any Python object, one MinHash should not be updated from several
     threads at once; different MinHash objects are independent.
     """
 
-    __slots__ = ("_family", "_sig")
+    __slots__ = ("_family", "_sig", "_hashfunc")
 
-    def __init__(self, num_perm=128, seed=1, *, hashvalues=None):
+    def __init__(self, num_perm: int = 128, seed: int = 1, gpu_mode: str = "disable",
+                 hashfunc: Optional[Callable[[Any], int]] = None, hashobj: Any = None,
+                 hashvalues: Optional[Iterable[int]] = None, permutations: Any = None) -> None:
+        if gpu_mode not in _GPU_MODES:
+            raise ValueError("gpu_mode must be one of %s" % ", ".join(_GPU_MODES))
+        if gpu_mode == "always":
+            raise RuntimeError("GPU mode 'always' requested but minlsh runs on the CPU only.")
+        if hashfunc is not None and not callable(hashfunc):
+            raise ValueError("The hashfunc must be a callable.")
+        if hashobj is not None:
+            warnings.warn("hashobj is deprecated, use hashfunc instead.", DeprecationWarning,
+                          stacklevel=2)
+        self._hashfunc = hashfunc
+        if hashvalues is not None:
+            if _ffi.numpy is not None and isinstance(hashvalues, _ffi.numpy.ndarray):
+                hashvalues = hashvalues.tolist()
+            hashvalues = list(hashvalues)
+            num_perm = len(hashvalues)
         self._family = family(num_perm, seed)
         self._sig = _u32_buffer(num_perm)
         if hashvalues is None:
             ctypes.memset(self._sig, 0xFF, 4 * num_perm)
         else:
             self._set_values(hashvalues)
+
+    @classmethod
+    def _from_raw(cls, fam, raw, offset=0, hashfunc=None):
+        """A MinHash of family fam holding k values read from raw at offset
+        (no checks: the fast path of bulk and the index)."""
+        m = object.__new__(cls)
+        m._family = fam
+        m._hashfunc = hashfunc
+        m._sig = fam.sig_type.from_buffer_copy(raw, offset)
+        return m
 
     def _set_values(self, values):
         k = self._family.k
@@ -145,28 +304,110 @@ class MinHash:
         values = list(values)
         return cls(len(values), seed, hashvalues=values)
 
+    @classmethod
+    def bulk(cls, b: Iterable[Sequence[Token]], **minhash_kwargs: Any) -> List[MinHash]:
+        """A list of MinHash objects, one per token list of ``b`` (an
+        iterable of lists of str or bytes tokens), made with
+        ``MinHash(**minhash_kwargs)``.
+
+        The whole batch crosses into C in one call
+        (``minlsh_family_sign_tokens``): every token joined into one buffer
+        with offsets, str tokens hashed as their UTF-8 bytes. The values are
+        exactly those of ``update`` token by token. With ``hashfunc`` the
+        hashes are computed in Python, then folded in one call per list.
+        """
+        return list(cls.generator(b, **minhash_kwargs))
+
+    @classmethod
+    def generator(cls, b: Iterable[Sequence[Token]], batch_size: int = 256,
+                  **minhash_kwargs: Any) -> Iterator[MinHash]:
+        """Like :meth:`bulk`, but yields the MinHash objects one by one,
+        reading ``b`` lazily ``batch_size`` token lists at a time (one
+        foreign call per batch; a batch's joined tokens stay small enough
+        for the caches, which is faster than one huge call)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError("batch_size must be an integer >= 1")
+        proto = cls(**minhash_kwargs)
+        fam, hashfunc = proto._family, proto._hashfunc
+        it = iter(b)
+        while True:
+            docs = [_as_token_list(d) for d in itertools.islice(it, batch_size)]
+            if not docs:
+                return
+            if hashfunc is not None:
+                for d in docs:
+                    m = proto.copy()
+                    m.update_batch(d)
+                    yield m
+                continue
+            raw = _sign_token_lists(fam, docs)
+            step = 4 * fam.k
+            for i in range(len(docs)):
+                yield cls._from_raw(fam, raw, i * step)
+
+    @classmethod
+    def union(cls, *mhs: MinHash) -> MinHash:
+        """A new MinHash, the union of two or more (element-wise minimum).
+        ValueError for fewer than two, or different seeds or num_perm."""
+        if len(mhs) < 2:
+            raise ValueError("Cannot union less than 2 MinHash")
+        first = mhs[0]
+        for m in mhs:
+            if not isinstance(m, MinHash):
+                raise TypeError("union needs MinHash objects, not %s" % type(m).__name__)
+            if m.seed != first.seed or len(m) != len(first):
+                raise ValueError("The unioning MinHash must have the same seed and number "
+                                 "of permutation functions")
+        out = cls._from_raw(first._family, first._sig, 0, first._hashfunc)
+        for m in mhs[1:]:
+            check(lib.minlsh_signature_merge(out._sig, m._sig, len(out)),
+                  "minlsh_signature_merge")
+        return out
+
     # -- datasketch's API -----------------------------------------------------
 
     @property
-    def num_perm(self):
+    def num_perm(self) -> int:
+        """The number of values (hash functions)."""
         return self._family.k
 
     @property
-    def seed(self):
+    def seed(self) -> int:
+        """The seed of the family of hash functions."""
         return self._family.seed
 
-    def update(self, b):
-        """Add one item (bytes, or str as UTF-8)."""
-        h = c_uint64(_item_hash(b))
+    @property
+    def hashfunc(self) -> Optional[Callable[[Any], int]]:
+        """The function given as ``hashfunc`` (None: SipHash-2-4 of the bytes)."""
+        return self._hashfunc
+
+    def _hash(self, item):
+        if self._hashfunc is None:
+            return _item_hash(item)
+        return _ffi.as_u64(self._hashfunc(item), "hashfunc(item)")
+
+    def update(self, b: Any) -> None:
+        """Add one item (bytes, or str as UTF-8; with ``hashfunc``, anything
+        it accepts)."""
+        h = c_uint64(self._hash(b))
         check(lib.minlsh_family_update(self._family.handle, byref(h), 1,
                                        self._sig, self._family.k), "minlsh_family_update")
 
-    def update_batch(self, b):
-        """Add every item of an iterable (one signing call for all of them)."""
-        hashes = [_item_hash(x) for x in b]
-        self.update_hashes(hashes)
+    def update_batch(self, b: Iterable[Any]) -> None:
+        """Add every item of an iterable, in one foreign call (the tokens are
+        joined into one buffer, as in :meth:`bulk`); the same values as
+        :meth:`update` item by item."""
+        if self._hashfunc is not None:
+            self.update_hashes([self._hash(x) for x in b])
+            return
+        items = _as_token_list(b)
+        if not items:
+            return
+        raw = _sign_token_lists(self._family, [items])
+        check(lib.minlsh_signature_merge(self._sig, raw, self._family.k),
+              "minlsh_signature_merge")
 
-    def update_hashes(self, hashes):
+    def update_hashes(self, hashes: Iterable[int]) -> None:
         """Add 64-bit hashes as they are (e.g. ``Shingler.shingles(text)``),
         without hashing them again."""
         buf = _u64_buffer(hashes)
@@ -174,48 +415,70 @@ class MinHash:
             check(lib.minlsh_family_update(self._family.handle, buf, len(buf),
                                            self._sig, self._family.k), "minlsh_family_update")
 
-    def jaccard(self, other):
+    def jaccard(self, other: MinHash) -> float:
         """The estimated Jaccard similarity (fraction of equal values; 0 when
-        either signature is empty)."""
+        either signature is empty). ValueError for another seed or num_perm."""
         self._check_compatible(other, "jaccard")
         out = c_double()
         check(lib.minlsh_signature_estimate(byref(out), self._sig, other._sig, self._family.k),
               "minlsh_signature_estimate")
         return out.value
 
-    def merge(self, other):
-        """Become the signature of the union (element-wise minimum)."""
+    def count(self) -> float:
+        """The estimated number of distinct items: k / sum(v / (2**32 - 1)) - 1,
+        datasketch's estimator over the 32-bit values."""
+        k = self._family.k
+        total = sum(self._sig) / float(0xFFFFFFFF)
+        return float(k) / total - 1.0
+
+    def merge(self, other: MinHash) -> None:
+        """Become the signature of the union (element-wise minimum).
+        ValueError for another seed or num_perm."""
         self._check_compatible(other, "merge")
         check(lib.minlsh_signature_merge(self._sig, other._sig, self._family.k),
               "minlsh_signature_merge")
 
-    def digest(self):
+    def digest(self) -> Any:
         """A copy of the values: a numpy uint32 array when numpy is installed,
         else an ``array.array('I')``."""
         if _ffi.numpy is not None:
-            return _ffi.numpy.frombuffer(bytes(self._sig), dtype="<u4").astype(
-                _ffi.numpy.uint32)
+            return _ffi.numpy.frombuffer(bytes(self._sig), dtype=_ffi.numpy.uint32).copy()
         out = array.array("I")
         out.frombytes(bytes(self._sig))
         return out
 
     @property
-    def hashvalues(self):
-        """The values (as datasketch calls them): same as :meth:`digest`."""
+    def hashvalues(self) -> Any:
+        """The values (as datasketch calls them): a copy, as :meth:`digest`.
+        Assigning a sequence of num_perm ints replaces them."""
         return self.digest()
 
-    def copy(self):
-        m = MinHash.__new__(MinHash)
-        m._family = self._family
-        m._sig = type(self._sig).from_buffer_copy(self._sig)
-        return m
+    @hashvalues.setter
+    def hashvalues(self, values: Iterable[int]) -> None:
+        if _ffi.numpy is not None and isinstance(values, _ffi.numpy.ndarray):
+            values = values.tolist()
+        self._set_values(values)
 
-    def is_empty(self):
+    @property
+    def permutations(self) -> Tuple[List[int], List[int]]:
+        """The family's coefficients (a, b) as two lists of num_perm ints
+        (h_i(x) = (a_i * x + b_i) mod (2**61 - 1), value = h >> 29); read-only."""
+        k = self._family.k
+        a, b_ = (c_uint64 * k)(), (c_uint64 * k)()
+        check(lib.minlsh_family_copy_coefficients(self._family.handle, a, b_, k, None),
+              "minlsh_family_copy_coefficients")
+        return (list(a), list(b_))
+
+    def copy(self) -> MinHash:
+        """An independent copy (same family, values and hashfunc)."""
+        return type(self)._from_raw(self._family, self._sig, 0, self._hashfunc)
+
+    def is_empty(self) -> bool:
         """True for the empty-set signature (nothing added)."""
         return check(lib.minlsh_signature_is_empty(self._sig, self._family.k),
                      "minlsh_signature_is_empty") == 1
 
-    def clear(self):
+    def clear(self) -> None:
         """Back to the empty signature."""
         ctypes.memset(self._sig, 0xFF, 4 * self._family.k)
 
@@ -225,23 +488,26 @@ class MinHash:
         return self._family.k
 
     def __eq__(self, other):
+        """Equal when of the same type with the same seed and values (as in
+        datasketch: a MinHash never equals a LeanMinHash)."""
         if not isinstance(other, MinHash):
             return NotImplemented
-        return (self.seed == other.seed and self.num_perm == other.num_perm
-                and bytes(self._sig) == bytes(other._sig))
+        return (type(self) is type(other) and self.seed == other.seed
+                and self.num_perm == other.num_perm and bytes(self._sig) == bytes(other._sig))
 
     __hash__ = None  # mutable
 
     def __repr__(self):
-        return "MinHash(num_perm=%d, seed=%d%s)" % (
-            self.num_perm, self.seed, ", empty" if self.is_empty() else "")
+        return "%s(num_perm=%d, seed=%d%s)" % (
+            type(self).__name__, self.num_perm, self.seed, ", empty" if self.is_empty() else "")
 
     def __getstate__(self):
-        return (self._family.k, self._family.seed, bytes(self._sig))
+        return (self._family.k, self._family.seed, bytes(self._sig), self._hashfunc)
 
     def __setstate__(self, state):
-        k, seed, raw = state
+        k, seed, raw = state[:3]
         self._family = family(k, seed)
+        self._hashfunc = state[3] if len(state) > 3 else None
         if len(raw) != 4 * k:
             raise ValueError("bad MinHash state")
         self._sig = (c_uint32 * k).from_buffer_copy(raw)
@@ -254,6 +520,153 @@ class MinHash:
                 "cannot %s MinHash objects with different num_perm or seed "
                 "(%d, %d) vs (%d, %d)" % (what, self._family.k, self._family.seed,
                                           other._family.k, other._family.seed))
+
+
+class LeanMinHash(MinHash):
+    """A frozen MinHash, as datasketch's: ``LeanMinHash(minhash)`` or
+    ``LeanMinHash(seed=..., hashvalues=...)``; no ``update`` (TypeError).
+    Hashable. ``serialize``/``deserialize`` use datasketch's byte layout:
+    the seed as a signed 64-bit int, the number of values as a 32-bit int,
+    then the values as 32-bit unsigned ints, in the ``byteorder`` given (a
+    :mod:`struct` byte-order character, default native "@")."""
+
+    __slots__ = ()
+
+    def __init__(self, minhash: Optional[MinHash] = None, seed: Optional[int] = None,
+                 hashvalues: Optional[Iterable[int]] = None) -> None:
+        if minhash is not None:
+            if not isinstance(minhash, MinHash):
+                raise TypeError("LeanMinHash needs a MinHash, not %s" % type(minhash).__name__)
+            self._family = minhash._family
+            self._hashfunc = None
+            self._sig = type(minhash._sig).from_buffer_copy(minhash._sig)
+        elif hashvalues is not None and seed is not None:
+            MinHash.__init__(self, seed=seed, hashvalues=hashvalues)
+        else:
+            raise ValueError("Init parameters cannot be None: make sure to set either minhash "
+                             "or both of hash values and seed")
+
+    def update(self, b: Any) -> None:
+        """Not available: a LeanMinHash is frozen (TypeError)."""
+        raise TypeError("Cannot update a LeanMinHash")
+
+    def update_batch(self, b: Iterable[Any]) -> None:
+        """Not available: a LeanMinHash is frozen (TypeError)."""
+        raise TypeError("Cannot update a LeanMinHash")
+
+    def update_hashes(self, hashes: Iterable[int]) -> None:
+        """Not available: a LeanMinHash is frozen (TypeError)."""
+        raise TypeError("Cannot update a LeanMinHash")
+
+    def clear(self) -> None:
+        """Not available: a LeanMinHash is frozen (TypeError)."""
+        raise TypeError("Cannot clear a LeanMinHash")
+
+    def merge(self, other: MinHash) -> None:
+        """Not available: a LeanMinHash is frozen (TypeError); use
+        :meth:`union`."""
+        raise TypeError("Cannot merge into a LeanMinHash")
+
+    @MinHash.hashvalues.setter
+    def hashvalues(self, values: Iterable[int]) -> None:
+        raise AttributeError("a LeanMinHash is frozen")
+
+    def bytesize(self, byteorder: str = "@") -> int:
+        """The size in bytes of :meth:`serialize`'s output."""
+        return struct.calcsize("%sqi%dI" % (byteorder, len(self)))
+
+    def serialize(self, buf: Any, byteorder: str = "@") -> None:
+        """Write the seed, the length and the values into ``buf`` (a writable
+        buffer of at least :meth:`bytesize` bytes; ValueError if shorter)."""
+        if len(buf) < self.bytesize(byteorder):
+            raise ValueError("The buffer does not have enough space for holding this MinHash.")
+        seed = self.seed
+        if seed >= 1 << 63:  # the layout stores a signed 64-bit seed
+            seed -= 1 << 64
+        struct.pack_into("%sqi%dI" % (byteorder, len(self)), buf, 0, seed, len(self),
+                         *self._sig)
+
+    @classmethod
+    def deserialize(cls, buf: Any, byteorder: str = "@") -> LeanMinHash:
+        """The LeanMinHash written by :meth:`serialize` (or by datasketch's
+        LeanMinHash.serialize) at the start of ``buf``."""
+        head = "%sqi" % byteorder
+        seed, num_perm = struct.unpack_from(head, buf, 0)
+        if not 1 <= num_perm <= _ffi.FAMILY_K_MAX:
+            raise ValueError("bad LeanMinHash buffer: %d values" % num_perm)
+        values = struct.unpack_from("%s%dI" % (byteorder, num_perm), buf,
+                                    struct.calcsize(head))
+        return cls(seed=seed & _ffi.UINT64_MAX, hashvalues=values)
+
+    def __getstate__(self):
+        buf = bytearray(self.bytesize("<"))
+        self.serialize(buf, "<")
+        return bytes(buf)
+
+    def __setstate__(self, state):
+        other = LeanMinHash.deserialize(state, "<")
+        self._family, self._sig, self._hashfunc = other._family, other._sig, None
+
+    def __hash__(self):
+        return hash((self.seed, bytes(self._sig)))
+
+
+def matrix_bytes(rows, k, seed, n_expected=None):
+    """n*k uint32 values, native order, row after row, as bytes, from a
+    sequence of MinHash objects (num_perm k and the given seed, else
+    ValueError), a 2-D numpy array (n x k; any integer dtype, converted to
+    uint32) or a sequence of rows of k ints."""
+    np = _ffi.numpy
+    if np is not None and isinstance(rows, np.ndarray):
+        if rows.ndim != 2 or rows.shape[1] != k:
+            raise ValueError("expected an n x %d matrix, got shape %r" % (k, rows.shape))
+        if rows.dtype != np.uint32 and rows.size:
+            if rows.dtype.kind not in "iu":
+                raise TypeError("signature values must be integers, not %s" % rows.dtype)
+            if int(rows.min()) < 0 or int(rows.max()) > 0xFFFFFFFF:
+                raise ValueError("signature values must be in 0..2**32-1")
+        out = np.ascontiguousarray(rows, dtype=np.uint32).tobytes()
+        n = rows.shape[0]
+    else:
+        parts = []
+        for i, m in enumerate(rows):
+            if isinstance(m, MinHash):
+                if m._family.k != k or m._family.seed != seed:
+                    raise ValueError("row %d has num_perm=%d, seed=%d; expected num_perm=%d, "
+                                     "seed=%d" % (i, m.num_perm, m.seed, k, seed))
+                parts.append(bytes(m._sig))
+            else:
+                parts.append(bytes(signature_buffer(m, k, None, "row %d" % i)))
+        out = b"".join(parts)
+        n = len(parts)
+    if n_expected is not None and n != n_expected:
+        raise ValueError("%d keys but %d signatures" % (n_expected, n))
+    return out
+
+
+def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int = 128,
+                           seed: int = 1, batch_size: int = 256) -> Any:
+    """The signatures of many token lists (each a list of str or bytes
+    tokens) as an n x num_perm uint32 matrix: a numpy array when numpy is
+    installed, else a :class:`SignatureMatrix`. Row i has exactly the values
+    of ``MinHash.bulk(token_lists)[i]``. One foreign call per
+    ``batch_size`` lists, each writing straight into the result."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError("batch_size must be an integer >= 1")
+    fam = family(num_perm, seed)
+    docs = [_as_token_list(d) for d in token_lists]
+    n, k = len(docs), num_perm
+    np = _ffi.numpy
+    if np is not None:
+        out = np.empty((n, k), dtype=np.uint32)
+    else:
+        out = array.array("I", bytes(4 * n * k))
+    base = _ffi.address(out) if n else 0
+    for i in range(0, n, batch_size):
+        _sign_into(fam, docs[i:i + batch_size], base + 4 * k * i)
+    if np is not None:
+        return out
+    return SignatureMatrix(out, n, k)
 
 
 def signature_buffer(value, k, seed=None, what="signature"):
@@ -302,6 +715,7 @@ class SignatureMatrix:
 
     @property
     def shape(self):
+        """(rows, num_perm)."""
         return (self._n, self._k)
 
     dtype = "uint32"
@@ -339,9 +753,11 @@ class SignatureMatrix:
         return memoryview(self._data)
 
     def tolist(self):
+        """The rows as lists of ints."""
         return [list(row) for row in self]
 
     def tobytes(self):
+        """The n*k values as bytes, native order, row after row."""
         return self._data.tobytes()
 
     def __repr__(self):

@@ -222,6 +222,7 @@ class ShingleStream:
             self._handle = None
 
     def feed(self, chunk):
+        """Add the next chunk (bytes, or str as UTF-8) of the current document."""
         data = _ffi.as_bytes(chunk, "chunk")
         with self._lock:
             check(lib.minlsh_shinglestream_feed(self._handle, data, len(data)),
@@ -234,10 +235,12 @@ class ShingleStream:
             return lib.minlsh_shinglestream_bytes(self._handle)
 
     def reset(self):
+        """Drop the current document and start a new one."""
         with self._lock:
             check(lib.minlsh_shinglestream_reset(self._handle), "minlsh_shinglestream_reset")
 
     def finish(self):
+        """End the current document: its shingle set and fingerprint, then a fresh start."""
         st = c_void_p()
         check(lib.minlsh_shingleset_new(byref(st), None), "minlsh_shingleset_new")
         try:

@@ -346,3 +346,170 @@ def test_sql_recipe_in_sqlite(program, client, corpus):
     got = [{"a": a, "b": b, "similarity": s} for a, b, s in db_.execute(recipe)]
     assert len(got) > 100
     assert got == want
+
+
+def planted_corpus(path, seed=21):
+    """Families of edited copies (chains of edits, so components join
+    documents below the threshold), exact copies and singletons; ids of one
+    width and ASCII texts, so a record's line length orders documents as
+    their text length does (what the command's --keep longest compares for
+    JSON Lines)."""
+    rng = random.Random(seed)
+    vocab = ["%s%d" % (w, i) for i, w in enumerate(["alpha", "beta", "gamma", "delta"] * 150)]
+    texts = []
+    for _ in range(120):
+        words = [rng.choice(vocab) for _ in range(rng.randint(25, 60))]
+        texts.append(words)
+        if rng.random() < 0.5:
+            for _ in range(rng.randint(1, 5)):
+                w = list(texts[-1] if rng.random() < 0.7 else words)
+                for _ in range(rng.randint(0, 4)):
+                    op = rng.random()
+                    if op < 0.4:
+                        w[rng.randrange(len(w))] = rng.choice(vocab)
+                    elif op < 0.7:
+                        w.append(rng.choice(vocab))
+                    elif len(w) > 10:
+                        del w[rng.randrange(len(w))]
+                texts.append(w if rng.random() < 0.85 else list(rng.choice(texts)))
+    rng.shuffle(texts)
+    with open(path, "w", encoding="ascii") as f:
+        for i, words in enumerate(texts):
+            f.write(json.dumps({"id": "d%05d" % i, "text": " ".join(words)}) + "\n")
+    return len(texts)
+
+
+@pytest.mark.parametrize("keep", ["first", "longest"])
+@pytest.mark.parametrize("group", ["components", "strict"])
+def test_decisions_same_as_command(program, client, tmp_path, keep, group):
+    """output="decisions": one record per document, equal field for field to
+    `minlsh dedup --output decisions` (cluster numbers, representatives,
+    similarities as doubles, exact flags), for both keep policies and both
+    grouping modes; components mode includes documents joined through
+    others, whose similarity to their representative is measured in a
+    second verification round."""
+    path = str(tmp_path / "planted.jsonl")
+    n = planted_corpus(path)
+    want, counts, _ = cli(path, "--threshold", "0.6", "--output", "decisions", "--keep", keep,
+                          "--group", group)
+    assert len(want) == n
+    stats = {}
+    res = mdask.dedup(read_bag(path, 4), threshold=0.6, output="decisions", keep=keep,
+                      group=group, stats=stats)
+    pdf = res.compute()
+    assert list(pdf.columns) == ["id", "cluster", "decision", "representative", "similarity",
+                                 "exact"]
+    got = [{"id": i, "cluster": int(c), "decision": d, "representative": r,
+            "similarity": float(s), "exact": bool(e)} for i, c, d, r, s, e in
+           pdf.itertuples(index=False)]
+    assert got == want
+    dropped = [r for r in want if r["decision"] == "dropped"]
+    assert dropped and any(r["exact"] for r in dropped)
+    assert stats["dropped"] == len(dropped) and stats["kept"] == n - len(dropped)
+    if group == "components":
+        assert any(r["similarity"] < 0.6 for r in dropped)  # joined through others
+    else:
+        assert all(r["similarity"] >= 0.6 for r in dropped)
+    for name, value in counts.items():
+        assert stats[name] == value, name
+
+
+def test_max_bucket_as_command(program, client, tmp_path):
+    """max_bucket means what the command's --max-bucket means: a band bucket
+    of more than N distinct texts (exact copies count once) is left out and
+    counted; the pairs found otherwise, the candidates and the number of
+    buckets left out equal the command's."""
+    rng = random.Random(4)
+    base = ["w%d" % i for i in range(60)]
+    recs = []
+    for i in range(14):  # a template with a few words changed: hot buckets
+        words = list(base)
+        for _ in range(3):
+            words[rng.randrange(len(words))] = "x%d" % rng.randrange(1000)
+        recs.append(" ".join(words))
+    group = [" ".join(["g%d" % i for i in range(40)] + ["tail%d" % j]) for j in range(3)]
+    recs += group * 6  # three distinct texts, 18 documents: a bucket of 3, not 18
+    recs += [" ".join("u%d_%d" % (i, j) for j in range(30)) for i in range(40)]
+    rng.shuffle(recs)
+    path = tmp_path / "hot.jsonl"
+    with open(path, "w", encoding="ascii") as f:
+        for i, t in enumerate(recs):
+            f.write(json.dumps({"id": "h%03d" % i, "text": t}) + "\n")
+    for cap in (4, 10):
+        want, counts, err = cli(str(path), "--threshold", "0.5", "--output", "pairs",
+                                "--max-bucket", str(cap))
+        m = re.search(r"(\d+) band buckets? over --max-bucket", err)
+        stats = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = as_records(mdask.dedup(read_bag(str(path), 3), threshold=0.5,
+                                         output="pairs", max_bucket=cap, stats=stats),
+                             "pairs", "exact")
+        assert m and len(stats["capped_buckets"]) == int(m.group(1)) > 0
+        assert all(b["documents"] > cap for b in stats["capped_buckets"])
+        assert got == want
+        for name, value in counts.items():
+            assert stats[name] == value, name
+        ids0 = {"h%03d" % i for i, t in enumerate(recs) if t == group[0]}
+        ids1 = {"h%03d" % i for i, t in enumerate(recs) if t == group[1]}
+        # found only through the 18-document bucket, which is 3 texts
+        assert any({r["a"], r["b"]} & ids0 and {r["a"], r["b"]} & ids1 for r in got)
+
+
+def test_read_jsonl(tmp_path):
+    """read_jsonl: one json.loads per block, blank lines skipped, a line that
+    is not JSON becomes None (a bad record), CRLF line ends, no final
+    newline; the same records as read_text + json.loads."""
+    path = tmp_path / "in.jsonl"
+    lines = ['{"id": %d, "text": "doc %d"}' % (i, i) for i in range(200)]
+    lines[50] = "not json"
+    lines[70] = ""
+    lines[90] = '{"id": 90, "text": "crlf"}\r'
+    path.write_text("\n".join(lines), encoding="ascii")
+    for blocksize in (300, 1 << 20):
+        got = mdask.read_jsonl(str(path), blocksize=blocksize).compute()
+        want = [None if ln == "not json" else json.loads(ln) for ln in lines if ln.strip()]
+        assert got == want, blocksize
+    stats = {}
+    mdask.dedup(mdask.read_jsonl(str(path), blocksize=300), output="pairs", stats=stats)
+    assert stats["bad_records"] == 1 and stats["records"] == 199
+
+
+def test_edge_partitions_and_threads():
+    """Empty partitions, a partition of empty documents only, an empty
+    collection, and signing on several threads per task: the same answer
+    as one partition on one thread. (Dask's local threads.)"""
+    texts = ["shared words one two three four five six seven %d" % (i % 3) for i in range(9)]
+    recs = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    recs += [{"id": 100 + i, "text": ""} for i in range(3)]
+    one = mdask.dedup(db.from_sequence(recs, npartitions=1), threshold=0.5,
+                      output="decisions").compute()
+    parts = [recs[:4], [], recs[4:9], recs[9:]]  # an empty one, one of empty documents
+    bag = db.from_delayed([dask.delayed(p) for p in parts])
+    many = mdask.dedup(bag, threshold=0.5, output="decisions", threads=3).compute()
+    assert one.reset_index(drop=True).equals(many.reset_index(drop=True))
+    assert (many["decision"] == "dropped").sum() == 8  # one component of 9
+    assert (many[many["id"] >= 100]["decision"] == "kept").all()
+    stats = {}
+    empty = mdask.dedup(db.from_sequence([], npartitions=1), output="decisions", stats=stats)
+    assert len(empty.compute()) == 0 and stats["documents"] == 0
+    assert len(mdask.dedup(db.from_sequence([], npartitions=1), output="pairs").compute()) == 0
+
+
+def test_bucket_partitions_more_or_fewer_than_bands(tmp_path):
+    """Band records go to bucket partitions as whole bands (no more
+    partitions than bands) or split by key (more): the same candidates,
+    pairs and decisions either way. (Dask's local threads.)"""
+    path = str(tmp_path / "planted.jsonl")
+    planted_corpus(path)
+    got = {}
+    for nparts in (1, 3, 4, 7, 13):
+        stats = {}
+        res = mdask.dedup(read_bag(path, 4), threshold=0.6, bands=4, rows=8, output="decisions",
+                          npartitions=nparts, stats=stats).compute()
+        got[nparts] = (stats["candidates"], stats["verified"], res.reset_index(drop=True))
+    base = got[1]
+    assert base[0] > 0 and (base[2]["decision"] == "dropped").any()
+    for nparts, (cand, ver, frame) in got.items():
+        assert (cand, ver) == base[:2], nparts
+        assert frame.equals(base[2]), nparts

@@ -145,6 +145,13 @@ def test_items_update(golden):
         b.update_batch(items[4:])
         a.merge(b)
         assert as_list(a.digest()) == case["sig"]
+        # the batch paths: bulk, generator and the matrix, one call per batch
+        halves = [items[:4], items[4:]]
+        bulk = minlsh.MinHash.bulk(halves + [items], num_perm=case["k"], seed=case["seed"])
+        assert as_list(bulk[2].digest()) == case["sig"]
+        assert as_list(minlsh.MinHash.union(bulk[0], bulk[1]).digest()) == case["sig"]
+        rows = minlsh.signatures_from_tokens([items], num_perm=case["k"], seed=case["seed"])
+        assert as_list(rows[0]) == case["sig"]
 
 
 def _family(seed, k):

@@ -131,8 +131,8 @@ def test_from_signature_round_trip():
     m.update_batch([b"p", b"q"])
     n = minlsh.MinHash.from_signature(m.digest(), seed=3)
     assert n == m
-    with pytest.raises(ValueError):
-        minlsh.MinHash(4, hashvalues=[1, 2, 3])
+    # As in datasketch, hashvalues decide num_perm.
+    assert minlsh.MinHash(4, hashvalues=[1, 2, 3]).num_perm == 3
     with pytest.raises(ValueError):
         minlsh.MinHash(2, hashvalues=[1, 1 << 32])
 

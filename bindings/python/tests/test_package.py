@@ -174,3 +174,37 @@ def test_which_package_was_imported():
     else:
         assert not os.path.samefile(PKG_DIR, src)
         assert PKG_DIR.startswith(os.path.abspath(where))
+
+
+def test_every_public_name_has_a_docstring():
+    # Every name of minlsh.__all__ that is a class or a function, and every
+    # public method and property of those classes, says what it does.
+    import inspect
+    missing = []
+    for name in minlsh.__all__:
+        obj = getattr(minlsh, name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        if inspect.isclass(obj):
+            for attr, val in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                if isinstance(val, (staticmethod, classmethod)):
+                    val = val.__func__
+                if (inspect.isfunction(val) or isinstance(val, property)) \
+                        and not (val.__doc__ or "").strip():
+                    missing.append("%s.%s" % (name, attr))
+    assert missing == []
+
+
+def test_typed_package():
+    # py.typed ships with the package, and the datasketch-facing API is
+    # annotated.
+    assert os.path.exists(os.path.join(PKG_DIR, "py.typed"))
+    import typing
+    hints = typing.get_type_hints(minlsh.MinHash.jaccard)
+    assert hints == {"other": minlsh.MinHash, "return": float}
+    assert typing.get_type_hints(minlsh.MinHashLSH.query)["return"] == \
+        typing.List[typing.Hashable]

@@ -19,6 +19,7 @@ STRUCTS = {
     "minlsh_dedup_options": _ffi.DedupOptions,
     "minlsh_dedup_decision": _ffi.DedupDecision,
     "minlsh_dedup_stats": _ffi.DedupStats,
+    "minlsh_dedup_edge": _ffi.DedupEdge,
     "minlsh_novel_options": _ffi.NovelOptions,
     "minlsh_novel_result": _ffi.NovelResult,
 }

@@ -1,5 +1,6 @@
-"""Stage 3: band keys (minlsh_band_keys, the interchange format of
-docs/format.md), as a matrix and as (band, key) rows."""
+"""Band keys (minlsh_band_keys, the interchange format of docs/format.md) for
+other engines: of a numpy signature matrix (one C call), and as the (band,
+key) rows of :func:`prepare`'s frame."""
 
 import numpy as np
 import pandas as pd
@@ -12,21 +13,22 @@ from .sign import STATUS_OK
 def band_keys_matrix(signatures, bands, rows):
     """The band keys of every row of an n x k uint32 signature matrix (e.g.
     :func:`minlsh.signatures`): an n x bands uint64 array, row i being
-    ``minlsh.band_keys(signatures[i], bands, rows)`` (one C call per row)."""
+    ``minlsh.band_keys(signatures[i], bands, rows)``, in one C call
+    (minlsh_signatures_band_keys)."""
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)
     if sigs.ndim != 2:
         raise ValueError("signatures must be a 2-dimensional array (n x num_perm)")
     n, k = sigs.shape
     bands, rows = int(bands), int(rows)
     if bands < 1 or rows < 1 or bands * rows > k:
-        raise _ffi.error(_ffi.E_PARAM, "minlsh_band_keys",
+        raise _ffi.error(_ffi.E_PARAM, "minlsh_signatures_band_keys",
                          "bands=%d rows=%d num_perm=%d" % (bands, rows, k))
     out = np.empty((n, bands), dtype=np.uint64)
-    src, dst = sigs.ctypes.data, out.ctypes.data
-    for i in range(n):
-        rc = lib.minlsh_band_keys(src + 4 * k * i, k, bands, rows, dst + 8 * bands * i, bands, None)
+    if n:
+        rc = lib.minlsh_signatures_band_keys(sigs.ctypes.data, n, k, bands, rows,
+                                             out.ctypes.data, n * bands, None)
         if rc < 0:
-            raise _ffi.error(rc, "minlsh_band_keys", "row %d" % i)
+            raise _ffi.error(rc, "minlsh_signatures_band_keys")
     return out
 
 

@@ -6,7 +6,13 @@ import numpy as np
 import pandas as pd
 
 from .common import _copartitioned, _triu
-from .duplicates import _groups_meta
+
+
+def _groups_meta():
+    """The exact-duplicate groups: each member of a group of two or more
+    with its representative (the first member in input order)."""
+    return pd.DataFrame({"rep": pd.Series([], dtype=np.int64), "_n": pd.Series([], dtype=np.int64),
+                         "id": pd.Series([], dtype=object)})
 
 
 def _group_pairs(p, with_estimate):

@@ -1,51 +1,92 @@
-"""The whole pipeline: :func:`dedup` runs the stages in order and chooses
-between their strategies from the counts of the earlier ones."""
+"""The whole pipeline: :func:`dedup` builds the graph of the stages
+(minlsh/dask/stages.py: one C call per partition and stage, shuffles of
+numpy pieces) and chooses between the output strategies from the counts of
+the earlier ones."""
 
 import logging
 import time
 import warnings
 
 import dask
+import dask.bag as db
 import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 
-from .bands import _band_rows, _rows_meta
-from .candidates import _bucket_pairs, _cand_meta, _unique_pairs
+from .. import _ffi
+from .._ffi import lib
+from . import stages
 from .clusters import _clusters_output
 from .common import _banding, _config
-from .duplicates import _dup_groups, _groups_meta
 from .pairs import _pairs_output
-from .sign import (STATUS_BAD, STATUS_EMPTY, STATUS_OK, _as_frame, _docs_meta, _drop_numbers,
-                   _id_keys, _repeated, _sign_partition, _texts_partition)
-from .verify import _lookup, _lookup_meta, _lookup_texts, _verified_meta, _verify
 
 log = logging.getLogger("minlsh.dask")
 
 
-#: Up to this many candidate pairs, the numbers of their documents are sent
-#: to every task to filter the documents before the verification joins.
+#: Kept for compatibility: the verification no longer needs a semi-join.
 SEMIJOIN_LIMIT = 2_000_000
 
-#: Default ``max_bucket``: a bucket of more distinct representatives than
-#: this (12.5 million candidate pairs) is left out and reported.
+#: Default ``max_bucket``: a bucket of more distinct texts than this (12.5
+#: million candidate pairs) is left out and reported.
 MAX_BUCKET = 5000
+
+_KEEP = {"first": _ffi.KEEP_FIRST, "longest": _ffi.KEEP_LONGEST}
+_GROUP = {"components": _ffi.GROUP_COMPONENTS, "strict": _ffi.GROUP_STRICT}
+
+
+def _input_parts(collection, id_field, text_field):
+    """The collection's partitions as delayed objects (lists of records or
+    pandas frames)."""
+    if isinstance(collection, db.Bag):
+        return collection.to_delayed()
+    if isinstance(collection, pd.DataFrame):
+        collection = dd.from_pandas(collection, npartitions=1, sort=False)
+    if isinstance(collection, dd.DataFrame):
+        missing = [c for c in (id_field, text_field) if c not in collection.columns]
+        if missing:
+            raise KeyError("the dataframe has no column %s" % ", ".join(map(repr, missing)))
+        return collection[[id_field, text_field]].to_delayed()
+    raise TypeError("collection must be a dask bag of records ({id: ..., text: ...} or "
+                    "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
+
+
+def read_jsonl(urlpath, blocksize="64MiB", **kwargs):
+    """A Dask bag of the records of JSON Lines files: blocks of whole lines
+    (``dask.bytes.read_bytes``), each parsed by one ``json.loads`` call
+    instead of one call per line (about three times faster on short
+    records). A line that is not valid JSON becomes ``None`` (counted in
+    ``stats["bad_records"]``, as the command counts it); blank lines are
+    skipped. Extra keyword arguments go to ``read_bytes`` (e.g.
+    ``compression``, ``storage_options``)."""
+    from dask.bytes import read_bytes
+    _, blocks = read_bytes(urlpath, delimiter=b"\n", blocksize=blocksize, **kwargs)
+    parts = [dask.delayed(stages.parse_jsonl_block)(blk) for file in blocks for blk in file]
+    return db.from_delayed(parts)
+
+
+def _shuffle(sources, split, nparts, *args):
+    """pieces[j] = [piece j of split(source, *args) for each source]: the
+    send half of a hand-made shuffle (the receive half concatenates)."""
+    out = [dask.delayed(split, nout=nparts)(s, *args) for s in sources]
+    return [[o[j] for o in out] for j in range(nparts)]
 
 
 def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
           shingle="word:5", verify="exact", output="pairs", bands=None, rows=None, threads=1,
           max_bucket=MAX_BUCKET, components="auto", npartitions=None, stats=None,
-          **shingler_options):
+          keep="first", group="components", **shingler_options):
     """Near-duplicates of a Dask collection of documents, as ``minlsh dedup``
     finds them on one machine.
 
     ``collection``: a Dask bag of records (dicts with fields ``id`` and
-    ``text``, or ``(id, text)`` tuples; e.g. ``dask.bag.read_text(...).map(
-    json.loads)``), or a Dask (or pandas) dataframe with those columns.
+    ``text``, or ``(id, text)`` tuples; :func:`read_jsonl` reads JSON Lines
+    files fastest), or a Dask (or pandas) dataframe with those columns.
     ``id`` and ``text`` name the fields. Ids are strings or numbers, kept as
     given; texts are str (UTF-8) or bytes. Records without a usable id or
-    text, empty documents (no shingle) and repeated ids (the first in input
-    order is kept) are dropped, as the command drops them, and counted in
-    ``stats``. Input order is partition order, then order inside a partition.
+    text and repeated ids (the first in input order is kept) are dropped, as
+    the command drops them, and counted in ``stats``; empty documents (no
+    shingle) are nobody's duplicate: kept, each alone. Input order is
+    partition order, then order inside a partition.
 
     Parameters as the command's options: ``threshold`` (Jaccard, 0..1),
     ``num_perm`` (signature length), ``seed`` (MinHash family), ``shingle``
@@ -53,16 +94,17 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     the shingler options ``lowercase``, ``strip_punct``, ``collapse_space``,
     ``normalize``, ``html``, ``key`` (16 bytes), ``stopwords``,
     ``max_document_bytes``; ``verify`` ``"exact"`` (exact Jaccard of the
-    shingle sets; the texts are read from the collection a second time) or
-    ``"signature"`` (the MinHash estimate); ``bands``/``rows`` (default:
-    planned as the command plans: P(candidate | threshold) >= 0.999). ``threads``: signing threads per
-    task (1 suits one-thread workers).
+    shingle sets; each partition keeps its texts, in one UTF-8 buffer, until
+    the verification) or ``"signature"`` (the MinHash estimate);
+    ``bands``/``rows`` (default: planned as the command plans:
+    P(candidate | threshold) >= 0.999). ``threads``: signing threads per task
+    (1 suits one-thread workers).
 
-    ``max_bucket``: a (band, key) bucket with more distinct documents
-    (exact duplicates count once) is left out whole, listed in
-    ``stats["capped_buckets"]`` and warned about; pairs of its members may
-    still be found through other bands. ``None``: no cap, like the command
-    (whose result this then always equals).
+    ``max_bucket``: the command's ``--max-bucket``: a (band, key) bucket of
+    more distinct texts (exact copies count once) is left out whole, listed
+    in ``stats["capped_buckets"]`` and warned about; pairs of its members may
+    still be found through other bands. ``None``: no cap, the command's
+    default (whose result this then always equals).
 
     ``output="pairs"``: a Dask dataframe with columns ``a``, ``b``,
     ``similarity`` and, with exact verification, ``estimate``: every pair of
@@ -71,6 +113,17 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     ``output="clusters"``: columns ``cluster`` (1, 2, ...), ``size`` and
     ``members`` (a list of ids in input order): the connected components of
     the pairs, numbered in the order of their first member.
+    ``output="decisions"``: one row per document, in input order, with
+    columns ``id``, ``cluster`` (the number the clusters output gives its
+    cluster, 0 for none), ``decision`` (``"kept"`` or ``"dropped"``),
+    ``representative`` (the id of the kept document it is dropped for;
+    itself when kept), ``similarity`` (verified similarity to it) and
+    ``exact``: ``minlsh dedup --output decisions``, record for record. The
+    policy is the library's (``minlsh_dedup_decide``): ``keep`` ``"first"``
+    (input order) or ``"longest"`` (UTF-8 bytes of the text; ties: the
+    first), ``group`` ``"components"`` (one kept document per connected
+    component) or ``"strict"`` (dropped only for a kept near-duplicate at or
+    above the threshold).
 
     ``components``: ``"local"`` (gather the edges on the client and use
     union-find, minlsh_clusters_from_edges), ``"dask"`` (minimum-label
@@ -85,10 +138,14 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     t0 = time.monotonic()
     if verify not in ("exact", "signature"):
         raise ValueError("verify must be 'exact' or 'signature'")
-    if output not in ("pairs", "clusters"):
-        raise ValueError("output must be 'pairs' or 'clusters'")
+    if output not in ("pairs", "clusters", "decisions"):
+        raise ValueError("output must be 'pairs', 'clusters' or 'decisions'")
     if components not in ("auto", "local", "dask"):
         raise ValueError("components must be 'auto', 'local' or 'dask'")
+    if keep not in _KEEP:
+        raise ValueError("keep must be 'first' or 'longest'")
+    if group not in _GROUP:
+        raise ValueError("group must be 'components' or 'strict'")
     if not 0.0 < float(threshold) < 1.0:
         raise ValueError("threshold must be in (0, 1)")
     if max_bucket is not None and int(max_bucket) < 2:
@@ -100,97 +157,267 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     st = stats if isinstance(stats, dict) else {}
     st.update(bands=b, rows=r, plan=how, num_perm=num_perm, threshold=threshold, verify=verify)
     times = st.setdefault("seconds", {})
-    exact = verify == "exact"
+    delayed = dask.delayed
 
-    # 1. signatures, fingerprints; drop what the command drops
-    frame = _as_frame(collection, id, text)
-    nparts = int(npartitions or frame.npartitions)
-    signed = frame.map_partitions(_sign_partition, cfg, meta=_docs_meta(cfg))
-    signed, = dask.persist(signed)
-    counts = signed["status"].value_counts().compute()
-    st["records"] = int(counts.sum())
-    st["bad_records"] = int(counts.get(STATUS_BAD, 0))
-    st["empty_documents"] = int(counts.get(STATUS_EMPTY, 0))
-    docs = signed[signed["status"] == STATUS_OK]
-    keys = docs[["_n", "id"]].map_partitions(
-        _id_keys, meta={"_n": np.int64, "k": object}).shuffle("k", npartitions=nparts)
-    repeated = keys.map_partitions(_repeated, meta={"_n": np.int64})["_n"].compute().values
+    # 1. signatures, fingerprints, repeated ids
+    parts = _input_parts(collection, id, text)
+    n_in = len(parts)
+    nparts = max(1, int(npartitions or n_in))
+    signed = [delayed(stages.sign)(p, i, cfg, id, text) for i, p in enumerate(parts)]
+    signed = list(dask.persist(*signed))
+    pieces = _shuffle(signed, stages.id_pieces, nparts, nparts)
+    repeated = [delayed(stages.repeated_ids)(*pc) for pc in pieces]
+    summary = [delayed(stages.doc_summary)(d) for d in signed]
+    summary, repeated = dask.compute(summary, repeated)
+    repeated = np.sort(np.concatenate(repeated)) if repeated else np.empty(0, dtype=np.int64)
+    st["records"] = int(sum(x["records"] for x in summary))
+    st["bad_records"] = st["records"] - int(sum(x["usable"] for x in summary))
     st["repeated_ids"] = int(len(repeated))
     if len(repeated):
         warnings.warn("minlsh.dask.dedup: %d records repeat an earlier id and were dropped"
                       % len(repeated), stacklevel=2)
-        docs = docs.map_partitions(_drop_numbers, dask.delayed(np.sort(repeated)),
-                                   meta=docs._meta)
-    docs, = dask.persist(docs)
+    part_of = (repeated >> 32).astype(np.int64)
+    offsets, first = [], 0
+    docs = []
+    for i, d in enumerate(signed):
+        mine = repeated[part_of == i]
+        docs.append(delayed(stages.number)(d, mine, first))
+        offsets.append(first)
+        first += summary[i]["usable"] - len(mine)
+    n_docs = first
+    docs = list(dask.persist(*docs))
     del signed
-    st["documents"] = int(docs.shape[0].compute())
+    st["documents"] = n_docs
     times["signatures"] = time.monotonic() - t0
 
-    # 2. exact duplicates
+    # 2. exact duplicates: a shuffle by fingerprint
     t = time.monotonic()
-    groups = docs[["_n", "id", "fp0", "fp1"]].shuffle(["fp0", "fp1"], npartitions=nparts)
-    groups = groups.map_partitions(_dup_groups, meta=_groups_meta())
-    groups, = dask.persist(groups)
-    n_members, n_groups = dask.compute(groups.shape[0],
-                                       (groups["rep"] == groups["_n"]).sum())
-    st["exact_duplicate_groups"] = int(n_groups)
-    st["exact_duplicate_members"] = int(n_members)
+    pieces = _shuffle(docs, stages.fp_pieces, nparts, nparts)
+    groups, counts = dask.compute([delayed(stages.exact_groups)(*pc) for pc in pieces],
+                                  [delayed(stages.empty_count)(d) for d in docs])
+    members = np.concatenate([g[0] for g in groups]) if groups else np.empty(0, np.int64)
+    firsts = np.concatenate([g[1] for g in groups]) if groups else np.empty(0, np.int64)
+    order = np.argsort(members, kind="stable")
+    members, firsts = members[order], firsts[order]
+    copies = members[members != firsts]
+    st["empty_documents"] = int(sum(counts))
+    st["exact_duplicate_groups"] = int((members == firsts).sum())
+    st["exact_duplicate_members"] = int(len(members))
     times["exact_duplicates"] = time.monotonic() - t
 
-    # 3, 4. band rows, buckets, candidates
+    # 3, 4. band records, a shuffle by key, candidates per bucket partition,
+    # and a shuffle by first document that counts each pair once
     t = time.monotonic()
-    band_rows = docs.map_partitions(_band_rows, cfg, meta=_rows_meta())
-    bucketed = band_rows.shuffle(["band", "key"], npartitions=nparts)
-    found = bucketed.map_partitions(_bucket_pairs, cfg.max_bucket, meta=_cand_meta())
-    found, = dask.persist(found)
-    capped = found[found["a"] < 0].compute()
-    cand = found[found["a"] >= 0][["a", "b"]].shuffle("a", npartitions=nparts)
-    cand = cand.map_partitions(_unique_pairs, meta={"a": np.int64, "b": np.int64})
-    cand, = dask.persist(cand)
-    st["candidates"] = int(cand.shape[0].compute())
-    st["capped_buckets"] = [
-        {"band": int(row.band), "key": "%016x" % (int(row.key) & 0xFFFFFFFFFFFFFFFF),
-         "documents": int(row.b)} for row in capped.itertuples()]
+    bounds = np.array(offsets, dtype=np.int64)
+    mine = _by_owner(copies, bounds)
+    pieces = [delayed(stages.band_pieces, nout=nparts)(d, mine[i], cfg, nparts)
+              for i, d in enumerate(docs)]
+    pieces = [[p[j] for p in pieces] for j in range(nparts)]
+    found = [delayed(stages.bucket_pairs, nout=2)(cfg.max_bucket, nparts, *pc) for pc in pieces]
+    shards = [delayed(stages.unique_pairs)(*[f[0][j] for f in found]) for j in range(nparts)]
+    shards = list(dask.persist(*shards))
+    capped, n_cand = dask.compute([f[1] for f in found],
+                                  [delayed(lambda s: len(s[0]))(s) for s in shards])
+    st["candidates"] = int(sum(n_cand))
+    capped = np.concatenate(capped) if capped else np.empty((0, 3), dtype=np.uint64)
+    capped = capped[np.lexsort((capped[:, 0], capped[:, 1]))] if len(capped) else capped
+    st["capped_buckets"] = [{"band": int(c[0]), "key": "%016x" % int(c[1]),
+                             "documents": int(c[2])} for c in capped]
     if len(capped):
         warnings.warn("minlsh.dask.dedup: %d bucket(s) had more than max_bucket=%d documents "
                       "and were left out (stats['capped_buckets'])" % (len(capped), max_bucket),
                       stacklevel=2)
-    del found
     times["candidates"] = time.monotonic() - t
 
-    # 5. verification
+    # 5. verification: each partition sends each shard what it needs of its
+    # documents (signatures, and sets made from the texts in one call)
     t = time.monotonic()
-    # Only the documents of some candidate pair take part in the joins: when
-    # they are few enough, their numbers go to every task and filter the
-    # lookup before it is shuffled (a broadcast semi-join).
-    numbers = None
-    if st["candidates"] <= SEMIJOIN_LIMIT:
-        numbers = dask.delayed(np.unique(np.concatenate(
-            dask.compute(cand["a"].values, cand["b"].values))))
-    if exact:
-        texts = frame.map_partitions(_texts_partition,
-                                     meta={"_n": np.int64, "text": object})
-        lookup = dd.map_partitions(_lookup_texts, texts, docs, cfg, numbers,
-                                   meta=_lookup_meta(True), align_dataframes=False)
-    else:
-        lookup = docs.map_partitions(_lookup, cfg, numbers, meta=_lookup_meta(False))
-    cols = list(_lookup_meta(exact).columns)
-    la = lookup.rename(columns={c: c + "_a" for c in cols})
-    lb = lookup.rename(columns={c: c + "_b" for c in cols})
-    joined = cand.merge(la, left_on="a", right_on="_n_a", npartitions=nparts)
-    joined = joined.merge(lb, left_on="b", right_on="_n_b", npartitions=nparts)
-    verified = joined.map_partitions(_verify, cfg, meta=_verified_meta())
-    verified, = dask.persist(verified)
-    st["verified"] = int(verified.shape[0].compute())
+    verified = _verify_round(docs, bounds, shards, cfg, nparts, keep_all=False)
+    va = np.concatenate([v[0] for v in verified])
+    vb = np.concatenate([v[1] for v in verified])
+    vsim = np.concatenate([v[2] for v in verified])
+    vest = np.concatenate([v[3] for v in verified])
+    order = np.lexsort((vb, va))
+    va, vb, vsim, vest = va[order], vb[order], vsim[order], vest[order]
+    st["verified"] = int(len(va))
     times["verification"] = time.monotonic() - t
 
     # 6. output
     t = time.monotonic()
-    if output == "pairs":
-        result = _pairs_output(verified, groups, exact, nparts)
+    if output == "decisions":
+        result = _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
+                                   _KEEP[keep], _GROUP[group], nparts, st)
     else:
-        result = _clusters_output(verified, groups, components, nparts, st)
+        wanted = np.unique(np.concatenate([va, vb, members]))
+        mine = _by_owner(wanted, bounds)
+        got = dask.compute(*[delayed(stages.ids_of)(d, mine[i]) for i, d in enumerate(docs)])
+        names = _id_map(got)
+        vdf = pd.DataFrame({"a": va, "b": vb, "ida": names(va), "idb": names(vb),
+                            "similarity": vsim, "estimate": vest})
+        gdf = pd.DataFrame({"rep": firsts, "_n": members, "id": names(members)})
+        vdd = dd.from_pandas(vdf, npartitions=max(1, min(nparts, len(vdf) // 50000 + 1)),
+                             sort=False)
+        gdd = dd.from_pandas(gdf, npartitions=max(1, min(nparts, len(gdf) // 50000 + 1)),
+                             sort=False)
+        if output == "pairs":
+            result = _pairs_output(vdd, gdd, verify == "exact", nparts)
+        else:
+            result = _clusters_output(vdd, gdd, components, nparts, st)
     times["output"] = time.monotonic() - t
     times["total"] = time.monotonic() - t0
     log.info("minlsh.dask.dedup: %s", st)
     return result
+
+
+def _id_map(got):
+    """A function from document numbers to their ids, from the (numbers, ids)
+    pieces of stages.ids_of."""
+    nums = np.concatenate([g[0] for g in got]) if got else np.empty(0, dtype=np.int64)
+    ids = np.concatenate([g[1] for g in got]) if got else np.empty(0, dtype=object)
+    order = np.argsort(nums)
+    nums, ids = nums[order], ids[order]
+
+    def names(x):
+        return pd.Series(ids[np.searchsorted(nums, x)] if len(x) else [], dtype=object).values
+    return names
+
+
+def _by_owner(nums, bounds):
+    """Sorted document numbers split by the input partition that holds them
+    (client side): a partition is sent only its own."""
+    cut = np.searchsorted(nums, bounds)
+    ends = np.r_[cut[1:], len(nums)]
+    return [nums[lo:hi] for lo, hi in zip(cut, ends)]
+
+
+def _verify_round(docs, bounds, shards, cfg, nparts, keep_all):
+    """Verify the pairs of each shard ((a, b, numbers) tuples, delayed):
+    returns the computed (a, b, similarity, estimate) of each shard. Each
+    shard asks each input partition for its own documents only."""
+    n_in = len(docs)
+    wanted = [dask.delayed(stages.shard_docs, nout=n_in)(s, bounds) for s in shards]
+    data = [dask.delayed(stages.doc_data, nout=nparts)(d, cfg, *[w[i] for w in wanted])
+            for i, d in enumerate(docs)]
+    out = [dask.delayed(stages.verify)(shards[j], cfg, keep_all, *[x[j] for x in data])
+           for j in range(nparts)]
+    return dask.compute(*out)
+
+
+def _pairs_shards(a, b, nparts):
+    """Client-side pairs as shards for _verify_round."""
+    out = []
+    for j in range(nparts):
+        sel = (a % nparts) == j
+        x, y = a[sel], b[sel]
+        out.append(dask.delayed((x, y, np.unique(np.concatenate([x, y])))))
+    return out
+
+
+# The C structs as numpy records (their layout is the ctypes structs',
+# which tests/test_structs.py checks against the header).
+_DECISION = np.dtype(_ffi.DedupDecision)
+_EDGE = np.dtype(_ffi.DedupEdge)
+
+
+def _decide(n_docs, exact_of, lengths, va, vb, vsim, keep, group):
+    """minlsh_dedup_decide: the library's keep/drop policy on the verified
+    edges (one call for the whole corpus)."""
+    fn = lib.minlsh_dedup_decide
+    edges = np.empty(len(va), dtype=_EDGE)
+    edges["a"], edges["b"], edges["similarity"] = va, vb, vsim
+    dec = np.zeros(n_docs, dtype=_DECISION)
+    ex = np.ascontiguousarray(exact_of, dtype=np.uint64)
+    ln = None if lengths is None else np.ascontiguousarray(lengths, dtype=np.uint64)
+    import ctypes
+    rc = fn(edges.ctypes.data_as(ctypes.POINTER(_ffi.DedupEdge)), len(edges), n_docs,
+            ex.ctypes.data if n_docs else None,
+            None if ln is None or not n_docs else ln.ctypes.data, keep, group,
+            dec.ctypes.data_as(ctypes.POINTER(_ffi.DedupDecision)), None)
+    if rc < 0:
+        raise _ffi.error(rc, "minlsh_dedup_decide")
+    return dec
+
+
+def _cluster_numbers(dec, n_docs):
+    """The number the command's clusters output gives each document's
+    cluster: groups of two or more by decision cluster, numbered from 1 in
+    the order of their smallest member; 0 for a document in none."""
+    cl = dec["cluster"].astype(np.int64)
+    size = np.bincount(cl, minlength=n_docs)
+    low = np.full(n_docs, n_docs, dtype=np.int64)
+    np.minimum.at(low, cl, np.arange(n_docs, dtype=np.int64))
+    keys = np.flatnonzero(size >= 2)
+    keys = keys[np.argsort(low[keys], kind="stable")]
+    number = np.zeros(n_docs, dtype=np.int64)
+    number[keys] = np.arange(1, len(keys) + 1)
+    return np.where(size[cl] >= 2, number[cl], 0)
+
+
+def _decisions_frame(doc, dec, cluster_no, rep_nums, rep_ids):
+    rep = dec["representative"].astype(np.int64)
+    kept = dec["kept"] == 1
+    rep_id = np.array(doc["ids"], dtype=object)
+    if (~kept).any():
+        rep_id = rep_id.copy()
+        rep_id[~kept] = rep_ids[np.searchsorted(rep_nums, rep[~kept])]
+    return pd.DataFrame({"id": pd.Series(doc["ids"], dtype=object),
+                         "cluster": cluster_no.astype(np.int64),
+                         "decision": np.where(kept, "kept", "dropped").astype(object),
+                         "representative": pd.Series(rep_id, dtype=object),
+                         "similarity": dec["similarity"].astype(np.float64),
+                         "exact": dec["exact"] == 1})
+
+
+def _decisions_meta():
+    return pd.DataFrame({"id": pd.Series([], dtype=object),
+                         "cluster": pd.Series([], dtype=np.int64),
+                         "decision": pd.Series([], dtype=object),
+                         "representative": pd.Series([], dtype=object),
+                         "similarity": pd.Series([], dtype=np.float64),
+                         "exact": pd.Series([], dtype=bool)})
+
+
+def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg, keep, group,
+                      nparts, st):
+    exact_of = np.arange(n_docs, dtype=np.uint64)
+    exact_of[members] = firsts.astype(np.uint64)
+    lengths = None
+    if keep == _ffi.KEEP_LONGEST:
+        got = dask.compute(*[dask.delayed(stages.lengths_of)(d) for d in docs])
+        lengths = np.concatenate(got) if got else np.empty(0, dtype=np.uint64)
+    dec = _decide(n_docs, exact_of, lengths, va, vb, vsim, keep, group)
+    # A dropped document whose representative is not a verified neighbour
+    # (components joined through others): one more verification round, of
+    # the two exact-group firsts, measures the similarity.
+    miss = np.flatnonzero(np.isnan(dec["similarity"]))
+    if len(miss):
+        x = exact_of[miss].astype(np.int64)
+        y = exact_of[dec["representative"][miss]].astype(np.int64)
+        a, b = np.minimum(x, y), np.maximum(x, y)
+        pa, pb = np.unique(np.stack([a, b], axis=1), axis=0).T if len(a) else (a, b)
+        bounds = np.array(offsets, dtype=np.int64)
+        res = _verify_round(docs, bounds, _pairs_shards(pa, pb, nparts), cfg, nparts,
+                            keep_all=True)
+        ra = np.concatenate([v[0] for v in res])
+        rb = np.concatenate([v[1] for v in res])
+        rs = np.concatenate([v[2] for v in res])
+        key = ra * np.int64(n_docs) + rb
+        order = np.argsort(key)
+        where = np.searchsorted(key[order], a * np.int64(n_docs) + b)
+        dec["similarity"][miss] = rs[order][where]
+    st["kept"] = int(dec["kept"].sum())
+    st["dropped"] = n_docs - st["kept"]
+    number = _cluster_numbers(dec, n_docs) if n_docs else np.empty(0, dtype=np.int64)
+    reps = np.unique(dec["representative"][dec["kept"] == 0].astype(np.int64))
+    mine = _by_owner(reps, np.array(offsets, dtype=np.int64))
+    got = dask.compute(*[dask.delayed(stages.ids_of)(d, mine[i]) for i, d in enumerate(docs)])
+    rep_nums = np.concatenate([g[0] for g in got]) if got else np.empty(0, dtype=np.int64)
+    rep_ids = np.concatenate([g[1] for g in got]) if got else np.empty(0, dtype=object)
+    order = np.argsort(rep_nums)
+    rep_nums_d, rep_ids_d = dask.delayed(rep_nums[order]), dask.delayed(rep_ids[order])
+    frames = []
+    ends = list(offsets[1:]) + [n_docs]
+    for d, lo, hi in zip(docs, offsets, ends):
+        frames.append(dask.delayed(_decisions_frame)(d, dec[lo:hi], number[lo:hi], rep_nums_d,
+                                                     rep_ids_d))
+    return dd.from_delayed(frames, meta=_decisions_meta(), verify_meta=False)

@@ -1,6 +1,7 @@
-"""Stage 1: the input as a frame (id, text), signatures and fingerprints per
-partition, and the records the command would drop (no usable id or text,
-empty documents, repeated ids). :func:`prepare` runs this stage alone."""
+""":func:`prepare`: stage 1 as a Dask dataframe for other engines (Spark,
+SQL): one row per input record with its status, fingerprint and signature
+columns. :func:`minlsh.dask.dedup` itself signs with stages.sign (arrays,
+not frames)."""
 
 import math
 

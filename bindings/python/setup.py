@@ -1,0 +1,43 @@
+"""Build hook: bundle the C library when the package is built from the
+minlsh source tree.
+
+Everything else is in pyproject.toml. When build/libminlsh.so.0 of the
+source tree exists (after `make`), or MINLSH_BUNDLE_LIBRARY names a
+library file, it is copied next to the package as libminlsh.so.0, where
+the package looks first (docs/ffi.md); MINLSH_BUNDLE_LIBRARY=0 turns the
+copy off, so the installed package finds the system's library by its
+SONAME.
+"""
+import os
+import shutil
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SONAME = "libminlsh.so.0"
+
+
+def library_to_bundle():
+    choice = os.environ.get("MINLSH_BUNDLE_LIBRARY", "")
+    if choice == "0":
+        return None
+    if choice:
+        if not os.path.isfile(choice):
+            raise SystemExit("MINLSH_BUNDLE_LIBRARY=%s: no such file" % choice)
+        return choice
+    tree = os.path.join(HERE, "..", "..", "build", SONAME)
+    return tree if os.path.isfile(tree) else None
+
+
+class BuildPy(build_py):
+    def run(self):
+        super().run()
+        lib = library_to_bundle()
+        if lib:
+            dst = os.path.join(self.build_lib, "minlsh", SONAME)
+            shutil.copyfile(os.path.realpath(lib), dst)
+            self.announce("minlsh: bundled %s" % lib, level=2)
+
+
+setup(cmdclass={"build_py": BuildPy})

@@ -1,0 +1,70 @@
+/*
+ * The command's name table (programs/names.c): every name comes back as
+ * it was added, whatever its length (empty, longer than a chunk) and
+ * wherever it falls (groups of names across chunk ends); repeats are found
+ * with their first number; a path and a JSON id with the same bytes are
+ * different names.
+ */
+#include "testlib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../programs/cli.h"
+
+#define N 300000
+
+/* Name i: its length varies (0 to 40 bytes, and every 50,000th is 3 MiB,
+ * longer than a chunk), its bytes depend on i. */
+static size_t name_of(size_t i, char *buf, size_t cap) {
+    size_t n = i % 50000 == 7 ? (size_t)3 << 20 : (i * 7919) % 41, k;
+    if (n > cap) n = cap;
+    for (k = 0; k < n; k++) buf[k] = (char)('a' + (i * 31 + k * 17) % 26);
+    if (n >= 8) memcpy(buf, &i, sizeof i); /* distinct */
+    return n;
+}
+
+static void test_round_trip(void) {
+    static name_table t;
+    char *buf = malloc((size_t)3 << 20), *again = malloc((size_t)3 << 20);
+    size_t i, added = 0, dup = 0, bad = 0;
+    memset(&t, 0, sizeof t);
+    for (i = 0; i < N; i++) {
+        size_t n = name_of(i, buf, (size_t)3 << 20);
+        int json = (int)(i % 3 == 0);
+        size_t d = 0;
+        int fresh = names_add(&t, buf, n, json, &d);
+        if (fresh) added++;
+        else if (i < 8 * 41 * 3) dup++; /* short names repeat: fine */
+        if (!fresh) {
+            cli_name nm = names_get(&t, d);
+            if (nm.n != n || nm.json != json || memcmp(nm.s, buf, n) != 0) bad++;
+        }
+    }
+    EXPECT_EQ_U64(t.n, added);
+    EXPECT_EQ_U64(bad, 0);
+    /* every stored name reads back; the numbers are insertion order */
+    for (i = 0, bad = 0; i < N; i++) {
+        size_t n = name_of(i, again, (size_t)3 << 20), d = 0;
+        int json = (int)(i % 3 == 0);
+        EXPECT(names_add(&t, again, n, json, &d) == 0);
+        {
+            cli_name nm = names_get(&t, d);
+            if (nm.n != n || nm.json != json || memcmp(nm.s, again, n) != 0) bad++;
+        }
+    }
+    EXPECT_EQ_U64(bad, 0);
+    EXPECT(t.n_chunks > 3);
+    /* a path and a JSON id with the same bytes are two names */
+    EXPECT(names_add(&t, "zz-not-there", 12, 0, NULL) == 1);
+    EXPECT(names_add(&t, "zz-not-there", 12, 1, NULL) == 1);
+    EXPECT(names_add(&t, "zz-not-there", 12, 1, NULL) == 0);
+    names_free(&t);
+    free(buf);
+    free(again);
+}
+
+int main(void) {
+    RUN(test_round_trip);
+    return TL_SUMMARY("names");
+}
