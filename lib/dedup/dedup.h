@@ -57,8 +57,10 @@ typedef struct minlsh__dedup_rec {
 #define MINLSH__DEDUP_SPARE 16
 
 /* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES.
- * Spare chunks are made and touched by a worker while a batch is banded,
- * so that the page faults of fresh memory are not the adding thread's. */
+ * Spare chunks are made and touched by a pool worker in the background
+ * after a batch is banded (into `incoming`, taken over when the pool is
+ * next used), so that the page faults of fresh memory are neither the
+ * adding thread's nor on anyone's way. */
 typedef struct minlsh__dedup_chunks {
     uint8_t **v;
     size_t n, cap;
@@ -66,6 +68,8 @@ typedef struct minlsh__dedup_chunks {
     uint64_t bytes;    /* held by all, spares included */
     uint8_t *spare[MINLSH__DEDUP_SPARE];
     size_t n_spare;
+    uint8_t *incoming[MINLSH__DEDUP_SPARE];
+    size_t n_incoming, want_incoming;
     uint64_t batch_bytes; /* records stored in memory since the last batch */
 } minlsh__dedup_chunks;
 
@@ -109,6 +113,7 @@ struct minlsh_dedup {
     minlsh_family *family;
     uint32_t k, bands, rows;
     minlsh__pool *pool; /* made on first use */
+    int pool_busy;      /* a background run (spare chunks) is under way */
     pthread_mutex_t file_mu;
     int file_mu_made;
     int ran;
@@ -170,7 +175,8 @@ int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
  * 8-byte words). The head goes to *head. */
 int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
                            uint64_t **buf, size_t *cap, const void **out);
-/* Make and touch spare chunks for the next batch's records (on a worker). */
+/* Start making spare chunks for the records of the batches to come, in
+ * the background on the pool. */
 void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want);
 /* Bytes the budget gives to a part, in sixteenths (all of it without a
  * budget): records 1, band and fingerprint runs 1, pending documents 1,
@@ -192,7 +198,7 @@ int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, ui
  * from its set. */
 int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig);
 /* The engine's pool, made on first use (NULL if it cannot be: then the
- * calling thread does everything). */
+ * calling thread does everything), once its background work is done. */
 minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
 
 /* decide.c */

@@ -117,6 +117,7 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     size_t i;
     if (d == NULL) return;
     al = d->alloc;
+    (void)minlsh__dedup_pool(d); /* the background run, if any, is over */
     minlsh__pool_free(d->pool);
     if (d->file_mu_made) pthread_mutex_destroy(&d->file_mu);
     minlsh_shingler_free(d->shingler);
@@ -126,6 +127,7 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     minlsh__free(&al, d->lengths);
     for (i = 0; i < d->chunks.n; i++) minlsh__free(&al, d->chunks.v[i]);
     for (i = 0; i < d->chunks.n_spare; i++) minlsh__free(&al, d->chunks.spare[i]);
+    for (i = 0; i < d->chunks.n_incoming; i++) minlsh__free(&al, d->chunks.incoming[i]);
     minlsh__free(&al, d->chunks.v);
     minlsh__tmpfile_close(&d->data);
     minlsh__tmpfile_close(&d->runs_file);
@@ -154,7 +156,21 @@ void minlsh_dedup_free(minlsh_dedup *d) {
 uint64_t minlsh_dedup_count(const minlsh_dedup *d) { return d != NULL ? d->n_docs : 0; }
 
 minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d) {
+    minlsh__dedup_chunks *c = &d->chunks;
     if (d->pool == NULL) (void)minlsh__pool_new(&d->pool, &d->alloc, d->opts.threads);
+    if (d->pool_busy) {
+        (void)minlsh__pool_wait(d->pool);
+        d->pool_busy = 0;
+        while (c->n_incoming > 0) {
+            uint8_t *p = c->incoming[--c->n_incoming];
+            if (c->n_spare < MINLSH__DEDUP_SPARE) {
+                c->spare[c->n_spare++] = p;
+                c->bytes += MINLSH__DEDUP_CHUNK_BYTES;
+            } else {
+                minlsh__free(&d->alloc, p);
+            }
+        }
+    }
     return d->pool;
 }
 
@@ -188,15 +204,33 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
     return 0;
 }
 
-void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
+/* The background run: only its own fields (incoming) are written. Only
+ * worker 0 can be the caller, and it is elsewhere; a pool without threads
+ * does it at the wait, which costs the caller what it would have anyway. */
+static int minlsh__dedup_prepare_run(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh_dedup *d = (minlsh_dedup *)ctx;
     minlsh__dedup_chunks *c = &d->chunks;
-    while (c->n_spare < want && c->n_spare < MINLSH__DEDUP_SPARE) {
+    (void)worker;
+    (void)begin;
+    (void)end;
+    while (c->n_incoming < c->want_incoming) {
         uint8_t *p = (uint8_t *)minlsh__malloc(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
         size_t i;
-        if (p == NULL) return; /* only a head start: the adding thread will try */
+        if (p == NULL) break; /* only a head start: the adding thread will try */
         for (i = 0; i < MINLSH__DEDUP_CHUNK_BYTES; i += 4096) p[i] = 0;
-        c->spare[c->n_spare++] = p;
+        c->incoming[c->n_incoming++] = p;
     }
+    return 0;
+}
+
+void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
+    minlsh__pool *pool = minlsh__dedup_pool(d);
+    minlsh__dedup_chunks *c = &d->chunks;
+    if (want > MINLSH__DEDUP_SPARE - c->n_spare) want = MINLSH__DEDUP_SPARE - c->n_spare;
+    if (pool == NULL || minlsh__pool_size(pool) < 2 || want == 0) return;
+    c->want_incoming = want;
+    minlsh__pool_start(pool, 1, 1, minlsh__dedup_prepare_run, d);
+    d->pool_busy = 1;
 }
 
 static int minlsh__dedup_wflush(minlsh_dedup *d) {

@@ -152,7 +152,7 @@ static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes, int *in_f
 typedef struct minlsh__dedup_batchkeys {
     minlsh_dedup *d;
     int in_file;
-    size_t spare_chunks; /* to make while the bands are sorted */
+    size_t spare_chunks; /* to make after the bands are sorted */
     uint64_t *keys; /* bands per pending document */
 } minlsh__dedup_batchkeys;
 
@@ -177,10 +177,6 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
     int rc = 0;
     for (j = begin; j < end && rc == 0; j++) {
         minlsh__kv *v, *tmp;
-        if (j == d->bands) { /* the item after the bands: spare chunks */
-            minlsh__dedup_chunks_prepare(d, c->spare_chunks);
-            continue;
-        }
         v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
         tmp = d->sort_tmp[worker];
         if (v == NULL) return MINLSH_E_NOMEM;
@@ -229,8 +225,7 @@ static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
 int minlsh__dedup_flush(minlsh_dedup *d) {
     const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_batchkeys c;
-    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n,
-           spare_before = d->chunks.n_spare;
+    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n;
     uint64_t run_bytes = d->run_bytes;
     minlsh__kv *fps = NULL;
     int rc, fp_file = 0;
@@ -260,7 +255,7 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
     if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
     if (rc == 0)
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands + 1, 1, minlsh__dedup_band_run, &c);
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
     if (rc == 0) {
         /* Fingerprint records are added in document order: sorting by
          * (key, document) keeps the documents of one key ascending. */
@@ -270,8 +265,8 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
         fps = NULL;
     }
     minlsh__free(a, fps);
-    d->chunks.bytes += (uint64_t)(d->chunks.n_spare - spare_before) * MINLSH__DEDUP_CHUNK_BYTES;
     d->chunks.batch_bytes = 0;
+    if (rc == 0 && c.spare_chunks > 0) minlsh__dedup_chunks_prepare(d, c.spare_chunks);
     if (rc != 0) {
         for (j = 0; j < d->bands; j++)
             while (d->band_runs[j].n > had[j])
