@@ -420,6 +420,11 @@ typedef struct name_table {
 /* Add a name; returns 1 if added (number n - 1), 0 if already there (its
  * number in *dup_of if not NULL). */
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of);
+/* The same with the name's hash given: names_hash(s, n, json), which
+ * threads can compute ahead of the calling one. */
+int names_add_hashed(name_table *t, const char *s, size_t n, int json, uint64_t h,
+                     size_t *dup_of);
+uint64_t names_hash(const char *s, size_t n, int json);
 cli_name names_get(const name_table *t, size_t i);
 /* 1 if the name is there (its number in *i if not NULL), else 0. */
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i);
@@ -482,6 +487,7 @@ typedef struct doc_view {
     uint64_t bytes;      /* input bytes it stands for */
     uint64_t length;     /* its text's bytes (JSON: the decoded text field):
                             what --keep longest compares */
+    uint64_t name_hash;  /* names_hash of name, computed by a worker */
     const char *record; /* JSON Lines: the record as read (no line end, no
                            byte-order mark); NULL for whole files */
     size_t record_n;

@@ -125,7 +125,7 @@ static void remember(dedup *D, const doc_view *d) {
 /* Number the document (its name must be new); every document is signed. */
 static int dedup_select(void *ctx, const doc_view *d) {
     dedup *D = ctx;
-    if (!names_add(&D->names, d->name.s, d->name.n, d->name.json, NULL)) {
+    if (!names_add_hashed(&D->names, d->name.s, d->name.n, d->name.json, d->name_hash, NULL)) {
         report_duplicate_name(d);
         return 0;
     }

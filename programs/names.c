@@ -20,8 +20,9 @@
 #define NAMES_GROUP 16
 #define NAMES_OFF_MASK ((UINT64_C(1) << 40) - 1)
 
-static uint64_t name_hash(const char *s, size_t n, int json) {
+uint64_t names_hash(const char *s, size_t n, int json) {
     uint64_t h = 0;
+    if (n > UINT32_MAX) n = UINT32_MAX; /* as names_add stores it */
     minlsh_siphash24(&h, minlsh_default_key(), s, n);
     return h ^ (uint64_t)json;
 }
@@ -71,7 +72,7 @@ static void rehash(name_table *t) {
         size_t s;
         if (i % NAMES_GROUP == 0) p = t->pos[i / NAMES_GROUP];
         nm = name_next(t, &p);
-        h = name_hash(nm.s, nm.n, nm.json);
+        h = names_hash(nm.s, nm.n, nm.json);
         s = (size_t)h & t->mask;
         while (t->slots[s] != 0) s = (s + 1) & t->mask;
         t->slots[s] = (uint32_t)(i + 1);
@@ -119,7 +120,7 @@ int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i
     size_t slot;
     if (t->mask == 0) return 0;
     if (n > UINT32_MAX) n = UINT32_MAX;
-    h = name_hash(s, n, json);
+    h = names_hash(s, n, json);
     for (slot = (size_t)h & t->mask; t->slots[slot] != 0; slot = (slot + 1) & t->mask) {
         if (t->tags[slot] == (uint8_t)(h >> 56)) {
             cli_name nm = names_get(t, t->slots[slot] - 1);
@@ -133,12 +134,15 @@ int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i
 }
 
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) {
-    uint64_t h;
+    return names_add_hashed(t, s, n, json, names_hash(s, n, json), dup_of);
+}
+
+int names_add_hashed(name_table *t, const char *s, size_t n, int json, uint64_t h,
+                     size_t *dup_of) {
     size_t slot;
     if (n > UINT32_MAX) n = UINT32_MAX; /* names are never that long */
     if (t->n >= UINT32_MAX - 1) cli_die_lib("names", MINLSH_E_TOOBIG); /* 2^32 - 2 at most */
     if (t->mask == 0 || (t->n + 1) * 4 > (t->mask + 1) * 3) rehash(t);
-    h = name_hash(s, n, json);
     slot = (size_t)h & t->mask;
     while (t->slots[slot] != 0) {
         if (t->tags[slot] == (uint8_t)(h >> 56)) {

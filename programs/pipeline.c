@@ -44,6 +44,7 @@ typedef struct job {
     size_t off, len; /* JOB_TEXT, JOB_JSON: the bytes in the batch buffer */
     uint64_t bytes;  /* input bytes this job stands for */
     uint64_t text_bytes; /* its text's: JSON decoded, files decompressed */
+    uint64_t name_hash;  /* names_hash of its name */
     /* results */
     int status;
     int utf8_bad;
@@ -196,6 +197,8 @@ static int finish_job(worker_state *w, arena *a, job *j) {
     return 0;
 }
 
+static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view *d);
+
 static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
     job *j = &pl->fill->jobs[idx];
     int rc;
@@ -214,7 +217,12 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
         rc = feed_text(pl, w, j);
     else
         rc = feed_json(pl, w, j);
-    if (rc == 0 && j->status == ST_OK) return finish_job(w, &pl->fill->arenas[wid], j);
+    if (rc == 0 && j->status == ST_OK) {
+        doc_view d;
+        view_job(pl, pl->fill, j, &d); /* the name, hashed here for select */
+        j->name_hash = names_hash(d.name.s, d.name.n, d.name.json);
+        return finish_job(w, &pl->fill->arenas[wid], j);
+    }
     minlsh_shinglestream_reset(w->stream);
     return rc;
 }
@@ -265,6 +273,7 @@ static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view 
     d->sig = NULL;
     d->bytes = j->bytes;
     d->length = j->kind == JOB_JSON || j->kind == JOB_FILE ? j->text_bytes : j->bytes;
+    d->name_hash = j->name_hash;
     d->record = j->kind == JOB_JSON ? b->data.p + j->off : NULL;
     d->record_n = j->kind == JOB_JSON ? j->len : 0;
 }

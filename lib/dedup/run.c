@@ -153,6 +153,7 @@ typedef struct minlsh__dedup_batchkeys {
     minlsh_dedup *d;
     int in_file;
     size_t spare_chunks; /* to make after the bands are sorted */
+    minlsh__kv *fps;     /* the batch's fingerprint records, sorted */
     uint64_t *keys; /* bands per pending document */
 } minlsh__dedup_batchkeys;
 
@@ -177,6 +178,14 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
     int rc = 0;
     for (j = begin; j < end && rc == 0; j++) {
         minlsh__kv *v, *tmp;
+        if (j == d->bands) {
+            /* Fingerprint records are added in document order: sorting
+             * by (key, document) keeps the documents of one key
+             * ascending. */
+            memcpy(c->fps, d->pend_fps, n * sizeof *c->fps);
+            minlsh__sort_kv(c->fps, n);
+            continue;
+        }
         v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
         tmp = d->sort_tmp[worker];
         if (v == NULL) return MINLSH_E_NOMEM;
@@ -254,13 +263,11 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
     fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
     if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
+    c.fps = fps;
+    /* One item per band, and one more that sorts the fingerprints. */
     if (rc == 0)
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_band_run, &c);
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands + 1, 1, minlsh__dedup_band_run, &c);
     if (rc == 0) {
-        /* Fingerprint records are added in document order: sorting by
-         * (key, document) keeps the documents of one key ascending. */
-        memcpy(fps, d->pend_fps, n * sizeof *fps);
-        minlsh__sort_kv(fps, n);
         rc = minlsh__dedup_run_store(d, &d->runs_file, fp_file, &d->fp_runs, fps, n);
         fps = NULL;
     }
