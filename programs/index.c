@@ -17,10 +17,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char cli_help_index_create[] =
     "Usage: minlsh index create [OPTIONS] INDEX\n"
@@ -180,6 +182,48 @@ static int index_shingler(cli_index *x, const cli_opts *o) {
 
 #define LOCK_NONE 0
 
+/* A save writes PATH.tmp-<16 hex digits> and renames it over PATH; a save
+ * cut short (kill -9, a crash, a power cut) leaves that file behind. Under
+ * the exclusive lock no other save can be under way, so any such file is
+ * a leftover: remove them, saying how many. */
+static void remove_stale_temps(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    size_t dir_n = slash != NULL ? (size_t)(slash - path) : 0, base_n = strlen(base);
+    char *dir = xmalloc(dir_n + 2);
+    cli_buf full = {0};
+    struct dirent *e;
+    unsigned removed = 0;
+    DIR *d;
+    if (slash != NULL) memcpy(dir, path, dir_n > 0 ? dir_n : 1);
+    dir[slash != NULL ? (dir_n > 0 ? dir_n : 1) : 0] = '\0';
+    d = opendir(slash != NULL ? dir : ".");
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        size_t i;
+        if (strncmp(n, base, base_n) != 0 || strncmp(n + base_n, ".tmp-", 5) != 0 ||
+            strlen(n) != base_n + 5 + 16)
+            continue;
+        for (i = base_n + 5; i < base_n + 21; i++)
+            if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f'))) break;
+        if (i < base_n + 21) continue;
+        buf_clear(&full);
+        if (slash != NULL) {
+            buf_add(&full, dir, strlen(dir));
+            buf_addc(&full, '/');
+        }
+        buf_add(&full, n, strlen(n));
+        buf_addc(&full, '\0');
+        if (unlink(full.p) == 0) removed++;
+    }
+    if (d != NULL) closedir(d);
+    if (removed > 0)
+        cli_msg("%s: removed %u temporary file%s left by an earlier save that did not finish",
+                path, removed, cli_plural(removed));
+    buf_free(&full);
+    free(dir);
+}
+
 /* Lock path.lock in mode (MINLSH_LOCK_*; LOCK_NONE or --no-lock: nothing
  * to do), waiting as --lock-timeout says. A reader that cannot create the
  * lock file (a read-only directory) goes on without it: saves are atomic
@@ -199,7 +243,10 @@ static int index_lock(minlsh_filelock **out, const char *path, uint32_t mode,
         rc = minlsh_filelock_new(out, path, mode,
                                  wait == MINLSH_LOCK_WAIT_FOREVER ? wait : wait - first, NULL);
     }
-    if (rc == 0) return 0;
+    if (rc == 0) {
+        if (mode == MINLSH_LOCK_EXCLUSIVE) remove_stale_temps(path);
+        return 0;
+    }
     err = errno;
     if (rc == MINLSH_E_BUSY) {
         cli_msg("%s: gave up waiting for the %s lock on %s.lock after %g s: another process "

@@ -8,6 +8,7 @@
  */
 #include "cli.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,11 @@ static int run(const cli_command *cmd, int argc, char **argv) {
 int main(int argc, char **argv) {
     const cli_command *cmd;
     int used = 0;
+    /* Past a file size limit (ulimit -f) the default is to die at once,
+     * leaving a half-written save behind; ignored, the write fails with
+     * EFBIG instead, and the save removes its temporary file and reports
+     * the error like a full disk. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2)
         return cli_usage_error(NULL, "a subcommand is needed (dedup, params, index, sig)");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)

@@ -11,6 +11,8 @@
 # --no-lock. A held lock makes --lock-timeout give up with a message, for
 # writers and readers, leaving the file untouched. Without the lock (--no-lock
 # and no wrapper) the count of documents kept is printed, for comparison.
+# A save past the file size limit leaves nothing behind; a writer removes the
+# temporary files of saves that never finished.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 : "${BUILD:=build}"
@@ -258,4 +260,27 @@ else ko lock_wait_then_add "status $st1 $st2, $n documents" "$(cat "$tmp/waiter.
 [ -f "$J.lock" ] && [ ! -s "$J.lock" ] && ok lock_file_stays_empty || ko lock_file_stays_empty "no empty $J.lock"
 "$M" index add --lock-timeout abc "$J" "$tmp/w0_0.jsonl" > /dev/null 2>&1
 [ $? -eq 2 ] && ok lock_timeout_usage || ko lock_timeout_usage "not a usage error"
+
+# ---- saves cut short ----------------------------------------------------------------
+# A save past the file size limit (ulimit -f) fails with a message and leaves
+# neither its temporary file nor a changed index; a temporary file left by a
+# save that died (here: made by hand) is removed by the next writer, which
+# holds the lock, and nothing else is.
+S="$tmp/small.mlsh"
+"$M" index create -q "$S" 2> /dev/null
+before=$(cksum < "$S")
+(ulimit -f 4; "$M" index add --jsonl "$S" "$tmp/w0_0.jsonl" "$tmp/w1_0.jsonl" "$tmp/w2_0.jsonl" \
+    > /dev/null 2> "$tmp/xfsz.err"); st=$?
+left=$(ls "$tmp" | grep -c 'small\.mlsh\.tmp-')
+if [ $st -eq 1 ] && [ "$left" -eq 0 ] && [ "$(cksum < "$S")" = "$before" ] &&
+    grep -q 'cannot save the index' "$tmp/xfsz.err"
+then ok save_past_file_size_limit
+else ko save_past_file_size_limit "status $st, $left temporary files left" "$(cat "$tmp/xfsz.err")"; fi
+: > "$S.tmp-0123456789abcdef"
+: > "$S.tmp-not-a-save"
+if "$M" index add --jsonl "$S" "$tmp/w0_0.jsonl" > /dev/null 2> "$tmp/stale.err" &&
+    [ ! -e "$S.tmp-0123456789abcdef" ] && [ -e "$S.tmp-not-a-save" ] &&
+    grep -q 'removed 1 temporary file left by an earlier save' "$tmp/stale.err"
+then ok stale_save_temporaries_removed
+else ko stale_save_temporaries_removed "$(ls "$tmp" | grep small)" "$(cat "$tmp/stale.err")"; fi
 finish
