@@ -260,6 +260,11 @@ def test_prepare_matches_signatures():
     sigs = minlsh.signatures(texts, num_perm=64, seed=3)
     assert pdf["status"].tolist() == [0, 2, 0]
     assert (pdf[["s%d" % i for i in range(64)]].to_numpy(dtype=np.uint32) == sigs).all()
+    # the fingerprint columns are the shingler's 16 bytes, as two little-endian int64
+    sh = minlsh.Shingler()
+    for i, t in enumerate(texts):
+        fp = np.frombuffer(sh.fingerprint(t.encode()), dtype="<i8")
+        assert (pdf["fp0"].to_numpy()[i], pdf["fp1"].to_numpy()[i]) == (fp[0], fp[1])
     rows = mdask.band_key_rows(mdask.prepare(bag, num_perm=64, seed=3), 8, 8).compute()
     assert rows["id"].tolist() == [0] * 8 + [2] * 8 and rows["band"].tolist() == list(range(8)) * 2
     for doc, sig in ((0, sigs[0]), (2, sigs[2])):

@@ -3,16 +3,14 @@ SQL): one row per input record with its status, fingerprint and signature
 columns. :func:`minlsh.dask.dedup` itself signs with stages.sign (arrays,
 not frames)."""
 
-import math
-
 import dask.bag as db
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
 from .. import _ffi
-from .._minhash import signatures as _signatures
-from .common import _config, _id_key, _shingler
+from .common import _config
+from .stages import _as_bytes, _buffer, _sign_buffer, _valid_id
 
 
 def _empty_input():
@@ -53,31 +51,6 @@ def _as_frame(collection, id_field, text_field):
                     "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
 
 
-def _as_bytes(text):
-    """The text's bytes, or None when the record cannot be a document: not
-    text, or a str with an unpaired surrogate (which the command refuses in
-    JSON Lines input)."""
-    if isinstance(text, str):
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        return bytes(text)
-    return None
-
-
-def _valid_id(ident):
-    """A string (valid Unicode) or a finite number, as the command accepts."""
-    if isinstance(ident, bool) or not isinstance(ident, (str, int, float)):
-        return False
-    if isinstance(ident, float):
-        return math.isfinite(ident)
-    if isinstance(ident, str):
-        return _as_bytes(ident) is not None
-    return True
-
-
 def _numbers(partition_info, length):
     part = partition_info["number"] if partition_info else 0
     return (np.int64(part) << np.int64(32)) + np.arange(length, dtype=np.int64)
@@ -98,60 +71,40 @@ def _docs_meta(cfg):
 
 
 def _sign_partition(pdf, cfg, partition_info=None):
+    """One partition as stage 1 rows: the usable texts signed and
+    fingerprinted in one buffer by one C call (stages._sign_buffer), as
+    minlsh.dask.dedup does."""
     n = len(pdf)
     nums = _numbers(partition_info, n)
     ids = pdf["id"].tolist()
     texts = pdf["text"].tolist()
-    sh = _shingler(cfg)
-    ok, data, raw = [], [], []
+    ok, data = [], []
     for i in range(n):
         t = _as_bytes(texts[i]) if _valid_id(ids[i]) else None
-        if t is None:
-            continue
-        try:
-            fp = sh.fingerprint(t)
-        except _ffi.Error:  # e.g. over max_document_bytes: refused, as by the command
-            continue
-        ok.append(i)
-        data.append(t)
-        raw.append(fp)
+        if t is not None:
+            ok.append(i)
+            data.append(t)
     k = cfg.num_perm
     sigs = np.full((n, k), _ffi.EMPTY_VALUE, dtype=np.uint32)
     fps = np.zeros((n, 2), dtype=np.int64)
     status = np.full(n, STATUS_BAD, dtype=np.int8)
     if ok:
-        s = _signatures(data, num_perm=k, seed=cfg.seed, shingler=sh, threads=cfg.threads,
-                        errors="empty")
-        sigs[ok] = s
-        fps[ok] = np.frombuffer(b"".join(raw), dtype="<i8").reshape(len(ok), 2)
-        empty = (s == _ffi.EMPTY_VALUE).all(axis=1)
-        status[ok] = np.where(empty, STATUS_EMPTY, STATUS_OK)
+        m = len(ok)
+        buf, starts, lens = _buffer(data)
+        s = np.empty((m, k), dtype=np.uint32)
+        f = np.zeros((m, 2), dtype=np.uint64)
+        counts = np.zeros(m, dtype=np.uint64)
+        st = np.zeros(m, dtype=np.int32)
+        _sign_buffer(buf, starts, lens, cfg, s, f, counts, st)
+        good = st == 0  # over max_document_bytes: refused, as by the command
+        rows = np.asarray(ok, dtype=np.int64)[good]
+        sigs[rows] = s[good]
+        fps[rows] = f[good].view(np.int64)
+        status[rows] = np.where(counts[good] == 0, STATUS_EMPTY, STATUS_OK)
     out = pd.DataFrame({"_n": nums, "id": pd.Series(ids, dtype=object),
                         "fp0": fps[:, 0], "fp1": fps[:, 1], "status": status})
     sig_df = pd.DataFrame(sigs, columns=cfg.sig_columns())
     return pd.concat([out, sig_df], axis=1)
-
-
-def _texts_partition(pdf, partition_info=None):
-    """(n, text bytes) of the input again (exact verification reads it twice
-    rather than keeping every text in worker memory)."""
-    nums = _numbers(partition_info, len(pdf))
-    texts = [_as_bytes(t) or b"" for t in pdf["text"].tolist()]
-    return pd.DataFrame({"_n": nums, "text": pd.Series(texts, dtype=object)})
-
-
-def _id_keys(p):
-    return pd.DataFrame({"_n": p["_n"].values,
-                         "k": pd.Series([_id_key(v) for v in p["id"].tolist()], dtype=object)})
-
-
-def _repeated(p):
-    p = p.sort_values("_n", kind="mergesort")
-    return p.loc[p.duplicated("k"), ["_n"]]
-
-
-def _drop_numbers(p, numbers):
-    return p[~p["_n"].isin(numbers)]
 
 
 def prepare(collection, id="id", text="text", num_perm=128, seed=1, shingle="word:5",
