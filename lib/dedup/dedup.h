@@ -188,8 +188,9 @@ uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
 /* run.c */
 int minlsh__dedup_plan(minlsh_dedup *d);
 /* Band the pending documents and sort their fingerprints: one sorted run
- * more per band and one more of fingerprints. */
-int minlsh__dedup_flush(minlsh_dedup *d);
+ * more per band and one more of fingerprints. more: documents may follow
+ * (then memory for their records is made ready in the background). */
+int minlsh__dedup_flush(minlsh_dedup *d, int more);
 /* The verified similarity of documents a and b: exact Jaccard of their
  * sets, or the signature estimate. */
 int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t a,

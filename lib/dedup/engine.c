@@ -411,7 +411,7 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
         minlsh_family_sign(d->family, hashes, n, own, d->k, NULL);
         sig = own;
     }
-    if (!empty && d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush(d)) != 0) return rc;
+    if (!empty && d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush(d, 1)) != 0) return rc;
     if (!empty && d->pend_n == d->pend_held && (rc = minlsh__dedup_pend_grow(d)) != 0) return rc;
     if (exact && minlsh__mul_size(&body, n, sizeof *hashes) != 0) return MINLSH_E_TOOBIG;
     if (!exact) body = (size_t)d->k * sizeof *sig;

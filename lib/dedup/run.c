@@ -231,7 +231,7 @@ static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
 /* All or nothing: a batch that fails leaves every run list as it was (a
  * run written to the file already only wastes its space) and the pending
  * documents pending. */
-int minlsh__dedup_flush(minlsh_dedup *d) {
+int minlsh__dedup_flush(minlsh_dedup *d, int more) {
     const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_batchkeys c;
     size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n;
@@ -253,7 +253,7 @@ int minlsh__dedup_flush(minlsh_dedup *d) {
     /* As many spare chunks as the last batch's records took, while they
      * stay in memory and within their share. */
     c.spare_chunks = 0;
-    if (!d->records_in_file) {
+    if (more && !d->records_in_file) {
         uint64_t want = d->chunks.batch_bytes / MINLSH__DEDUP_CHUNK_BYTES + 1;
         uint64_t room = minlsh__dedup_share(d, 1) > d->chunks.bytes
                             ? (minlsh__dedup_share(d, 1) - d->chunks.bytes) / MINLSH__DEDUP_CHUNK_BYTES
@@ -846,7 +846,7 @@ int minlsh_dedup_run(minlsh_dedup *d) {
     d->edges = NULL;
     d->decisions = NULL;
     d->n_edges = 0;
-    rc = minlsh__dedup_flush(d);
+    rc = minlsh__dedup_flush(d, 0);
     if (rc == 0) { /* no batch comes after this one */
         for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++) minlsh__free(a, d->sort_tmp[i]);
         minlsh__free(a, d->sort_tmp);
