@@ -12,7 +12,7 @@ import ctypes
 import itertools
 import os
 from collections.abc import Mapping
-from ctypes import byref, c_double, c_int32, c_size_t, c_uint64, c_void_p
+from ctypes import byref, c_int32, c_size_t, c_void_p
 from typing import (Any, Dict, Hashable, Iterable, Iterator, List, NamedTuple, Optional,
                     Tuple, Union)
 
@@ -191,17 +191,9 @@ class DedupResult:
             out = c_void_p()
             check(lib.minlsh_pairs_from_dedup(byref(out), self._handle, max_pairs, None),
                   "minlsh_pairs_from_dedup")
-        try:
-            a, b, s = c_uint64(), c_uint64(), c_double()
-            ids = self.ids
-            res = []
-            for i in range(lib.minlsh_pairs_count(out)):
-                check(lib.minlsh_pairs_copy_pair(byref(a), byref(b), byref(s), out, i),
-                      "minlsh_pairs_copy_pair")
-                res.append((ids[a.value], ids[b.value], s.value))
-            return res
-        finally:
-            lib.minlsh_pairs_free(out)
+        pairs = _ffi.take_pairs(out)
+        ids = self.ids
+        return [(ids[a], ids[b], sim) for a, b, sim in pairs]
 
 
 def _add_batch(handle: int, texts: List[bytes], ids: List[Any], first: int) -> None:

@@ -594,6 +594,21 @@ def writing(lock):
     return lock.writing
 
 
+def take_pairs(handle):
+    """Every pair of a minlsh_pairs handle as (a, b, similarity) tuples, in
+    its order; the handle is freed, whatever happens."""
+    try:
+        a, b, s = c_uint64(), c_uint64(), ctypes.c_double()
+        out = []
+        for i in range(lib.minlsh_pairs_count(handle)):
+            check(lib.minlsh_pairs_copy_pair(ctypes.byref(a), ctypes.byref(b), ctypes.byref(s),
+                                             handle, i), "minlsh_pairs_copy_pair")
+            out.append((a.value, b.value, s.value))
+        return out
+    finally:
+        lib.minlsh_pairs_free(handle)
+
+
 def take_clusters(handle):
     """Every group of a minlsh_clusters handle, members ascending, as lists
     of ints; the handle is freed, whatever happens."""

@@ -865,18 +865,9 @@ class MinHashLSH:
             check(lib.minlsh_pairs_from_index(byref(out), self._h(), float(min_similarity),
                                               _ffi.as_u64(max_pairs, "max_pairs"), None),
                   "minlsh_pairs_from_index")
-            try:
-                n = lib.minlsh_pairs_count(out)
-                a, b, s = c_uint64(), c_uint64(), c_double()
-                res = []
-                for i in range(n):
-                    check(lib.minlsh_pairs_copy_pair(byref(a), byref(b), byref(s), out, i),
-                          "minlsh_pairs_copy_pair")
-                    ka, kb = self._id_to_key[a.value], self._id_to_key[b.value]
-                    res.append((ka, kb, s.value) if with_similarity else (ka, kb))
-                return res
-            finally:
-                lib.minlsh_pairs_free(out)
+            keys = self._id_to_key
+            return [(keys[a], keys[b], sim) if with_similarity else (keys[a], keys[b])
+                    for a, b, sim in _ffi.take_pairs(out)]
 
     def clusters(self, min_similarity: float = 0.0) -> List[List[Hashable]]:
         """Groups of near-duplicates: the connected components (two or more

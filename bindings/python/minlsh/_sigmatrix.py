@@ -254,18 +254,8 @@ class SigMatrix:
                                            float(min_similarity),
                                            _ffi.as_u64(max_pairs, "max_pairs"), None),
               "minlsh_pairs_from_matrix")
-        try:
-            n = lib.minlsh_pairs_count(out)
-            a, b, s = c_uint64(), c_uint64(), c_double()
-            res = []
-            for i in range(n):
-                check(lib.minlsh_pairs_copy_pair(byref(a), byref(b), byref(s), out, i),
-                      "minlsh_pairs_copy_pair")
-                res.append((a.value, b.value, s.value) if with_similarity
-                           else (a.value, b.value))
-            return res
-        finally:
-            lib.minlsh_pairs_free(out)
+        pairs = _ffi.take_pairs(out)
+        return pairs if with_similarity else [(a, b) for a, b, _ in pairs]
 
     def clusters(self, bands: int, rows: int,
                  min_similarity: float = 0.0) -> List[List[int]]:
