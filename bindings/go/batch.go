@@ -299,6 +299,7 @@ func (x *Index) PairsMax(minSimilarity float64, maxPairs uint64) ([]Pair, error)
 	return takePairs(ps)
 }
 
+// takePairs reads every pair of ps and frees it, whatever happens.
 func takePairs(ps *C.minlsh_pairs) ([]Pair, error) {
 	defer C.minlsh_pairs_free(ps)
 	out := make([]Pair, int(C.minlsh_pairs_count(ps)))
@@ -314,6 +315,8 @@ func takePairs(ps *C.minlsh_pairs) ([]Pair, error) {
 	return out, nil
 }
 
+// takeClusters reads every group of cs (members ascending) and frees it,
+// whatever happens.
 func takeClusters(cs *C.minlsh_clusters) ([][]uint64, error) {
 	defer C.minlsh_clusters_free(cs)
 	out := make([][]uint64, int(C.minlsh_clusters_count(cs)))
@@ -370,19 +373,11 @@ func openSigMatrix(fn openFn, name, path string, expect *IndexConfig) (*SigMatri
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	m := &SigMatrix{}
-	var rc C.int
-	if expect != nil {
-		f, err := familyFor(expect.K, expect.Seed)
-		if err != nil {
-			return nil, err
-		}
-		f.mu.RLock()
-		opts := C.minlsh_load_options{version: C.MINLSH_LOAD_OPTIONS_VERSION,
-			family: f.p, config_id: C.uint64_t(expect.ConfigID)}
-		rc = fn(&m.p, cpath, &opts)
-		f.mu.RUnlock()
-	} else {
-		rc = fn(&m.p, cpath, nil)
+	rc, err := loadWith(expect, func(opts *C.minlsh_load_options) C.int {
+		return fn(&m.p, cpath, opts)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if rc != 0 {
 		return nil, newError(rc, name, path)

@@ -377,18 +377,7 @@ func (d *Dedup) Pairs() ([]Pair, error) {
 		"minlsh_pairs_from_dedup"); err != nil {
 		return nil, err
 	}
-	defer C.minlsh_pairs_free(ps)
-	out := make([]Pair, int(C.minlsh_pairs_count(ps)))
-	for i := range out {
-		var a, b C.uint64_t
-		var s C.double
-		if err := check(C.minlsh_pairs_copy_pair(&a, &b, &s, ps, C.size_t(i)),
-			"minlsh_pairs_copy_pair"); err != nil {
-			return nil, err
-		}
-		out[i] = Pair{A: uint64(a), B: uint64(b), Similarity: float64(s)}
-	}
-	return out, nil
+	return takePairs(ps)
 }
 
 // Clusters returns the clusters of the decisions: each kept document with
@@ -406,20 +395,5 @@ func (d *Dedup) Clusters() ([][]uint64, error) {
 		"minlsh_clusters_from_dedup"); err != nil {
 		return nil, err
 	}
-	defer C.minlsh_clusters_free(cs)
-	out := make([][]uint64, int(C.minlsh_clusters_count(cs)))
-	for i := range out {
-		var n C.size_t
-		rc := C.minlsh_clusters_copy_members(cs, C.size_t(i), nil, 0, &n)
-		if rc != CodeBufSize && rc != 0 {
-			return nil, check(rc, "minlsh_clusters_copy_members")
-		}
-		members := make([]uint64, int(n))
-		if err := check(C.minlsh_clusters_copy_members(cs, C.size_t(i), u64Ptr(members), n, &n),
-			"minlsh_clusters_copy_members"); err != nil {
-			return nil, err
-		}
-		out[i] = members
-	}
-	return out, nil
+	return takeClusters(cs)
 }

@@ -66,6 +66,23 @@ func NewIndex(cfg IndexConfig) (*Index, error) {
 	return x, nil
 }
 
+// loadWith calls load with the options expect asks for (nil: none): the
+// family of its K and Seed, read-locked for the call, and its ConfigID.
+func loadWith(expect *IndexConfig, load func(*C.minlsh_load_options) C.int) (C.int, error) {
+	if expect == nil {
+		return load(nil), nil
+	}
+	f, err := familyFor(expect.K, expect.Seed)
+	if err != nil {
+		return 0, err
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	opts := C.minlsh_load_options{version: C.MINLSH_LOAD_OPTIONS_VERSION,
+		family: f.p, config_id: C.uint64_t(expect.ConfigID)}
+	return load(&opts), nil
+}
+
 // LoadIndex loads an index file (minlsh_index_load). With expect nil any
 // valid file loads; otherwise its K, Seed and ConfigID must match (else
 // ErrMismatch). Bands and rows always come from the file.
@@ -76,19 +93,11 @@ func LoadIndex(path string, expect *IndexConfig) (*Index, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	x := &Index{}
-	var rc C.int
-	if expect != nil {
-		f, err := familyFor(expect.K, expect.Seed)
-		if err != nil {
-			return nil, err
-		}
-		f.mu.RLock()
-		opts := C.minlsh_load_options{version: C.MINLSH_LOAD_OPTIONS_VERSION,
-			family: f.p, config_id: C.uint64_t(expect.ConfigID)}
-		rc = C.minlsh_index_load(&x.p, cpath, &opts)
-		f.mu.RUnlock()
-	} else {
-		rc = C.minlsh_index_load(&x.p, cpath, nil)
+	rc, err := loadWith(expect, func(opts *C.minlsh_load_options) C.int {
+		return C.minlsh_index_load(&x.p, cpath, opts)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if rc != 0 {
 		return nil, newError(rc, "minlsh_index_load", path)
