@@ -34,22 +34,6 @@ _KEEP = {"first": _ffi.KEEP_FIRST, "longest": _ffi.KEEP_LONGEST}
 _GROUP = {"components": _ffi.GROUP_COMPONENTS, "strict": _ffi.GROUP_STRICT}
 
 
-def _input_parts(collection, id_field, text_field):
-    """The collection's partitions as delayed objects (lists of records or
-    pandas frames)."""
-    if isinstance(collection, db.Bag):
-        return collection.to_delayed()
-    if isinstance(collection, pd.DataFrame):
-        collection = dd.from_pandas(collection, npartitions=1, sort=False)
-    if isinstance(collection, dd.DataFrame):
-        missing = [c for c in (id_field, text_field) if c not in collection.columns]
-        if missing:
-            raise KeyError("the dataframe has no column %s" % ", ".join(map(repr, missing)))
-        return collection[[id_field, text_field]].to_delayed()
-    raise TypeError("collection must be a dask bag of records ({id: ..., text: ...} or "
-                    "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
-
-
 def read_jsonl(urlpath, blocksize="64MiB", **kwargs):
     """A Dask bag of the records of JSON Lines files: blocks of whole lines
     (``dask.bytes.read_bytes``), each parsed by one ``json.loads`` call
@@ -160,7 +144,7 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     delayed = dask.delayed
 
     # 1. signatures, fingerprints, repeated ids
-    parts = _input_parts(collection, id, text)
+    parts = stages.input_parts(collection, id, text)
     n_in = len(parts)
     nparts = max(1, int(npartitions or n_in))
     signed = [delayed(stages.sign)(p, i, cfg, id, text) for i, p in enumerate(parts)]

@@ -3,52 +3,32 @@ SQL): one row per input record with its status, fingerprint and signature
 columns. :func:`minlsh.dask.dedup` itself signs with stages.sign (arrays,
 not frames)."""
 
-import dask.bag as db
+import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
 from .. import _ffi
 from .common import _config
-from .stages import _as_bytes, _buffer, _sign_buffer, _valid_id
+from .stages import _as_bytes, _buffer, _records, _sign_buffer, _valid_id, input_parts
 
 
 def _empty_input():
     return pd.DataFrame({"id": pd.Series([], dtype=object), "text": pd.Series([], dtype=object)})
 
 
-def _records_to_frame(records, id_field, text_field):
-    ids, texts = [], []
-    for r in records:
-        if isinstance(r, dict):
-            ids.append(r.get(id_field))
-            texts.append(r.get(text_field))
-        elif isinstance(r, (tuple, list)) and len(r) == 2:
-            ids.append(r[0])
-            texts.append(r[1])
-        else:
-            ids.append(None)
-            texts.append(None)
+def _part_frame(part, id_field, text_field):
+    ids, texts = _records(part, id_field, text_field)
     return pd.DataFrame({"id": pd.Series(ids, dtype=object),
                          "text": pd.Series(texts, dtype=object)})
 
 
 def _as_frame(collection, id_field, text_field):
-    if isinstance(collection, db.Bag):
-        parts = collection.map_partitions(_records_to_frame, id_field, text_field).to_delayed()
-        return dd.from_delayed(parts, meta=_empty_input(), verify_meta=False)
-    if isinstance(collection, pd.DataFrame):
-        collection = dd.from_pandas(collection, npartitions=1, sort=False)
-    if isinstance(collection, dd.DataFrame):
-        missing = [c for c in (id_field, text_field) if c not in collection.columns]
-        if missing:
-            raise KeyError("the dataframe has no column %s" % ", ".join(map(repr, missing)))
-        return collection.map_partitions(
-            lambda p: pd.DataFrame({"id": p[id_field].astype(object).values,
-                                    "text": p[text_field].astype(object).values}),
-            meta=_empty_input())
-    raise TypeError("collection must be a dask bag of records ({id: ..., text: ...} or "
-                    "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
+    """The collection as a frame of (id, text), a partition per input
+    partition."""
+    parts = [dask.delayed(_part_frame)(p, id_field, text_field)
+             for p in input_parts(collection, id_field, text_field)]
+    return dd.from_delayed(parts, meta=_empty_input(), verify_meta=False)
 
 
 def _numbers(partition_info, length):

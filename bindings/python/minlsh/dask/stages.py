@@ -14,6 +14,8 @@ import json
 import math
 from ctypes import POINTER, c_size_t, c_void_p
 
+import dask.bag as db
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
@@ -24,6 +26,22 @@ from .common import _id_key, _shingler
 
 
 # ---- input -------------------------------------------------------------------
+
+def input_parts(collection, id_field, text_field):
+    """The collection's partitions as delayed objects (lists of records or
+    pandas frames)."""
+    if isinstance(collection, db.Bag):
+        return collection.to_delayed()
+    if isinstance(collection, pd.DataFrame):
+        collection = dd.from_pandas(collection, npartitions=1, sort=False)
+    if isinstance(collection, dd.DataFrame):
+        missing = [c for c in (id_field, text_field) if c not in collection.columns]
+        if missing:
+            raise KeyError("the dataframe has no column %s" % ", ".join(map(repr, missing)))
+        return collection[[id_field, text_field]].to_delayed()
+    raise TypeError("collection must be a dask bag of records ({id: ..., text: ...} or "
+                    "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
+
 
 def _records(part, id_field, text_field):
     """(ids, texts) of a partition: a list of records (dicts or (id, text)
