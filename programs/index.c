@@ -485,21 +485,26 @@ static void novel_print(add_ctx *c, cli_name doc, const cli_name *match, double 
 
 /* The most similar document of index (estimate; ties: the smallest id),
  * if it has a candidate at all. */
+/* Every candidate of sig into *ids and *sims (grown to fit; *cap entries). */
+static int query_all(const minlsh_index *index, const uint32_t *sig, uint32_t k, uint64_t **ids,
+                     double **sims, size_t *cap, size_t *n) {
+    int rc = minlsh_index_query(index, sig, k, *ids, *sims, *cap, n);
+    if (rc == MINLSH_E_BUFSIZE) {
+        void *v = *ids;
+        xgrow(&v, cap, *n, sizeof **ids);
+        *ids = v;
+        *sims = xreallocarray(*sims, *cap, sizeof **sims);
+        rc = minlsh_index_query(index, sig, k, *ids, *sims, *cap, n);
+    }
+    return rc;
+}
+
 static int best_match(add_ctx *c, const minlsh_index *index, const uint32_t *sig,
                       uint64_t *best, double *sim) {
     size_t n = 0, i;
     int rc, found = 0;
     if (index == NULL || minlsh_index_count(index) == 0) return 0;
-    rc = minlsh_index_query(index, sig, c->k, c->ids, c->sims, c->cap, &n);
-    if (rc == MINLSH_E_BUFSIZE) {
-        void *v = c->ids;
-        size_t cap = c->cap;
-        xgrow(&v, &cap, n, sizeof *c->ids);
-        c->ids = v;
-        c->sims = xreallocarray(c->sims, cap, sizeof *c->sims);
-        c->cap = cap;
-        rc = minlsh_index_query(index, sig, c->k, c->ids, c->sims, c->cap, &n);
-    }
+    rc = query_all(index, sig, c->k, &c->ids, &c->sims, &c->cap, &n);
     if (rc != 0) cli_die_lib(c->x->path, rc);
     for (i = 0; i < n; i++)
         if (!found || c->sims[i] > *sim) {
@@ -640,16 +645,7 @@ typedef struct query_ctx {
 static int query_on_doc(void *ctx, const doc_view *d) {
     query_ctx *c = ctx;
     size_t n = 0, i;
-    int rc = minlsh_index_query(c->x->index, d->sig, c->k, c->ids, c->sims, c->cap, &n);
-    if (rc == MINLSH_E_BUFSIZE) {
-        void *v = c->ids;
-        size_t cap = c->cap;
-        xgrow(&v, &cap, n, sizeof *c->ids);
-        c->ids = v;
-        c->sims = xreallocarray(c->sims, cap, sizeof *c->sims);
-        c->cap = cap;
-        rc = minlsh_index_query(c->x->index, d->sig, c->k, c->ids, c->sims, c->cap, &n);
-    }
+    int rc = query_all(c->x->index, d->sig, c->k, &c->ids, &c->sims, &c->cap, &n);
     if (rc != 0) cli_die_lib(c->x->path, rc);
     for (i = 0; i < n; i++) {
         if (!c->o->all && c->sims[i] < c->threshold) continue;
