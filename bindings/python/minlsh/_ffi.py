@@ -594,6 +594,18 @@ def writing(lock):
     return lock.writing
 
 
+def save_to_bytes(save_buffer, handle, name):
+    """The bytes a minlsh_*_save_buffer call writes: its size asked first
+    (a NULL buffer of 0 bytes), then the buffer filled."""
+    n = c_size_t()
+    rc = save_buffer(handle, None, 0, ctypes.byref(n))
+    if rc != E_BUFSIZE:
+        check(rc, name)
+    buf = ctypes.create_string_buffer(n.value)
+    check(save_buffer(handle, buf, n.value, ctypes.byref(n)), name)
+    return buf.raw[:n.value]
+
+
 def take_pairs(handle):
     """Every pair of a minlsh_pairs handle as (a, b, similarity) tuples, in
     its order; the handle is freed, whatever happens."""

@@ -636,15 +636,9 @@ class MinHashLSH:
         if self._pending:
             self._flush()
         with reading(self._lock):
-            h = self._h()
-            n = c_size_t()
-            rc = lib.minlsh_index_save_buffer(h, None, 0, byref(n))
-            if rc != _ffi.E_BUFSIZE:
-                check(rc, "minlsh_index_save_buffer")
-            buf = ctypes.create_string_buffer(n.value)
-            check(lib.minlsh_index_save_buffer(h, buf, n.value, byref(n)),
-                  "minlsh_index_save_buffer")
-            return {"version": 1, "index": buf.raw[:n.value],
+            data = _ffi.save_to_bytes(lib.minlsh_index_save_buffer, self._h(),
+                                      "minlsh_index_save_buffer")
+            return {"version": 1, "index": data,
                     "keys": sorted(self._id_to_key.items()), "next_id": self._next_id,
                     "threshold": self._threshold, "weights": self._weights,
                     "mode": self._mode, "buffer_size": self._buffer_size}

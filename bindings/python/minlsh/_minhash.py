@@ -644,6 +644,21 @@ def matrix_bytes(rows, k, seed, n_expected=None):
     return out
 
 
+
+def _sig_rows(n, k):
+    """Room for n signatures of k values: a numpy array (n, k) of uint32
+    when numpy is there, else a flat array('I') of zeros."""
+    np = _ffi.numpy
+    if np is not None:
+        return np.empty((n, k), dtype=np.uint32)
+    return array.array("I", bytes(4 * n * k))
+
+
+def _sig_result(out, n, k):
+    """What _sig_rows gave, filled, as the caller gets it: the numpy array
+    itself, or a SignatureMatrix over the flat array."""
+    return out if _ffi.numpy is not None else SignatureMatrix(out, n, k)
+
 def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int = 128,
                            seed: int = 1, batch_size: int = 256) -> Any:
     """The signatures of many token lists (each a list of str or bytes
@@ -656,17 +671,11 @@ def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int
     fam = family(num_perm, seed)
     docs = [_as_token_list(d) for d in token_lists]
     n, k = len(docs), num_perm
-    np = _ffi.numpy
-    if np is not None:
-        out = np.empty((n, k), dtype=np.uint32)
-    else:
-        out = array.array("I", bytes(4 * n * k))
+    out = _sig_rows(n, k)
     base = _ffi.address(out) if n else 0
     for i in range(0, n, batch_size):
         _sign_into(fam, docs[i:i + batch_size], base + 4 * k * i)
-    if np is not None:
-        return out
-    return SignatureMatrix(out, n, k)
+    return _sig_result(out, n, k)
 
 
 def signature_buffer(value, k, seed=None, what="signature"):
@@ -792,11 +801,7 @@ def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shin
     fam = family(num_perm, seed)
     docs = [_ffi.as_bytes(t) for t in texts]  # the references keep them alive
     n, k = len(docs), num_perm
-    np = _ffi.numpy
-    if np is not None:
-        out = np.empty((n, k), dtype=np.uint32)
-    else:
-        out = array.array("I", bytes(4 * n * k))
+    out = _sig_rows(n, k)
     status = (c_int32 * max(n, 1))()
     if n:
         addr = _ffi.address(out)
@@ -814,6 +819,4 @@ def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shin
                 if status[i] < 0:
                     raise _ffi.error(status[i], "minlsh_family_sign_batch",
                                      "document %d" % i)
-    if np is not None:
-        return out
-    return SignatureMatrix(out, n, k)
+    return _sig_result(out, n, k)

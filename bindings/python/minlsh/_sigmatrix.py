@@ -190,15 +190,8 @@ class SigMatrix:
 
     def to_bytes(self) -> bytes:
         """The bytes of :meth:`save`'s file."""
-        h = self._h()
-        n = c_size_t()
-        rc = lib.minlsh_sigmatrix_save_buffer(h, None, 0, byref(n))
-        if rc != _ffi.E_BUFSIZE:
-            check(rc, "minlsh_sigmatrix_save_buffer")
-        buf = ctypes.create_string_buffer(n.value)
-        check(lib.minlsh_sigmatrix_save_buffer(h, buf, n.value, byref(n)),
-              "minlsh_sigmatrix_save_buffer")
-        return buf.raw[:n.value]
+        return _ffi.save_to_bytes(lib.minlsh_sigmatrix_save_buffer, self._h(),
+                                  "minlsh_sigmatrix_save_buffer")
 
     @classmethod
     def load(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
