@@ -1091,6 +1091,45 @@ MINLSH_API int minlsh_index_copy_stats(minlsh_index_stats *stats,
                                        const minlsh_index *index);
 
 /* ------------------------------------------------------------------------ */
+/* Mapped index files                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Save index to path (atomically, as minlsh_index_save) in format version
+ * 2 (docs/format.md, "Mapped index file"): the documents as in version 1,
+ * then every band's entries sorted by band key, the metadata, and a sum64
+ * per 64 KiB block, so that minlsh_index_map can answer queries from the
+ * file in place. The same documents and metadata always give the same
+ * bytes. The file is about 8 * b bytes per document larger than version 1;
+ * minlsh_index_load reads both versions. Allocates about 16 bytes per
+ * document while it writes.
+ * Errors: as minlsh_index_save; MINLSH_E_CORRUPT (index is mapped and a
+ * block of its file is damaged). Threads: read. */
+MINLSH_API int minlsh_index_save_mapped(const minlsh_index *index, const char *path);
+
+/* Open the index file at path read-only in place (a private read-only
+ * mapping; processes that map one file share its pages). A version 2 file
+ * (minlsh_index_save_mapped) is not loaded: opening checks the header, the
+ * directory, that the sizes fill the file exactly, the block checksum
+ * table and the metadata's blocks; each other 64 KiB block is checked
+ * against its checksum the first time a call reads from it, so a damaged
+ * block makes that call return MINLSH_E_CORRUPT (and every later call that
+ * reads it). A version 1 file is loaded whole, as minlsh_index_load would.
+ * opts as for minlsh_index_load (the family check is made at open).
+ * On a mapped handle: count, parameters, query, query_limited, query_many,
+ * contains, copy_signature, copy_ids and copy_metadata read the file in
+ * place (a query: its band searches, one or two blocks per band, and its
+ * candidates' records); save, save_buffer, save_mapped, copy_stats, the
+ * pairs and clusters of an index and merge as a source first load a copy
+ * into memory; insert, insert_many, insert_novel, remove and set_metadata
+ * return MINLSH_E_STATE (load the file to change it). The file must not
+ * be truncated while it is mapped (minlsh's own saves replace it by
+ * renaming, which a mapping survives).
+ * Errors: as minlsh_index_load, MINLSH_E_NOMEM (one byte per block is
+ * allocated). Threads: the handle may be read by any number of threads. */
+MINLSH_API int minlsh_index_map(minlsh_index **out, const char *path,
+                                const minlsh_load_options *opts);
+
+/* ------------------------------------------------------------------------ */
 /* Sharing an index file between processes                                  */
 /* ------------------------------------------------------------------------ */
 

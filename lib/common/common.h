@@ -293,6 +293,10 @@ typedef struct minlsh__header {
     uint64_t count;
 } minlsh__header;
 
+/* Steps 1-4 of the validation (magic, header checksum, a version from 1 to
+ * max_version, field sanity) on the first 64 bytes of buf. */
+int minlsh__header_parse(const void *buf, size_t len, const char magic[8],
+                         uint32_t max_version, minlsh__header *h);
 /* Write the 64-byte header (with its own checksum) and start the payload
  * checksum. */
 void minlsh__header_write(minlsh__writer *w, const minlsh__header *h);

@@ -331,8 +331,9 @@ void minlsh__trailer_write(minlsh__writer *w) {
 
 /* Magic, header checksum, version and field sanity: steps 1-4 of the
  * validation order in docs/format.md. */
-static int minlsh__header_check(const uint8_t *b, size_t len, const char magic[8],
-                                minlsh__header *h) {
+int minlsh__header_parse(const void *buf, size_t len, const char magic[8],
+                         uint32_t max_version, minlsh__header *h) {
+    const uint8_t *b = (const uint8_t *)buf;
     if (b == NULL && len > 0) return MINLSH_E_NULL;
     if (len < 8 || memcmp(b, magic, 8) != 0) {
         /* A short prefix of the right magic is a truncated file, not a
@@ -344,7 +345,7 @@ static int minlsh__header_check(const uint8_t *b, size_t len, const char magic[8
     if (minlsh__load64le(b + 56) != minlsh__sum64(b, 56)) return MINLSH_E_CORRUPT;
     memcpy(h->magic, b, 8);
     h->version = minlsh__load32le(b + 8);
-    if (h->version != MINLSH__FORMAT_VERSION) return MINLSH_E_FORMAT;
+    if (h->version < MINLSH__FORMAT_VERSION || h->version > max_version) return MINLSH_E_FORMAT;
     if (minlsh__load32le(b + 12) != MINLSH__HEADER_BYTES) return MINLSH_E_CORRUPT;
     h->k = minlsh__load32le(b + 16);
     h->bands = minlsh__load32le(b + 20);
@@ -369,7 +370,7 @@ int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
     const uint8_t *b = (const uint8_t *)buf;
     size_t items_len, fixed, body_len;
     uint64_t m;
-    int rc = minlsh__header_check(b, len, magic, h);
+    int rc = minlsh__header_parse(b, len, magic, MINLSH__FORMAT_VERSION, h);
     if (rc != 0) return rc;
     if (h->count > (uint64_t)SIZE_MAX) return MINLSH_E_TOOBIG;
     /* k is 1..1024 here: the item size cannot overflow. */

@@ -247,6 +247,14 @@ int minlsh_clusters_from_index(minlsh_clusters **out, const minlsh_index *index,
     *out = NULL;
     if (index == NULL) return MINLSH_E_NULL;
     if (!(min_similarity >= 0.0 && min_similarity <= 1.0)) return MINLSH_E_PARAM;
+    if (minlsh__lsh_is_mapped(index)) {
+        /* Every bucket is read: load a copy and work on it. */
+        minlsh_index *tmp;
+        if ((rc = minlsh__lsh_unmapped(index, &tmp)) != 0) return rc;
+        rc = minlsh_clusters_from_index(out, tmp, min_similarity, alloc);
+        minlsh_index_free(tmp);
+        return rc;
+    }
     rc = minlsh__alloc_setup(&result_alloc, alloc);
     if (rc != 0) return rc;
     a = &index->alloc;

@@ -182,6 +182,7 @@ struct minlsh_index {
     minlsh__lsh_table sigt;   /* hash of the signature -> group */
     minlsh__lsh_table *band;  /* bands tables: band key -> group or chain */
     minlsh__metadata meta;
+    struct minlsh__lsh_map *map; /* a mapped file (mapped.c): read in place; NULL if none */
 };
 
 MINLSH__INLINE uint64_t *minlsh__lsh_id_at(const minlsh_index *ix, size_t slot) {
@@ -373,6 +374,49 @@ typedef const uint32_t *(*minlsh__lsh_sig_of_fn)(const void *ctx, uint32_t g);
 void minlsh__lsh_join_bucket(minlsh__lsh_uf *uf, const uint32_t *g, size_t n,
                              uint64_t *roots, double min_similarity,
                              minlsh__lsh_sig_of_fn sig_of, const void *ctx, uint32_t k);
+
+/* mapped.c: an index file of format version 2, read in place (docs/format.md,
+ * "Mapped index"). A handle whose map is set has only its counts, parameters
+ * and metadata filled in; its reads go to the functions below, its changes
+ * are refused (MINLSH_E_STATE). */
+#define MINLSH__INDEX_VERSION_MAPPED 2
+/* 1 if ix is a mapped handle: changes are refused. */
+MINLSH__INLINE int minlsh__lsh_is_mapped(const minlsh_index *ix) { return ix->map != NULL; }
+/* An index in memory with ix's documents and metadata, for the calls that
+ * work on the in-memory layout: *tmp NULL and nothing done if ix is not
+ * mapped, else a loaded copy the caller frees. */
+int minlsh__lsh_unmapped(const minlsh_index *ix, minlsh_index **tmp);
+void minlsh__lsh_map_free(minlsh_index *ix);
+/* persist.c: the parser of minlsh_index_load (versions 1 and 2). */
+int minlsh__lsh_parse(void *out, const void *buf, size_t len, const minlsh__load *ld);
+/* The documents' ids, signatures and metadata of a version 2 file in buf
+ * (all of it validated): for the load path. */
+int minlsh__lsh_parse_v2(minlsh_index **out, const void *buf, size_t len,
+                         const minlsh__load *ld);
+/* Build an index from a payload of n (id, k values) records in strictly
+ * increasing id order (checked: MINLSH_E_CORRUPT), checking ld's family. */
+int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
+                             const uint8_t *payload, const uint8_t *meta, size_t meta_len,
+                             const minlsh__load *ld);
+int minlsh__lsh_map_query(const minlsh_index *ix, const uint32_t *sig, uint64_t max_members,
+                          uint64_t *ids, double *similarity, size_t cap, size_t *n_out,
+                          uint32_t *bands_searched);
+int minlsh__lsh_map_contains(const minlsh_index *ix, uint64_t id);
+int minlsh__lsh_map_copy_signature(const minlsh_index *ix, uint64_t id, uint32_t *sig);
+int minlsh__lsh_map_copy_ids(const minlsh_index *ix, uint64_t *ids);
+
+/* query.c: a growable scratch array that starts on the caller's stack
+ * (stack, cap elements of elem bytes; p = stack, n = 0 to begin). */
+#define MINLSH__QUERY_STACK 256
+typedef struct minlsh__lsh_scratch {
+    void *p;
+    size_t n, cap, elem;
+    void *stack;
+    const minlsh_allocator *a;
+} minlsh__lsh_scratch;
+/* Append one element. 0, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+int minlsh__lsh_scratch_push(minlsh__lsh_scratch *s, const void *x);
+void minlsh__lsh_scratch_free(minlsh__lsh_scratch *s);
 
 /* pairs.c: the pair list handle, shared with the matrix path; its records
  * are common/sort.h's, sorted by minlsh__sort_pairs. */

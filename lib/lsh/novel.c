@@ -97,6 +97,7 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
     if (result == NULL || index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (opts == NULL) opts = &defaults;
     if (opts->version != MINLSH_NOVEL_OPTIONS_VERSION) return MINLSH_E_VERSION;
+    if (minlsh__lsh_is_mapped(index)) return MINLSH_E_STATE;
     if (opts->reserved != 0 || !(opts->threshold > 0.0 && opts->threshold <= 1.0) ||
         !(opts->min_estimate >= 0.0 && opts->min_estimate <= 1.0))
         return MINLSH_E_PARAM;

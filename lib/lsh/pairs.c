@@ -109,6 +109,14 @@ int minlsh_pairs_from_index(minlsh_pairs **out, const minlsh_index *index,
     *out = NULL;
     if (index == NULL) return MINLSH_E_NULL;
     if (!(min_similarity >= 0.0 && min_similarity <= 1.0)) return MINLSH_E_PARAM;
+    if (minlsh__lsh_is_mapped(index)) {
+        /* Every bucket is read: load a copy and work on it. */
+        minlsh_index *tmp;
+        if ((rc = minlsh__lsh_unmapped(index, &tmp)) != 0) return rc;
+        rc = minlsh_pairs_from_index(out, tmp, min_similarity, max_pairs, alloc);
+        minlsh_index_free(tmp);
+        return rc;
+    }
     rc = minlsh__alloc_setup(&al, alloc);
     if (rc != 0) return rc;
     pr = (minlsh_pairs *)minlsh__calloc(&al, 1, sizeof *pr);

@@ -54,15 +54,20 @@ static void minlsh__index_write(const void *ctx, minlsh__writer *w) {
 
 int minlsh_index_save(const minlsh_index *index, const char *path) {
     minlsh__index_out o;
+    minlsh_index *tmp;
     uint64_t *ids;
     int rc;
     if (index == NULL || path == NULL) return MINLSH_E_NULL;
+    if ((rc = minlsh__lsh_unmapped(index, &tmp)) != 0) return rc;
+    if (tmp != NULL) index = tmp;
     rc = minlsh__sorted_ids(index, &ids);
-    if (rc != 0) return rc;
-    o.ix = index;
-    o.ids = ids;
-    rc = minlsh__save_path(&index->alloc, path, minlsh__index_write, &o);
-    minlsh__free(&index->alloc, ids);
+    if (rc == 0) {
+        o.ix = index;
+        o.ids = ids;
+        rc = minlsh__save_path(&index->alloc, path, minlsh__index_write, &o);
+        minlsh__free(&index->alloc, ids);
+    }
+    minlsh_index_free(tmp);
     return rc;
 }
 
@@ -71,43 +76,43 @@ int minlsh_index_save_buffer(const minlsh_index *index, void *buf, size_t cap,
     minlsh__index_out o;
     uint64_t *ids;
     int rc;
+    minlsh_index *tmp;
     if (index == NULL || (buf == NULL && cap > 0)) return MINLSH_E_NULL;
+    if ((rc = minlsh__lsh_unmapped(index, &tmp)) != 0) return rc;
+    if (tmp != NULL) index = tmp;
     rc = minlsh__sorted_ids(index, &ids);
-    if (rc != 0) return rc;
-    o.ix = index;
-    o.ids = ids;
-    rc = minlsh__save_buffer(buf, cap, n_out, minlsh__index_write, &o);
-    minlsh__free(&index->alloc, ids);
+    if (rc == 0) {
+        o.ix = index;
+        o.ids = ids;
+        rc = minlsh__save_buffer(buf, cap, n_out, minlsh__index_write, &o);
+        minlsh__free(&index->alloc, ids);
+    }
+    minlsh_index_free(tmp);
     return rc;
 }
 
-static int minlsh__index_parse(void *out, const void *buf, size_t len,
-                               const minlsh__load *ld) {
-    const uint8_t *payload, *meta;
+int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
+                             const uint8_t *payload, const uint8_t *meta, size_t meta_len,
+                             const minlsh__load *ld) {
     const minlsh_family *family = ld->family;
-    minlsh__header h;
     minlsh_index *ix;
-    size_t meta_len, item, i, n;
+    size_t item = 8 + 4 * (size_t)h->k, i, n;
     uint32_t v;
     uint32_t sig[MINLSH_FAMILY_K_MAX];
     minlsh__lsh_batch bt;
     int rc;
-    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_INDEX, 8, 4, &h, &payload, &meta,
-                                  &meta_len);
-    if (rc != 0) return rc;
-    item = 8 + 4 * (size_t)h.k;
-    if (h.bands == 0 || h.rows == 0 || (uint64_t)h.bands * h.rows > h.k)
+    if (h->bands == 0 || h->rows == 0 || (uint64_t)h->bands * h->rows > h->k)
         return MINLSH_E_CORRUPT;
-    if (h.count > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
-    n = (size_t)h.count;
+    if (h->count > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
+    n = (size_t)h->count;
     for (i = 1; i < n; i++)
         if (minlsh__load64le(payload + i * item) <= minlsh__load64le(payload + (i - 1) * item))
             return MINLSH_E_CORRUPT;
     if (family != NULL &&
-        (minlsh_family_k(family) != h.k || minlsh_family_seed(family) != h.seed ||
-         ld->config_id != h.config_id))
+        (minlsh_family_k(family) != h->k || minlsh_family_seed(family) != h->seed ||
+         ld->config_id != h->config_id))
         return MINLSH_E_MISMATCH;
-    rc = minlsh__lsh_index_create(&ix, h.k, h.seed, h.config_id, h.bands, h.rows,
+    rc = minlsh__lsh_index_create(&ix, h->k, h->seed, h->config_id, h->bands, h->rows,
                                   &ld->alloc);
     if (rc != 0) return rc;
     rc = minlsh__lsh_reserve(ix, n);
@@ -115,7 +120,7 @@ static int minlsh__index_parse(void *out, const void *buf, size_t len,
     minlsh__lsh_batch_begin(ix, &bt);
     for (i = 0; i < n && rc == 0; i++) {
         const uint8_t *p = payload + i * item;
-        for (v = 0; v < h.k; v++) sig[v] = minlsh__load32le(p + 8 + 4 * (size_t)v);
+        for (v = 0; v < h->k; v++) sig[v] = minlsh__load32le(p + 8 + 4 * (size_t)v);
         rc = minlsh__lsh_insert(ix, minlsh__load64le(p), sig);
         if (rc == 0) minlsh__lsh_batch_sample(ix, &bt, i + 1, n);
     }
@@ -123,20 +128,36 @@ static int minlsh__index_parse(void *out, const void *buf, size_t len,
         minlsh_index_free(ix);
         return rc;
     }
-    *(minlsh_index **)out = ix;
+    *out = ix;
     return 0;
+}
+
+int minlsh__lsh_parse(void *out, const void *buf, size_t len,
+                               const minlsh__load *ld) {
+    const uint8_t *payload, *meta;
+    minlsh__header h;
+    size_t meta_len;
+    int rc = minlsh__header_parse(buf, len, MINLSH__MAGIC_INDEX, MINLSH__INDEX_VERSION_MAPPED,
+                                  &h);
+    if (rc != 0) return rc;
+    if (h.version == MINLSH__INDEX_VERSION_MAPPED)
+        return minlsh__lsh_parse_v2((minlsh_index **)out, buf, len, ld);
+    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_INDEX, 8, 4, &h, &payload, &meta,
+                                  &meta_len);
+    if (rc != 0) return rc;
+    return minlsh__lsh_from_records((minlsh_index **)out, &h, payload, meta, meta_len, ld);
 }
 
 int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
                              const minlsh_load_options *opts) {
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    return minlsh__load_buffer(out, buf, len, opts, minlsh__index_parse);
+    return minlsh__load_buffer(out, buf, len, opts, minlsh__lsh_parse);
 }
 
 int minlsh_index_load(minlsh_index **out, const char *path,
                       const minlsh_load_options *opts) {
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    return minlsh__load_path(out, path, opts, minlsh__index_parse);
+    return minlsh__load_path(out, path, opts, minlsh__lsh_parse);
 }

@@ -14,6 +14,7 @@
 
 int minlsh_index_contains(const minlsh_index *index, uint64_t id) {
     if (index == NULL) return MINLSH_E_NULL;
+    if (minlsh__lsh_is_mapped(index)) return minlsh__lsh_map_contains(index, id);
     return minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL;
 }
 
@@ -21,6 +22,16 @@ int minlsh_index_copy_signature(const minlsh_index *index, uint64_t id, uint32_t
                      size_t cap, size_t *n_out) {
     uint32_t slot;
     if (index == NULL) return MINLSH_E_NULL;
+    if (minlsh__lsh_is_mapped(index)) {
+        uint32_t own[MINLSH_FAMILY_K_MAX];
+        int rc = minlsh__lsh_map_copy_signature(index, id, own);
+        if (rc != 0) return rc;
+        if (n_out != NULL) *n_out = index->k;
+        if (cap < index->k) return MINLSH_E_BUFSIZE;
+        if (sig == NULL) return MINLSH_E_NULL;
+        memcpy(sig, own, (size_t)index->k * sizeof *sig);
+        return 0;
+    }
     slot = minlsh__lsh_find_id(index, id);
     if (slot == MINLSH__LSH_NIL) return MINLSH_E_NOTFOUND;
     if (n_out != NULL) *n_out = index->k;
@@ -33,17 +44,7 @@ int minlsh_index_copy_signature(const minlsh_index *index, uint64_t id, uint32_t
 
 /* ---- query -------------------------------------------------------------- */
 
-#define MINLSH__QUERY_STACK 256
-
-/* A growable scratch array that starts on the caller's stack. */
-typedef struct minlsh__scratch {
-    void *p;
-    size_t n, cap, elem;
-    void *stack;
-    const minlsh_allocator *a;
-} minlsh__scratch;
-
-static int minlsh__scratch_push(minlsh__scratch *s, const void *x) {
+int minlsh__lsh_scratch_push(minlsh__lsh_scratch *s, const void *x) {
     if (s->n == s->cap) {
         size_t bytes;
         void *bigger;
@@ -60,7 +61,7 @@ static int minlsh__scratch_push(minlsh__scratch *s, const void *x) {
     return 0;
 }
 
-static void minlsh__scratch_free(minlsh__scratch *s) {
+void minlsh__lsh_scratch_free(minlsh__lsh_scratch *s) {
     if (s->p != s->stack) minlsh__free(s->a, s->p);
     s->p = s->stack;
 }
@@ -122,7 +123,7 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
                                 uint32_t *bands_searched) {
     uint64_t gstack[MINLSH__QUERY_STACK];
     minlsh__kv rstack[MINLSH__QUERY_STACK];
-    minlsh__scratch gs, rs;
+    minlsh__lsh_scratch gs, rs;
     uint64_t members = 0;
     uint32_t j, done = 0;
     size_t i, n = 0;
@@ -163,7 +164,7 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
             /* Most bands of a near-duplicate name the group the band before
              * named: skip the repeat here rather than sort it out below. */
             if (gs.n > band_start || gs.n == 0 || ((const uint64_t *)gs.p)[gs.n - 1] != gg)
-                rc = minlsh__scratch_push(&gs, &gg);
+                rc = minlsh__lsh_scratch_push(&gs, &gg);
         }
         if (rc != 0) break;
         if (max_members != 0 && members + band_members > max_members) {
@@ -188,12 +189,12 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
             r.val = i;
             if (gr->count == 1) { /* the usual case: no slot to visit */
                 r.key = gr->head_id;
-                rc = minlsh__scratch_push(&rs, &r);
+                rc = minlsh__lsh_scratch_push(&rs, &r);
                 continue;
             }
             for (s = gr->head; s != MINLSH__LSH_NIL && rc == 0; s = minlsh__lsh_doc_at(index, s)->next) {
                 r.key = *minlsh__lsh_id_at(index, s);
-                rc = minlsh__scratch_push(&rs, &r);
+                rc = minlsh__lsh_scratch_push(&rs, &r);
             }
         }
         if (rc == 0) {
@@ -218,8 +219,8 @@ static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
             }
         }
     }
-    minlsh__scratch_free(&gs);
-    minlsh__scratch_free(&rs);
+    minlsh__lsh_scratch_free(&gs);
+    minlsh__lsh_scratch_free(&rs);
     return rc;
 }
 
@@ -232,6 +233,9 @@ static int minlsh__query(const minlsh_index *index, const uint32_t *sig, size_t 
     if (index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
     if (ids == NULL && cap > 0) return MINLSH_E_NULL;
+    if (minlsh__lsh_is_mapped(index))
+        return minlsh__lsh_map_query(index, sig, max_members, ids, similarity, cap, n_out,
+                                     bands_searched);
     qp.keys = keys;
     qp.pos = pos;
     minlsh__query_prepare(index, sig, &qp);
@@ -286,6 +290,25 @@ int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, siz
     }
     k = index->k;
     b = index->bands;
+    if (minlsh__lsh_is_mapped(index)) {
+        /* In place, one after another: the file's pages are the cache. */
+        for (i = 0; i < n && rc == 0; i++) {
+            size_t got = 0, room = !short_buf && cap > total ? cap - total : 0;
+            rc = minlsh__lsh_map_query(index, sigs + i * k, 0, room > 0 ? ids + total : NULL,
+                                       similarity != NULL && room > 0 ? similarity + total
+                                                                      : NULL,
+                                       room, &got, NULL);
+            if (rc == MINLSH_E_BUFSIZE) {
+                short_buf = 1;
+                rc = 0;
+            }
+            total += got;
+            offsets[i + 1] = total;
+        }
+        if (rc != 0) return rc;
+        if (n_out != NULL) *n_out = total;
+        return short_buf ? MINLSH_E_BUFSIZE : 0;
+    }
     keys = (uint64_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *keys);
     pos = (size_t *)minlsh__malloc(&index->alloc, MINLSH__AHEAD * (size_t)b * sizeof *pos);
     if (keys == NULL || pos == NULL) {
@@ -334,6 +357,7 @@ int minlsh_index_copy_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
     if (n_out != NULL) *n_out = index->count;
     if (cap < index->count) return MINLSH_E_BUFSIZE;
     if (ids == NULL && index->count > 0) return MINLSH_E_NULL;
+    if (minlsh__lsh_is_mapped(index)) return minlsh__lsh_map_copy_ids(index, ids);
     /* Written straight into the caller's buffer and sorted there: no
      * allocation, so this cannot fail for lack of memory. */
     for (s = 0; s < index->n_slots; s++)

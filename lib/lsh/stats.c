@@ -9,9 +9,18 @@
 
 int minlsh_index_copy_stats(minlsh_index_stats *stats, const minlsh_index *index) {
     minlsh__lsh_memory mem;
+    minlsh_index *tmp;
     uint32_t j;
     size_t p;
+    int rc;
     if (stats == NULL || index == NULL) return MINLSH_E_NULL;
+    if (minlsh__lsh_is_mapped(index)) {
+        /* The figures are those of the index in memory: load a copy. */
+        if ((rc = minlsh__lsh_unmapped(index, &tmp)) != 0) return rc;
+        rc = minlsh_index_copy_stats(stats, tmp);
+        minlsh_index_free(tmp);
+        return rc;
+    }
     memset(stats, 0, sizeof *stats);
     stats->documents = index->count;
     stats->bands = index->bands;

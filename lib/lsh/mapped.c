@@ -1,0 +1,608 @@
+/*
+ * The mapped index (docs/format.md, "Mapped index file"): format version 2
+ * stores, beside the documents, every band's entries sorted by band key, so
+ * a query reads a few pages of the file in place instead of loading it.
+ *
+ * Integrity without reading the whole file at open: the header and a
+ * directory have their own checksums, and the data after them is cut into
+ * 64 KiB blocks, each with a sum64 in a table at the end of the file (the
+ * table has its own checksum). minlsh_index_map checks the header, the
+ * directory, that the sizes fill the file exactly, the block table, and the
+ * blocks of the metadata; every other block is checked the first time a
+ * call reads from it (a byte per block remembers the verdict), and every
+ * document number read from a band entry is bounds-checked before use. So
+ * a query costs its band searches and candidates plus one sum64 over each
+ * block it touches for the first time.
+ *
+ * Writing (minlsh_index_save_mapped): the band entries come from the
+ * in-memory tables, which are already in band-key order, so no sort is
+ * needed beyond the members of one key.
+ */
+#include "lsh.h"
+
+#include <stdatomic.h>
+
+#define MINLSH__MAP_DIR 64           /* the directory, after the header */
+#define MINLSH__MAP_DATA 128         /* where the documents start */
+#define MINLSH__MAP_SHIFT 16         /* 64 KiB blocks */
+#define MINLSH__MAP_ENTRY 8          /* LE32 tag, LE32 document number */
+
+struct minlsh__lsh_map {
+    const uint8_t *data; /* the whole file */
+    size_t len;
+    int mapped;          /* data is a mapping to unmap */
+    size_t n, m, item;   /* documents, banded documents, bytes per document */
+    size_t bands_off, meta_off, meta_len, sums_off;
+    size_t nblocks;
+    unsigned shift;
+    _Atomic unsigned char *state; /* per block: 0 unchecked, 1 good, 2 damaged */
+};
+
+typedef struct minlsh__lsh_map minlsh__lsh_map;
+
+/* ---- validation --------------------------------------------------------- */
+
+/* Check the blocks that hold bytes [off, off + len) of the file. */
+static int minlsh__map_check(const minlsh__lsh_map *mp, size_t off, size_t len) {
+    size_t i, last;
+    if (len == 0) return 0;
+    i = (off - MINLSH__MAP_DATA) >> mp->shift;
+    last = (off + len - 1 - MINLSH__MAP_DATA) >> mp->shift;
+    for (; i <= last; i++) {
+        unsigned char st = atomic_load_explicit(&mp->state[i], memory_order_relaxed);
+        size_t start, end;
+        if (st == 1) continue;
+        if (st == 2) return MINLSH_E_CORRUPT;
+        start = MINLSH__MAP_DATA + (i << mp->shift);
+        end = start + ((size_t)1 << mp->shift);
+        if (end > mp->sums_off) end = mp->sums_off;
+        /* Two threads may check one block at once: both reach the same
+         * verdict, so the order of their stores does not matter. */
+        st = minlsh__sum64(mp->data + start, end - start) ==
+                     minlsh__load64le(mp->data + mp->sums_off + 8 * i)
+                 ? 1
+                 : 2;
+        atomic_store_explicit(&mp->state[i], st, memory_order_relaxed);
+        if (st == 2) return MINLSH_E_CORRUPT;
+    }
+    return 0;
+}
+
+/* Fill mp from the version 2 file in buf (header already parsed into h):
+ * the directory, the sizes, the block table; allocates the block states. */
+static int minlsh__map_open(minlsh__lsh_map *mp, const uint8_t *buf, size_t len,
+                            const minlsh__header *h, const minlsh__load *ld) {
+    const uint8_t *d = buf + MINLSH__HEADER_BYTES;
+    uint64_t m, docs_off, bands_off, meta_off, meta_len, sums_off, shift, want;
+    size_t bytes, body;
+    memset(mp, 0, sizeof *mp);
+    if (h->bands == 0 || h->rows == 0 || (uint64_t)h->bands * h->rows > h->k)
+        return MINLSH_E_CORRUPT;
+    if (h->count > MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
+    if (len < MINLSH__MAP_DATA || minlsh__load64le(d + 56) != minlsh__sum64(d, 56))
+        return MINLSH_E_CORRUPT;
+    m = minlsh__load64le(d);
+    docs_off = minlsh__load64le(d + 8);
+    bands_off = minlsh__load64le(d + 16);
+    meta_off = minlsh__load64le(d + 24);
+    meta_len = minlsh__load64le(d + 32);
+    sums_off = minlsh__load64le(d + 40);
+    shift = minlsh__load32le(d + 48);
+    if (minlsh__load32le(d + 52) != 0 || m > h->count || docs_off != MINLSH__MAP_DATA ||
+        shift < 12 || shift > 30 || meta_len > MINLSH__METADATA_MAX)
+        return MINLSH_E_CORRUPT;
+    /* Every offset follows from the counts: (8 + 4k) * count <= 2^32 * 4104
+     * and 8 * b * m <= 2^47 cannot overflow 64 bits. */
+    mp->item = 8 + 4 * (size_t)h->k;
+    want = docs_off + (uint64_t)mp->item * h->count;
+    if (bands_off != want) return MINLSH_E_CORRUPT;
+    want += (uint64_t)MINLSH__MAP_ENTRY * h->bands * m;
+    if (meta_off != want) return MINLSH_E_CORRUPT;
+    if (sums_off != want + meta_len) return MINLSH_E_CORRUPT;
+    if (sums_off > (uint64_t)len) return MINLSH_E_CORRUPT;
+    body = (size_t)sums_off - MINLSH__MAP_DATA;
+    mp->shift = (unsigned)shift;
+    mp->nblocks = (body + ((size_t)1 << mp->shift) - 1) >> mp->shift;
+    if ((uint64_t)len - sums_off != (uint64_t)mp->nblocks * 8 + 8) return MINLSH_E_CORRUPT;
+    if (minlsh__load64le(buf + len - 8) !=
+        minlsh__sum64(buf + sums_off, mp->nblocks * 8))
+        return MINLSH_E_CORRUPT;
+    if (ld->family != NULL &&
+        (minlsh_family_k(ld->family) != h->k || minlsh_family_seed(ld->family) != h->seed ||
+         ld->config_id != h->config_id))
+        return MINLSH_E_MISMATCH;
+    mp->data = buf;
+    mp->len = len;
+    mp->n = (size_t)h->count;
+    mp->m = (size_t)m;
+    mp->bands_off = (size_t)bands_off;
+    mp->meta_off = (size_t)meta_off;
+    mp->meta_len = (size_t)meta_len;
+    mp->sums_off = (size_t)sums_off;
+    bytes = mp->nblocks > 0 ? mp->nblocks : 1;
+    mp->state = (_Atomic unsigned char *)minlsh__malloc(&ld->alloc, bytes);
+    if (mp->state == NULL) return MINLSH_E_NOMEM;
+    memset((void *)mp->state, 0, bytes);
+    return minlsh__map_check(mp, mp->meta_off, mp->meta_len);
+}
+
+int minlsh__lsh_parse_v2(minlsh_index **out, const void *buf, size_t len,
+                         const minlsh__load *ld) {
+    minlsh__lsh_map mp;
+    minlsh__header h;
+    int rc = minlsh__header_parse(buf, len, MINLSH__MAGIC_INDEX, MINLSH__INDEX_VERSION_MAPPED,
+                                  &h);
+    if (rc != 0) return rc;
+    rc = minlsh__map_open(&mp, (const uint8_t *)buf, len, &h, ld);
+    /* A load reads everything: every block is checked now. */
+    if (rc == 0) rc = minlsh__map_check(&mp, MINLSH__MAP_DATA, mp.sums_off - MINLSH__MAP_DATA);
+    if (rc == 0)
+        rc = minlsh__lsh_from_records(out, &h, mp.data + MINLSH__MAP_DATA,
+                                      mp.data + mp.meta_off, mp.meta_len, ld);
+    minlsh__free(&ld->alloc, (void *)mp.state);
+    return rc;
+}
+
+/* The values of a mapped file are read with little-endian loads, so the
+ * file is used in place on any CPU. */
+int minlsh_index_map(minlsh_index **out, const char *path, const minlsh_load_options *opts) {
+    const uint8_t *data;
+    minlsh__lsh_map *mp;
+    minlsh__header h;
+    minlsh__load ld;
+    minlsh_index *ix;
+    size_t len;
+    int rc;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (path == NULL) return MINLSH_E_NULL;
+    rc = minlsh__load_setup(&ld, opts);
+    if (rc != 0) return rc;
+    rc = minlsh__file_map(path, &data, &len);
+    if (rc != 0) return rc;
+    rc = minlsh__header_parse(data, len, MINLSH__MAGIC_INDEX, MINLSH__INDEX_VERSION_MAPPED, &h);
+    if (rc == 0 && h.version != MINLSH__INDEX_VERSION_MAPPED) {
+        /* An older file has no band entries: it is loaded. */
+        rc = minlsh__load_buffer(out, data, len, opts, minlsh__lsh_parse);
+        minlsh__file_unmap(data, len);
+        return rc;
+    }
+    if (rc != 0) {
+        minlsh__file_unmap(data, len);
+        return rc;
+    }
+    mp = (minlsh__lsh_map *)minlsh__malloc(&ld.alloc, sizeof *mp);
+    if (mp == NULL) {
+        minlsh__file_unmap(data, len);
+        return MINLSH_E_NOMEM;
+    }
+    rc = minlsh__map_open(mp, data, len, &h, &ld);
+    if (rc == 0)
+        rc = minlsh__lsh_index_create(&ix, h.k, h.seed, h.config_id, h.bands, h.rows, &ld.alloc);
+    if (rc != 0) {
+        minlsh__free(&ld.alloc, (void *)mp->state);
+        minlsh__free(&ld.alloc, mp);
+        minlsh__file_unmap(data, len);
+        return rc;
+    }
+    mp->mapped = 1;
+    ix->map = mp;
+    ix->count = mp->n;
+    minlsh__metadata_borrow(&ix->meta, &ix->alloc, data + mp->meta_off, mp->meta_len);
+    *out = ix;
+    return 0;
+}
+
+void minlsh__lsh_map_free(minlsh_index *ix) {
+    minlsh__lsh_map *mp = ix->map;
+    if (mp == NULL) return;
+    if (mp->mapped) minlsh__file_unmap(mp->data, mp->len);
+    minlsh__free(&ix->alloc, (void *)mp->state);
+    minlsh__free(&ix->alloc, mp);
+    ix->map = NULL;
+}
+
+int minlsh__lsh_unmapped(const minlsh_index *ix, minlsh_index **tmp) {
+    const minlsh__lsh_map *mp = ix->map;
+    minlsh__header h;
+    minlsh__load ld;
+    int rc;
+    *tmp = NULL;
+    if (mp == NULL) return 0;
+    rc = minlsh__map_check(mp, MINLSH__MAP_DATA, mp->sums_off - MINLSH__MAP_DATA);
+    if (rc != 0) return rc;
+    memset(&h, 0, sizeof h);
+    h.k = ix->k;
+    h.bands = ix->bands;
+    h.rows = ix->rows;
+    h.seed = ix->seed;
+    h.config_id = ix->config_id;
+    h.count = mp->n;
+    ld.alloc = ix->alloc;
+    ld.family = NULL;
+    ld.config_id = 0;
+    return minlsh__lsh_from_records(tmp, &h, mp->data + MINLSH__MAP_DATA, mp->data + mp->meta_off,
+                                    mp->meta_len, &ld);
+}
+
+/* ---- reading in place ---------------------------------------------------- */
+
+/* Document i's record, its blocks checked; NULL if damaged. */
+static const uint8_t *minlsh__map_doc(const minlsh__lsh_map *mp, size_t i) {
+    size_t off = MINLSH__MAP_DATA + i * mp->item;
+    return minlsh__map_check(mp, off, mp->item) == 0 ? mp->data + off : NULL;
+}
+
+/* The document number with this id (*found), or where it would go; a
+ * damaged block: MINLSH_E_CORRUPT. */
+static int minlsh__map_find(const minlsh__lsh_map *mp, uint64_t id, size_t *pos, int *found) {
+    size_t lo = 0, hi = mp->n;
+    *found = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const uint8_t *r = minlsh__map_doc(mp, mid);
+        uint64_t v;
+        if (r == NULL) return MINLSH_E_CORRUPT;
+        v = minlsh__load64le(r);
+        if (v == id) {
+            *pos = mid;
+            *found = 1;
+            return 0;
+        }
+        if (v < id) lo = mid + 1;
+        else hi = mid;
+    }
+    *pos = lo;
+    return 0;
+}
+
+int minlsh__lsh_map_contains(const minlsh_index *ix, uint64_t id) {
+    size_t pos;
+    int found, rc = minlsh__map_find(ix->map, id, &pos, &found);
+    return rc != 0 ? rc : found;
+}
+
+int minlsh__lsh_map_copy_signature(const minlsh_index *ix, uint64_t id, uint32_t *sig) {
+    const uint8_t *r;
+    size_t pos;
+    uint32_t v;
+    int found, rc = minlsh__map_find(ix->map, id, &pos, &found);
+    if (rc != 0) return rc;
+    if (!found) return MINLSH_E_NOTFOUND;
+    r = minlsh__map_doc(ix->map, pos);
+    for (v = 0; v < ix->k; v++) sig[v] = minlsh__load32le(r + 8 + 4 * (size_t)v);
+    return 0;
+}
+
+int minlsh__lsh_map_copy_ids(const minlsh_index *ix, uint64_t *ids) {
+    const minlsh__lsh_map *mp = ix->map;
+    size_t i;
+    int rc = minlsh__map_check(mp, MINLSH__MAP_DATA, mp->n * mp->item);
+    if (rc != 0) return rc;
+    for (i = 0; i < mp->n; i++) ids[i] = minlsh__load64le(mp->data + MINLSH__MAP_DATA + i * mp->item);
+    return 0;
+}
+
+/* A band's entries: where they start, and a damage flag for the search. */
+typedef struct minlsh__map_band {
+    const minlsh__lsh_map *mp;
+    size_t off;
+    int rc;
+} minlsh__map_band;
+
+/* The tag of entry p; a damaged block ends the search (the largest tag). */
+static uint32_t minlsh__map_tag(minlsh__map_band *b, size_t p) {
+    size_t off = b->off + p * MINLSH__MAP_ENTRY;
+    if (b->rc == 0) b->rc = minlsh__map_check(b->mp, off, MINLSH__MAP_ENTRY);
+    return b->rc == 0 ? minlsh__load32le(b->mp->data + off) : UINT32_MAX;
+}
+
+/* The first entry with a tag >= tag: from where a uniform spread of tags
+ * puts it, galloping, then halving, so a search reads one or two blocks. */
+static size_t minlsh__map_seek(minlsh__map_band *b, size_t m, uint32_t tag) {
+    size_t lo, hi, g, step = 1;
+    if (m == 0) return 0;
+    g = (size_t)(((uint64_t)tag * m) >> 32);
+    if (minlsh__map_tag(b, g) < tag) {
+        lo = g + 1; /* entries before lo are below tag, those from hi not */
+        for (;;) {
+            size_t nx = lo + step - 1;
+            if (nx >= m) {
+                hi = m;
+                break;
+            }
+            if (minlsh__map_tag(b, nx) >= tag) {
+                hi = nx;
+                break;
+            }
+            lo = nx + 1;
+            step *= 2;
+        }
+    } else {
+        hi = g;
+        for (;;) {
+            size_t nx;
+            if (hi < step) {
+                lo = 0;
+                break;
+            }
+            nx = hi - step;
+            if (minlsh__map_tag(b, nx) < tag) {
+                lo = nx + 1;
+                break;
+            }
+            hi = nx;
+            step *= 2;
+        }
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (minlsh__map_tag(b, mid) < tag) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The k values of a document record. */
+static void minlsh__map_sig(const uint8_t *r, uint32_t k, uint32_t *sig) {
+    uint32_t v;
+    for (v = 0; v < k; v++) sig[v] = minlsh__load32le(r + 8 + 4 * (size_t)v);
+}
+
+/* The same answers as query.c gives for the index in memory: the documents
+ * that share a bucket (same 64-bit band key) with sig in some band, in
+ * ascending id order, with their estimates; max_members as there. */
+int minlsh__lsh_map_query(const minlsh_index *ix, const uint32_t *sig, uint64_t max_members,
+                          uint64_t *ids, double *similarity, size_t cap, size_t *n_out,
+                          uint32_t *bands_searched) {
+    const minlsh__lsh_map *mp = ix->map;
+    uint64_t keys[MINLSH_FAMILY_K_MAX];
+    uint32_t own[MINLSH_FAMILY_K_MAX];
+    uint64_t dstack[MINLSH__QUERY_STACK];
+    minlsh__lsh_scratch ds;
+    uint64_t members = 0;
+    uint32_t j, done = 0;
+    size_t i, n = 0;
+    int rc = 0;
+    if (ix->count == 0 || mp->m == 0 || minlsh_signature_is_empty(sig, ix->k) == 1) {
+        if (n_out != NULL) *n_out = 0; /* empty documents are never candidates */
+        if (bands_searched != NULL) *bands_searched = ix->bands;
+        return 0;
+    }
+    minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
+    ds.p = ds.stack = dstack;
+    ds.n = 0;
+    ds.cap = MINLSH__QUERY_STACK;
+    ds.elem = sizeof *dstack;
+    ds.a = &ix->alloc;
+    for (j = 0; j < ix->bands && rc == 0; j++) {
+        const uint32_t *vals = sig + (size_t)j * ix->rows;
+        uint32_t tag = (uint32_t)(keys[j] >> 32);
+        minlsh__map_band b;
+        size_t p, band_start = ds.n;
+        uint64_t band_members = 0;
+        b.mp = mp;
+        b.off = mp->bands_off + (size_t)j * mp->m * MINLSH__MAP_ENTRY;
+        b.rc = 0;
+        for (p = minlsh__map_seek(&b, mp->m, tag); p < mp->m && minlsh__map_tag(&b, p) == tag;
+             p++) {
+            uint64_t d = minlsh__load32le(mp->data + b.off + p * MINLSH__MAP_ENTRY + 4);
+            const uint8_t *r;
+            uint32_t v, diff = 0;
+            if (d >= mp->n || (r = minlsh__map_doc(mp, (size_t)d)) == NULL) {
+                b.rc = MINLSH_E_CORRUPT;
+                break;
+            }
+            for (v = 0; v < ix->rows; v++)
+                diff |= minlsh__load32le(r + 8 + 4 * ((size_t)j * ix->rows + v)) ^ vals[v];
+            if (diff != 0) {
+                /* Another bucket under the same tag, unless the whole keys
+                 * collide (as minlsh__lsh_band_match decides). */
+                minlsh__map_sig(r, ix->k, own);
+                if (minlsh__lsh_band_key(own, j, ix->rows) != keys[j]) continue;
+            }
+            band_members++;
+            if (max_members != 0 && members + band_members > max_members) break;
+            if ((rc = minlsh__lsh_scratch_push(&ds, &d)) != 0) break;
+        }
+        if (rc == 0) rc = b.rc;
+        if (rc != 0) break;
+        if (max_members != 0 && members + band_members > max_members) {
+            ds.n = band_start; /* this band is left out whole, as in memory */
+            break;
+        }
+        members += band_members;
+        done = j + 1;
+    }
+    if (rc == 0) {
+        uint64_t *dv = (uint64_t *)ds.p;
+        /* Document numbers follow the ids: sorted numbers are sorted ids. */
+        minlsh__sort_u64(dv, ds.n);
+        n = minlsh__unique_u64(dv, ds.n);
+        if (n_out != NULL) *n_out = n;
+        if (bands_searched != NULL) *bands_searched = done;
+        if (cap < n) rc = MINLSH_E_BUFSIZE;
+        for (i = 0; i < n && rc == 0; i++) {
+            const uint8_t *r = mp->data + MINLSH__MAP_DATA + (size_t)dv[i] * mp->item;
+            ids[i] = minlsh__load64le(r);
+            if (similarity != NULL) {
+                minlsh__map_sig(r, ix->k, own);
+                similarity[i] = minlsh__lsh_estimate(sig, own, ix->k);
+            }
+        }
+    }
+    minlsh__lsh_scratch_free(&ds);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* A writer that keeps a sum64 per block of the data. */
+typedef struct minlsh__blk_writer {
+    minlsh__writer *w;
+    uint64_t *sums;
+    size_t nsums, fill;
+    minlsh__sum cur;
+} minlsh__blk_writer;
+
+static void minlsh__blk_put(minlsh__blk_writer *bw, const void *p, size_t n) {
+    const uint8_t *s = (const uint8_t *)p;
+    const size_t block = (size_t)1 << MINLSH__MAP_SHIFT;
+    while (n > 0) {
+        size_t take = block - bw->fill;
+        if (take > n) take = n;
+        minlsh__sum_update(&bw->cur, s, take);
+        minlsh__writer_put(bw->w, s, take);
+        bw->fill += take;
+        s += take;
+        n -= take;
+        if (bw->fill == block) {
+            bw->sums[bw->nsums++] = minlsh__sum_final(&bw->cur);
+            minlsh__sum_init(&bw->cur);
+            bw->fill = 0;
+        }
+    }
+}
+
+typedef struct minlsh__mapped_out {
+    const minlsh_index *ix;
+    const uint64_t *ids;  /* ascending, ix->count */
+    const uint32_t *rank; /* per slot: its document number */
+    uint64_t *run;        /* scratch: room for m entries */
+    uint64_t *sums;       /* room for every block */
+    size_t m;
+} minlsh__mapped_out;
+
+static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
+    const minlsh__mapped_out *o = (const minlsh__mapped_out *)ctx;
+    const minlsh_index *ix = o->ix;
+    uint8_t rec[8 + 4 * MINLSH_FAMILY_K_MAX], dir[MINLSH__MAP_DIR];
+    size_t item = 8 + 4 * (size_t)ix->k, i, p;
+    uint64_t bands_off, meta_off;
+    minlsh__blk_writer bw;
+    minlsh__header h;
+    minlsh__sum ss;
+    uint32_t j, v;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, MINLSH__MAGIC_INDEX, 8);
+    h.version = MINLSH__INDEX_VERSION_MAPPED;
+    h.k = ix->k;
+    h.bands = ix->bands;
+    h.rows = ix->rows;
+    h.seed = ix->seed;
+    h.config_id = ix->config_id;
+    h.count = ix->count;
+    minlsh__header_write(w, &h);
+    bands_off = MINLSH__MAP_DATA + (uint64_t)item * ix->count;
+    meta_off = bands_off + (uint64_t)MINLSH__MAP_ENTRY * ix->bands * o->m;
+    memset(dir, 0, sizeof dir);
+    minlsh__store64le(dir, o->m);
+    minlsh__store64le(dir + 8, MINLSH__MAP_DATA);
+    minlsh__store64le(dir + 16, bands_off);
+    minlsh__store64le(dir + 24, meta_off);
+    minlsh__store64le(dir + 32, ix->meta.len);
+    minlsh__store64le(dir + 40, meta_off + ix->meta.len);
+    minlsh__store32le(dir + 48, MINLSH__MAP_SHIFT);
+    minlsh__store64le(dir + 56, minlsh__sum64(dir, 56));
+    minlsh__writer_put(w, dir, sizeof dir);
+    bw.w = w;
+    bw.sums = o->sums;
+    bw.nsums = bw.fill = 0;
+    minlsh__sum_init(&bw.cur);
+    for (i = 0; i < ix->count; i++) {
+        uint32_t slot = minlsh__lsh_find_id(ix, o->ids[i]);
+        const uint32_t *sig = minlsh__lsh_gsig(ix, minlsh__lsh_doc_at(ix, slot)->group);
+        minlsh__store64le(rec, o->ids[i]);
+        for (v = 0; v < ix->k; v++) minlsh__store32le(rec + 8 + 4 * (size_t)v, sig[v]);
+        minlsh__blk_put(&bw, rec, item);
+    }
+    /* Each band: its table in tag order; the documents of one tag (one
+     * bucket or a few) in document order, so the bytes depend only on the
+     * documents. */
+    for (j = 0; j < ix->bands; j++) {
+        const minlsh__lsh_table *t = &ix->band[j];
+        p = 0;
+        while (p < t->len) {
+            uint32_t tag;
+            size_t nrun = 0, q;
+            if (t->e[p].val == MINLSH__LSH_NIL) {
+                p++;
+                continue;
+            }
+            tag = t->e[p].tag;
+            /* Entries of one tag are adjacent (lsh.h: sorted, no gap). */
+            for (; p < t->len && t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag; p++) {
+                uint32_t it = t->e[p].val, g;
+                while ((g = minlsh__lsh_bucket_next(ix, &it)) != MINLSH__LSH_NIL) {
+                    uint32_t s;
+                    for (s = minlsh__lsh_group_at(ix, g)->head; s != MINLSH__LSH_NIL;
+                         s = minlsh__lsh_doc_at(ix, s)->next)
+                        o->run[nrun++] = o->rank[s];
+                }
+            }
+            minlsh__sort_u64(o->run, nrun);
+            for (q = 0; q < nrun; q++) {
+                uint8_t e[MINLSH__MAP_ENTRY];
+                minlsh__store32le(e, tag);
+                minlsh__store32le(e + 4, (uint32_t)o->run[q]);
+                minlsh__blk_put(&bw, e, sizeof e);
+            }
+        }
+    }
+    minlsh__blk_put(&bw, ix->meta.data, ix->meta.len);
+    if (bw.fill > 0) bw.sums[bw.nsums++] = minlsh__sum_final(&bw.cur);
+    minlsh__sum_init(&ss);
+    for (i = 0; i < bw.nsums; i++) {
+        uint8_t b8[8];
+        minlsh__store64le(b8, bw.sums[i]);
+        minlsh__sum_update(&ss, b8, 8);
+        minlsh__writer_put(w, b8, 8);
+    }
+    minlsh__writer_put64(w, minlsh__sum_final(&ss));
+}
+
+int minlsh_index_save_mapped(const minlsh_index *index, const char *path) {
+    minlsh__mapped_out o;
+    minlsh_index *tmp = NULL;
+    const minlsh_index *ix;
+    uint32_t *rank = NULL;
+    uint64_t *ids = NULL, *run = NULL, *sums = NULL, body;
+    size_t i, nblocks, bytes;
+    int rc;
+    if (index == NULL || path == NULL) return MINLSH_E_NULL;
+    rc = minlsh__lsh_unmapped(index, &tmp);
+    if (rc != 0) return rc;
+    ix = tmp != NULL ? tmp : index;
+    o.m = ix->count;
+    if (ix->empty_group != MINLSH__LSH_NIL) o.m -= minlsh__lsh_group_at(ix, ix->empty_group)->count;
+    body = (uint64_t)(8 + 4 * (size_t)ix->k) * ix->count +
+           (uint64_t)MINLSH__MAP_ENTRY * ix->bands * o.m + ix->meta.len;
+    if (body > (uint64_t)SIZE_MAX / 2) {
+        minlsh_index_free(tmp);
+        return MINLSH_E_TOOBIG;
+    }
+    nblocks = (size_t)((body + ((uint64_t)1 << MINLSH__MAP_SHIFT) - 1) >> MINLSH__MAP_SHIFT);
+    ids = (uint64_t *)minlsh__malloc(&ix->alloc, (ix->count > 0 ? ix->count : 1) * sizeof *ids);
+    run = (uint64_t *)minlsh__malloc(&ix->alloc, (o.m > 0 ? o.m : 1) * sizeof *run);
+    sums = (uint64_t *)minlsh__malloc(&ix->alloc, (nblocks > 0 ? nblocks : 1) * sizeof *sums);
+    rc = minlsh__mul_size(&bytes, ix->n_slots > 0 ? ix->n_slots : 1, sizeof *rank);
+    if (rc == 0) rank = (uint32_t *)minlsh__malloc(&ix->alloc, bytes);
+    if (rc == 0 && (ids == NULL || run == NULL || sums == NULL || rank == NULL))
+        rc = MINLSH_E_NOMEM;
+    if (rc == 0) {
+        (void)minlsh_index_copy_ids(ix, ids, ix->count, NULL);
+        for (i = 0; i < ix->count; i++) rank[minlsh__lsh_find_id(ix, ids[i])] = (uint32_t)i;
+        o.ix = ix;
+        o.ids = ids;
+        o.rank = rank;
+        o.run = run;
+        o.sums = sums;
+        rc = minlsh__save_path(&ix->alloc, path, minlsh__mapped_write, &o);
+    }
+    minlsh__free(&ix->alloc, ids);
+    minlsh__free(&ix->alloc, run);
+    minlsh__free(&ix->alloc, sums);
+    minlsh__free(&ix->alloc, rank);
+    minlsh_index_free(tmp);
+    return rc;
+}
