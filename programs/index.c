@@ -278,7 +278,12 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o,
         return CLI_FAILED;
     }
     if (lo != NULL && (rc = index_lock(&x->lock, path, lock, lo)) != 0) return rc;
-    rc = minlsh_index_load(&x->index, path, NULL);
+    /* A query reads the file in place (a version 2 file is not loaded);
+     * the other readers and the writers need the index in memory. */
+    if (lock == MINLSH_LOCK_SHARED && o != NULL)
+        rc = minlsh_index_map(&x->index, path, NULL);
+    else
+        rc = minlsh_index_load(&x->index, path, NULL);
     if (lock == MINLSH_LOCK_SHARED) {
         minlsh_filelock_free(x->lock);
         x->lock = NULL;
@@ -308,7 +313,7 @@ static int index_save(cli_index *x) {
     buf_free(&m);
     if (rc != 0) return load_error(x->path, rc);
     errno = 0;
-    rc = minlsh_index_save(x->index, x->path);
+    rc = minlsh_index_save_mapped(x->index, x->path);
     if (rc != 0) {
         int err = errno; /* the failing system call's, if the library left it */
         cli_msg("%s: cannot save the index: %s (%s)%s%s", x->path, minlsh_strerror(rc),
