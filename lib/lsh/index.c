@@ -287,6 +287,7 @@ void minlsh_index_free(minlsh_index *index) {
     minlsh__store_free(&al, &index->nodes);
     minlsh__metadata_free(&index->meta, &al);
     minlsh__lsh_map_free(index);
+    minlsh_index_free(index->delta);
     minlsh__free(&al, index);
 }
 
@@ -528,7 +529,7 @@ int minlsh_index_insert(minlsh_index *index, uint64_t id, const uint32_t *sig,
                         size_t k_sig) {
     if (index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
-    if (minlsh__lsh_is_mapped(index)) return MINLSH_E_STATE;
+    if (minlsh__lsh_is_mapped(index)) return minlsh__lsh_map_insert(index, id, sig);
     return minlsh__lsh_insert(index, id, sig);
 }
 
@@ -559,10 +560,17 @@ int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uin
     int rc = 0;
     if (n_done != NULL) *n_done = 0;
     if (index == NULL) return MINLSH_E_NULL;
-    if (minlsh__lsh_is_mapped(index)) return MINLSH_E_STATE;
     if (n > 0 && (ids == NULL || sigs == NULL)) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
     if (n == 0) return 0;
+    if (minlsh__lsh_is_mapped(index)) {
+        /* One by one into the delta, which a mapped handle keeps small. */
+        for (i = 0; i < n && rc == 0; i++)
+            if ((rc = minlsh__lsh_map_insert(index, ids[i], sigs + i * k_sig)) == 0 &&
+                n_done != NULL)
+                *n_done = i + 1;
+        return rc;
+    }
     k = index->k;
     b = index->bands;
     /* Room for all n ids at once, and for their groups and buckets once
@@ -602,7 +610,7 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
     int found;
     size_t p;
     if (index == NULL) return MINLSH_E_NULL;
-    if (minlsh__lsh_is_mapped(index)) return MINLSH_E_STATE;
+    if (minlsh__lsh_is_mapped(index)) return minlsh__lsh_map_remove(index, id);
     p = minlsh__id_pos(index, id, minlsh__id_tag(id), &found);
     if (!found) return MINLSH_E_NOTFOUND;
     slot = index->idt.e[p].val;
@@ -642,7 +650,6 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
 
 int minlsh_index_set_metadata(minlsh_index *index, const void *data, size_t len) {
     if (index == NULL) return MINLSH_E_NULL;
-    if (minlsh__lsh_is_mapped(index)) return MINLSH_E_STATE;
     return minlsh__metadata_set(&index->meta, &index->alloc, data, len);
 }
 

@@ -183,6 +183,9 @@ struct minlsh_index {
     minlsh__lsh_table *band;  /* bands tables: band key -> group or chain */
     minlsh__metadata meta;
     struct minlsh__lsh_map *map; /* a mapped file (mapped.c): read in place; NULL if none */
+    minlsh_index *delta; /* a mapped handle's inserts since the file (NULL: none yet) */
+    uint64_t file_tag;   /* the last 8 bytes of the file it came from (0: none) */
+    uint64_t file_bytes; /* that file's size */
 };
 
 MINLSH__INLINE uint64_t *minlsh__lsh_id_at(const minlsh_index *ix, size_t slot) {
@@ -401,6 +404,16 @@ int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
 int minlsh__lsh_map_query(const minlsh_index *ix, const uint32_t *sig, uint64_t max_members,
                           uint64_t *ids, double *similarity, size_t cap, size_t *n_out,
                           uint32_t *bands_searched);
+/* minlsh_index_query on a mapped handle: the file's answers and its
+ * delta's, merged in id order. */
+int minlsh__lsh_mixed_query(const minlsh_index *ix, const uint32_t *sig, uint64_t *ids,
+                            double *similarity, size_t cap, size_t *n_out);
+/* Insert into a mapped handle (its delta): MINLSH_E_EXISTS if the file or
+ * the delta has id. */
+int minlsh__lsh_map_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig);
+/* Remove from a mapped handle: from its delta; MINLSH_E_STATE for a
+ * document of the file. */
+int minlsh__lsh_map_remove(minlsh_index *ix, uint64_t id);
 int minlsh__lsh_map_contains(const minlsh_index *ix, uint64_t id);
 int minlsh__lsh_map_copy_signature(const minlsh_index *ix, uint64_t id, uint32_t *sig);
 int minlsh__lsh_map_copy_ids(const minlsh_index *ix, uint64_t *ids);

@@ -188,6 +188,8 @@ int minlsh_index_map(minlsh_index **out, const char *path, const minlsh_load_opt
     mp->mapped = 1;
     ix->map = mp;
     ix->count = mp->n;
+    ix->file_tag = minlsh__load64le(data + len - 8);
+    ix->file_bytes = len;
     minlsh__metadata_borrow(&ix->meta, &ix->alloc, data + mp->meta_off, mp->meta_len);
     *out = ix;
     return 0;
@@ -204,8 +206,12 @@ void minlsh__lsh_map_free(minlsh_index *ix) {
 
 int minlsh__lsh_unmapped(const minlsh_index *ix, minlsh_index **tmp) {
     const minlsh__lsh_map *mp = ix->map;
+    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    minlsh_index *copy;
     minlsh__header h;
     minlsh__load ld;
+    uint64_t *ids = NULL;
+    size_t i, nd;
     int rc;
     *tmp = NULL;
     if (mp == NULL) return 0;
@@ -221,8 +227,96 @@ int minlsh__lsh_unmapped(const minlsh_index *ix, minlsh_index **tmp) {
     ld.alloc = ix->alloc;
     ld.family = NULL;
     ld.config_id = 0;
-    return minlsh__lsh_from_records(tmp, &h, mp->data + MINLSH__MAP_DATA, mp->data + mp->meta_off,
-                                    mp->meta_len, &ld);
+    /* The handle's metadata, which may have been set since the file. */
+    rc = minlsh__lsh_from_records(&copy, &h, mp->data + MINLSH__MAP_DATA, ix->meta.data,
+                                  ix->meta.len, &ld);
+    if (rc != 0) return rc;
+    nd = ix->delta != NULL ? ix->delta->count : 0;
+    if (nd > 0) {
+        ids = (uint64_t *)minlsh__malloc(&ix->alloc, nd * sizeof *ids);
+        if (ids == NULL) rc = MINLSH_E_NOMEM;
+        if (rc == 0) (void)minlsh_index_copy_ids(ix->delta, ids, nd, NULL);
+        for (i = 0; i < nd && rc == 0; i++) {
+            (void)minlsh_index_copy_signature(ix->delta, ids[i], sig, ix->k, NULL);
+            rc = minlsh__lsh_insert(copy, ids[i], sig);
+        }
+        minlsh__free(&ix->alloc, ids);
+    }
+    if (rc != 0) {
+        minlsh_index_free(copy);
+        return rc;
+    }
+    *tmp = copy;
+    return 0;
+}
+
+int minlsh__lsh_map_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig) {
+    int rc = minlsh__lsh_map_contains(ix, id);
+    if (rc < 0) return rc;
+    if (rc == 1) return MINLSH_E_EXISTS;
+    if (ix->count >= MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
+    if (ix->delta == NULL) {
+        rc = minlsh__lsh_index_create(&ix->delta, ix->k, ix->seed, ix->config_id, ix->bands,
+                                      ix->rows, &ix->alloc);
+        if (rc != 0) return rc;
+    }
+    rc = minlsh__lsh_insert(ix->delta, id, sig);
+    if (rc == 0) ix->count++;
+    return rc;
+}
+
+int minlsh__lsh_map_remove(minlsh_index *ix, uint64_t id) {
+    int rc;
+    if (ix->delta != NULL && minlsh__lsh_find_id(ix->delta, id) != MINLSH__LSH_NIL) {
+        rc = minlsh_index_remove(ix->delta, id);
+        if (rc == 0) ix->count--;
+        return rc;
+    }
+    rc = minlsh__lsh_map_contains(ix, id);
+    if (rc < 0) return rc;
+    return rc == 1 ? MINLSH_E_STATE : MINLSH_E_NOTFOUND;
+}
+
+int minlsh__lsh_mixed_query(const minlsh_index *ix, const uint32_t *sig, uint64_t *ids,
+                            double *similarity, size_t cap, size_t *n_out) {
+    uint64_t *di = NULL;
+    double *ds = NULL;
+    size_t nb = 0, nd = 0, a, b, o;
+    int rc, rcb;
+    if (ix->delta == NULL || ix->delta->count == 0)
+        return minlsh__lsh_map_query(ix, sig, 0, ids, similarity, cap, n_out, NULL);
+    rcb = minlsh__lsh_map_query(ix, sig, 0, ids, similarity, cap, &nb, NULL);
+    if (rcb != 0 && rcb != MINLSH_E_BUFSIZE) return rcb;
+    rc = minlsh_index_query(ix->delta, sig, ix->k, NULL, NULL, 0, &nd);
+    if (rc != 0 && rc != MINLSH_E_BUFSIZE) return rc;
+    if (n_out != NULL) *n_out = nb + nd;
+    if (nd == 0) return rcb;
+    if (cap < nb + nd) return MINLSH_E_BUFSIZE;
+    di = (uint64_t *)minlsh__malloc(&ix->alloc, nd * sizeof *di);
+    ds = (double *)minlsh__malloc(&ix->alloc, nd * sizeof *ds);
+    rc = di != NULL && ds != NULL ? minlsh_index_query(ix->delta, sig, ix->k, di, ds, nd, &nd)
+                                  : MINLSH_E_NOMEM;
+    if (rc == 0) {
+        /* Both lists ascend and share no id: merge from the back. */
+        a = nb;
+        b = nd;
+        o = nb + nd;
+        while (b > 0) {
+            o--;
+            if (a > 0 && ids[a - 1] > di[b - 1]) {
+                a--;
+                ids[o] = ids[a];
+                if (similarity != NULL) similarity[o] = similarity[a];
+            } else {
+                b--;
+                ids[o] = di[b];
+                if (similarity != NULL) similarity[o] = ds[b];
+            }
+        }
+    }
+    minlsh__free(&ix->alloc, di);
+    minlsh__free(&ix->alloc, ds);
+    return rc;
 }
 
 /* ---- reading in place ---------------------------------------------------- */

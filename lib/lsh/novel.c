@@ -97,29 +97,38 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
     if (result == NULL || index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (opts == NULL) opts = &defaults;
     if (opts->version != MINLSH_NOVEL_OPTIONS_VERSION) return MINLSH_E_VERSION;
-    if (minlsh__lsh_is_mapped(index)) return MINLSH_E_STATE;
     if (opts->reserved != 0 || !(opts->threshold > 0.0 && opts->threshold <= 1.0) ||
         !(opts->min_estimate >= 0.0 && opts->min_estimate <= 1.0))
         return MINLSH_E_PARAM;
     if (k_sig != index->k) return MINLSH_E_PARAM;
-    if (minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL) return MINLSH_E_EXISTS;
-    /* The query's band keys are the insert's too: computed once. */
-    rc = minlsh__lsh_query_keys(index, sig, keys, &keyed, ids, sims, MINLSH__NOVEL_STACK, &n);
+    if (minlsh__lsh_is_mapped(index)) {
+        /* The file and its delta, through the public calls. */
+        rc = minlsh_index_contains(index, id);
+        if (rc != 0) return rc < 0 ? rc : MINLSH_E_EXISTS;
+        rc = minlsh_index_query(index, sig, k_sig, ids, sims, MINLSH__NOVEL_STACK, &n);
+    } else {
+        if (minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL) return MINLSH_E_EXISTS;
+        /* The query's band keys are the insert's too: computed once. */
+        rc = minlsh__lsh_query_keys(index, sig, keys, &keyed, ids, sims, MINLSH__NOVEL_STACK,
+                                    &n);
+    }
     if (rc == MINLSH_E_BUFSIZE) {
         size_t bytes;
         /* A hot bucket: room for all of them, then the same query again. */
         if (minlsh__mul_size(&bytes, n, sizeof *ids) != 0) return MINLSH_E_TOOBIG;
         ids = (uint64_t *)minlsh__malloc(&index->alloc, bytes);
         sims = (double *)minlsh__malloc(&index->alloc, n * sizeof *sims);
-        rc = ids != NULL && sims != NULL
-                 ? minlsh__lsh_query_keys(index, sig, keys, &keyed, ids, sims, n, &n)
-                 : MINLSH_E_NOMEM;
+        rc = ids == NULL || sims == NULL ? MINLSH_E_NOMEM
+             : minlsh__lsh_is_mapped(index)
+                 ? minlsh_index_query(index, sig, k_sig, ids, sims, n, &n)
+                 : minlsh__lsh_query_keys(index, sig, keys, &keyed, ids, sims, n, &n);
     }
     memset(&res, 0, sizeof res);
     if (rc == 0) rc = minlsh__novel_decide(&res, opts, ids, sims, n);
     if (rc == 0 && res.novel)
-        rc = keyed ? minlsh__lsh_insert_keyed(index, id, sig, keys)
-                   : minlsh__lsh_insert(index, id, sig);
+        rc = minlsh__lsh_is_mapped(index) ? minlsh__lsh_map_insert(index, id, sig)
+             : keyed                      ? minlsh__lsh_insert_keyed(index, id, sig, keys)
+                                          : minlsh__lsh_insert(index, id, sig);
     if (ids != ids_stack) {
         minlsh__free(&index->alloc, ids);
         minlsh__free(&index->alloc, sims);

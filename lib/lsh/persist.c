@@ -140,12 +140,21 @@ int minlsh__lsh_parse(void *out, const void *buf, size_t len,
     int rc = minlsh__header_parse(buf, len, MINLSH__MAGIC_INDEX, MINLSH__INDEX_VERSION_MAPPED,
                                   &h);
     if (rc != 0) return rc;
-    if (h.version == MINLSH__INDEX_VERSION_MAPPED)
-        return minlsh__lsh_parse_v2((minlsh_index **)out, buf, len, ld);
-    rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_INDEX, 8, 4, &h, &payload, &meta,
-                                  &meta_len);
-    if (rc != 0) return rc;
-    return minlsh__lsh_from_records((minlsh_index **)out, &h, payload, meta, meta_len, ld);
+    if (h.version == MINLSH__INDEX_VERSION_MAPPED) {
+        rc = minlsh__lsh_parse_v2((minlsh_index **)out, buf, len, ld);
+    } else {
+        rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_INDEX, 8, 4, &h, &payload, &meta,
+                                      &meta_len);
+        if (rc == 0)
+            rc = minlsh__lsh_from_records((minlsh_index **)out, &h, payload, meta, meta_len, ld);
+    }
+    if (rc == 0) {
+        /* Where it came from: a journal beside the file names it. */
+        minlsh_index *ix = *(minlsh_index **)out;
+        ix->file_tag = minlsh__load64le((const uint8_t *)buf + len - 8);
+        ix->file_bytes = len;
+    }
+    return rc;
 }
 
 int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,

@@ -14,7 +14,11 @@
 
 int minlsh_index_contains(const minlsh_index *index, uint64_t id) {
     if (index == NULL) return MINLSH_E_NULL;
-    if (minlsh__lsh_is_mapped(index)) return minlsh__lsh_map_contains(index, id);
+    if (minlsh__lsh_is_mapped(index)) {
+        int rc = minlsh__lsh_map_contains(index, id);
+        if (rc == 0 && index->delta != NULL) rc = minlsh_index_contains(index->delta, id);
+        return rc;
+    }
     return minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL;
 }
 
@@ -25,6 +29,8 @@ int minlsh_index_copy_signature(const minlsh_index *index, uint64_t id, uint32_t
     if (minlsh__lsh_is_mapped(index)) {
         uint32_t own[MINLSH_FAMILY_K_MAX];
         int rc = minlsh__lsh_map_copy_signature(index, id, own);
+        if (rc == MINLSH_E_NOTFOUND && index->delta != NULL)
+            return minlsh_index_copy_signature(index->delta, id, sig, cap, n_out);
         if (rc != 0) return rc;
         if (n_out != NULL) *n_out = index->k;
         if (cap < index->k) return MINLSH_E_BUFSIZE;
@@ -233,9 +239,22 @@ static int minlsh__query(const minlsh_index *index, const uint32_t *sig, size_t 
     if (index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
     if (ids == NULL && cap > 0) return MINLSH_E_NULL;
-    if (minlsh__lsh_is_mapped(index))
-        return minlsh__lsh_map_query(index, sig, max_members, ids, similarity, cap, n_out,
-                                     bands_searched);
+    if (minlsh__lsh_is_mapped(index)) {
+        minlsh_index *tmp;
+        int rc;
+        if (bands_searched == NULL)
+            return minlsh__lsh_mixed_query(index, sig, ids, similarity, cap, n_out);
+        if (index->delta == NULL || index->delta->count == 0)
+            return minlsh__lsh_map_query(index, sig, max_members, ids, similarity, cap, n_out,
+                                         bands_searched);
+        /* A limit counts the file's and the delta's members band by band:
+         * answered by a copy in memory. */
+        if ((rc = minlsh__lsh_unmapped(index, &tmp)) != 0) return rc;
+        rc = minlsh__query(tmp, sig, k_sig, max_members, ids, similarity, cap, n_out,
+                           bands_searched);
+        minlsh_index_free(tmp);
+        return rc;
+    }
     qp.keys = keys;
     qp.pos = pos;
     minlsh__query_prepare(index, sig, &qp);
@@ -294,10 +313,10 @@ int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, siz
         /* In place, one after another: the file's pages are the cache. */
         for (i = 0; i < n && rc == 0; i++) {
             size_t got = 0, room = !short_buf && cap > total ? cap - total : 0;
-            rc = minlsh__lsh_map_query(index, sigs + i * k, 0, room > 0 ? ids + total : NULL,
-                                       similarity != NULL && room > 0 ? similarity + total
-                                                                      : NULL,
-                                       room, &got, NULL);
+            rc = minlsh__lsh_mixed_query(index, sigs + i * k, room > 0 ? ids + total : NULL,
+                                         similarity != NULL && room > 0 ? similarity + total
+                                                                        : NULL,
+                                         room, &got);
             if (rc == MINLSH_E_BUFSIZE) {
                 short_buf = 1;
                 rc = 0;
@@ -357,7 +376,14 @@ int minlsh_index_copy_ids(const minlsh_index *index, uint64_t *ids, size_t cap,
     if (n_out != NULL) *n_out = index->count;
     if (cap < index->count) return MINLSH_E_BUFSIZE;
     if (ids == NULL && index->count > 0) return MINLSH_E_NULL;
-    if (minlsh__lsh_is_mapped(index)) return minlsh__lsh_map_copy_ids(index, ids);
+    if (minlsh__lsh_is_mapped(index)) {
+        int rc = minlsh__lsh_map_copy_ids(index, ids);
+        size_t nb = index->count - (index->delta != NULL ? index->delta->count : 0);
+        if (rc != 0 || index->delta == NULL || index->delta->count == 0) return rc;
+        (void)minlsh_index_copy_ids(index->delta, ids + nb, index->delta->count, NULL);
+        minlsh__sort_u64(ids, index->count);
+        return 0;
+    }
     /* Written straight into the caller's buffer and sorted there: no
      * allocation, so this cannot fail for lack of memory. */
     for (s = 0; s < index->n_slots; s++)
