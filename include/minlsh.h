@@ -1130,6 +1130,91 @@ MINLSH_API int minlsh_index_map(minlsh_index **out, const char *path,
                                 const minlsh_load_options *opts);
 
 /* ------------------------------------------------------------------------ */
+/* Index journals: durable changes in time proportional to the changes      */
+/* ------------------------------------------------------------------------ */
+
+/* A journal is an append-only file beside a saved index (docs/format.md,
+ * "Index journal"): checksummed records of inserts and removals, each with
+ * the caller's bytes (a document's name, say), that extend the saved file
+ * named in its header. The protocol for a writer (holding the exclusive
+ * minlsh_filelock of the index): open the index (minlsh_index_map is the
+ * cheap way; minlsh_index_load works too), open its journal with
+ * MINLSH_JOURNAL_WRITE (the records are replayed into the index), change
+ * the index and append a record for each change, then minlsh_journal_sync:
+ * from its return the changes survive a crash or kill -9. When
+ * minlsh_journal_compact_due says so, minlsh_journal_compact saves the
+ * index over its file and starts an empty journal. A reader opens the index
+ * and its journal with MINLSH_JOURNAL_READ (under a shared lock).
+ *
+ * Crash safety: a record cut short by a crash, or damaged, ends the replay
+ * (it and every record after it are dropped; MINLSH_JOURNAL_WRITE cuts
+ * them off the file); a sync that returned 0 is never lost. The journal
+ * names its file by the file's trailer checksum, so a journal left beside
+ * a file saved since (a compaction killed after the save, or a save by
+ * another means) is stale: skipped on read, replaced on write, never
+ * applied twice. Saving the index by other means makes the journal stale,
+ * so replay it before. */
+typedef struct minlsh_journal minlsh_journal;
+
+#define MINLSH_JOURNAL_READ 0
+#define MINLSH_JOURNAL_WRITE 1
+#define MINLSH_JOURNAL_INSERT 1
+#define MINLSH_JOURNAL_REMOVE 2
+
+/* Called for each replayed record, after it was applied to the index: op
+ * (MINLSH_JOURNAL_INSERT or _REMOVE), the id, and the record's bytes (valid
+ * for the call only). A nonzero return stops the open, which returns it. */
+typedef int (*minlsh_journal_record_fn)(void *opaque, uint32_t op, uint64_t id,
+                                        const void *data, size_t len);
+
+/* Open the journal at path for index (loaded or mapped, as it came from its
+ * file: the journal must name that file) and replay its records into index
+ * in order (insert or remove), calling on_record (may be NULL) for each.
+ * No file at path: nothing to replay (MINLSH_JOURNAL_WRITE creates it). A
+ * stale journal is not replayed (_WRITE replaces it by an empty one).
+ * mode MINLSH_JOURNAL_READ never writes; _WRITE cuts a damaged tail and
+ * keeps the file open for appending.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (mode), MINLSH_E_FORMAT (not a
+ * journal), MINLSH_E_CORRUPT (damaged header; a record the index refuses,
+ * such as an insert of an id it has), MINLSH_E_MISMATCH (k, seed, config
+ * id, b or r differ from the index's), MINLSH_E_IO, MINLSH_E_NOMEM, what
+ * on_record returned, and the index's insert errors. On error index may
+ * hold part of the journal: free it. Threads: index is written. */
+MINLSH_API int minlsh_journal_open(minlsh_journal **out, minlsh_index *index,
+                                   const char *path, uint32_t mode,
+                                   minlsh_journal_record_fn on_record, void *opaque);
+/* Append a record (buffered; minlsh_journal_sync writes it): an insert of
+ * id with its k_sig values, or a removal of id (sig NULL, k_sig 0), with
+ * len bytes of data (at most 1 MiB). The journal records; it does not
+ * change the index (the caller does both).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (op, k_sig), MINLSH_E_TOOBIG,
+ * MINLSH_E_STATE (opened for reading), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_journal_append(minlsh_journal *journal, uint32_t op, uint64_t id,
+                                     const uint32_t *sig, size_t k_sig,
+                                     const void *data, size_t len);
+/* Write the appended records and fdatasync: 0 means they are durable. On
+ * error nothing of them is in the file and they stay buffered.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE, MINLSH_E_IO. */
+MINLSH_API int minlsh_journal_sync(minlsh_journal *journal);
+/* Bytes of the journal (header, records on disk and buffered) and records
+ * (replayed and appended since the last compaction). */
+MINLSH_API uint64_t minlsh_journal_bytes(const minlsh_journal *journal);
+MINLSH_API uint64_t minlsh_journal_records(const minlsh_journal *journal);
+/* 1 when the journal's records pass max(1 MiB, 1/32 of the index file's
+ * size), the bound at which compacting keeps both the journal's replay
+ * and the rewrite's share of each change small; else 0. MINLSH_E_NULL. */
+MINLSH_API int minlsh_journal_compact_due(const minlsh_journal *journal,
+                                          const minlsh_index *index);
+/* Sync, save index over index_path (minlsh_index_save_mapped: atomic) and
+ * replace the journal by an empty one naming the new file. Killed at any
+ * point, the pair on disk holds every synced record exactly once.
+ * Errors: as minlsh_journal_sync and minlsh_index_save_mapped. */
+MINLSH_API int minlsh_journal_compact(minlsh_journal *journal, minlsh_index *index,
+                                      const char *index_path);
+/* Close; records appended since the last sync are dropped. NULL-safe. */
+MINLSH_API void minlsh_journal_free(minlsh_journal *journal);
+
+/* ------------------------------------------------------------------------ */
 /* Sharing an index file between processes                                  */
 /* ------------------------------------------------------------------------ */
 

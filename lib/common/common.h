@@ -272,6 +272,18 @@ int minlsh__file_map(const char *path, const uint8_t **data, size_t *len);
 /* NULL-safe. */
 void minlsh__file_unmap(const void *data, size_t len);
 
+/* Files appended to in place (journals): whether path exists (1, 0, or
+ * MINLSH_E_IO); open it for writing with everything past keep cut off
+ * (and synced); write at an offset; fdatasync; truncate; close. The last 8
+ * bytes of a file and its size (a saved file's checksum names it). */
+int minlsh__file_exists(const char *path);
+int minlsh__file_open_at(const char *path, uint64_t keep, int *fd);
+int minlsh__fd_write_at(int fd, const void *p, size_t n, uint64_t off);
+int minlsh__fd_sync(int fd);
+int minlsh__fd_truncate(int fd, uint64_t len);
+void minlsh__fd_close(int fd);
+int minlsh__file_tail64(const char *path, uint64_t *tail, uint64_t *size);
+
 #include "common/tmpfile.h"
 
 /* ---- the header every minlsh file starts with (docs/format.md) ---------- */

@@ -300,6 +300,66 @@ void minlsh__file_unmap(const void *data, size_t len) {
     if (data != NULL) (void)munmap((void *)(uintptr_t)data, len);
 }
 
+/* ---- files appended to in place (journals) ------------------------------- */
+
+int minlsh__file_exists(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0) return 1;
+    return errno == ENOENT ? 0 : MINLSH_E_IO;
+}
+
+int minlsh__file_open_at(const char *path, uint64_t keep, int *fd) {
+    struct stat st;
+    *fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (*fd < 0) return MINLSH_E_IO;
+    if (fstat(*fd, &st) != 0 ||
+        ((uint64_t)st.st_size > keep &&
+         (ftruncate(*fd, (off_t)keep) != 0 || fsync(*fd) != 0))) {
+        close(*fd);
+        *fd = -1;
+        return MINLSH_E_IO;
+    }
+    return 0;
+}
+
+int minlsh__fd_write_at(int fd, const void *p, size_t n, uint64_t off) {
+    const uint8_t *b = (const uint8_t *)p;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, b, n, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return MINLSH_E_IO;
+        b += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+int minlsh__fd_sync(int fd) {
+    return fdatasync(fd) == 0 ? 0 : MINLSH_E_IO;
+}
+
+int minlsh__fd_truncate(int fd, uint64_t len) {
+    return ftruncate(fd, (off_t)len) == 0 ? 0 : MINLSH_E_IO;
+}
+
+void minlsh__fd_close(int fd) {
+    if (fd >= 0) (void)close(fd);
+}
+
+int minlsh__file_tail64(const char *path, uint64_t *tail, uint64_t *size) {
+    uint8_t b[8];
+    size_t len;
+    int fd, rc = minlsh__open_regular(path, &fd, &len);
+    if (rc != 0) return rc;
+    if (len < 8 || pread(fd, b, 8, (off_t)(len - 8)) != 8) rc = MINLSH_E_IO;
+    close(fd);
+    if (rc != 0) return rc;
+    *tail = minlsh__load64le(b);
+    *size = len;
+    return 0;
+}
+
 /* ---- header ------------------------------------------------------------- */
 
 static void minlsh__header_encode(uint8_t out[MINLSH__HEADER_BYTES],

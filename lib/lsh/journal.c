@@ -1,0 +1,294 @@
+/*
+ * The index journal (docs/format.md, "Index journal"): an append-only file
+ * of checksummed records, each an insert or a removal with the caller's
+ * bytes, that says what changed since a saved index file. A process makes
+ * its changes durable by appending and syncing them, in time proportional
+ * to the changes, and folds them into the file (compaction) only when the
+ * journal has grown past a fraction of the file.
+ *
+ * Which file a journal extends is written in its header: the saved file's
+ * last 8 bytes (its checksum, so any other content names another file). A
+ * compaction saves the new file first (atomically) and then replaces the
+ * journal by an empty one naming it; killed between the two, the old
+ * journal names a file that is gone, so it is stale: skipped by readers,
+ * replaced by writers, and never applied twice.
+ *
+ * A record is written whole or, if the process dies during the write, cut
+ * at the next open for writing: replay stops at the first record that is
+ * incomplete or fails its checksum, which is the tail a dying append
+ * leaves. Records after a damaged one are dropped with it.
+ */
+#include "lsh.h"
+
+#define MINLSH__MAGIC_JOURNAL "MINLSHJR"
+#define MINLSH__JOURNAL_VERSION 1
+#define MINLSH__JOURNAL_DATA_MAX ((size_t)1 << 20)
+/* A journal is compacted past max(this, 1/32 of the index file). */
+#define MINLSH__JOURNAL_MIN_COMPACT ((uint64_t)1 << 20)
+
+struct minlsh_journal {
+    minlsh_allocator alloc;
+    char *path;
+    int fd;           /* -1: read only */
+    uint64_t synced;  /* bytes on disk, all of them good and synced */
+    uint8_t *buf;     /* appended records not yet written */
+    size_t buf_len, buf_cap;
+    uint64_t records; /* replayed and appended */
+    uint32_t k, bands, rows;
+    uint64_t seed, config_id, base;
+};
+
+typedef struct minlsh__journal_head {
+    const minlsh_journal *j;
+} minlsh__journal_head;
+
+static void minlsh__journal_write_head(const void *ctx, minlsh__writer *w) {
+    const minlsh_journal *j = ((const minlsh__journal_head *)ctx)->j;
+    minlsh__header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, MINLSH__MAGIC_JOURNAL, 8);
+    h.version = MINLSH__JOURNAL_VERSION;
+    h.k = j->k;
+    h.bands = j->bands;
+    h.rows = j->rows;
+    h.seed = j->seed;
+    h.config_id = j->config_id;
+    h.count = j->base; /* the file this journal extends */
+    minlsh__header_write(w, &h);
+}
+
+/* Replace the journal by an empty one that extends j->base (atomic), and
+ * open it for appending. */
+static int minlsh__journal_reset(minlsh_journal *j) {
+    minlsh__journal_head hd;
+    int rc;
+    minlsh__fd_close(j->fd);
+    j->fd = -1;
+    hd.j = j;
+    rc = minlsh__save_path(&j->alloc, j->path, minlsh__journal_write_head, &hd);
+    if (rc == 0) rc = minlsh__file_open_at(j->path, MINLSH__HEADER_BYTES, &j->fd);
+    if (rc == 0) j->synced = MINLSH__HEADER_BYTES;
+    return rc;
+}
+
+/* One record at p (avail bytes): its size, or 0 if it is incomplete or
+ * damaged. */
+static size_t minlsh__journal_record(const uint8_t *p, size_t avail, uint32_t k,
+                                     uint32_t *op, uint64_t *id, const uint8_t **vals,
+                                     const uint8_t **data, size_t *data_len) {
+    size_t body, n, m;
+    if (avail < 4) return 0;
+    body = minlsh__load32le(p);
+    if (body < 20 || body > avail - 4 || avail - 4 - body < 8) return 0;
+    if (minlsh__load64le(p + 4 + body) != minlsh__sum64(p, 4 + body)) return 0;
+    *op = minlsh__load32le(p + 4);
+    *id = minlsh__load64le(p + 8);
+    n = minlsh__load32le(p + 16);
+    if (n != (*op == MINLSH_JOURNAL_INSERT ? k : 0) || body < 20 + 4 * n) return 0;
+    *vals = p + 20;
+    m = minlsh__load32le(p + 20 + 4 * n);
+    if (body != 16 + 4 * n + 4 + m) return 0;
+    *data = p + 24 + 4 * n;
+    *data_len = m;
+    return 4 + body + 8;
+}
+
+/* Apply the records of buf[64..len) to index: the end of the good ones. */
+static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const uint8_t *buf,
+                                  size_t len, minlsh_journal_record_fn on_record, void *opaque,
+                                  uint64_t *good) {
+    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    size_t off = MINLSH__HEADER_BYTES, step;
+    for (;;) {
+        const uint8_t *vals, *data;
+        size_t data_len;
+        uint64_t id;
+        uint32_t op, v;
+        int rc;
+        step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,
+                                      &data_len);
+        if (step == 0) break;
+        if (op == MINLSH_JOURNAL_INSERT) {
+            for (v = 0; v < j->k; v++) sig[v] = minlsh__load32le(vals + 4 * (size_t)v);
+            rc = minlsh_index_insert(index, id, sig, j->k);
+        } else if (op == MINLSH_JOURNAL_REMOVE) {
+            rc = minlsh_index_remove(index, id);
+        } else {
+            rc = MINLSH_E_CORRUPT;
+        }
+        /* A record that does not fit the index: not this index's journal. */
+        if (rc == MINLSH_E_EXISTS || rc == MINLSH_E_NOTFOUND) rc = MINLSH_E_CORRUPT;
+        if (rc != 0) return rc;
+        if (on_record != NULL && (rc = on_record(opaque, op, id, data, data_len)) != 0)
+            return rc;
+        j->records++;
+        off += step;
+    }
+    *good = off;
+    return 0;
+}
+
+int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *path,
+                        uint32_t mode, minlsh_journal_record_fn on_record, void *opaque) {
+    minlsh_journal *j;
+    uint8_t *buf = NULL;
+    size_t len = 0, n;
+    minlsh__header h;
+    uint64_t good = MINLSH__HEADER_BYTES;
+    int rc, exists;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (index == NULL || path == NULL) return MINLSH_E_NULL;
+    if (mode != MINLSH_JOURNAL_READ && mode != MINLSH_JOURNAL_WRITE) return MINLSH_E_PARAM;
+    j = (minlsh_journal *)minlsh__malloc(&index->alloc, sizeof *j);
+    if (j == NULL) return MINLSH_E_NOMEM;
+    memset(j, 0, sizeof *j);
+    j->alloc = index->alloc;
+    j->fd = -1;
+    j->k = index->k;
+    j->bands = index->bands;
+    j->rows = index->rows;
+    j->seed = index->seed;
+    j->config_id = index->config_id;
+    j->base = index->file_tag;
+    n = strlen(path) + 1;
+    j->path = (char *)minlsh__malloc(&j->alloc, n);
+    if (j->path == NULL) {
+        minlsh_journal_free(j);
+        return MINLSH_E_NOMEM;
+    }
+    memcpy(j->path, path, n);
+    exists = minlsh__file_exists(path);
+    rc = exists < 0 ? exists : 0;
+    if (rc == 0 && exists) rc = minlsh__file_read(&j->alloc, path, &buf, &len);
+    if (rc == 0 && exists) {
+        rc = minlsh__header_parse(buf, len, MINLSH__MAGIC_JOURNAL, MINLSH__JOURNAL_VERSION, &h);
+        if (rc == 0 && (h.k != j->k || h.bands != j->bands || h.rows != j->rows ||
+                        h.seed != j->seed || h.config_id != j->config_id))
+            rc = MINLSH_E_MISMATCH;
+        if (rc == 0 && h.count == j->base) {
+            rc = minlsh__journal_replay(j, index, buf, len, on_record, opaque, &good);
+            j->synced = good;
+        } else if (rc == 0) {
+            exists = 0; /* stale: it extends a file that has been replaced */
+        }
+    }
+    minlsh__free(&j->alloc, buf);
+    if (rc == 0 && mode == MINLSH_JOURNAL_WRITE) {
+        if (exists)
+            rc = minlsh__file_open_at(path, good, &j->fd); /* a torn tail is cut */
+        else
+            rc = minlsh__journal_reset(j);
+    }
+    if (rc != 0) {
+        minlsh_journal_free(j);
+        return rc;
+    }
+    if (!exists) j->synced = MINLSH__HEADER_BYTES;
+    *out = j;
+    return 0;
+}
+
+int minlsh_journal_append(minlsh_journal *j, uint32_t op, uint64_t id, const uint32_t *sig,
+                          size_t k_sig, const void *data, size_t len) {
+    size_t n, body, need, i;
+    uint8_t *p;
+    if (j == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
+    if (j->fd < 0) return MINLSH_E_STATE;
+    if (op == MINLSH_JOURNAL_INSERT) {
+        if (sig == NULL) return MINLSH_E_NULL;
+        if (k_sig != j->k) return MINLSH_E_PARAM;
+        n = j->k;
+    } else if (op == MINLSH_JOURNAL_REMOVE) {
+        n = 0;
+    } else {
+        return MINLSH_E_PARAM;
+    }
+    if (len > MINLSH__JOURNAL_DATA_MAX) return MINLSH_E_TOOBIG;
+    body = 16 + 4 * n + 4 + len;
+    need = j->buf_len + 4 + body + 8;
+    if (need > j->buf_cap) {
+        size_t cap = j->buf_cap > 0 ? j->buf_cap : 4096;
+        uint8_t *nb;
+        while (cap < need) cap *= 2;
+        nb = (uint8_t *)minlsh__malloc(&j->alloc, cap);
+        if (nb == NULL) return MINLSH_E_NOMEM;
+        if (j->buf_len > 0) memcpy(nb, j->buf, j->buf_len);
+        minlsh__free(&j->alloc, j->buf);
+        j->buf = nb;
+        j->buf_cap = cap;
+    }
+    p = j->buf + j->buf_len;
+    minlsh__store32le(p, (uint32_t)body);
+    minlsh__store32le(p + 4, op);
+    minlsh__store64le(p + 8, id);
+    minlsh__store32le(p + 16, (uint32_t)n);
+    for (i = 0; i < n; i++) minlsh__store32le(p + 20 + 4 * i, sig[i]);
+    minlsh__store32le(p + 20 + 4 * n, (uint32_t)len);
+    if (len > 0) memcpy(p + 24 + 4 * n, data, len);
+    minlsh__store64le(p + 4 + body, minlsh__sum64(p, 4 + body));
+    j->buf_len = need;
+    j->records++;
+    return 0;
+}
+
+int minlsh_journal_sync(minlsh_journal *j) {
+    int rc;
+    if (j == NULL) return MINLSH_E_NULL;
+    if (j->fd < 0) return MINLSH_E_STATE;
+    if (j->buf_len == 0) return 0;
+    rc = minlsh__fd_write_at(j->fd, j->buf, j->buf_len, j->synced);
+    if (rc == 0) rc = minlsh__fd_sync(j->fd);
+    if (rc != 0) {
+        /* Leave no partial record behind (best effort: replay would stop
+         * at it anyway); the records stay buffered for another try. */
+        (void)minlsh__fd_truncate(j->fd, j->synced);
+        return rc;
+    }
+    j->synced += j->buf_len;
+    j->buf_len = 0;
+    return 0;
+}
+
+uint64_t minlsh_journal_bytes(const minlsh_journal *j) {
+    return j != NULL ? j->synced + j->buf_len : 0;
+}
+
+uint64_t minlsh_journal_records(const minlsh_journal *j) {
+    return j != NULL ? j->records : 0;
+}
+
+int minlsh_journal_compact_due(const minlsh_journal *j, const minlsh_index *index) {
+    uint64_t limit;
+    if (j == NULL || index == NULL) return MINLSH_E_NULL;
+    limit = index->file_bytes / 32;
+    if (limit < MINLSH__JOURNAL_MIN_COMPACT) limit = MINLSH__JOURNAL_MIN_COMPACT;
+    return minlsh_journal_bytes(j) - MINLSH__HEADER_BYTES > limit;
+}
+
+int minlsh_journal_compact(minlsh_journal *j, minlsh_index *index, const char *index_path) {
+    uint64_t tag, size;
+    int rc;
+    if (j == NULL || index == NULL || index_path == NULL) return MINLSH_E_NULL;
+    if (j->fd < 0) return MINLSH_E_STATE;
+    /* Durable first: if the save fails, the journal still has everything. */
+    rc = minlsh_journal_sync(j);
+    if (rc == 0) rc = minlsh_index_save_mapped(index, index_path);
+    if (rc == 0) rc = minlsh__file_tail64(index_path, &tag, &size);
+    if (rc != 0) return rc;
+    index->file_tag = tag;
+    index->file_bytes = size;
+    j->base = tag;
+    j->records = 0;
+    return minlsh__journal_reset(j);
+}
+
+void minlsh_journal_free(minlsh_journal *j) {
+    minlsh_allocator a;
+    if (j == NULL) return;
+    a = j->alloc;
+    minlsh__fd_close(j->fd);
+    minlsh__free(&a, j->buf);
+    minlsh__free(&a, j->path);
+    minlsh__free(&a, j);
+}
