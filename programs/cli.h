@@ -542,6 +542,7 @@ int cmd_index_query(cli_opts *o);
 int cmd_index_stats(cli_opts *o);
 int cmd_index_merge(cli_opts *o);
 int cmd_index_remove(cli_opts *o);
+int cmd_index_compact(cli_opts *o);
 
 extern const char cli_help_dedup[];
 extern const char cli_help_params[];
@@ -552,5 +553,6 @@ extern const char cli_help_index_query[];
 extern const char cli_help_index_stats[];
 extern const char cli_help_index_merge[];
 extern const char cli_help_index_remove[];
+extern const char cli_help_index_compact[];
 
 #endif /* MINLSH_CLI_H */

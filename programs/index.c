@@ -109,9 +109,13 @@ typedef struct cli_index {
     minlsh_shingler *sh;
     minlsh_family *family;
     minlsh_filelock *lock; /* held until index_close (writers) */
+    minlsh_journal *journal; /* INDEX.journal: what was added since the file */
+    int journal_write;       /* opened for appending (under the exclusive lock) */
 } cli_index;
 
 static void index_close(cli_index *x) {
+    minlsh_journal_free(x->journal);
+    x->journal = NULL;
     minlsh_filelock_free(x->lock);
     x->lock = NULL;
     minlsh_index_free(x->index);
@@ -244,7 +248,15 @@ static int index_lock(minlsh_filelock **out, const char *path, uint32_t mode,
                                  wait == MINLSH_LOCK_WAIT_FOREVER ? wait : wait - first, NULL);
     }
     if (rc == 0) {
-        if (mode == MINLSH_LOCK_EXCLUSIVE) remove_stale_temps(path);
+        if (mode == MINLSH_LOCK_EXCLUSIVE) {
+            cli_buf jp = {NULL, 0, 0};
+            remove_stale_temps(path);
+            buf_adds(&jp, path);
+            buf_adds(&jp, ".journal");
+            buf_addc(&jp, '\0');
+            remove_stale_temps(jp.p);
+            buf_free(&jp);
+        }
         return 0;
     }
     err = errno;
@@ -263,6 +275,39 @@ static int index_lock(minlsh_filelock **out, const char *path, uint32_t mode,
     return CLI_FAILED;
 }
 
+/* A journal record replayed: an added document, whose name is the
+ * record's bytes and whose id is the next name number. The command appends
+ * nothing else (index remove rewrites the file). */
+static int journal_record(void *opaque, uint32_t op, uint64_t id, const void *data,
+                          size_t len) {
+    cli_index *x = opaque;
+    if (op != MINLSH_JOURNAL_INSERT || !x->has_meta || id != x->meta.names.n ||
+        !json_token_valid(data, len) || !names_add(&x->meta.names, data, len, 1, NULL))
+        return MINLSH_E_CORRUPT;
+    return 0;
+}
+
+/* Replay INDEX.journal (under the lock): for writing with the exclusive
+ * lock, else for reading. */
+static int index_journal(cli_index *x, uint32_t lock) {
+    cli_buf jp = {NULL, 0, 0};
+    int rc;
+    buf_adds(&jp, x->path);
+    buf_adds(&jp, ".journal");
+    buf_addc(&jp, '\0');
+    x->journal_write = lock == MINLSH_LOCK_EXCLUSIVE;
+    rc = minlsh_journal_open(&x->journal, x->index, jp.p,
+                             x->journal_write ? MINLSH_JOURNAL_WRITE : MINLSH_JOURNAL_READ,
+                             journal_record, x);
+    if (rc != 0) {
+        int err = errno;
+        cli_msg("%s: %s (%s)%s%s", jp.p, minlsh_strerror(rc), minlsh_error_name(rc),
+                rc == MINLSH_E_IO ? ": " : "", rc == MINLSH_E_IO ? strerror(err) : "");
+    }
+    buf_free(&jp);
+    return rc == 0 ? 0 : CLI_FAILED;
+}
+
 /* Load INDEX; with o non-NULL also prepare to shingle and sign like it.
  * lock: LOCK_NONE, MINLSH_LOCK_SHARED (held for the load only) or
  * MINLSH_LOCK_EXCLUSIVE (held until index_close). */
@@ -278,22 +323,30 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o,
         return CLI_FAILED;
     }
     if (lo != NULL && (rc = index_lock(&x->lock, path, lock, lo)) != 0) return rc;
-    /* A query reads the file in place (a version 2 file is not loaded);
-     * the other readers and the writers need the index in memory. */
-    if (lock == MINLSH_LOCK_SHARED && o != NULL)
+    /* add and query read the file in place (a version 2 file is not
+     * loaded; add's documents go to the journal); the others need the
+     * index in memory. */
+    errno = 0;
+    if (o != NULL)
         rc = minlsh_index_map(&x->index, path, NULL);
     else
         rc = minlsh_index_load(&x->index, path, NULL);
-    if (lock == MINLSH_LOCK_SHARED) {
-        minlsh_filelock_free(x->lock);
-        x->lock = NULL;
-    }
     if (rc != 0) {
         minlsh_filelock_free(x->lock);
         x->lock = NULL;
         return load_error(path, rc);
     }
-    if (!read_meta(x) && o != NULL) {
+    read_meta(x);
+    rc = index_journal(x, lock);
+    if (lock == MINLSH_LOCK_SHARED) {
+        minlsh_filelock_free(x->lock);
+        x->lock = NULL;
+    }
+    if (rc != 0) {
+        index_close(x);
+        return rc;
+    }
+    if (!x->has_meta && o != NULL) {
         meta_refused(x);
         index_close(x);
         return CLI_FAILED;
@@ -305,6 +358,8 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o,
     return 0;
 }
 
+/* Save the whole index over its file; with the journal open for writing,
+ * through a compaction, which also empties the journal. */
 static int index_save(cli_index *x) {
     cli_buf m = {NULL, 0, 0};
     int rc;
@@ -313,7 +368,10 @@ static int index_save(cli_index *x) {
     buf_free(&m);
     if (rc != 0) return load_error(x->path, rc);
     errno = 0;
-    rc = minlsh_index_save_mapped(x->index, x->path);
+    if (x->journal != NULL && x->journal_write)
+        rc = minlsh_journal_compact(x->journal, x->index, x->path);
+    else
+        rc = minlsh_index_save_mapped(x->index, x->path);
     if (rc != 0) {
         int err = errno; /* the failing system call's, if the library left it */
         cli_msg("%s: cannot save the index: %s (%s)%s%s", x->path, minlsh_strerror(rc),
@@ -321,6 +379,23 @@ static int index_save(cli_index *x) {
                 rc == MINLSH_E_IO && err ? strerror(err) : "");
         return CLI_FAILED;
     }
+    return 0;
+}
+
+/* Make the journaled additions durable (they are acknowledged from here),
+ * and fold the journal into the file when it has grown past its bound. */
+static int index_commit(cli_index *x) {
+    int rc;
+    errno = 0;
+    rc = minlsh_journal_sync(x->journal);
+    if (rc != 0) {
+        int err = errno;
+        cli_msg("%s: cannot write the journal: %s (%s)%s%s", x->path, minlsh_strerror(rc),
+                minlsh_error_name(rc), rc == MINLSH_E_IO && err ? ": " : "",
+                rc == MINLSH_E_IO && err ? strerror(err) : "");
+        return CLI_FAILED;
+    }
+    if (minlsh_journal_compact_due(x->journal, x->index) == 1) return index_save(x);
     return 0;
 }
 
@@ -428,11 +503,19 @@ static int add_select(void *ctx, const doc_view *d) {
     return 0;
 }
 
+/* Record an added document (its name is name number id) in the journal. */
+static int journal_add(add_ctx *c, uint64_t id, const uint32_t *sig) {
+    cli_name nm = names_get(&c->x->meta.names, (size_t)id);
+    return minlsh_journal_append(c->x->journal, MINLSH_JOURNAL_INSERT, id, sig, c->k, nm.s,
+                                 nm.n);
+}
+
 /* Selected documents arrive in the order add_select numbered them. */
 static int add_on_doc(void *ctx, const doc_view *d) {
     add_ctx *c = ctx;
     uint64_t id = c->before + c->inserted++;
     int rc = minlsh_index_insert(c->x->index, id, d->sig, c->k);
+    if (rc == 0) rc = journal_add(c, id, d->sig);
     if (rc != 0) cli_die_lib(c->x->path, rc);
     return 0;
 }
@@ -541,8 +624,9 @@ static int novel_on_doc(void *ctx, const doc_view *d) {
                                        c->k, &c->novel);
         if (rc != 0) cli_die_lib(c->x->path, rc);
         if (res.novel) {
-            c->inserted++;
+            uint64_t id = c->before + c->inserted++;
             (void)names_add(&c->x->meta.names, nm.s, nm.n, 1, NULL);
+            if ((rc = journal_add(c, id, d->sig)) != 0) cli_die_lib(c->x->path, rc);
             novel_print(c, nm, NULL, 0);
             return 0;
         }
@@ -610,7 +694,7 @@ int cmd_index_add(cli_opts *o) {
     }
     buf_free(&c.token);
     added = x.meta.names.n - c.before;
-    if (added > 0) rc = index_save(&x);
+    if (added > 0) rc = index_commit(&x);
     if (rc == 0 && !o->quiet) {
         fflush(stdout);
         if (o->novel_only)
@@ -961,6 +1045,41 @@ int cmd_index_merge(cli_opts *o) {
     index_close(&m);
     if (rc != 0) return rc;
     return cli_input_failures() ? CLI_FAILED : CLI_OK;
+}
+
+/* ---- index compact ------------------------------------------------------ */
+
+const char cli_help_index_compact[] =
+    "Usage: minlsh index compact [OPTIONS] INDEX\n"
+    "\n"
+    "Fold INDEX.journal (the documents 'index add' appended since INDEX was last\n"
+    "written) into INDEX, atomically, and start an empty journal. 'index add'\n"
+    "compacts by itself when the journal passes 1/32 of the index file (at\n"
+    "least 1 MiB). After a compaction INDEX alone holds every document, byte for\n"
+    "byte as one 'index add' of them all would have written it.\n"
+    "\n"
+    "      --lock-timeout S, --no-lock\n"
+    "                          as for 'index add'\n"
+    "  -q, --quiet             no summary on stderr\n"
+    "  -h, --help              show this help\n";
+
+int cmd_index_compact(cli_opts *o) {
+    cli_index x;
+    uint64_t folded;
+    int rc = index_open(&x, o->args[0], NULL, o, MINLSH_LOCK_EXCLUSIVE);
+    if (rc != 0) return rc;
+    if (!x.has_meta) {
+        meta_refused(&x);
+        index_close(&x);
+        return CLI_FAILED;
+    }
+    folded = minlsh_journal_records(x.journal);
+    rc = index_save(&x);
+    if (rc == 0 && !o->quiet)
+        cli_msg("%s: %llu journaled document%s folded in, %zu in the index", x.path,
+                (unsigned long long)folded, cli_plural(folded), x.meta.names.n);
+    index_close(&x);
+    return rc;
 }
 
 /* ---- index remove ------------------------------------------------------- */

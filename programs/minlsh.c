@@ -26,6 +26,7 @@ static const char main_help[] =
     "  index stats INDEX         describe an index\n"
     "  index merge OUT SHARD...  merge index files built separately\n"
     "  index remove INDEX ID...  remove documents from an index\n"
+    "  index compact INDEX       fold the index's journal into its file\n"
     "  sig PATH...               print MinHash signatures\n"
     "  help [SUBCOMMAND]         show help\n"
     "\n"
@@ -77,6 +78,8 @@ static const cli_command commands[] = {
      cmd_index_merge},
     {"index remove", OPTS_COMMON | OPT(O_QUIET) | OPTS_LOCK, NULL, "INDEX ID...", 2, -1,
      cli_help_index_remove, cmd_index_remove},
+    {"index compact", OPTS_COMMON | OPT(O_QUIET) | OPTS_LOCK, NULL, "INDEX", 1, 1,
+     cli_help_index_compact, cmd_index_compact},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -139,6 +142,7 @@ static const char index_help[] =
     "  minlsh index stats INDEX                   describe the index\n"
     "  minlsh index merge OUT SHARD...            merge indexes built separately\n"
     "  minlsh index remove INDEX ID...            remove documents by name\n"
+    "  minlsh index compact INDEX                 fold INDEX.journal into INDEX\n"
     "\n"
     "Try 'minlsh index SUBCOMMAND --help' for the options of each.\n";
 

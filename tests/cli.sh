@@ -349,6 +349,10 @@ expect index_add_first_half 0 "$M" index add -q "$I.two" $(cat "$tmp/h1") || tru
 # shellcheck disable=SC2046
 expect index_add_second_half 0 "$M" index add -q "$I.two" $(cat "$tmp/h2") || true
 expect index_add_all 0 "$M" index add -q "$I.one" "$C/files" || true
+# Whatever each add left in its journal, compacted they are the same file.
+"$M" index compact -q "$I.one" && "$M" index compact -q "$I.two" && [ ! -s "$I.one.journal.x" ] &&
+    [ "$(wc -c < "$I.one.journal")" -eq 64 ] && ok index_compact_empties_journal ||
+    ko index_compact_empties_journal "$(wc -c < "$I.one.journal") bytes"
 if cmp -s "$I.one" "$I.two"; then ok index_two_adds_same_file; else ko index_two_adds_same_file "files differ"; fi
 "$M" index query --format jsonl -q "$I.one" "$C/files" > "$tmp/q1" 2>/dev/null
 "$M" index query --format jsonl -q "$I.two" "$C/files" > "$tmp/q2" 2>/dev/null

@@ -262,23 +262,33 @@ else ko lock_wait_then_add "status $st1 $st2, $n documents" "$(cat "$tmp/waiter.
 [ $? -eq 2 ] && ok lock_timeout_usage || ko lock_timeout_usage "not a usage error"
 
 # ---- saves cut short ----------------------------------------------------------------
-# A save past the file size limit (ulimit -f) fails with a message and leaves
-# neither its temporary file nor a changed index; a temporary file left by a
-# save that died (here: made by hand) is removed by the next writer, which
-# holds the lock, and nothing else is.
+# A journal write or a save past the file size limit (ulimit -f) fails with a
+# message and leaves neither a temporary file nor a changed index or journal
+# record; a temporary file left by a save that died (here: made by hand) is
+# removed by the next writer, which holds the lock, and nothing else is.
 S="$tmp/small.mlsh"
 "$M" index create -q "$S" 2> /dev/null
+"$M" index compact -q "$S" 2> /dev/null # the empty journal exists before the limit
 before=$(cksum < "$S")
+jbefore=$(cksum < "$S.journal")
 (ulimit -f 4; "$M" index add --jsonl "$S" "$tmp/w0_0.jsonl" "$tmp/w1_0.jsonl" "$tmp/w2_0.jsonl" \
     > /dev/null 2> "$tmp/xfsz.err"); st=$?
+if [ $st -eq 1 ] && [ "$(cksum < "$S")" = "$before" ] && [ "$(cksum < "$S.journal")" = "$jbefore" ] &&
+    grep -q 'cannot write the journal' "$tmp/xfsz.err"
+then ok journal_past_file_size_limit
+else ko journal_past_file_size_limit "status $st" "$(cat "$tmp/xfsz.err")"; fi
+"$M" index add -q --jsonl "$S" "$tmp/w0_0.jsonl" "$tmp/w1_0.jsonl" "$tmp/w2_0.jsonl" 2> /dev/null
+before=$(cksum < "$S")
+jbefore=$(cksum < "$S.journal")
+(ulimit -f 4; "$M" index compact "$S" > /dev/null 2> "$tmp/xfsz.err"); st=$?
 left=$(ls "$tmp" | grep -c 'small\.mlsh\.tmp-')
 if [ $st -eq 1 ] && [ "$left" -eq 0 ] && [ "$(cksum < "$S")" = "$before" ] &&
-    grep -q 'cannot save the index' "$tmp/xfsz.err"
+    [ "$(cksum < "$S.journal")" = "$jbefore" ] && grep -q 'cannot save the index' "$tmp/xfsz.err"
 then ok save_past_file_size_limit
 else ko save_past_file_size_limit "status $st, $left temporary files left" "$(cat "$tmp/xfsz.err")"; fi
 : > "$S.tmp-0123456789abcdef"
 : > "$S.tmp-not-a-save"
-if "$M" index add --jsonl "$S" "$tmp/w0_0.jsonl" > /dev/null 2> "$tmp/stale.err" &&
+if "$M" index add --jsonl "$S" "$tmp/w3_0.jsonl" > /dev/null 2> "$tmp/stale.err" &&
     [ ! -e "$S.tmp-0123456789abcdef" ] && [ -e "$S.tmp-not-a-save" ] &&
     grep -q 'removed 1 temporary file left by an earlier save' "$tmp/stale.err"
 then ok stale_save_temporaries_removed
