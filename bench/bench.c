@@ -12,6 +12,11 @@
  *   bench huge   gen_docs N | minlsh dedup - for each N of --sizes (default
  *                1M, 10M, 100M): wall time, peak RSS, docs/s, temp disk,
  *                recall, growth exponent (make bench-huge; not in CI)
+ *   bench crawler  the index as a crawler uses it, for each N of --sizes
+ *                (default 1M): build an index of N generated documents, add
+ *                1,000 more, query one, as fresh `minlsh index` processes
+ *                (wall time, peak RSS) side by side, and the two ratios to
+ *                the build (make bench-index; not in CI)
  * Options: --words FILE (vocabulary from a word list, e.g.
  * /usr/share/dict/words, instead of the built-in one), --seed N, --quick
  * (smaller sizes, to try the program out), --dedup-docs N (documents for
@@ -1100,6 +1105,137 @@ static int run_huge(const options *o) {
     return ok && count > 0 ? 0 : 1;
 }
 
+/* ---- bench crawler: build, add 1,000, query one ------------------------------- */
+
+/* Lines [from, to) of the file src into the file dst. */
+static int copy_lines(const char *src, const char *dst, uint64_t from, uint64_t to) {
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    uint64_t line = 0;
+    int c, ok = in != NULL && out != NULL;
+    while (ok && line < to && (c = getc(in)) != EOF) {
+        if (line >= from) putc(c, out);
+        if (c == '\n') line++;
+    }
+    if (in != NULL) fclose(in);
+    if (out != NULL && fclose(out) != 0) ok = 0;
+    return ok && line == to ? 0 : -1;
+}
+
+static uint64_t file_bytes(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+typedef struct crawler_result {
+    double build, add, query, open, compact, rss_build, rss_add, rss_query;
+    uint64_t file, journal;
+} crawler_result;
+
+/* One size: everything in a fresh directory, removed at the end. Queries
+ * and opens are the best of 3 runs (each a fresh process). */
+static int crawler_run(const options *o, uint64_t n, crawler_result *r) {
+    char dir[512], all[600], base[600], add[600], one[600], none[600], ix[600], jr[700],
+        nbuf[32], seed[32], cmdbuf[1400];
+    char *gen[] = {(char *)o->gen_docs, nbuf, "--seed", seed, NULL};
+    char *create[] = {(char *)o->minlsh, "index", "create", "-q", ix, NULL};
+    char *addc[] = {(char *)o->minlsh, "index", "add", "-q", "--jsonl", ix, base, NULL};
+    char *add1k[] = {(char *)o->minlsh, "index", "add", "-q", "--jsonl", ix, add, NULL};
+    char *query[] = {(char *)o->minlsh, "index", "query", "-q", "--jsonl", ix, one, NULL};
+    char *open0[] = {(char *)o->minlsh, "index", "query", "-q", "--jsonl", ix, none, NULL};
+    char *compact[] = {(char *)o->minlsh, "index", "compact", "-q", ix, NULL};
+    const char *tmp = getenv("TMPDIR");
+    double w, rss;
+    int i, ok;
+    memset(r, 0, sizeof *r);
+    if (tmp == NULL || tmp[0] == '\0') tmp = "/tmp";
+    snprintf(dir, sizeof dir, "%s/minlsh-bench-crawler-XXXXXX", tmp);
+    if (mkdtemp(dir) == NULL) return -1;
+    snprintf(all, sizeof all, "%s/all.jsonl", dir);
+    snprintf(base, sizeof base, "%s/base.jsonl", dir);
+    snprintf(add, sizeof add, "%s/add.jsonl", dir);
+    snprintf(one, sizeof one, "%s/one.jsonl", dir);
+    snprintf(none, sizeof none, "%s/none.jsonl", dir);
+    snprintf(ix, sizeof ix, "%s/index.mlsh", dir);
+    snprintf(jr, sizeof jr, "%s.journal", ix);
+    snprintf(nbuf, sizeof nbuf, "%llu", (unsigned long long)(n + 1000));
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    ok = spawn(gen, NULL, all, &w, &rss) == 0 && copy_lines(all, base, 0, n) == 0 &&
+         copy_lines(all, add, n, n + 1000) == 0 && copy_lines(all, one, n / 2, n / 2 + 1) == 0 &&
+         copy_lines(all, none, 0, 0) == 0;
+    remove(all);
+    /* Build: create and add N (what a first crawl does). */
+    if (ok) ok = spawn(create, NULL, NULL, &w, &rss) == 0;
+    if (ok) ok = spawn(addc, NULL, NULL, &r->build, &r->rss_build) == 0;
+    r->file = file_bytes(ix);
+    if (ok) ok = spawn(add1k, NULL, NULL, &r->add, &r->rss_add) == 0;
+    r->journal = file_bytes(jr);
+    r->query = r->open = 1e30;
+    for (i = 0; ok && i < 3; i++) {
+        ok = spawn(query, NULL, "/dev/null", &w, &rss) == 0;
+        if (w < r->query) r->query = w;
+        if (rss > r->rss_query) r->rss_query = rss;
+        if (ok) ok = spawn(open0, NULL, "/dev/null", &w, &rss) == 0;
+        if (w < r->open) r->open = w;
+    }
+    if (ok) ok = spawn(compact, NULL, NULL, &r->compact, &rss) == 0;
+    snprintf(cmdbuf, sizeof cmdbuf, "rm -rf '%s'", dir);
+    if (system(cmdbuf) != 0) ok = 0;
+    return ok ? 0 : -1;
+}
+
+static int run_crawler(const options *o) {
+    const char *p = o->sizes != NULL ? o->sizes : "1000000";
+    crawler_result prev, cur;
+    uint64_t prev_n = 0;
+    int ok = 1;
+    if (access(o->minlsh, X_OK) != 0 || access(o->gen_docs, X_OK) != 0) {
+        fprintf(stderr, "bench: %s or %s is not there\n", o->minlsh, o->gen_docs);
+        return 1;
+    }
+    printf("minlsh %s crawler benchmark: %u CPUs; per size N, fresh processes, wall time:\n",
+           minlsh_version_string(), online_cpus());
+    printf("  build   minlsh index create + index add --jsonl of N generated documents\n"
+           "  add     index add --jsonl of 1,000 more (into INDEX.journal)\n"
+           "  query   index query --jsonl of one document (best of 3)\n"
+           "  open    index query of no document: the mapping, names and journal (best of 3)\n"
+           "  compact index compact: the 1,000 folded into the file\n\n");
+    printf("  %10s %9s %8s %8s %8s %9s %10s %10s %9s %9s\n", "documents", "build s", "add s",
+           "query s", "open s", "compact s", "add/build", "query/bld", "file MiB",
+           "RSS MiB");
+    memset(&prev, 0, sizeof prev);
+    while (*p != '\0') {
+        char *end;
+        unsigned long long n = strtoull(p, &end, 10);
+        if (end == p) break;
+        p = end;
+        while (*p == ' ' || *p == ',') p++;
+        if (crawler_run(o, (uint64_t)n, &cur) != 0) {
+            printf("  %10llu failed\n", n);
+            ok = 0;
+            break;
+        }
+        printf("  %10llu %9.2f %8.3f %8.3f %8.3f %9.2f %10.4f %10.4f %9.0f %9.0f\n", n, cur.build,
+               cur.add, cur.query, cur.open, cur.compact, cur.add / cur.build,
+               cur.query / cur.build, (double)cur.file / 1048576.0, cur.rss_build);
+        printf("  %10s ratios: add 1,000 = 1/%.0f of the build, query one = 1/%.0f (goals: "
+               "1/20 each); journal %.0f KiB; peak RSS add %.0f MiB, query %.0f MiB; "
+               "%.0f bytes of file per document\n",
+               "", cur.build / cur.add, cur.build / cur.query, (double)cur.journal / 1024.0,
+               cur.rss_add, cur.rss_query, (double)cur.file / (double)n);
+        if (prev_n > 0 && prev_n != n)
+            printf("  %10s growth exponents from %llu: build %.2f, add %.2f, query %.2f, "
+                   "open %.2f\n",
+                   "", (unsigned long long)prev_n,
+                   log(cur.build / prev.build) / log((double)n / (double)prev_n),
+                   log(cur.add / prev.add) / log((double)n / (double)prev_n),
+                   log(cur.query / prev.query) / log((double)n / (double)prev_n),
+                   log(cur.open / prev.open) / log((double)n / (double)prev_n));
+        prev = cur;
+        prev_n = n;
+    }
+    return ok ? 0 : 1;
+}
+
 /* ---- bench kernels: the kernel sections alone --------------------------------- */
 
 static int run_kernels(const options *o) {
@@ -1393,7 +1529,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) o.sizes = argv[++i];
         else if (argv[i][0] != '-') what = argv[i];
         else {
-            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup|huge] [--words FILE]\n"
+            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup|huge|crawler] [--words FILE]\n"
                             "             [--seed N] [--quick] [--dedup-docs N] [--sizes \"N1 N2 ...\"]\n"
                             "             [--minlsh PATH] [--gen-docs PATH]\n");
             return 2;
@@ -1427,6 +1563,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "kernels") == 0) return run_kernels(&o);
     if (strcmp(what, "dedup") == 0) return run_dedup(&o);
     if (strcmp(what, "huge") == 0) return run_huge(&o);
+    if (strcmp(what, "crawler") == 0) return run_crawler(&o);
     fprintf(stderr, "bench: unknown benchmark %s\n", what);
     return 2;
 }

@@ -18,6 +18,13 @@
 #                     dedup has --memory; else n/a), recall of the planted
 #                     pairs, time growth exponent between successive sizes.
 #                     Try it with BENCH_HUGE_SIZES="20000 40000"
+#   make bench-index  NOT in CI: `bench crawler`: for each N of
+#                     BENCH_INDEX_SIZES (default 1000000), minlsh index
+#                     create + add of N generated documents (the build), add
+#                     of 1,000 more, query of one, as fresh processes: wall
+#                     times side by side, the two ratios to the build (goal
+#                     1/20 each), open and compaction times, file size, peak
+#                     RSS, growth exponents between successive sizes
 #   make bench-scale  1 million generated documents of ~3 KB, deduplicated end
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph
@@ -61,7 +68,7 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge bench-python
+.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-index
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
@@ -72,6 +79,12 @@ bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 BENCH_HUGE_SIZES ?= 1000000 10000000 100000000
 bench-huge: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 	$(BENCH_BIN) huge $(BENCH_RUNS) --sizes "$(BENCH_HUGE_SIZES)" $(BENCH_FLAGS)
+
+# Not in CI: a 1M-document index built, added to and queried through the
+# command (about a minute and 1.5 GB of disk).
+BENCH_INDEX_SIZES ?= 1000000
+bench-index: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+	$(BENCH_BIN) crawler $(BENCH_RUNS) --sizes "$(BENCH_INDEX_SIZES)" $(BENCH_FLAGS)
 
 bench-scale: $(BENCH_BIN)
 	$(BENCH_BIN) scale

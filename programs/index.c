@@ -383,9 +383,11 @@ static int index_save(cli_index *x) {
 }
 
 /* Make the journaled additions durable (they are acknowledged from here),
- * and fold the journal into the file when it has grown past its bound. */
-static int index_commit(cli_index *x) {
+ * or, when the journal has grown past its bound (compact), fold it and them
+ * into the file. */
+static int index_commit(cli_index *x, int compact) {
     int rc;
+    if (compact || minlsh_journal_compact_due(x->journal, x->index) == 1) return index_save(x);
     errno = 0;
     rc = minlsh_journal_sync(x->journal);
     if (rc != 0) {
@@ -395,7 +397,6 @@ static int index_commit(cli_index *x) {
                 rc == MINLSH_E_IO && err ? strerror(err) : "");
         return CLI_FAILED;
     }
-    if (minlsh_journal_compact_due(x->journal, x->index) == 1) return index_save(x);
     return 0;
 }
 
@@ -466,6 +467,7 @@ typedef struct add_ctx {
     double *sims;
     size_t cap;
     uint64_t duplicates;
+    int compact; /* the journal is due for compaction: the run ends with one */
 } add_ctx;
 
 /* The name as a JSON token (how the index stores names). */
@@ -503,9 +505,16 @@ static int add_select(void *ctx, const doc_view *d) {
     return 0;
 }
 
-/* Record an added document (its name is name number id) in the journal. */
+/* Record an added document (its name is name number id) in the journal;
+ * once the journal is due for compaction the run will compact, so the rest
+ * need no record (and no memory for one). */
 static int journal_add(add_ctx *c, uint64_t id, const uint32_t *sig) {
     cli_name nm = names_get(&c->x->meta.names, (size_t)id);
+    if (c->compact) return 0;
+    if (minlsh_journal_compact_due(c->x->journal, c->x->index) == 1) {
+        c->compact = 1;
+        return 0;
+    }
     return minlsh_journal_append(c->x->journal, MINLSH_JOURNAL_INSERT, id, sig, c->k, nm.s,
                                  nm.n);
 }
@@ -694,7 +703,7 @@ int cmd_index_add(cli_opts *o) {
     }
     buf_free(&c.token);
     added = x.meta.names.n - c.before;
-    if (added > 0) rc = index_commit(&x);
+    if (added > 0) rc = index_commit(&x, c.compact);
     if (rc == 0 && !o->quiet) {
         fflush(stdout);
         if (o->novel_only)

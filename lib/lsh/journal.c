@@ -271,15 +271,17 @@ int minlsh_journal_compact(minlsh_journal *j, minlsh_index *index, const char *i
     int rc;
     if (j == NULL || index == NULL || index_path == NULL) return MINLSH_E_NULL;
     if (j->fd < 0) return MINLSH_E_STATE;
-    /* Durable first: if the save fails, the journal still has everything. */
-    rc = minlsh_journal_sync(j);
-    if (rc == 0) rc = minlsh_index_save_mapped(index, index_path);
+    /* No sync first: the new file holds every change the index has, the
+     * buffered records' too; killed before its rename, the old file and
+     * journal stand, with every record synced before. */
+    rc = minlsh_index_save_mapped(index, index_path);
     if (rc == 0) rc = minlsh__file_tail64(index_path, &tag, &size);
     if (rc != 0) return rc;
     index->file_tag = tag;
     index->file_bytes = size;
     j->base = tag;
     j->records = 0;
+    j->buf_len = 0;
     return minlsh__journal_reset(j);
 }
 

@@ -19,6 +19,7 @@
  * needed beyond the members of one key.
  */
 #include "lsh.h"
+#include "prefetch.h"
 
 #include <stdatomic.h>
 
@@ -561,10 +562,13 @@ static void minlsh__blk_put(minlsh__blk_writer *bw, const void *p, size_t n) {
 typedef struct minlsh__mapped_out {
     const minlsh_index *ix;
     const uint64_t *ids;  /* ascending, ix->count */
-    const uint32_t *rank; /* per slot: its document number */
+    const uint32_t *rank;  /* per slot: its document number */
+    const uint32_t *order; /* per document number: its slot */
+    const uint32_t *grank; /* per group of one: its document number, else NIL */
     uint64_t *run;        /* scratch: room for m entries */
     uint64_t *sums;       /* room for every block */
     size_t m;
+    const minlsh__metadata *meta;
 } minlsh__mapped_out;
 
 static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
@@ -594,8 +598,8 @@ static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
     minlsh__store64le(dir + 8, MINLSH__MAP_DATA);
     minlsh__store64le(dir + 16, bands_off);
     minlsh__store64le(dir + 24, meta_off);
-    minlsh__store64le(dir + 32, ix->meta.len);
-    minlsh__store64le(dir + 40, meta_off + ix->meta.len);
+    minlsh__store64le(dir + 32, o->meta->len);
+    minlsh__store64le(dir + 40, meta_off + o->meta->len);
     minlsh__store32le(dir + 48, MINLSH__MAP_SHIFT);
     minlsh__store64le(dir + 56, minlsh__sum64(dir, 56));
     minlsh__writer_put(w, dir, sizeof dir);
@@ -604,7 +608,7 @@ static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
     bw.nsums = bw.fill = 0;
     minlsh__sum_init(&bw.cur);
     for (i = 0; i < ix->count; i++) {
-        uint32_t slot = minlsh__lsh_find_id(ix, o->ids[i]);
+        uint32_t slot = o->order[i];
         const uint32_t *sig = minlsh__lsh_gsig(ix, minlsh__lsh_doc_at(ix, slot)->group);
         minlsh__store64le(rec, o->ids[i]);
         for (v = 0; v < ix->k; v++) minlsh__store32le(rec + 8 + 4 * (size_t)v, sig[v]);
@@ -627,6 +631,14 @@ static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
             /* Entries of one tag are adjacent (lsh.h: sorted, no gap). */
             for (; p < t->len && t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag; p++) {
                 uint32_t it = t->e[p].val, g;
+                /* The usual bucket, one group of one document: one look-up
+                 * (fetched ahead), not three dependent ones. */
+                if (p + 16 < t->len && !(t->e[p + 16].val & MINLSH__LSH_CHAIN))
+                    MINLSH__PREFETCH(o->grank + t->e[p + 16].val);
+                if (!(it & MINLSH__LSH_CHAIN) && o->grank[it] != MINLSH__LSH_NIL) {
+                    o->run[nrun++] = o->grank[it];
+                    continue;
+                }
                 while ((g = minlsh__lsh_bucket_next(ix, &it)) != MINLSH__LSH_NIL) {
                     uint32_t s;
                     for (s = minlsh__lsh_group_at(ix, g)->head; s != MINLSH__LSH_NIL;
@@ -643,7 +655,7 @@ static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
             }
         }
     }
-    minlsh__blk_put(&bw, ix->meta.data, ix->meta.len);
+    minlsh__blk_put(&bw, o->meta->data, o->meta->len);
     if (bw.fill > 0) bw.sums[bw.nsums++] = minlsh__sum_final(&bw.cur);
     minlsh__sum_init(&ss);
     for (i = 0; i < bw.nsums; i++) {
@@ -659,18 +671,25 @@ int minlsh_index_save_mapped(const minlsh_index *index, const char *path) {
     minlsh__mapped_out o;
     minlsh_index *tmp = NULL;
     const minlsh_index *ix;
-    uint32_t *rank = NULL;
+    uint32_t *rank = NULL, *order = NULL, *grank = NULL;
     uint64_t *ids = NULL, *run = NULL, *sums = NULL, body;
     size_t i, nblocks, bytes;
     int rc;
     if (index == NULL || path == NULL) return MINLSH_E_NULL;
-    rc = minlsh__lsh_unmapped(index, &tmp);
-    if (rc != 0) return rc;
-    ix = tmp != NULL ? tmp : index;
+    o.meta = &index->meta;
+    if (index->map != NULL && index->map->n == 0 && index->delta != NULL) {
+        /* An empty file and its delta (a first add): the delta is the
+         * index, no copy needed. */
+        ix = index->delta;
+    } else {
+        rc = minlsh__lsh_unmapped(index, &tmp);
+        if (rc != 0) return rc;
+        ix = tmp != NULL ? tmp : index;
+    }
     o.m = ix->count;
     if (ix->empty_group != MINLSH__LSH_NIL) o.m -= minlsh__lsh_group_at(ix, ix->empty_group)->count;
     body = (uint64_t)(8 + 4 * (size_t)ix->k) * ix->count +
-           (uint64_t)MINLSH__MAP_ENTRY * ix->bands * o.m + ix->meta.len;
+           (uint64_t)MINLSH__MAP_ENTRY * ix->bands * o.m + o.meta->len;
     if (body > (uint64_t)SIZE_MAX / 2) {
         minlsh_index_free(tmp);
         return MINLSH_E_TOOBIG;
@@ -681,11 +700,22 @@ int minlsh_index_save_mapped(const minlsh_index *index, const char *path) {
     sums = (uint64_t *)minlsh__malloc(&ix->alloc, (nblocks > 0 ? nblocks : 1) * sizeof *sums);
     rc = minlsh__mul_size(&bytes, ix->n_slots > 0 ? ix->n_slots : 1, sizeof *rank);
     if (rc == 0) rank = (uint32_t *)minlsh__malloc(&ix->alloc, bytes);
-    if (rc == 0 && (ids == NULL || run == NULL || sums == NULL || rank == NULL))
+    order = (uint32_t *)minlsh__malloc(&ix->alloc, (ix->count > 0 ? ix->count : 1) * sizeof *order);
+    grank = (uint32_t *)minlsh__malloc(&ix->alloc,
+                                       (ix->n_groups > 0 ? ix->n_groups : 1) * sizeof *grank);
+    if (rc == 0 && (ids == NULL || run == NULL || sums == NULL || rank == NULL ||
+                    order == NULL || grank == NULL))
         rc = MINLSH_E_NOMEM;
     if (rc == 0) {
         (void)minlsh_index_copy_ids(ix, ids, ix->count, NULL);
-        for (i = 0; i < ix->count; i++) rank[minlsh__lsh_find_id(ix, ids[i])] = (uint32_t)i;
+        for (i = 0; i < ix->count; i++) {
+            uint32_t s = minlsh__lsh_find_id(ix, ids[i]), g = minlsh__lsh_doc_at(ix, s)->group;
+            rank[s] = (uint32_t)i;
+            order[i] = s;
+            grank[g] = minlsh__lsh_group_at(ix, g)->count == 1 ? (uint32_t)i : MINLSH__LSH_NIL;
+        }
+        o.order = order;
+        o.grank = grank;
         o.ix = ix;
         o.ids = ids;
         o.rank = rank;
@@ -697,6 +727,8 @@ int minlsh_index_save_mapped(const minlsh_index *index, const char *path) {
     minlsh__free(&ix->alloc, run);
     minlsh__free(&ix->alloc, sums);
     minlsh__free(&ix->alloc, rank);
+    minlsh__free(&ix->alloc, order);
+    minlsh__free(&ix->alloc, grank);
     minlsh_index_free(tmp);
     return rc;
 }
