@@ -1085,8 +1085,9 @@ typedef struct minlsh_index_stats {
     uint32_t bands, rows;
 } minlsh_index_stats;
 
-/* Fill *stats. Linear in the size of the band tables; allocates nothing.
- * Errors: MINLSH_E_NULL. Threads: read. */
+/* Fill *stats. Linear in the size of the band tables; allocates nothing
+ * (a mapped handle, minlsh_index_map: works on a loaded copy).
+ * Errors: MINLSH_E_NULL; for a mapped handle, those of a load. Threads: read. */
 MINLSH_API int minlsh_index_copy_stats(minlsh_index_stats *stats,
                                        const minlsh_index *index);
 

@@ -381,6 +381,36 @@ static void test_nomem(void) {
         minlsh_index_free(ix);
     }
     EXPECT(done);
+    /* A writer whose n-th allocation fails (open, appends or compaction):
+     * an error or success, no leak, and the files still hold every synced
+     * document. */
+    for (i = 1, done = 0; i < 400 && !done; i++) {
+        uint64_t before;
+        ix = NULL;
+        j = NULL;
+        EXPECT_OK(minlsh_index_map(&ix, ipath, LOAD_OPTS(NULL, 0, &al)));
+        ta_fail_nth(&ta, i);
+        rc = minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL);
+        before = minlsh_index_count(ix);
+        for (id = before + 1; rc == 0 && id <= before + 20; id++) rc = add_doc(ix, j, id);
+        if (rc == 0) rc = minlsh_journal_compact(j, ix, ipath);
+        ta_fail_nth(&ta, 0);
+        EXPECT(rc == 0 || rc == MINLSH_E_NOMEM);
+        done = rc == 0;
+        minlsh_journal_free(j);
+        minlsh_index_free(ix);
+        EXPECT_EQ_INT(ta_blocks(&ta), 0);
+        ix = NULL;
+        j = NULL;
+        EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
+        EXPECT_OK(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_READ, NULL, NULL));
+        /* The 20 are all in (the compaction's save happened) or none. */
+        EXPECT(minlsh_index_count(ix) == 80 || minlsh_index_count(ix) == 100);
+        if (minlsh_index_count(ix) == 100) done = 1; /* the next sweep would start at 100 */
+        minlsh_journal_free(j);
+        minlsh_index_free(ix);
+    }
+    EXPECT(done);
     EXPECT_EQ_INT(ta_blocks(&ta), 0);
     unlink(ipath);
     unlink(jpath);
