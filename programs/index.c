@@ -168,16 +168,41 @@ static int load_error(const char *path, int rc) {
 }
 
 /* Build the shingler the index was made with (key from the command line) and
- * check it against the stored config id. */
+ * check it against the stored config id. The message names what differs:
+ * the key when the metadata says one thing and the command line another,
+ * else the stored shingling options (with the key the index expects, they
+ * do not give its config id: the metadata does not belong to the file). */
 static int index_shingler(cli_index *x, const cli_opts *o) {
     uint64_t id = 0;
+    cli_buf desc = {NULL, 0, 0};
     x->sh = cli_shingler_new(x->meta.unit, x->meta.shingle_k, x->meta.flags, o->key, &id);
     if (id != minlsh_index_config_id(x->index)) {
-        cli_msg("%s: %s (%s): the index was made with %s; %s", x->path,
-                minlsh_strerror(MINLSH_E_MISMATCH), minlsh_error_name(MINLSH_E_MISMATCH),
-                x->meta.custom_key ? "a custom --key" : "the default key",
-                x->meta.custom_key ? "give the same --key as to 'index create'"
-                              : "do not give --key");
+        int key_differs = x->meta.custom_key != o->custom_key;
+        opts_describe_shingle(&desc, x->meta.unit, x->meta.shingle_k);
+        buf_adds(&desc, ", normalize ");
+        opts_describe_flags(&desc, x->meta.flags);
+        buf_addc(&desc, '\0');
+        if (key_differs)
+            cli_msg("%s: %s (%s): the index was made with %s; %s", x->path,
+                    minlsh_strerror(MINLSH_E_MISMATCH), minlsh_error_name(MINLSH_E_MISMATCH),
+                    x->meta.custom_key ? "a custom --key" : "the default key",
+                    x->meta.custom_key ? "give the same --key as to 'index create'"
+                                       : "do not give --key");
+        else if (x->meta.custom_key)
+            cli_msg("%s: %s (%s): the --key given, or the shingling options stored in the "
+                    "index (shingle %s), differ from those the index was made with; give the "
+                    "same --key as to 'index create'",
+                    x->path, minlsh_strerror(MINLSH_E_MISMATCH),
+                    minlsh_error_name(MINLSH_E_MISMATCH), desc.p);
+        else
+            cli_msg("%s: %s (%s): the shingling options stored in the index (shingle %s) are "
+                    "not those its signatures were made with (config id %016llx, not "
+                    "%016llx): its metadata was changed or written by another program",
+                    x->path, minlsh_strerror(MINLSH_E_MISMATCH),
+                    minlsh_error_name(MINLSH_E_MISMATCH), desc.p,
+                    (unsigned long long)id,
+                    (unsigned long long)minlsh_index_config_id(x->index));
+        buf_free(&desc);
         return CLI_FAILED;
     }
     x->family = cli_family_new(minlsh_index_k(x->index), minlsh_index_seed(x->index));

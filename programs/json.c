@@ -69,6 +69,14 @@ static int parse_u_escape(jparser *j, cli_buf *out) {
     unsigned cp, lo;
     if (j->end - j->p < 5 || hex4(j->p + 1, &cp) != 0)
         return fail(j, "invalid \\u escape");
+    if (cp >= 0xDC80 && cp <= 0xDCFF) {
+        /* A lone low surrogate of U+DC80..U+DCFF stands for the byte
+         * cp - 0xDC00 that is not UTF-8 (json_escape writes them; Python
+         * reads them back with surrogateescape, PEP 383). */
+        j->p += 5;
+        if (out) buf_addc(out, (char)(cp - 0xDC00));
+        return 0;
+    }
     if (cp >= 0xDC00 && cp <= 0xDFFF) goto unpaired;
     j->p += 5;
     if (cp >= 0xD800 && cp <= 0xDBFF) {
@@ -383,7 +391,9 @@ void json_escape(cli_buf *out, const char *s, size_t n) {
             }
             l = utf8_decode(p, (size_t)(end - p), NULL);
             if (l <= 0) {
-                buf_adds(out, "\\ufffd");
+                /* A byte that is not UTF-8 keeps its value: \udcXX, the
+                 * escape parse_u_escape reads back (names stay distinct). */
+                buf_printf(out, "\\udc%02x", *p);
                 break;
             }
             buf_add(out, p, (size_t)l);
