@@ -477,9 +477,19 @@ static int read_jsonl(pipeline *pl, size_t file) {
                 line_add(pl, p, (size_t)(end - p));
                 break;
             }
-            line_add(pl, p, (size_t)(nl + 1 - p));
-            rc = jsonl_line(pl, file, ++lineno, &pl->line);
-            buf_clear(&pl->line);
+            if (pl->line.n == 0 && pl->line_bytes == 0) {
+                /* The whole line is in the chunk: no copy to the line
+                 * buffer first. */
+                cli_buf view;
+                view.p = (char *)p;
+                view.n = view.cap = (size_t)(nl + 1 - p);
+                pl->line_bytes = view.n;
+                rc = jsonl_line(pl, file, ++lineno, &view);
+            } else {
+                line_add(pl, p, (size_t)(nl + 1 - p));
+                rc = jsonl_line(pl, file, ++lineno, &pl->line);
+                buf_clear(&pl->line);
+            }
             pl->line_bytes = 0;
             p = nl + 1;
         }
