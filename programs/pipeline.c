@@ -31,6 +31,7 @@
 #define BATCH_MAX_BYTES (8u << 20)      /* text held in memory per batch */
 #define BATCH_MAX_FILE_BYTES (8u << 20) /* bytes of files per batch */
 #define READ_CHUNK (64u << 10)
+#define SELECT_AHEAD 8 /* documents between will_select and select */
 
 /* JOB_TOOBIG: a JSON Lines line or standard input past --max-doc-size,
  * already skipped by the reader; it only keeps the message in order. */
@@ -341,6 +342,10 @@ static int flush(pipeline *pl) {
     if (rc != 0) cli_die_lib("shingling", rc);
     b->n_sel = 0;
     for (i = 0; i < b->n_jobs; i++) {
+        /* Random lookups in a large table: asked for ahead, they arrive
+         * while the documents before are selected. */
+        if (pl->cfg->will_select != NULL && i + SELECT_AHEAD < b->n_jobs)
+            pl->cfg->will_select(pl->cfg->ctx, b->jobs[i + SELECT_AHEAD].name_hash);
         if ((rc = select_job(pl, &b->jobs[i])) < 0) break;
         if (rc == 0) continue;
         v = b->sel;
