@@ -12,8 +12,9 @@
  *  3. the pool signs the selected documents in parallel;
  *  4. the calling thread hands them to the subcommand in input order (on_doc).
  * With cfg->overlap, step 4 of a batch waits until the pool signs the next
- * one: the calling thread delivers the previous batch while the pool's
- * threads sign, so its own serial work does not leave the other cores idle.
+ * one: the calling thread delivers the previous batch, and reads the batch
+ * after, while the pool's threads sign, so its own serial work does not
+ * leave the other cores idle.
  * Two batches alternate for that. So messages and results come out in the
  * same order whatever the number of threads, and dedup signs each distinct
  * text only once. Every input goes through a cli_stream (stream.c), so gzip
@@ -100,6 +101,7 @@ typedef struct pipeline {
     unsigned n_ws;
     uint64_t docs, bytes;
     uint64_t empty, too_large;
+    int signing; /* the pool signs busy in the background (overlap) */
 } pipeline;
 
 /* ---- the workers -------------------------------------------------------- */
@@ -328,15 +330,26 @@ static int deliver(pipeline *pl, batch *b) {
     return rc;
 }
 
+/* Wait for the background signing of the busy batch, if any. */
+static void sign_wait(pipeline *pl) {
+    int rc;
+    if (!pl->signing) return;
+    pl->signing = 0;
+    if ((rc = minlsh__pool_wait(pl->cfg->pool)) != 0) cli_die_lib("signing", rc);
+}
+
 /* Steps 1 to 3 for the batch being filled, and step 4 for it or (with
- * overlap) for the batch before it, while this one is signed. Then the
- * other batch is the one to fill. */
+ * overlap) for the batch before it. With overlap the pool signs this
+ * batch in the background: the calling thread delivers the batch before
+ * and reads the next one meanwhile, and the next flush waits for it. Then
+ * the other batch is the one to fill. */
 static int flush(pipeline *pl) {
     batch *b = pl->fill, *prev = b == &pl->b[0] ? &pl->b[1] : &pl->b[0];
     size_t i;
     int rc, src = 0;
     void *v;
     if (b->n_jobs == 0) return 0;
+    sign_wait(pl); /* prev is signed, and the pool free */
     for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
     rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, 1, shingle_range, pl);
     if (rc != 0) cli_die_lib("shingling", rc);
@@ -359,14 +372,13 @@ static int flush(pipeline *pl) {
         v = b->sigs;
         xgrow(&v, &b->sigs_cap, b->n_sel * pl->k, sizeof *b->sigs);
         b->sigs = v;
-        if (pl->cfg->pool != NULL && prev->pending) {
+        if (pl->cfg->pool != NULL && pl->cfg->overlap) {
             minlsh__pool_start(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
-            if (rc == 0) rc = deliver(pl, prev);
-            src = minlsh__pool_wait(pl->cfg->pool);
+            pl->signing = 1;
         } else {
             src = minlsh__pool_run(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
+            if (src != 0) cli_die_lib("signing", src);
         }
-        if (src != 0) cli_die_lib("signing", src);
     }
     if (rc == 0 && prev->pending) rc = deliver(pl, prev);
     b->pending = 1;
@@ -602,6 +614,7 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
         }
     }
     if (rc == 0) rc = flush(&pl);
+    sign_wait(&pl);
     /* The last batch, kept back for the next one that never came. */
     for (i = 0; i < 2 && rc == 0; i++)
         if (pl.b[i].pending) rc = deliver(&pl, &pl.b[i]);
