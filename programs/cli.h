@@ -432,6 +432,10 @@ uint64_t names_at(const name_table *t, size_t i);
 cli_name names_step(const name_table *t, uint64_t *at);
 /* Start fetching the hash slot a name of hash h would be looked up in. */
 void names_prefetch(const name_table *t, uint64_t h);
+/* Add a name without looking for it (no hash, no duplicate check): for a
+ * reader that only gets names by number; a later names_add hashes them all,
+ * names_find on such a table looks at each name. */
+void names_append(name_table *t, const char *s, size_t n, int json);
 /* 1 if the name is there (its number in *i if not NULL), else 0. */
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i);
 void names_free(name_table *t);
@@ -455,6 +459,11 @@ void index_meta_build(cli_buf *b, const index_meta *m, uint32_t k, uint64_t seed
  * what is wrong in err. On non-zero m holds no names. */
 int index_meta_parse(index_meta *m, const char *data, size_t n, char *err,
                      size_t errcap);
+/* The same; searchable 0 (a reader that gets names by number only) keeps
+ * the names without hashing them or checking them for duplicates (every
+ * other check is made). */
+int index_meta_parse_names(index_meta *m, const char *data, size_t n, int searchable,
+                           char *err, size_t errcap);
 void index_meta_free(index_meta *m);
 
 /* ---- output.c ----------------------------------------------------------- */

@@ -94,6 +94,11 @@ static int meta_field(index_meta *m, const char *line, size_t *docs, int *seen,
 
 int index_meta_parse(index_meta *m, const char *data, size_t n, char *err,
                      size_t errcap) {
+    return index_meta_parse_names(m, data, n, 1, err, errcap);
+}
+
+int index_meta_parse_names(index_meta *m, const char *data, size_t n, int searchable,
+                           char *err, size_t errcap) {
     const char *p = data, *end = data + n, *nl;
     cli_buf line = {NULL, 0, 0};
     size_t docs = 0, lineno = 0, i;
@@ -143,7 +148,9 @@ int index_meta_parse(index_meta *m, const char *data, size_t n, char *err,
                      i, lineno, (int)(len > 40 ? 40 : len), p, len > 40 ? "..." : "");
             goto done;
         }
-        if (!names_add(&m->names, p, len, 1, NULL)) {
+        if (!searchable) {
+            names_append(&m->names, p, len, 1);
+        } else if (!names_add(&m->names, p, len, 1, NULL)) {
             snprintf(err, errcap, "name %zu (line %zu) is a duplicate: %.*s%s", i, lineno,
                      (int)(len > 40 ? 40 : len), p, len > 40 ? "..." : "");
             goto done;

@@ -69,6 +69,9 @@ cli_name names_get(const name_table *t, size_t i) {
 static void rehash(name_table *t) {
     size_t size = t->mask ? (t->mask + 1) * 2 : 64, i;
     uint64_t p = 0;
+    /* Room for every name at most 3/4 full (names_append may have stored
+     * many without slots). */
+    while ((t->n + 1) * 4 > size * 3) size *= 2;
     free(t->slots);
     free(t->tags);
     t->slots = xcalloc(size, sizeof *t->slots);
@@ -137,7 +140,21 @@ void names_prefetch(const name_table *t, uint64_t h) {
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i) {
     uint64_t h;
     size_t slot;
-    if (t->mask == 0) return 0;
+    if (t->mask == 0) {
+        /* Only names_append has filled it (no hash slots): look at each. */
+        uint64_t at = 0;
+        size_t k;
+        for (k = 0; k < t->n; k++) {
+            cli_name nm;
+            if (k % NAMES_GROUP == 0) at = t->pos[k / NAMES_GROUP];
+            nm = name_next(t, &at);
+            if (nm.n == n && nm.json == json && memcmp(nm.s, s, n) == 0) {
+                if (i) *i = k;
+                return 1;
+            }
+        }
+        return 0;
+    }
     if (n > UINT32_MAX) n = UINT32_MAX;
     h = names_hash(s, n, json);
     for (slot = (size_t)h & t->mask; t->slots[slot] != 0; slot = (slot + 1) & t->mask) {
@@ -150,6 +167,20 @@ int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i
         }
     }
     return 0;
+}
+
+void names_append(name_table *t, const char *s, size_t n, int json) {
+    if (n > UINT32_MAX) n = UINT32_MAX;
+    if (t->n >= UINT32_MAX - 1) cli_die_lib("names", MINLSH_E_TOOBIG);
+    /* Slots made before would miss this name: the next names_add rebuilds
+     * them from every name. */
+    free(t->slots);
+    free(t->tags);
+    t->slots = NULL;
+    t->tags = NULL;
+    t->mask = 0;
+    store(t, s, n, json);
+    t->n++;
 }
 
 int names_add(name_table *t, const char *s, size_t n, int json, size_t *dup_of) {

@@ -64,7 +64,37 @@ static void test_round_trip(void) {
     free(again);
 }
 
+/* names_append: numbers as names_add gives them, found by names_find
+ * without hash slots, and a names_add afterwards hashes them all (a
+ * duplicate of an appended name is refused). */
+static void test_append(void) {
+    name_table t;
+    char nm[32];
+    size_t i, at = 0;
+    int bad = 0;
+    memset(&t, 0, sizeof t);
+    for (i = 0; i < 1000; i++) {
+        int n = snprintf(nm, sizeof nm, "\"doc-%zu\"", i);
+        names_append(&t, nm, (size_t)n, 1);
+    }
+    EXPECT_EQ_U64(t.n, 1000);
+    for (i = 0; i < 1000; i += 37) {
+        int n = snprintf(nm, sizeof nm, "\"doc-%zu\"", i);
+        cli_name got = names_get(&t, i);
+        if (got.n != (size_t)n || memcmp(got.s, nm, (size_t)n) != 0 || !got.json) bad++;
+        if (!names_find(&t, nm, (size_t)n, 1, &at) || at != i) bad++;
+    }
+    EXPECT_EQ_INT(bad, 0);
+    EXPECT(!names_find(&t, "\"doc-1000\"", 10, 1, NULL));
+    EXPECT(!names_add(&t, "\"doc-500\"", 9, 1, &at));
+    EXPECT_EQ_U64(at, 500);
+    EXPECT(names_add(&t, "\"doc-1000\"", 10, 1, NULL));
+    EXPECT(names_find(&t, "\"doc-999\"", 9, 1, &at) && at == 999);
+    names_free(&t);
+}
+
 int main(void) {
     RUN(test_round_trip);
+    RUN(test_append);
     return TL_SUMMARY("names");
 }
