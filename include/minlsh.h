@@ -376,7 +376,8 @@ MINLSH_API int minlsh_family_sign(const minlsh_family *family,
 
 /* Streaming update: sig (k values, e.g. from an earlier sign) becomes the
  * signature of its set plus the n hashes. Errors: MINLSH_E_NULL,
- * MINLSH_E_PARAM (k_sig != k). */
+ * MINLSH_E_PARAM (k_sig != k), MINLSH_E_UNSUPPORTED (a family of a scheme
+ * whose signatures cannot be extended: MINLSH_SCHEME_OPH). */
 MINLSH_API int minlsh_family_update(const minlsh_family *family,
                                     const uint64_t *hashes, size_t n,
                                     uint32_t *sig, size_t k_sig);
@@ -410,7 +411,8 @@ MINLSH_API int minlsh_family_sign_batch(const minlsh_family *family,
 
 /* Signatures need no handle: they are arrays of k uint32_t. */
 
-/* dst[i] = min(dst[i], src[i]): the signature of the union.
+/* dst[i] = min(dst[i], src[i]): the signature of the union (of classic
+ * signatures; not of MINLSH_SCHEME_OPH ones).
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0). */
 MINLSH_API int minlsh_signature_merge(uint32_t *dst, const uint32_t *src,
                                       size_t k);
@@ -843,6 +845,36 @@ MINLSH_API int minlsh_clusters_copy_members(const minlsh_clusters *clusters,
 extern "C" {
 #endif
 
+/* Signing schemes (values are ABI; a saved file's header flags hold the
+ * scheme, docs/format.md). CLASSIC: k functions, value i the minimum of
+ * h_i over the set (what minlsh_family_new makes). OPH: one-permutation
+ * hashing with optimal densification: h_0 sends each shingle to one of k
+ * bins, each bin keeps its minimum, and empty bins borrow from non-empty
+ * ones chosen by the seed (docs/minhash.md section 7). One product per
+ * shingle instead of k, at the price of more variance on sets with fewer
+ * shingles than about 2k. OPH signatures are k 32-bit values like classic
+ * ones and work unchanged with estimate, the index, the planner and the
+ * engine, but they are not mergeable: minlsh_signature_merge of two OPH
+ * signatures is not the union's, and minlsh_family_update refuses an OPH
+ * family. Families, matrices and indexes of different schemes never
+ * compare: loading refuses a file of the other scheme (MINLSH_E_MISMATCH)
+ * and minlsh_index_merge refuses to mix them. */
+#define MINLSH_SCHEME_CLASSIC 0
+#define MINLSH_SCHEME_OPH 1
+
+/* minlsh_family_new with a scheme; minlsh_family_new(out, k, seed, alloc)
+ * is minlsh_family_new_scheme(out, k, seed, MINLSH_SCHEME_CLASSIC, alloc).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..1024, unknown
+ * scheme), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_family_new_scheme(minlsh_family **out, uint32_t k,
+                                        uint64_t seed, uint32_t scheme,
+                                        const minlsh_allocator *alloc);
+/* The scheme of a family, matrix or index (MINLSH_SCHEME_*; 0 for NULL).
+ * A matrix or index takes its family's, or its file's. */
+MINLSH_API uint32_t minlsh_family_scheme(const minlsh_family *family);
+MINLSH_API uint32_t minlsh_sigmatrix_scheme(const minlsh_sigmatrix *matrix);
+MINLSH_API uint32_t minlsh_index_scheme(const minlsh_index *index);
+
 /* minlsh_index_query with a bound on the work, for indexes with hot
  * buckets (many distinct documents sharing a band). Bands are searched in
  * order 0, 1, ...; the search stops before the first band whose bucket
@@ -871,8 +903,8 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
  * minlsh_default_key()). Document d is the tokens doc_offsets[d] ..
  * doc_offsets[d+1] - 1 (doc_offsets needs n_docs + 1 non-decreasing
  * entries, the last at most n_tokens); its k values go to
- * sigs[d*k .. d*k+k-1], the same bits as minlsh_family_update with those
- * hashes on an empty signature (no token: the empty signature). sigs needs
+ * sigs[d*k .. d*k+k-1], the same bits as minlsh_family_sign of those
+ * hashes (no token: the empty signature). sigs needs
  * n_docs*k entries (*n_out = n_docs*k). data may be NULL when every token
  * is empty. On error sigs is unchanged. Runs on the calling thread.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (offsets decreasing, or a document

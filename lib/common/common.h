@@ -281,6 +281,10 @@ void minlsh__file_unmap(const void *data, size_t len);
 #define MINLSH__MAGIC_MATRIX "MINLSHMX"
 #define MINLSH__MAGIC_INDEX "MINLSHIX"
 
+/* The largest MINLSH_SCHEME_* value; a file's flags field holds its
+ * family's scheme (0, classic, in every file older than the field). */
+#define MINLSH__SCHEME_MAX 1u
+
 typedef struct minlsh__header {
     char magic[8];
     uint32_t version;

@@ -7,6 +7,9 @@
 
 #include "common/common.h"
 
+/* One step of SplitMix64: advances *state, returns the next output. */
+uint64_t minlsh__splitmix64(uint64_t *state);
+
 /* The coefficients of the first k functions for seed (the specification:
  * SplitMix64 with rejection). a and b need k entries each. */
 void minlsh__family_derive(uint64_t seed, uint32_t k, uint64_t *a, uint64_t *b);
@@ -18,8 +21,19 @@ int minlsh__family_check_sig(const minlsh_family *family, const uint32_t *sig,
                              size_t cap, size_t *n_out);
 
 /* sig (k values) becomes min(sig, signature of the n hashes), with the
- * active kernel. No checks: family and sig valid, hashes valid if n > 0. */
+ * active kernel; for an OPH family sig holds the raw bins (before
+ * densification). No checks: family and sig valid, hashes valid if n > 0.
+ * Start from k MINLSH_EMPTY_VALUE values and end with _finish_raw. */
 void minlsh__family_update_raw(const minlsh_family *family, uint32_t *sig,
                                const uint64_t *hashes, size_t n);
+/* Turn what _update_raw accumulated into the signature: nothing for the
+ * classic scheme, densification for OPH. */
+void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig);
+
+/* One-permutation hashing's densification (oph.c, docs/minhash.md section
+ * 7; the binning is minlsh__oph_update in kernel.h): out (k values) = the densified signature of the raw bins (bins with
+ * MINLSH_EMPTY_VALUE are empty); all bins empty gives the empty signature.
+ * bins and out must not overlap. */
+void minlsh__oph_densify(uint64_t dkey, uint32_t k, const uint32_t *bins, uint32_t *out);
 
 #endif /* MINLSH_MINHASH_H */
