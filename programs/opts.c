@@ -58,6 +58,7 @@ static const opt_spec specs[] = {
     {"novel-only", O_NOVEL_ONLY, 0},
     {"lock-timeout", O_LOCK_TIMEOUT, 1},
     {"no-lock", O_NO_LOCK, 0},
+    {"scheme", O_SCHEME, 1},
 };
 
 /* The --max-doc-size that cli_shingler_new gives its shinglers. */
@@ -363,6 +364,10 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         if (parse_u64(v, &o->seed) != 0)
             return bad_value(cmd, name, v, "an unsigned 64-bit integer");
         return 0;
+    case O_SCHEME:
+        if (opts_parse_scheme(v, &o->scheme) != 0)
+            return bad_value(cmd, name, v, "classic or oph");
+        return 0;
     case O_KEY:
         if (parse_key(v, o->key) != 0)
             return bad_value(cmd, name, v, "32 hexadecimal digits (16 bytes)");
@@ -546,9 +551,20 @@ minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
     return sh;
 }
 
-minlsh_family *cli_family_new(uint32_t k, uint64_t seed) {
+const char *opts_scheme_name(uint32_t scheme) {
+    return scheme == MINLSH_SCHEME_OPH ? "oph" : "classic";
+}
+
+int opts_parse_scheme(const char *s, uint32_t *scheme) {
+    if (strcmp(s, "classic") == 0) *scheme = MINLSH_SCHEME_CLASSIC;
+    else if (strcmp(s, "oph") == 0) *scheme = MINLSH_SCHEME_OPH;
+    else return -1;
+    return 0;
+}
+
+minlsh_family *cli_family_new(uint32_t k, uint64_t seed, uint32_t scheme) {
     minlsh_family *family = NULL;
-    int rc = minlsh_family_new(&family, k, seed, NULL);
+    int rc = minlsh_family_new_scheme(&family, k, seed, scheme, NULL);
     if (rc != 0) cli_die_lib("MinHash family", rc);
     return family;
 }
