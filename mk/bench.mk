@@ -18,6 +18,10 @@
 #                     dedup has --memory; else n/a), recall of the planted
 #                     pairs, time growth exponent between successive sizes.
 #                     Try it with BENCH_HUGE_SIZES="20000 40000"
+#   make bench-oph    the accuracy of classic and OPH signatures side by
+#                     side: estimator bias and RMSE against exact Jaccard
+#                     at k = 64, 128, 256 for sets smaller than k and large
+#                     ones, and the band index's S-curve (bench/oph_accuracy)
 #   make bench-scale  1 million generated documents of ~3 KB, deduplicated end
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph
@@ -61,7 +65,7 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge bench-python
+.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-oph
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
@@ -75,6 +79,13 @@ bench-huge: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 
 bench-scale: $(BENCH_BIN)
 	$(BENCH_BIN) scale
+
+# The accuracy of the two signing schemes (tests/oph_accuracy.h): bias and
+# RMSE at k = 64, 128, 256 for small and large sets, and the S-curve.
+# BENCH_OPH_PAIRS pairs per row (default 3000).
+BENCH_OPH_PAIRS ?= 3000
+bench-oph: $(BUILD)/bench/oph_accuracy
+	$(BUILD)/bench/oph_accuracy --pairs $(BENCH_OPH_PAIRS)
 
 bench-hot: $(BENCH_BIN)
 	$(BENCH_BIN) hot
