@@ -505,6 +505,9 @@ static void result_finish(fx *f, obs *o) {
 
 /* family */
 static int run_family_new(fx *f) { CTOR(f->fam, minlsh_family_new(&f->fam, K, 5, &AL)); }
+static int run_family_new_scheme(fx *f) {
+    CTOR(f->fam, minlsh_family_new_scheme(&f->fam, K, 5, MINLSH_SCHEME_OPH, &AL));
+}
 static void obs_family(fx *f, obs *o) {
     uint64_t a[K], b[K];
     if (f->fam == NULL) {
@@ -807,6 +810,7 @@ static const op ops[] = {
      recover_feed},
     {"shinglestream_finish", 3, setup_finish, run_finish, state_finish, result_finish, NULL},
     {"family_new", 1, setup_none, run_family_new, obs_family, obs_family, NULL},
+    {"family_new_scheme", 1, setup_none, run_family_new_scheme, obs_family, obs_family, NULL},
     {"family_sign_text", 3, setup_sign, run_sign_text, state_sign_text, state_sign_text, NULL},
     {"family_sign_batch", 6, setup_sign, run_sign_batch, state_sign_batch, result_sign_batch,
      NULL},
@@ -1036,7 +1040,7 @@ static const char *const never_allocate[] = {
     "sigmatrix_copy_column", "sigmatrix_k", "sigmatrix_copy_metadata", "sigmatrix_seed",
     "signature_estimate", "signature_is_empty", "signature_merge", "simd_kernel_name",
     "siphash24", "siphash24_128", "strerror", "version_number", "version_string",
-    "signatures_band_keys", "sets_jaccard",
+    "signatures_band_keys", "sets_jaccard", "family_scheme", "sigmatrix_scheme", "index_scheme",
 };
 
 static int listed(const char *name) {

@@ -34,6 +34,15 @@ void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig);
  * 7; the binning is minlsh__oph_update in kernel.h): out (k values) = the densified signature of the raw bins (bins with
  * MINLSH_EMPTY_VALUE are empty); all bins empty gives the empty signature.
  * bins and out must not overlap. */
-void minlsh__oph_densify(uint64_t dkey, uint32_t k, const uint32_t *bins, uint32_t *out);
+void minlsh__oph_densify(const uint16_t *probes, uint32_t k, const uint32_t *bins,
+                         uint32_t *out);
+/* Probes per empty bin before the circular fallback. */
+#define MINLSH__OPH_PROBES 64
+/* The probe sequences of every bin, k * MINLSH__OPH_PROBES entries: entry
+ * j * MINLSH__OPH_PROBES + t is the bin that probe t of empty bin j reads,
+ * ((z >> 32) k) >> 32 for z SplitMix64's first output from state
+ * dkey ^ (j << 32 | t). A function of (seed, k) only, so a family computes
+ * it once. */
+void minlsh__oph_probes(uint64_t dkey, uint32_t k, uint16_t *probes);
 
 #endif /* MINLSH_MINHASH_H */
