@@ -14,7 +14,8 @@ struct minlsh_family {
     uint32_t k;
     uint32_t scheme; /* MINLSH_SCHEME_* */
     uint64_t seed;
-    const uint16_t *probes; /* OPH: k * MINLSH__OPH_PROBES densification probes */
+    uint64_t dkey;          /* OPH densification key: a_1 of the seed */
+    const uint16_t *probes; /* OPH: k * MINLSH__OPH_TABLED densification probes */
     const uint64_t *a; /* k values in [1, p) */
     const uint64_t *b; /* k values in [0, p) */
     uint64_t coef[];   /* a then b */
@@ -60,10 +61,10 @@ int minlsh_family_new_scheme(minlsh_family **out, uint32_t k, uint64_t seed,
     rc = minlsh__alloc_setup(&al, alloc);
     if (rc != 0) return rc;
     /* k <= 1024: the size cannot overflow. An OPH family also holds its
-     * probe table (128 bytes per bin) after the coefficients. */
+     * probe table (32 bytes per bin) after the coefficients. */
     f = (minlsh_family *)minlsh__malloc(
         &al, sizeof *f + 2 * (size_t)k * sizeof(uint64_t) +
-                 (scheme == MINLSH_SCHEME_OPH ? (size_t)k * MINLSH__OPH_PROBES * sizeof(uint16_t)
+                 (scheme == MINLSH_SCHEME_OPH ? (size_t)k * MINLSH__OPH_TABLED * sizeof(uint16_t)
                                               : 0));
     if (f == NULL) return MINLSH_E_NOMEM;
     f->alloc = al;
@@ -76,12 +77,14 @@ int minlsh_family_new_scheme(minlsh_family **out, uint32_t k, uint64_t seed,
     f->a = a;
     f->b = b;
     f->probes = NULL;
+    f->dkey = 0;
     if (scheme == MINLSH_SCHEME_OPH) {
         /* The key is a_1 of the seed, derived for k = 1 too (one bin never
          * densifies, but the table is defined). */
         uint16_t *probes = (uint16_t *)(void *)(f->coef + 2 * (size_t)k);
         minlsh__family_derive(seed, 2, a2, b2);
-        minlsh__oph_probes(a2[1], k, probes);
+        f->dkey = a2[1];
+        minlsh__oph_probes(f->dkey, k, probes);
         f->probes = probes;
     }
     *out = f;
@@ -146,7 +149,7 @@ void minlsh__family_update_raw(const minlsh_family *family, uint32_t *sig,
 void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig) {
     uint32_t tmp[MINLSH_FAMILY_K_MAX];
     if (family->scheme != MINLSH_SCHEME_OPH) return;
-    minlsh__oph_densify(family->probes, family->k, sig, tmp);
+    minlsh__oph_densify(family->dkey, family->probes, family->k, sig, tmp);
     memcpy(sig, tmp, (size_t)family->k * sizeof *sig);
 }
 

@@ -34,15 +34,18 @@ void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig);
  * 7; the binning is minlsh__oph_update in kernel.h): out (k values) = the densified signature of the raw bins (bins with
  * MINLSH_EMPTY_VALUE are empty); all bins empty gives the empty signature.
  * bins and out must not overlap. */
-void minlsh__oph_densify(const uint16_t *probes, uint32_t k, const uint32_t *bins,
-                         uint32_t *out);
-/* Probes per empty bin before the circular fallback. */
+void minlsh__oph_densify(uint64_t dkey, const uint16_t *probes, uint32_t k,
+                         const uint32_t *bins, uint32_t *out);
+/* Probes per empty bin before the circular fallback, and how many of them
+ * the family's table holds (the rest are computed when reached). */
 #define MINLSH__OPH_PROBES 64
-/* The probe sequences of every bin, k * MINLSH__OPH_PROBES entries: entry
- * j * MINLSH__OPH_PROBES + t is the bin that probe t of empty bin j reads,
- * ((z >> 32) k) >> 32 for z SplitMix64's first output from state
- * dkey ^ (j << 32 | t). A function of (seed, k) only, so a family computes
- * it once. */
+#define MINLSH__OPH_TABLED 16
+/* The bin that probe t of empty bin j reads: ((z >> 32) k) >> 32 for z
+ * SplitMix64's first output from state dkey ^ (j << 32 | t). */
+uint32_t minlsh__oph_probe(uint64_t dkey, uint32_t k, uint32_t j, uint32_t t);
+/* The first MINLSH__OPH_TABLED probes of every bin, k * MINLSH__OPH_TABLED
+ * entries (entry j * MINLSH__OPH_TABLED + t is probe t of bin j): a function
+ * of (seed, k) only, so a family computes it once. */
 void minlsh__oph_probes(uint64_t dkey, uint32_t k, uint16_t *probes);
 
 #endif /* MINLSH_MINHASH_H */

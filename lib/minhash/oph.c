@@ -17,26 +17,32 @@
  * the estimator consistent; it is rare unless fewer than about a tenth of
  * the bins are filled.
  *
- * The probe sequences depend on (seed, k) only, so the family computes them
- * once (minlsh__oph_probes, 128 bytes per bin): a probe is then one table
- * load and one bin load. Computing each probe's SplitMix64 step per
- * document made densification 60 % slower on documents of 50 shingles at
- * k = 128, where it is most of the signing work.
+ * The probe sequences depend on (seed, k) only, so the family computes the
+ * first 16 of each bin once (minlsh__oph_probes, 32 bytes per bin, 4 KiB at
+ * k = 128, small enough to stay in L1 beside the shingler's work): a probe
+ * is then one table load and one bin load. Computing each probe's
+ * SplitMix64 step per document made densification 60 % slower on documents
+ * of 50 shingles at k = 128, where it is most of the signing work. Probes
+ * past the 16th (a set filling fewer than about a sixth of the bins) are
+ * computed as needed.
  */
 #include "minhash.h"
+
+uint32_t minlsh__oph_probe(uint64_t dkey, uint32_t k, uint32_t j, uint32_t t) {
+    uint64_t state = dkey ^ (((uint64_t)j << 32) | t);
+    uint64_t z = minlsh__splitmix64(&state);
+    return (uint32_t)(((z >> 32) * k) >> 32);
+}
 
 void minlsh__oph_probes(uint64_t dkey, uint32_t k, uint16_t *probes) {
     uint32_t j, t;
     for (j = 0; j < k; j++)
-        for (t = 0; t < MINLSH__OPH_PROBES; t++) {
-            uint64_t state = dkey ^ (((uint64_t)j << 32) | t);
-            uint64_t z = minlsh__splitmix64(&state);
-            probes[(size_t)j * MINLSH__OPH_PROBES + t] = (uint16_t)(((z >> 32) * k) >> 32);
-        }
+        for (t = 0; t < MINLSH__OPH_TABLED; t++)
+            probes[(size_t)j * MINLSH__OPH_TABLED + t] = (uint16_t)minlsh__oph_probe(dkey, k, j, t);
 }
 
-void minlsh__oph_densify(const uint16_t *probes, uint32_t k, const uint32_t *bins,
-                         uint32_t *out) {
+void minlsh__oph_densify(uint64_t dkey, const uint16_t *probes, uint32_t k,
+                         const uint32_t *bins, uint32_t *out) {
     /* next[i]: the first non-empty bin at or after i, circularly; built
      * only if some bin needs the fallback. */
     uint16_t next[MINLSH_FAMILY_K_MAX];
@@ -53,11 +59,14 @@ void minlsh__oph_densify(const uint16_t *probes, uint32_t k, const uint32_t *bin
             out[j] = bins[j];
             continue;
         }
-        const uint16_t *pr = probes + (size_t)j * MINLSH__OPH_PROBES;
-        for (t = 0; t < MINLSH__OPH_PROBES; t++) {
+        const uint16_t *pr = probes + (size_t)j * MINLSH__OPH_TABLED;
+        for (t = 0; t < MINLSH__OPH_TABLED; t++) {
             src = pr[t];
             if (bins[src] != MINLSH_EMPTY_VALUE) break;
         }
+        /* Past the table (fewer than a sixth of the bins filled). */
+        for (; t < MINLSH__OPH_PROBES && bins[src] == MINLSH_EMPTY_VALUE; t++)
+            src = minlsh__oph_probe(dkey, k, j, t);
         if (bins[src] == MINLSH_EMPTY_VALUE) {
             if (!have_next) {
                 /* Right to left: next[i] is i itself or next[i + 1], with
