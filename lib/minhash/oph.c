@@ -43,23 +43,23 @@ void minlsh__oph_probes(uint64_t dkey, uint32_t k, uint16_t *probes) {
 
 void minlsh__oph_densify(uint64_t dkey, const uint16_t *probes, uint32_t k,
                          const uint32_t *bins, uint32_t *out) {
-    /* next[i]: the first non-empty bin at or after i, circularly; built
-     * only if some bin needs the fallback. */
-    uint16_t next[MINLSH_FAMILY_K_MAX];
+    /* empty[]: the empty bins, listed without a branch (whether a bin is
+     * empty is a coin toss the branch predictor loses); next[i]: the first
+     * non-empty bin at or after i, circularly, built only if some bin needs
+     * the fallback. */
+    uint16_t empty[MINLSH_FAMILY_K_MAX], next[MINLSH_FAMILY_K_MAX];
     int have_next = 0;
-    uint32_t j, t, src = 0, first = k;
-    for (j = 0; j < k && first == k; j++)
-        if (bins[j] != MINLSH_EMPTY_VALUE) first = j;
-    if (first == k) {
-        for (j = 0; j < k; j++) out[j] = MINLSH_EMPTY_VALUE;
-        return;
-    }
+    uint32_t j, t, e, n_empty = 0, src = 0;
     for (j = 0; j < k; j++) {
-        if (bins[j] != MINLSH_EMPTY_VALUE) {
-            out[j] = bins[j];
-            continue;
-        }
-        const uint16_t *pr = probes + (size_t)j * MINLSH__OPH_TABLED;
+        out[j] = bins[j];
+        empty[n_empty] = (uint16_t)j;
+        n_empty += bins[j] == MINLSH_EMPTY_VALUE;
+    }
+    if (n_empty == k) return; /* the empty set: the empty signature */
+    for (e = 0; e < n_empty; e++) {
+        const uint16_t *pr;
+        j = empty[e];
+        pr = probes + (size_t)j * MINLSH__OPH_TABLED;
         for (t = 0; t < MINLSH__OPH_TABLED; t++) {
             src = pr[t];
             if (bins[src] != MINLSH_EMPTY_VALUE) break;
@@ -69,9 +69,10 @@ void minlsh__oph_densify(uint64_t dkey, const uint16_t *probes, uint32_t k,
             src = minlsh__oph_probe(dkey, k, j, t);
         if (bins[src] == MINLSH_EMPTY_VALUE) {
             if (!have_next) {
-                /* Right to left: next[i] is i itself or next[i + 1], with
-                 * the first non-empty bin past the end. */
-                uint32_t nx = first, i = k;
+                /* Right to left: next[i] is i itself or next[i + 1]; past
+                 * the end comes the first non-empty bin. */
+                uint32_t nx = 0, i = k;
+                while (bins[nx] == MINLSH_EMPTY_VALUE) nx++;
                 while (i-- > 0) {
                     if (bins[i] != MINLSH_EMPTY_VALUE) nx = i;
                     next[i] = (uint16_t)nx;
