@@ -92,3 +92,12 @@ def test_index_keeps_its_scheme(tmp_path):
     with pytest.raises(minlsh.Error) as e:
         minlsh.MinHashLSH.load(path, num_perm=128)
     assert e.value.code == minlsh.E_MISMATCH
+
+
+def test_dedup_with_oph():
+    base = " ".join("w%d" % i for i in range(200))
+    docs = [base, base.replace("w7 ", "x7 "), " ".join("v%d" % i for i in range(200))]
+    got = minlsh.dedup(docs, threshold=0.8, scheme="oph", shingler="word:5")
+    want = minlsh.dedup(docs, threshold=0.8, shingler="word:5")
+    assert [d.kept for d in got.decisions] == [d.kept for d in want.decisions] == [True, False,
+                                                                                  True]
