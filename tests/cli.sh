@@ -554,5 +554,18 @@ assert [int(h, 16) for h in hexline] == rec["signature"]
 ' "$tmp/out" "$tmp/sig.hex"; then ok sig_json_matches_hex
     else ko sig_json_matches_hex "$(cat "$tmp/out")" "$(cat "$tmp/sig.hex")"; fi
 fi
+# sig --scheme oph: the JSON says so, and the values are OPH's, not classic's.
+if expect sig_oph_json 0 "$M" sig --scheme oph --format json --num-perm 16 --seed 7 "$E/a.txt"; then
+    "$M" sig --scheme oph --num-perm 16 --seed 7 "$E/a.txt" > "$tmp/sig_oph.hex"
+    if $PY -c '
+import json, sys
+rec = json.loads(open(sys.argv[1]).read())
+hexline = open(sys.argv[2]).read().split("\t")[1].split()
+classic = open(sys.argv[3]).read().split("\t")[1].split()
+assert rec["scheme"] == "oph" and len(rec["signature"]) == 16
+assert [int(h, 16) for h in hexline] == rec["signature"] and hexline != classic
+' "$tmp/out" "$tmp/sig_oph.hex" "$tmp/sig.hex"; then ok sig_oph
+    else ko sig_oph "$(cat "$tmp/out")" "$(cat "$tmp/sig_oph.hex")"; fi
+fi
 
 finish

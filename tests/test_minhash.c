@@ -429,6 +429,46 @@ static void test_golden_oph_signatures(void) {
 
 /* ---- kernels against the definition ---------------------------------------------- */
 
+/* OPH binning against its definition (docs/minhash.md section 7.1), with
+ * v from the 32-bit-limb product (the other path than the one the library
+ * uses where __int128 exists) and t = v k as a 128-bit number where the
+ * compiler has one (else the library's own 64-bit split, which the golden
+ * file then checks alone): k = 1..1024 including non-powers of two. */
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 test_u128;
+#endif
+static void test_oph_binning_matches_definition(void) {
+    static const uint32_t ks[] = {1, 2, 3, 5, 64, 100, 127, 128, 129, 1000, 1023, 1024};
+    uint64_t s = 77, a[2], b[2];
+    size_t ki, j;
+    for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+        uint32_t k = ks[ki], got[1024], want[1024];
+        uint64_t h[600];
+        minlsh__family_derive(ki + 1, 2, a, b);
+        for (j = 0; j < 600; j++) h[j] = tl_rand(&s);
+        h[0] = 0;
+        h[1] = P - 1;
+        h[2] = P;
+        h[3] = UINT64_MAX;
+        for (j = 0; j < k; j++) got[j] = want[j] = MINLSH_EMPTY_VALUE;
+        minlsh__oph_update(a[0], b[0], k, h, 600, got);
+        for (j = 0; j < 600; j++) {
+            uint64_t v = minlsh__minhash_apply_limb(a[0], b[0], h[j]);
+#if defined(__SIZEOF_INT128__)
+            test_u128 t = (test_u128)v * k;
+            uint32_t bin = (uint32_t)(t >> 61), val = (uint32_t)(((uint64_t)t & P) >> 29);
+#else
+            uint64_t lo = (v & 0xFFFFFFFFu) * k, hi = (v >> 32) * k + (lo >> 32);
+            uint64_t low61 = ((hi & 0x1FFFFFFFu) << 32) | (lo & 0xFFFFFFFFu);
+            uint32_t bin = (uint32_t)(hi >> 29), val = (uint32_t)(low61 >> 29);
+#endif
+            EXPECT(bin < k);
+            if (val < want[bin]) want[bin] = val;
+        }
+        EXPECT_MSG(memcmp(got, want, (size_t)k * 4) == 0, "k = %u", (unsigned)k);
+    }
+}
+
 static void test_kernels_match_definition(void) {
     const minlsh__minhash_kernel *kernels[8];
     size_t n_kernels = minlsh__minhash_kernels(kernels, 8), kx, ti;
@@ -869,6 +909,7 @@ int main(void) {
     RUN(test_golden_signatures);
     RUN(test_golden_oph_signatures);
     RUN(test_kernels_match_definition);
+    RUN(test_oph_binning_matches_definition);
     RUN(test_merge_is_union);
     RUN(test_update_is_concatenation);
     RUN(test_duplicates_and_order);

@@ -45,8 +45,8 @@ static void test_family_scheme(void) {
 static void test_signing_paths_agree(void) {
     static const char *texts[] = {
         "", "one", "two words", "a short document of a few words only",
-        "the quick brown fox jumps over the lazy dog and then runs far away into the "
-        "woods where nobody will ever find it again, said the old man to the child",
+        ("the quick brown fox jumps over the lazy dog and then runs far away into the "
+         "woods where nobody will ever find it again, said the old man to the child"),
     };
     enum { N = sizeof texts / sizeof texts[0] };
     static const uint32_t ks[] = {1, 7, 64, 128, 1024};
