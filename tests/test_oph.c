@@ -192,6 +192,46 @@ static void test_index_files_and_merge(void) {
     free(buf);
 }
 
+/* The dedup engine signs with its family's scheme: its estimate of two
+ * documents (signature verification) is the estimate of their OPH
+ * signatures, which differs from the classic one. */
+static void test_dedup_engine_uses_the_scheme(void) {
+    static const char *texts[] = {
+        "one two three four five six seven eight nine ten eleven twelve thirteen",
+        "one two three four five six seven eight nine ten eleven twelve fourteen"};
+    size_t lens[2] = {strlen(texts[0]), strlen(texts[1])};
+    minlsh_shingler *sh = NULL;
+    minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_dedup_options opts = MINLSH_DEDUP_OPTIONS_INIT;
+    double est[ACC_SCHEMES] = {0};
+    uint32_t s;
+    so.k = 2;
+    EXPECT_OK(minlsh_shingler_new(&sh, &so, NULL));
+    opts.verify = MINLSH_VERIFY_SIGNATURE;
+    opts.threshold = 0.5;
+    opts.threads = 1;
+    for (s = 0; s < ACC_SCHEMES; s++) {
+        minlsh_family *f = family(64, 3, s);
+        minlsh_dedup *d = NULL;
+        uint32_t sig[2][64];
+        double got = -1, want = -2;
+        EXPECT_OK(minlsh_dedup_new(&d, sh, f, &opts, NULL));
+        EXPECT_OK(minlsh_dedup_add_texts(d, (const void *const *)texts, lens, 2, NULL));
+        EXPECT_OK(minlsh_dedup_run(d));
+        EXPECT_OK(minlsh_dedup_estimate(&got, d, 0, 1));
+        EXPECT_OK(minlsh_family_sign_text(f, sh, texts[0], lens[0], sig[0], 64, NULL));
+        EXPECT_OK(minlsh_family_sign_text(f, sh, texts[1], lens[1], sig[1], 64, NULL));
+        EXPECT_OK(minlsh_signature_estimate(&want, sig[0], sig[1], 64));
+        EXPECT_MSG(got == want, "scheme %u: engine %g, signatures %g", (unsigned)s, got, want);
+        est[s] = got;
+        minlsh_dedup_free(d);
+        minlsh_family_free(f);
+    }
+    /* Else the test could not tell the schemes apart. */
+    EXPECT_MSG(est[0] != est[1], "classic %g, oph %g", est[0], est[1]);
+    minlsh_shingler_free(sh);
+}
+
 /* Estimator accuracy at k = 128 on 3000 pairs per regime, both schemes on
  * the same pairs. The standard error of a bias over 3000 pairs is about
  * RMSE / 55 = 0.0007, so |bias| < 0.005 is seven of them; RMSE / theory has
@@ -242,6 +282,7 @@ int main(void) {
     RUN(test_signing_paths_agree);
     RUN(test_matrix_files);
     RUN(test_index_files_and_merge);
+    RUN(test_dedup_engine_uses_the_scheme);
     RUN(test_estimator_accuracy);
     RUN(test_scurve);
     return TL_SUMMARY("test_oph");
