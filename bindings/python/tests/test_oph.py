@@ -101,3 +101,24 @@ def test_dedup_with_oph():
     want = minlsh.dedup(docs, threshold=0.8, shingler="word:5")
     assert [d.kept for d in got.decisions] == [d.kept for d in want.decisions] == [True, False,
                                                                                   True]
+
+
+def test_sigmatrix_keeps_its_scheme(tmp_path):
+    ms = minlsh.MinHash.bulk([["a", "b", "c"], ["a", "b", "d"]], num_perm=16, scheme="oph")
+    m = minlsh.SigMatrix(16, scheme="oph")
+    m.extend(ms)
+    assert m.scheme == "oph" and m[1] == ms[1] and m[1].scheme == "oph"
+    with pytest.raises(ValueError):
+        m.append(minlsh.MinHash.bulk([["a"]], num_perm=16)[0])
+    with pytest.raises(ValueError):
+        minlsh.SigMatrix(16).append(ms[0])
+    path = str(tmp_path / "oph.mx")
+    m.save(path)
+    for back in (minlsh.SigMatrix.load(path), minlsh.SigMatrix.map(path),
+                 minlsh.SigMatrix.from_bytes(m.to_bytes()),
+                 minlsh.SigMatrix.load(path, num_perm=16, scheme="oph")):
+        assert back.scheme == "oph" and back[0] == ms[0]
+    with pytest.raises(minlsh.Error) as e:
+        minlsh.SigMatrix.load(path, num_perm=16)
+    assert e.value.code == minlsh.E_MISMATCH
+    assert minlsh.pairs_from_matrix(ms, 4, 4) == m.pairs(4, 4)
