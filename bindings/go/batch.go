@@ -347,9 +347,15 @@ type SigMatrix struct {
 	p  *C.minlsh_sigmatrix
 }
 
-// NewSigMatrix creates an empty matrix for the family (k, seed).
+// NewSigMatrix creates an empty matrix for the classic family (k, seed).
 func NewSigMatrix(k int, seed uint64, configID uint64) (*SigMatrix, error) {
-	f, err := familyFor(k, seed, SchemeClassic)
+	return NewSigMatrixScheme(k, seed, SchemeClassic, configID)
+}
+
+// NewSigMatrixScheme creates an empty matrix for the family (k, seed)
+// signing with scheme; its file keeps the scheme.
+func NewSigMatrixScheme(k int, seed uint64, scheme Scheme, configID uint64) (*SigMatrix, error) {
+	f, err := familyFor(k, seed, scheme)
 	if err != nil {
 		return nil, err
 	}

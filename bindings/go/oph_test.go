@@ -106,6 +106,33 @@ func TestOPHRefusals(t *testing.T) {
 	if err != nil || !got.Equal(a) {
 		t.Fatalf("Get: %v %v", got, err)
 	}
+	m, err := NewSigMatrixScheme(64, 3, SchemeOPH, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Append(a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Append(b); err == nil {
+		t.Fatal("a classic signature in an OPH matrix")
+	}
+	path := filepath.Join(t.TempDir(), "oph.mx")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSigMatrix(path, &IndexConfig{K: 64, Seed: 3}); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("load as classic: %v", err)
+	}
+	back, err := LoadSigMatrix(path, &IndexConfig{K: 64, Seed: 3, Scheme: SchemeOPH})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	col, err := back.Column(0)
+	if err != nil || !col.Equal(a) {
+		t.Fatalf("Column: %v %v", col, err)
+	}
 }
 
 func TestOPHDedup(t *testing.T) {
