@@ -435,6 +435,8 @@ cli_name names_get(const name_table *t, size_t i);
  * names_step the name there, moving *at to the next one. */
 uint64_t names_at(const name_table *t, size_t i);
 cli_name names_step(const name_table *t, uint64_t *at);
+/* Start fetching the hash slot a name of hash h would be looked up in. */
+void names_prefetch(const name_table *t, uint64_t h);
 /* 1 if the name is there (its number in *i if not NULL), else 0. */
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i);
 void names_free(name_table *t);
@@ -515,6 +517,9 @@ typedef struct pipeline_cfg {
      * before signing (d->sig is NULL): 1 to select it, 0 to drop it, a
      * negative value to stop the run. NULL selects every document. */
     int (*select)(void *ctx, const doc_view *d);
+    /* NULL, or called a few documents ahead of select with the name's hash
+     * (names_hash): a hint to fetch what select will look at. */
+    void (*will_select)(void *ctx, uint64_t name_hash);
     /* Called for every selected document, in input order, on the calling
      * thread, with its signature if family is set; non-zero stops the run. */
     int (*on_doc)(void *ctx, const doc_view *d);

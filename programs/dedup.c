@@ -138,6 +138,10 @@ static int dedup_select(void *ctx, const doc_view *d) {
     return 1;
 }
 
+static void dedup_will_select(void *ctx, uint64_t name_hash) {
+    names_prefetch(&((dedup *)ctx)->names, name_hash);
+}
+
 /* Hand the document to the engine, in input order: its number is its place
  * in the name table. */
 static int dedup_on_doc(void *ctx, const doc_view *d) {
@@ -516,6 +520,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.family = family;
     cfg.pool = cli_pool_new(o->threads);
     cfg.select = dedup_select;
+    cfg.will_select = dedup_will_select;
     cfg.on_doc = dedup_on_doc;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
     cfg.overlap = 1;     /* select only numbers and spools documents */

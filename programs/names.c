@@ -123,6 +123,17 @@ static void store(name_table *t, const char *s, size_t n, int json) {
     t->used += h + n;
 }
 
+void names_prefetch(const name_table *t, uint64_t h) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (t->mask == 0) return;
+    __builtin_prefetch(&t->slots[h & t->mask]);
+    __builtin_prefetch(&t->tags[h & t->mask]);
+#else
+    (void)t;
+    (void)h;
+#endif
+}
+
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i) {
     uint64_t h;
     size_t slot;
