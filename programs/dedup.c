@@ -47,7 +47,7 @@ const char cli_help_dedup[] =
     "      --scheme S          classic (k hash functions per shingle, the\n"
     "                          default) or oph (one-permutation hashing: one per\n"
     "                          shingle, several times faster to sign; a little\n"
-    "                          less accurate on documents of fewer than about 2k\n"
+    "                          less accurate on documents of fewer than k\n"
     "                          shingles)\n"
     "      --verify MODE       exact: confirm candidates with the exact Jaccard of\n"
     "                          their shingle sets (default); signature: with the\n"

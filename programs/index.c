@@ -39,7 +39,7 @@ const char cli_help_index_create[] =
     "      --scheme S          classic (k hash functions per shingle, the\n"
     "                          default) or oph (one-permutation hashing: one per\n"
     "                          shingle, several times faster to sign; a little\n"
-    "                          less accurate on documents of fewer than about 2k\n"
+    "                          less accurate on documents of fewer than k\n"
     "                          shingles)\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
     "      --normalize, --html, --key HEX\n"

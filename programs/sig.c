@@ -24,7 +24,7 @@ const char cli_help_sig[] =
     "      --scheme S          classic (k hash functions per shingle, the\n"
     "                          default) or oph (one-permutation hashing: one per\n"
     "                          shingle, several times faster to sign; a little\n"
-    "                          less accurate on documents of fewer than about 2k\n"
+    "                          less accurate on documents of fewer than k\n"
     "                          shingles)\n"
     "      --jsonl, --id-field NAME, --text-field NAME\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"

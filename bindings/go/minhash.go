@@ -22,7 +22,7 @@ import (
 // with densification: one per item, several times faster to sign, but its
 // signatures cannot be extended (MinHash.Update, UpdateHashes and Merge
 // return an error) and are a little noisier on sets with fewer items than
-// about 2k (docs/minhash.md section 7). Signatures of different schemes
+// k (docs/minhash.md section 7). Signatures of different schemes
 // never compare.
 type Scheme uint32
 
