@@ -6,8 +6,8 @@
  *
  * 1. Estimator bias and RMSE against exact Jaccard, classic and OPH on the
  *    same pairs (N, default 3000, per row), at k = 64, 128 and 256, for
- *    unions smaller than k (the hard case for densification), of k to 4k,
- *    and of 8k to 16k elements. "theory" is sqrt(mean J(1-J)/k), the
+ *    unions of 8 to k/4 and of 8 to k - 1 elements (the hard case for
+ *    densification), of k to 4k, and of 8k to 16k. "theory" is sqrt(mean J(1-J)/k), the
  *    error of k independent functions.
  * 2. The band index's S-curve at k = 128, b = 18, r = 5 (the command's plan
  *    for threshold 0.8): the fraction of pairs that become candidates
@@ -44,8 +44,9 @@ int main(int argc, char **argv) {
            "theory", "RMSE/th", "max err");
     for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
         uint32_t k = ks[ki];
-        size_t lo[3] = {8, k, 8 * (size_t)k}, hi[3] = {k - 1, 4 * (size_t)k, 16 * (size_t)k};
-        for (ri = 0; ri < 3; ri++) {
+        size_t lo[4] = {8, 8, k, 8 * (size_t)k};
+        size_t hi[4] = {k / 4, k - 1, 4 * (size_t)k, 16 * (size_t)k};
+        for (ri = 0; ri < 4; ri++) {
             acc_stats st[ACC_SCHEMES];
             char range[32];
             check(acc_measure(st, k, pairs, lo[ri], hi[ri], 1000 * k + ri));
