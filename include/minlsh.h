@@ -852,7 +852,8 @@ extern "C" {
  * bins, each bin keeps its minimum, and empty bins borrow from non-empty
  * ones chosen by the seed (docs/minhash.md section 7). One product per
  * shingle instead of k, at the price of a few percent more variance on sets
- * with fewer shingles than k (and a little less on larger ones). OPH signatures are k 32-bit values like classic
+ * with fewer shingles than k (and a little less on larger ones); below
+ * about k/4 shingles densification makes it the slower scheme. OPH signatures are k 32-bit values like classic
  * ones and work unchanged with estimate, the index, the planner and the
  * engine, but they are not mergeable: minlsh_signature_merge of two OPH
  * signatures is not the union's, and minlsh_family_update refuses an OPH

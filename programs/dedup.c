@@ -48,7 +48,7 @@ const char cli_help_dedup[] =
     "                          default) or oph (one-permutation hashing: one per\n"
     "                          shingle, several times faster to sign; a little\n"
     "                          less accurate on documents of fewer than k\n"
-    "                          shingles)\n"
+    "                          shingles, and slower below about k/4)\n"
     "      --verify MODE       exact: confirm candidates with the exact Jaccard of\n"
     "                          their shingle sets (default); signature: with the\n"
     "                          MinHash estimate (less memory, approximate)\n"

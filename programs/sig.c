@@ -25,7 +25,7 @@ const char cli_help_sig[] =
     "                          default) or oph (one-permutation hashing: one per\n"
     "                          shingle, several times faster to sign; a little\n"
     "                          less accurate on documents of fewer than k\n"
-    "                          shingles)\n"
+    "                          shingles, and slower below about k/4)\n"
     "      --jsonl, --id-field NAME, --text-field NAME\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
     "      --normalize, --html, --key HEX\n"
