@@ -1030,7 +1030,7 @@ static const char *const never_allocate[] = {
     "plan_compute", "plan_options_init", "plan_probability", "plan_threshold", "prime",
     "shingle_k_max", "shinglestream_bytes", "shinglestream_free", "shinglestream_reset",
     "shingler_config_id", "shingler_flags", "shingler_free", "shingler_k",
-    "shingler_options_init", "shingler_unit", "shingleset_copy_hashes", "shingleset_count",
+    "shingler_options_init", "shingler_unit", "unicode_version", "shingleset_copy_hashes", "shingleset_count",
     "shingleset_view_hashes", "shingleset_free", "shingleset_jaccard", "sigmatrix_view_column",
     "sigmatrix_config_id", "sigmatrix_count", "sigmatrix_estimate", "sigmatrix_free",
     "sigmatrix_copy_column", "sigmatrix_k", "sigmatrix_copy_metadata", "sigmatrix_seed",
