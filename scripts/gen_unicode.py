@@ -30,7 +30,7 @@ BLOCK = 128
 # (not a combining mark) is a word of its own under MINLSH_NORM_CJK_WORDS.
 SPLIT_SCRIPTS = {"Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar"}
 
-F_DEL, F_WS, F_SPLIT, F_MARK, F_DIGIT, F_COMP2 = 1, 2, 4, 8, 16, 32
+F_DEL, F_WS, F_SPLIT, F_MARK, F_DIGIT, F_COMP2, F_NFKC_NO = 1, 2, 4, 8, 16, 32, 64
 
 S_BASE, L_BASE, V_BASE, T_BASE = 0xAC00, 0x1100, 0x1161, 0x11A7
 L_COUNT, V_COUNT, T_COUNT = 19, 21, 28
@@ -96,9 +96,12 @@ def main():
         for c in range(lo, hi + 1):
             script[c] = fields[0]
     excl = set()
+    nfkc_no = set()
     for lo, hi, fields in ranges(os.path.join(ucd, "DerivedNormalizationProps.txt")):
         if fields[0] == "Full_Composition_Exclusion":
             excl.update(range(lo, hi + 1))
+        if fields[0] == "NFKC_QC" and fields[1] == "N":
+            nfkc_no.update(range(lo, hi + 1))
     fold = {}
     for lo, hi, fields in ranges(os.path.join(ucd, "CaseFolding.txt")):
         if fields[0] in ("C", "F"):
@@ -154,6 +157,8 @@ def main():
             bits |= F_DIGIT
         if c in second:
             bits |= F_COMP2
+        if c in nfkc_no:
+            bits |= F_NFKC_NO
         # Hangul syllables are decomposed by arithmetic (unicode.c), not
         # stored; compatibility characters that contain one are stored
         # fully decomposed.

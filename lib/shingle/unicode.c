@@ -56,6 +56,13 @@ void minlsh__unorm_init(minlsh__unorm *u, uint32_t flags, int split,
                         minlsh__unorm_emit emit, void *ctx) {
     u->flags = flags;
     u->split = split;
+    u->fold = (flags & MINLSH_NORM_UCASEFOLD) != 0;
+    u->nfkc = (flags & MINLSH_NORM_NFKC) != 0;
+    u->mask = ((flags & MINLSH_NORM_DIGITS) ? MINLSH__U_DIGIT : 0) |
+              ((flags & MINLSH_NORM_UPUNCT) ? MINLSH__U_DEL : 0) |
+              ((flags & MINLSH_NORM_UWHITESPACE) ? MINLSH__U_WS : 0) |
+              (split ? MINLSH__U_SPLIT | MINLSH__U_MARK : 0);
+    u->pass_mask = u->mask | (u->nfkc ? MINLSH__U_COMP2 | MINLSH__U_NFKC_NO : 0);
     u->emit = emit;
     u->ctx = ctx;
     minlsh__unorm_reset(u);
@@ -64,6 +71,7 @@ void minlsh__unorm_init(minlsh__unorm *u, uint32_t flags, int split,
 void minlsh__unorm_reset(minlsh__unorm *u) {
     u->u8n = 0;
     u->segn = 0;
+    u->raw = 0;
     u->open = 0;
     u->outn = 0;
 }
@@ -81,6 +89,10 @@ static int put_one(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r) {
     unsigned bits = r->bits;
     int rc;
     if (MINLSH__UNLIKELY(u->outn + 8 > MINLSH__UOUT) && (rc = out_flush(u)) != 0) return rc;
+    if ((bits & u->mask) == 0 && !u->open) {
+        u->outn += minlsh__utf8_put(cp, u->out + u->outn);
+        return 0;
+    }
     if ((f & MINLSH_NORM_DIGITS) && (bits & MINLSH__U_DIGIT)) {
         cp = '0' + (uint32_t)r->digit;
         bits = 0;
@@ -106,8 +118,13 @@ static int put_one(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r) {
     return 0;
 }
 
-static int put_cp(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r) {
-    if ((u->flags & MINLSH_NORM_UCASEFOLD) && r->fold != 0) {
+MINLSH__INLINE int put_cp(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r) {
+    if (MINLSH__LIKELY((r->bits & u->mask) == 0 && !u->open && (!u->fold || r->fold == 0) &&
+                       u->outn + 4 <= MINLSH__UOUT)) {
+        u->outn += minlsh__utf8_put(cp, u->out + u->outn);
+        return 0;
+    }
+    if (u->fold && r->fold != 0) {
         const uint32_t *s = minlsh__ucd_seq + r->fold;
         uint32_t i, n = s[0];
         int rc;
@@ -125,7 +142,6 @@ static int seg_flush(minlsh__unorm *u) {
     unsigned n = u->segn, i, m, last;
     int starter, rc;
     u->segn = 0;
-    if (n == 1) return put_cp(u, s[0], minlsh__ucd_get(s[0]));
     /* Canonical ordering: a stable sort of each run of non-starters by
      * class (an insertion sort never moves a mark past a starter). */
     for (i = 1; i < n; i++) {
@@ -164,23 +180,37 @@ static int seg_flush(minlsh__unorm *u) {
     return 0;
 }
 
-/* One decomposed code point into the NFKC window. */
+static int decompose(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r);
+
+/* One decomposed code point into the NFKC window. A window of one code
+ * point (the usual case: a starter followed by another) needs no
+ * reordering or composition. */
 MINLSH__INLINE int seg_add(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r) {
     int rc;
-    if (u->segn > 0 &&
-        ((r->ccc == 0 && !(r->bits & MINLSH__U_COMP2)) || u->segn == MINLSH__USEG_MAX) &&
-        (rc = seg_flush(u)) != 0)
-        return rc;
+    if (u->segn > 0) {
+        if ((r->ccc == 0 && !(r->bits & MINLSH__U_COMP2)) || u->segn == MINLSH__USEG_MAX) {
+            rc = u->segn == 1 ? put_cp(u, u->seg[0], u->held) : seg_flush(u);
+            u->segn = 0;
+            if (rc != 0) return rc;
+        } else if (u->raw) {
+            /* cp may interact with the held code point: decompose it */
+            u->raw = 0;
+            u->segn = 0;
+            if ((rc = decompose(u, u->seg[0], u->held)) != 0) return rc;
+        }
+    }
+    if (u->segn == 0) {
+        u->held = r;
+        u->raw = 0;
+    }
     u->seg[u->segn] = cp;
     u->segc[u->segn++] = r->ccc;
     return 0;
 }
 
-/* One decoded code point. */
-static int code_point(minlsh__unorm *u, uint32_t cp) {
-    const minlsh__ucd_record *r = minlsh__ucd_get(cp);
+/* Its full NFKC decomposition into the window. */
+static int decompose(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r) {
     int rc;
-    if (!(u->flags & MINLSH_NORM_NFKC)) return put_cp(u, cp, r);
     if (cp - S_BASE < S_COUNT) {
         uint32_t s = cp - S_BASE;
         if ((rc = seg_add(u, L_BASE + s / N_COUNT, minlsh__ucd_get(L_BASE))) != 0) return rc;
@@ -200,21 +230,51 @@ static int code_point(minlsh__unorm *u, uint32_t cp) {
     return seg_add(u, cp, r);
 }
 
-/* A run of ASCII bytes (the state has no pending UTF-8 bytes). */
-static int ascii_run(minlsh__unorm *u, const uint8_t *p, size_t n) {
+/* One decoded code point. */
+MINLSH__INLINE int code_point(minlsh__unorm *u, uint32_t cp) {
+    const minlsh__ucd_record *r = minlsh__ucd_get(cp);
+    if (!u->nfkc) return put_cp(u, cp, r);
+    if (r->dec == 0 && cp - S_BASE >= S_COUNT) return seg_add(u, cp, r);
+    return decompose(u, cp, r);
+}
+
+/* Whether the stage leaves code point r as it is and it is final as soon
+ * as the next one is such a code point too: nothing the flags act on, no
+ * folding, and under NFKC a starter that is NFKC_QC Yes (NFKC keeps it,
+ * composed characters and Hangul syllables included) and composes with
+ * nothing before it. Such a code point held last in the window is
+ * decomposed only if what follows may interact with it (seg_add). */
+MINLSH__INLINE int passes(const minlsh__unorm *u, const minlsh__ucd_record *r) {
+    return (r->bits & u->pass_mask) == 0 && (!u->fold || r->fold == 0) &&
+           (!u->nfkc || r->ccc == 0);
+}
+
+/* A run of code points that pass (the state has no pending UTF-8 bytes):
+ * the bytes before the last one go out as they are, straight from the
+ * input; under NFKC the last (cp, record r) is held, since a combining mark
+ * may follow. ASCII always passes: the byte tables do what the Unicode
+ * flags do to it. */
+static int pass_run(minlsh__unorm *u, const uint8_t *p, size_t before, size_t lastlen,
+                    uint32_t cp, const minlsh__ucd_record *r) {
+    size_t n = before + lastlen;
     int rc;
-    if (u->segn > 0 && (rc = seg_flush(u)) != 0) return rc;
+    if (u->segn > 0) {
+        rc = u->segn == 1 ? put_cp(u, u->seg[0], u->held) : seg_flush(u);
+        u->segn = 0;
+        if (rc != 0) return rc;
+    }
     if (u->open) {
         if (u->outn == MINLSH__UOUT && (rc = out_flush(u)) != 0) return rc;
         u->out[u->outn++] = ' ';
         u->open = 0;
     }
-    if (u->flags & MINLSH_NORM_NFKC) {
-        /* The last byte may still compose with a combining mark. */
-        n--;
-        u->seg[0] = p[n];
+    if (u->nfkc) {
+        n = before;
+        u->seg[0] = cp;
         u->segc[0] = 0;
         u->segn = 1;
+        u->held = r;
+        u->raw = 1;
     }
     if (n == 0) return 0;
     if ((rc = out_flush(u)) != 0) return rc;
@@ -231,21 +291,75 @@ static int u8_abandon(minlsh__unorm *u) {
     return 0;
 }
 
+/* The value of a well-formed sequence of n (2..4) bytes. */
+MINLSH__INLINE uint32_t u8_value(const uint8_t *b, unsigned n) {
+    uint32_t v = b[0] & (0x7Fu >> n);
+    unsigned i;
+    for (i = 1; i < n; i++) v = v << 6 | (b[i] & 0x3F);
+    return v;
+}
+
 int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n) {
     size_t i = 0;
     int rc;
     while (i < n) {
         uint8_t c = p[i];
         if (u->u8n == 0) {
-            if (c < 0x80) {
-                size_t j = i + 1;
-                while (j < n && p[j] < 0x80) j++;
-                if ((rc = ascii_run(u, p + i, j - i)) != 0) return rc;
+            /* the longest run of code points that pass */
+            size_t j = i, last = i;
+            uint32_t cp = 0;
+            const minlsh__ucd_record *r = NULL;
+            while (j < n) {
+                uint8_t lo, hi, b = p[j];
+                unsigned need;
+                if (n - j >= 8 && (minlsh__load64le(p + j) & UINT64_C(0x8080808080808080)) == 0) {
+                    j += 8; /* eight ASCII bytes */
+                    last = j - 1;
+                    cp = p[last];
+                    r = NULL;
+                    continue;
+                }
+                if (b < 0x80) {
+                    last = j++;
+                    cp = b;
+                    r = NULL;
+                    continue;
+                }
+                need = minlsh__utf8_lead(b, &lo, &hi);
+                if (need == 0 || n - j < need || p[j + 1] < lo || p[j + 1] > hi ||
+                    (need > 2 && (p[j + 2] & 0xC0) != 0x80) ||
+                    (need > 3 && (p[j + 3] & 0xC0) != 0x80))
+                    break;
+                {
+                    uint32_t v = u8_value(p + j, need);
+                    const minlsh__ucd_record *rv = minlsh__ucd_get(v);
+                    if (!passes(u, rv)) break;
+                    cp = v;
+                    r = rv;
+                }
+                last = j;
+                j += need;
+            }
+            if (j > i) {
+                if (r == NULL) r = minlsh__ucd_get(cp);
+                if ((rc = pass_run(u, p + i, last - i, j - last, cp, r)) != 0) return rc;
                 i = j;
                 continue;
             }
-            i++;
             u->u8need = minlsh__utf8_lead(c, &u->u8lo, &u->u8hi);
+            if (MINLSH__LIKELY(u->u8need != 0 && n - i >= u->u8need)) {
+                /* the whole sequence is here: decode it at once if valid */
+                unsigned need = u->u8need;
+                if (p[i + 1] >= u->u8lo && p[i + 1] <= u->u8hi &&
+                    (need < 3 || (p[i + 2] & 0xC0) == 0x80) &&
+                    (need < 4 || (p[i + 3] & 0xC0) == 0x80)) {
+                    cp = u8_value(p + i, need);
+                    i += need;
+                    if ((rc = code_point(u, cp)) != 0) return rc;
+                    continue;
+                }
+            }
+            i++;
             if (u->u8need == 0) {
                 if ((rc = code_point(u, 0xFFFD)) != 0) return rc;
                 continue;
@@ -264,15 +378,7 @@ int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n) {
         u->u8lo = 0x80;
         u->u8hi = 0xBF;
         if (u->u8n == u->u8need) {
-            uint32_t cp;
-            const uint8_t *b = u->u8;
-            if (u->u8n == 2)
-                cp = (uint32_t)(b[0] & 0x1F) << 6 | (b[1] & 0x3F);
-            else if (u->u8n == 3)
-                cp = (uint32_t)(b[0] & 0x0F) << 12 | (uint32_t)(b[1] & 0x3F) << 6 | (b[2] & 0x3F);
-            else
-                cp = (uint32_t)(b[0] & 0x07) << 18 | (uint32_t)(b[1] & 0x3F) << 12 |
-                     (uint32_t)(b[2] & 0x3F) << 6 | (b[3] & 0x3F);
+            uint32_t cp = u8_value(u->u8, u->u8n);
             u->u8n = 0;
             if ((rc = code_point(u, cp)) != 0) return rc;
         }
@@ -283,7 +389,11 @@ int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n) {
 int minlsh__unorm_finish(minlsh__unorm *u) {
     int rc;
     if ((rc = u8_abandon(u)) != 0) return rc;
-    if (u->segn > 0 && (rc = seg_flush(u)) != 0) return rc;
+    if (u->segn > 0) {
+        rc = u->segn == 1 ? put_cp(u, u->seg[0], u->held) : seg_flush(u);
+        u->segn = 0;
+        if (rc != 0) return rc;
+    }
     rc = out_flush(u);
     minlsh__unorm_reset(u);
     return rc;

@@ -23,6 +23,7 @@
 #define MINLSH__U_MARK 0x08  /* General_Category M* */
 #define MINLSH__U_DIGIT 0x10 /* General_Category Nd; digit holds its value */
 #define MINLSH__U_COMP2 0x20 /* second of a canonical composition (NFKC_QC Maybe) */
+#define MINLSH__U_NFKC_NO 0x40 /* NFKC_QC No: never in NFKC */
 
 typedef struct minlsh__ucd_record {
     uint8_t ccc;   /* canonical combining class */
@@ -67,6 +68,10 @@ typedef int (*minlsh__unorm_emit)(void *ctx, const uint8_t *p, size_t n);
 typedef struct minlsh__unorm {
     uint32_t flags; /* the shingler's MINLSH_NORM_* */
     int split;      /* split words of scripts without spaces */
+    unsigned mask;  /* the record bits the flags act on */
+    int fold;       /* full case folding is on */
+    int nfkc;       /* NFKC is on */
+    unsigned pass_mask; /* mask, and COMP2 and NFKC_NO under NFKC */
     minlsh__unorm_emit emit;
     void *ctx;
     /* UTF-8 decoding: a valid prefix of a sequence */
@@ -77,6 +82,8 @@ typedef struct minlsh__unorm {
     uint32_t seg[MINLSH__USEG_MAX];
     uint8_t segc[MINLSH__USEG_MAX];
     unsigned segn;
+    const minlsh__ucd_record *held; /* the record of seg[0] */
+    int raw; /* seg[0] is a code point that passed, not decomposed yet */
     int open; /* split: the last output belongs to a one-character word */
     size_t outn;
     uint8_t out[MINLSH__UOUT];
