@@ -324,6 +324,67 @@ static void test_streaming(void) {
     EXPECT_EQ_INT(bad, 0);
 }
 
+/* Random strings of code points that interact (marks of several classes,
+ * jamo, composed and compatibility characters, split scripts, invalid
+ * bytes): the stream fed byte by byte, or cut at random, gives what the
+ * one-shot call gives, under each flag set (the fingerprint of BYTE units
+ * is the hash of the whole normalised text). */
+static void test_random_streaming(void) {
+    static const char *const pool[] = {
+        "a", "E", " ", ".", "\xc3\xa9", "\xc3\x85", "\xc3\x9f", "\xe1\xba\x9b", "\xef\xac\x81",
+        "\xcc\x81", "\xcc\x87", "\xcc\xa3", "\xcc\x9b", "\xcd\x85", "\xe1\x84\x80",
+        "\xe1\x85\xa1", "\xe1\x86\xa8", "\xea\xb0\x80", "\xea\xb0\x81", "\xe3\x81\x8b",
+        "\xe3\x82\x99", "\xef\xbd\xb6", "\xef\xbe\x9e", "\xe4\xb8\xad", "\xe0\xb8\x81",
+        "\xe0\xb8\xb4", "\xce\xa3", "\xcf\x82", "\xd9\xa3", "\xe2\x80\x94", "\xc2\xa0",
+        "\xe3\x80\x80", "\xef\xb7\xba", "\xff", "\xe2\x82", "\xf0\x9f\x98\x80", "\xe0\xad\x87",
+        "\xe0\xac\xbe", "\xd0\x99", "\xd0\xb8", "\xcc\x86"};
+    static const uint32_t flagsets[] = {MINLSH_NORM_UNICODE | MINLSH_NORM_ALL, MINLSH_NORM_NFKC,
+                                        MINLSH_NORM_NFKC | MINLSH_NORM_UCASEFOLD,
+                                        MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC};
+    static const uint32_t units[] = {MINLSH_UNIT_BYTE, MINLSH_UNIT_WORD};
+    uint64_t rs = 99;
+    size_t f, u, it, bad = 0;
+    for (f = 0; f < sizeof flagsets / sizeof *flagsets; f++)
+        for (u = 0; u < 2; u++) {
+            minlsh_shingler *sh = mk(units[u], 2, flagsets[f]);
+            minlsh_shinglestream *st = NULL;
+            minlsh_shingleset *want = NULL, *got = NULL;
+            minlsh_shingleset_new(&want, NULL);
+            minlsh_shingleset_new(&got, NULL);
+            EXPECT_OK(minlsh_shinglestream_new(&st, sh, NULL));
+            for (it = 0; it < 300; it++) {
+                char text[256];
+                size_t len = 0, m = 1 + (size_t)(tl_rand(&rs) % 24), i, one[256], cuts[3];
+                uint8_t wfp[16];
+                for (i = 0; i < m; i++) {
+                    const char *x = pool[tl_rand(&rs) % (sizeof pool / sizeof *pool)];
+                    memcpy(text + len, x, strlen(x));
+                    len += strlen(x);
+                }
+                EXPECT_OK(minlsh_shingler_hash(sh, text, len, want, wfp));
+                for (i = 0; i + 1 < len; i++) one[i] = i + 1;
+                if (!same_output(sh, (const uint8_t *)text, len, one, len ? len - 1 : 0, st,
+                                 want, wfp, got) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\" byte by byte", flagsets[f], units[u],
+                            (int)len, text);
+                for (i = 0; i < 3; i++) cuts[i] = (size_t)(tl_rand(&rs) % (len + 1));
+                if (cuts[0] > cuts[1]) { size_t t = cuts[0]; cuts[0] = cuts[1]; cuts[1] = t; }
+                if (cuts[1] > cuts[2]) { size_t t = cuts[1]; cuts[1] = cuts[2]; cuts[2] = t; }
+                if (cuts[0] > cuts[1]) { size_t t = cuts[0]; cuts[0] = cuts[1]; cuts[1] = t; }
+                if (!same_output(sh, (const uint8_t *)text, len, cuts, 3, st, want, wfp, got) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\" cut at %zu %zu %zu", flagsets[f],
+                            units[u], (int)len, text, cuts[0], cuts[1], cuts[2]);
+            }
+            minlsh_shinglestream_free(st);
+            minlsh_shingleset_free(want);
+            minlsh_shingleset_free(got);
+            minlsh_shingler_free(sh);
+        }
+    EXPECT_EQ_INT(bad, 0);
+}
+
 /* ---- the table dump for tests/unicode_tables.sh ------------------------------------------- */
 
 static void dump_seq(const char *tag, uint32_t flags, uint32_t cp) {
@@ -405,5 +466,6 @@ int main(int argc, char **argv) {
     RUN(test_flags_and_ids);
     RUN(test_chinese_similarity);
     RUN(test_streaming);
+    RUN(test_random_streaming);
     return TL_SUMMARY("unicode");
 }

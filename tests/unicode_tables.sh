@@ -4,7 +4,8 @@
 # categories, digits, White_Space, scripts by name, NFKC and folding of
 # each code point alone) and the Unicode conformance file
 # NormalizationTest.txt (NFKC of 19074 strings: ordering and composition
-# across code points), and that the generator reproduces the committed
+# across code points), random strings of interacting code points against
+# Python's NFKC, and that the generator reproduces the committed
 # tables. Needs /usr/bin/python3 and Debian's unicode-data
 # (sh scripts/deps.sh test installs both).
 set -u
@@ -42,6 +43,11 @@ for col in 1 2 3 5; do
         fail=$((fail + 1))
     fi
 done
+# Random strings of interacting code points against Python's NFKC.
+/usr/bin/python3 tests/unicode_random.py | "$bin" --nfkc > "$tmp/rnd.txt"
+if /usr/bin/python3 tests/unicode_random.py --check "$tmp/rnd.txt"; then pass=$((pass + 1))
+else fail=$((fail + 1)); fi
+
 # The committed tables are what the committed generator makes of this data.
 if /usr/bin/python3 scripts/gen_unicode.py "$ucd" > "$tmp/gen.c" &&
     cmp -s "$tmp/gen.c" lib/shingle/unicode_data.c; then
