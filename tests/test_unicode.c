@@ -236,6 +236,50 @@ static void test_chinese_similarity(void) {
     minlsh_shingler_free(off);
 }
 
+/* docs/shingling.md 10.1, value for value. */
+static void test_docs_example(void) {
+    static const struct {
+        const char *text;
+        uint64_t set[7];
+        size_t n;
+        const char *fp;
+    } docs[] = {
+        {"\xc3\x89" "COLE \xc3\x9c" "BER STRA\xc3\x9f" "E \xe2\x80\x94 \xe2\x80\x9c" "the "
+         "\xef\xac\x81rst\xe2\x80\x9d day",
+         {0x51257b998a5824c1u, 0x58cb44ee61dd65cbu, 0x99adce4e90c08dc9u, 0xd80ee2b1768f1a56u}, 4,
+         "3b27af74e7101561a8acc4840954f813"},
+        {"\xe6\x88\x91\xe4\xbb\xac\xe4\xbb\x8a\xe5\xa4\xa9\xef\xbc\x8c\xe5\x8e\xbb\xe5\x85"
+         "\xac\xe5\x9b\xad\xe3\x80\x82\xef\xbc\xa1\xef\xbc\x91 \xd9\xa3",
+         {0x4c9ab18847b535eau, 0x57984083c9d04da3u, 0x99cf575b016cb4feu, 0x9e4befb6edb4988cu,
+          0xbd7070cc021aa88fu, 0xbddbb9a3734fa1a3u, 0xc639f43e004478aeu}, 7,
+         "d33b3ebc17e5d2b75415097db41ee270"},
+        {"\xce\xa3\xce\xaf\xcf\x83\xcf\x85\xcf\x86\xce\xbf\xcf\x82 \xce\x9f\xce\x94\xce"
+         "\x9f\xce\xa3\xc2\xa0" "cafe\xcc\x81",
+         {0x8485f871cb8c3e75u}, 1, "d896cb9ec1e2a26f6d37289e1a3664fd"},
+    };
+    minlsh_shingler *sh = mk(MINLSH_UNIT_WORD, 3, MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT |
+                                                      MINLSH_NORM_WHITESPACE | MINLSH_NORM_UNICODE);
+    minlsh_shingleset *set = NULL;
+    uint64_t id = 0;
+    size_t d;
+    minlsh_shingleset_new(&set, NULL);
+    minlsh_shingler_config_id(&id, sh);
+    EXPECT_EQ_U64(id, 0x8f8eaf9e325634bau);
+    for (d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+        uint8_t fp[16];
+        char hex[33];
+        size_t i;
+        EXPECT_OK(minlsh_shingler_hash(sh, docs[d].text, strlen(docs[d].text), set, fp));
+        for (i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
+        EXPECT_MSG(strcmp(hex, docs[d].fp) == 0, "document %zu: fingerprint %s", d, hex);
+        EXPECT_EQ_INT(minlsh_shingleset_count(set), docs[d].n);
+        for (i = 0; i < docs[d].n && i < minlsh_shingleset_count(set); i++)
+            EXPECT_EQ_U64(minlsh_shingleset_view_hashes(set)[i], docs[d].set[i]);
+    }
+    minlsh_shingleset_free(set);
+    minlsh_shingler_free(sh);
+}
+
 /* ---- streaming equals one-shot --------------------------------------------------------------- */
 
 static const char *const samples[] = {
@@ -465,6 +509,7 @@ int main(int argc, char **argv) {
     RUN(test_end_to_end);
     RUN(test_flags_and_ids);
     RUN(test_chinese_similarity);
+    RUN(test_docs_example);
     RUN(test_streaming);
     RUN(test_random_streaming);
     return TL_SUMMARY("unicode");
