@@ -428,6 +428,12 @@ int names_add_hashed(name_table *t, const char *s, size_t n, int json, uint64_t 
                      size_t *dup_of);
 uint64_t names_hash(const char *s, size_t n, int json);
 cli_name names_get(const name_table *t, size_t i);
+/* Names in order without a search each: names_at gives where name i is,
+ * names_step the name there, moving *at to the next one. */
+uint64_t names_at(const name_table *t, size_t i);
+cli_name names_step(const name_table *t, uint64_t *at);
+/* Start fetching the hash slot a name of hash h would be looked up in. */
+void names_prefetch(const name_table *t, uint64_t h);
 /* 1 if the name is there (its number in *i if not NULL), else 0. */
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i);
 void names_free(name_table *t);
@@ -467,9 +473,10 @@ void out_pair(FILE *f, int format, cli_name a, cli_name b, double similarity,
 void out_clusters_header(FILE *f, int format);
 /* One document's decision (dedup --output decisions): its name, cluster
  * number (0: none), kept or dropped, its representative's name and the
- * similarity to it. */
+ * similarity to it, appended to b. Safe to call from several threads at
+ * once, each with its own b. */
 void out_decisions_header(FILE *f, int format);
-void out_decision(FILE *f, int format, cli_name doc, uint64_t cluster, int kept,
+void out_decision(cli_buf *b, int format, cli_name doc, uint64_t cluster, int kept,
                   cli_name representative, double similarity, int exact);
 void out_cluster(FILE *f, int format, size_t number, const cli_name *members,
                  size_t n);
@@ -505,6 +512,9 @@ typedef struct pipeline_cfg {
      * before signing (d->sig is NULL): 1 to select it, 0 to drop it, a
      * negative value to stop the run. NULL selects every document. */
     int (*select)(void *ctx, const doc_view *d);
+    /* NULL, or called a few documents ahead of select with the name's hash
+     * (names_hash): a hint to fetch what select will look at. */
+    void (*will_select)(void *ctx, uint64_t name_hash);
     /* Called for every selected document, in input order, on the calling
      * thread, with its signature if family is set; non-zero stops the run. */
     int (*on_doc)(void *ctx, const doc_view *d);

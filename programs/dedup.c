@@ -142,6 +142,10 @@ static int dedup_select(void *ctx, const doc_view *d) {
     return 1;
 }
 
+static void dedup_will_select(void *ctx, uint64_t name_hash) {
+    names_prefetch(&((dedup *)ctx)->names, name_hash);
+}
+
 /* Hand the document to the engine, in input order: its number is its place
  * in the name table. */
 static int dedup_on_doc(void *ctx, const doc_view *d) {
@@ -268,20 +272,107 @@ static uint64_t cluster_number(const cluster_numbers *c, const minlsh_dedup_deci
     return r + bits_set(c->bits[m / 64] & ((UINT64_C(1) << (m % 64)) - 1)) + 1;
 }
 
+/* ---- every document's output, formatted on the pool, written in order ---- */
+
+#define WRITE_CHUNK 4096 /* documents a worker formats at a time */
+
+/* Appends what document doc gives (if anything) to out: 1 if it gave a
+ * record, 0 if not, or a negative error. Called from several threads at
+ * once, with the worker number for per-worker scratch. */
+typedef int (*doc_writer)(void *ctx, unsigned worker, cli_buf *out, uint64_t doc,
+                          cli_name name, const minlsh_dedup_decision *x);
+
+typedef struct ordered_write {
+    const dedup *D;
+    doc_writer fn;
+    void *ctx;
+    uint64_t first;              /* the round's first document */
+    cli_buf *out;                /* per chunk of the round */
+    size_t *count;               /* per chunk: records */
+    minlsh_dedup_decision *dec;  /* WRITE_CHUNK per worker */
+} ordered_write;
+
+static int write_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    ordered_write *w = ctx;
+    minlsh_dedup_decision *dec = w->dec + (size_t)worker * WRITE_CHUNK;
+    size_t t, j, got;
+    int rc;
+    for (t = begin; t < end; t++) {
+        uint64_t at = w->first + (uint64_t)t * WRITE_CHUNK, name_at;
+        if ((rc = minlsh_dedup_copy_decisions(w->D->engine, at, dec, WRITE_CHUNK, &got)) != 0)
+            return rc;
+        buf_clear(&w->out[t]);
+        w->count[t] = 0;
+        if (got > 0) name_at = names_at(&w->D->names, (size_t)at);
+        for (j = 0; j < got; j++) {
+            cli_name name = names_step(&w->D->names, &name_at);
+            if ((rc = w->fn(w->ctx, worker, &w->out[t], at + j, name, &dec[j])) < 0) return rc;
+            w->count[t] += (size_t)rc;
+        }
+    }
+    return 0;
+}
+
+/* fn's output for every document to standard output, in document order,
+ * whatever the number of threads: the workers format rounds of chunks
+ * into buffers of their own, the calling thread writes a round while the
+ * pool formats the next. Returns the number of records. */
+static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, void *ctx) {
+    uint64_t n = minlsh_dedup_count(D->engine);
+    size_t workers = minlsh__pool_size(pool), round = 4 * workers, chunks[2] = {0, 0}, i;
+    size_t total = 0, cur = 0;
+    ordered_write w[2];
+    int rc = 0, h;
+    for (h = 0; h < 2; h++) {
+        w[h].D = D;
+        w[h].fn = fn;
+        w[h].ctx = ctx;
+        w[h].out = xcalloc(round, sizeof *w[h].out);
+        w[h].count = xcalloc(round, sizeof *w[h].count);
+        w[h].dec = xcalloc(workers * WRITE_CHUNK, sizeof *w[h].dec);
+    }
+    /* Round r is formatted into w[r % 2] while round r - 1 is written. */
+    for (w[0].first = 0;; cur ^= 1) {
+        ordered_write *now = &w[cur], *prev = &w[cur ^ 1];
+        uint64_t left = n - now->first;
+        chunks[cur] = (size_t)((left + WRITE_CHUNK - 1) / WRITE_CHUNK);
+        if (chunks[cur] > round) chunks[cur] = round;
+        if (chunks[cur] > 0) minlsh__pool_start(pool, chunks[cur], 1, write_range, now);
+        for (i = 0; i < chunks[cur ^ 1]; i++) {
+            fwrite(prev->out[i].p, 1, prev->out[i].n, stdout);
+            total += prev->count[i];
+        }
+        chunks[cur ^ 1] = 0;
+        if (chunks[cur] == 0) break;
+        if ((rc = minlsh__pool_wait(pool)) != 0) dedup_die(D->o, rc);
+        prev->first = now->first + (uint64_t)chunks[cur] * WRITE_CHUNK;
+    }
+    for (h = 0; h < 2; h++) {
+        for (i = 0; i < round; i++) buf_free(&w[h].out[i]);
+        free(w[h].out);
+        free(w[h].count);
+        free(w[h].dec);
+    }
+    return total;
+}
+
 typedef struct decision_printer {
     const dedup *D;
     cluster_numbers c;
 } decision_printer;
 
-static void print_decision(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
+static int write_decision(void *ctx, unsigned worker, cli_buf *out, uint64_t doc,
+                          cli_name name, const minlsh_dedup_decision *x) {
     decision_printer *p = ctx;
-    out_decision(stdout, p->D->o->format, names_get(&p->D->names, (size_t)doc),
-                 cluster_number(&p->c, x), (int)x->kept,
-                 names_get(&p->D->names, (size_t)x->representative), x->similarity,
-                 (int)x->exact);
+    cli_name rep = x->representative == doc ? name
+                                            : names_get(&p->D->names, (size_t)x->representative);
+    (void)worker;
+    out_decision(out, p->D->o->format, name, cluster_number(&p->c, x), (int)x->kept, rep,
+                 x->similarity, (int)x->exact);
+    return 1;
 }
 
-static void print_decisions(const dedup *D) {
+static void print_decisions(const dedup *D, minlsh__pool *pool) {
     uint64_t n = minlsh_dedup_count(D->engine), words = n / 64 + 8, i;
     decision_printer p;
     memset(&p, 0, sizeof p);
@@ -301,7 +392,7 @@ static void print_decisions(const dedup *D) {
         p.c.rank[i + 1] = p.c.rank[i] + r;
     }
     out_decisions_header(stdout, D->o->format);
-    each_decision(D, print_decision, &p);
+    write_in_order(D, pool, write_decision, &p);
     free(p.c.min_of);
     free(p.c.bits);
     free(p.c.rank);
@@ -312,44 +403,43 @@ static void print_decisions(const dedup *D) {
 typedef struct corpus_printer {
     const dedup *D;
     int kept;
-    size_t n;
-    cli_buf b, line;
+    cli_buf *path; /* per worker: a path read back */
 } corpus_printer;
 
-static void print_record(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
+static int write_record(void *ctx, unsigned worker, cli_buf *out, uint64_t doc,
+                        cli_name name, const minlsh_dedup_decision *x) {
     corpus_printer *p = ctx;
     const dedup *D = p->D;
     size_t len = (size_t)(D->off[doc + 1] - D->off[doc]);
-    if ((int)x->kept != p->kept) return;
-    buf_clear(&p->b);
-    buf_reserve(&p->b, len + 1);
-    if (minlsh__tmpfile_read(&D->spool, D->off[doc], p->b.p, len) != 0) dedup_die(D->o, MINLSH_E_IO);
-    if (D->o->jsonl) {
-        fwrite(p->b.p, 1, len, stdout);
-        fputc('\n', stdout);
-    } else {
+    cli_buf *b = D->o->jsonl ? out : &p->path[worker];
+    (void)name;
+    if ((int)x->kept != p->kept) return 0;
+    if (b != out) buf_clear(b);
+    buf_reserve(b, len + 1);
+    if (minlsh__tmpfile_read(&D->spool, D->off[doc], b->p + b->n, len) != 0) return MINLSH_E_IO;
+    b->n += len;
+    if (b != out) {
         cli_name nm;
-        nm.s = p->b.p;
+        nm.s = b->p;
         nm.n = len;
         nm.json = 0;
-        buf_clear(&p->line);
-        out_name_text(&p->line, nm);
-        buf_addc(&p->line, '\n');
-        fwrite(p->line.p, 1, p->line.n, stdout);
+        out_name_text(out, nm);
     }
-    p->n++;
+    buf_addc(out, '\n');
+    return 1;
 }
 
 /* Returns how many were printed. */
-static size_t print_corpus(const dedup *D, int kept) {
+static size_t print_corpus(const dedup *D, minlsh__pool *pool, int kept) {
+    size_t workers = minlsh__pool_size(pool), i, n;
     corpus_printer p;
-    memset(&p, 0, sizeof p);
     p.D = D;
     p.kept = kept;
-    each_decision(D, print_record, &p);
-    buf_free(&p.b);
-    buf_free(&p.line);
-    return p.n;
+    p.path = xcalloc(workers, sizeof *p.path);
+    n = write_in_order(D, pool, write_record, &p);
+    for (i = 0; i < workers; i++) buf_free(&p.path[i]);
+    free(p.path);
+    return n;
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -434,6 +524,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.family = family;
     cfg.pool = cli_pool_new(o->threads);
     cfg.select = dedup_select;
+    cfg.will_select = dedup_will_select;
     cfg.on_doc = dedup_on_doc;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
     cfg.overlap = 1;     /* select only numbers and spools documents */
@@ -442,7 +533,6 @@ int cmd_dedup(cli_opts *o) {
     if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0) dedup_die(o, MINLSH_E_IO);
     cfg.ctx = &D;
     pipeline_run_paths(&cfg, o->args, o->n_args, "dedup:", &ri.st);
-    minlsh__pool_free(cfg.pool); /* the engine has threads of its own */
     if ((rc = minlsh_dedup_run(D.engine)) != 0) dedup_die(o, rc);
     minlsh_dedup_copy_stats(&st, D.engine);
     if (st.capped_buckets > 0)
@@ -454,10 +544,10 @@ int cmd_dedup(cli_opts *o) {
         n_out = print_pairs(&D);
         what = "pair";
     } else if (D.keep_records) {
-        n_out = print_corpus(&D, o->output == OUTPUT_KEPT);
+        n_out = print_corpus(&D, cfg.pool, o->output == OUTPUT_KEPT);
         what = o->output == OUTPUT_KEPT ? "kept document" : "dropped document";
     } else if (o->output == OUTPUT_DECISIONS) {
-        print_decisions(&D);
+        print_decisions(&D, cfg.pool);
         n_out = (size_t)st.documents;
         what = "decision";
     } else {
@@ -467,6 +557,7 @@ int cmd_dedup(cli_opts *o) {
         fflush(stdout);
         summary(&D, &ri, &st, n_out, what);
     }
+    minlsh__pool_free(cfg.pool);
     minlsh_dedup_free(D.engine);
     minlsh__tmpfile_close(&D.spool);
     free(D.off);

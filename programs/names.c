@@ -50,12 +50,20 @@ static cli_name name_next(const name_table *t, uint64_t *p) {
     return nm;
 }
 
-cli_name names_get(const name_table *t, size_t i) {
+uint64_t names_at(const name_table *t, size_t i) {
     uint64_t p = t->pos[i / NAMES_GROUP];
     size_t k;
-    cli_name nm = name_next(t, &p);
-    for (k = 0; k < i % NAMES_GROUP; k++) nm = name_next(t, &p);
-    return nm;
+    for (k = 0; k < i % NAMES_GROUP; k++) (void)name_next(t, &p);
+    return p;
+}
+
+cli_name names_step(const name_table *t, uint64_t *at) {
+    return name_next(t, at);
+}
+
+cli_name names_get(const name_table *t, size_t i) {
+    uint64_t p = names_at(t, i);
+    return name_next(t, &p);
 }
 
 static void rehash(name_table *t) {
@@ -113,6 +121,17 @@ static void store(name_table *t, const char *s, size_t n, int json) {
     memcpy(at, head, h);
     memcpy(at + h, s, n);
     t->used += h + n;
+}
+
+void names_prefetch(const name_table *t, uint64_t h) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (t->mask == 0) return;
+    __builtin_prefetch(&t->slots[h & t->mask]);
+    __builtin_prefetch(&t->tags[h & t->mask]);
+#else
+    (void)t;
+    (void)h;
+#endif
 }
 
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i) {

@@ -13,10 +13,10 @@
  */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-static cli_buf line;    /* the record being built */
-static cli_buf decoded; /* a decoded JSON string id */
+static cli_buf line; /* the record being built */
 
 static void escape_text(cli_buf *b, const char *s, size_t n) {
     size_t i;
@@ -34,11 +34,30 @@ static void escape_text(cli_buf *b, const char *s, size_t n) {
     }
 }
 
+static int needs_escape(const char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7F || c == '\\') return 1;
+    }
+    return 0;
+}
+
+/* No state of its own, so that workers may format records at once: a JSON
+ * id is decoded onto the end of b, and escaped from a copy only when it
+ * has something to escape. */
 void out_name_text(cli_buf *b, cli_name nm) {
     if (nm.json && nm.n > 0 && nm.s[0] == '"') {
-        buf_clear(&decoded);
-        json_decode_string(&decoded, nm.s, nm.n);
-        escape_text(b, decoded.p, decoded.n);
+        size_t at = b->n, n;
+        char *copy;
+        json_decode_string(b, nm.s, nm.n);
+        n = b->n - at;
+        if (!needs_escape(b->p + at, n)) return;
+        copy = xmalloc(n);
+        memcpy(copy, b->p + at, n);
+        b->n = at;
+        escape_text(b, copy, n);
+        free(copy);
     } else
         escape_text(b, nm.s, nm.n);
 }
@@ -134,34 +153,31 @@ void out_decisions_header(FILE *f, int format) {
     fputs("id\tcluster\tdecision\trepresentative\tsimilarity\texact\n", f);
 }
 
-void out_decision(FILE *f, int format, cli_name doc, uint64_t cluster, int kept,
+void out_decision(cli_buf *b, int format, cli_name doc, uint64_t cluster, int kept,
                   cli_name representative, double similarity, int exact) {
-    buf_clear(&line);
     if (format == FORMAT_JSONL) {
-        buf_adds(&line, "{\"id\": ");
-        out_name_json(&line, doc);
-        buf_printf(&line, ", \"cluster\": %llu, \"decision\": \"%s\", \"representative\": ",
+        buf_adds(b, "{\"id\": ");
+        out_name_json(b, doc);
+        buf_printf(b, ", \"cluster\": %llu, \"decision\": \"%s\", \"representative\": ",
                    (unsigned long long)cluster, kept ? "kept" : "dropped");
-        out_name_json(&line, representative);
-        buf_adds(&line, ", \"similarity\": ");
-        json_number(&line, similarity);
-        buf_printf(&line, ", \"exact\": %s}\n", exact ? "true" : "false");
+        out_name_json(b, representative);
+        buf_adds(b, ", \"similarity\": ");
+        json_number(b, similarity);
+        buf_printf(b, ", \"exact\": %s}\n", exact ? "true" : "false");
     } else if (format == FORMAT_TSV) {
-        out_name_text(&line, doc);
-        buf_printf(&line, "\t%llu\t%s\t", (unsigned long long)cluster,
-                   kept ? "kept" : "dropped");
-        out_name_text(&line, representative);
-        buf_printf(&line, "\t%.4f\t%s\n", similarity, exact ? "exact" : "-");
+        out_name_text(b, doc);
+        buf_printf(b, "\t%llu\t%s\t", (unsigned long long)cluster, kept ? "kept" : "dropped");
+        out_name_text(b, representative);
+        buf_printf(b, "\t%.4f\t%s\n", similarity, exact ? "exact" : "-");
     } else if (kept) {
-        buf_adds(&line, "kept     ");
-        out_name_text(&line, doc);
-        buf_addc(&line, '\n');
+        buf_adds(b, "kept     ");
+        out_name_text(b, doc);
+        buf_addc(b, '\n');
     } else {
-        buf_adds(&line, "dropped  ");
-        out_name_text(&line, doc);
-        buf_printf(&line, "  (%s %.4f to ", exact ? "exact copy," : "similarity", similarity);
-        out_name_text(&line, representative);
-        buf_adds(&line, ")\n");
+        buf_adds(b, "dropped  ");
+        out_name_text(b, doc);
+        buf_printf(b, "  (%s %.4f to ", exact ? "exact copy," : "similarity", similarity);
+        out_name_text(b, representative);
+        buf_adds(b, ")\n");
     }
-    flush_line(f);
 }

@@ -12,8 +12,9 @@
  *  3. the pool signs the selected documents in parallel;
  *  4. the calling thread hands them to the subcommand in input order (on_doc).
  * With cfg->overlap, step 4 of a batch waits until the pool signs the next
- * one: the calling thread delivers the previous batch while the pool's
- * threads sign, so its own serial work does not leave the other cores idle.
+ * one: the calling thread delivers the previous batch, and reads the batch
+ * after, while the pool's threads sign, so its own serial work does not
+ * leave the other cores idle.
  * Two batches alternate for that. So messages and results come out in the
  * same order whatever the number of threads, and dedup signs each distinct
  * text only once. Every input goes through a cli_stream (stream.c), so gzip
@@ -31,6 +32,7 @@
 #define BATCH_MAX_BYTES (8u << 20)      /* text held in memory per batch */
 #define BATCH_MAX_FILE_BYTES (8u << 20) /* bytes of files per batch */
 #define READ_CHUNK (64u << 10)
+#define SELECT_AHEAD 8 /* documents between will_select and select */
 
 /* JOB_TOOBIG: a JSON Lines line or standard input past --max-doc-size,
  * already skipped by the reader; it only keeps the message in order. */
@@ -99,6 +101,7 @@ typedef struct pipeline {
     unsigned n_ws;
     uint64_t docs, bytes;
     uint64_t empty, too_large;
+    int signing; /* the pool signs busy in the background (overlap) */
 } pipeline;
 
 /* ---- the workers -------------------------------------------------------- */
@@ -327,20 +330,35 @@ static int deliver(pipeline *pl, batch *b) {
     return rc;
 }
 
+/* Wait for the background signing of the busy batch, if any. */
+static void sign_wait(pipeline *pl) {
+    int rc;
+    if (!pl->signing) return;
+    pl->signing = 0;
+    if ((rc = minlsh__pool_wait(pl->cfg->pool)) != 0) cli_die_lib("signing", rc);
+}
+
 /* Steps 1 to 3 for the batch being filled, and step 4 for it or (with
- * overlap) for the batch before it, while this one is signed. Then the
- * other batch is the one to fill. */
+ * overlap) for the batch before it. With overlap the pool signs this
+ * batch in the background: the calling thread delivers the batch before
+ * and reads the next one meanwhile, and the next flush waits for it. Then
+ * the other batch is the one to fill. */
 static int flush(pipeline *pl) {
     batch *b = pl->fill, *prev = b == &pl->b[0] ? &pl->b[1] : &pl->b[0];
     size_t i;
     int rc, src = 0;
     void *v;
     if (b->n_jobs == 0) return 0;
+    sign_wait(pl); /* prev is signed, and the pool free */
     for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
     rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, 1, shingle_range, pl);
     if (rc != 0) cli_die_lib("shingling", rc);
     b->n_sel = 0;
     for (i = 0; i < b->n_jobs; i++) {
+        /* Random lookups in a large table: asked for ahead, they arrive
+         * while the documents before are selected. */
+        if (pl->cfg->will_select != NULL && i + SELECT_AHEAD < b->n_jobs)
+            pl->cfg->will_select(pl->cfg->ctx, b->jobs[i + SELECT_AHEAD].name_hash);
         if ((rc = select_job(pl, &b->jobs[i])) < 0) break;
         if (rc == 0) continue;
         v = b->sel;
@@ -354,14 +372,13 @@ static int flush(pipeline *pl) {
         v = b->sigs;
         xgrow(&v, &b->sigs_cap, b->n_sel * pl->k, sizeof *b->sigs);
         b->sigs = v;
-        if (pl->cfg->pool != NULL && prev->pending) {
+        if (pl->cfg->pool != NULL && pl->cfg->overlap) {
             minlsh__pool_start(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
-            if (rc == 0) rc = deliver(pl, prev);
-            src = minlsh__pool_wait(pl->cfg->pool);
+            pl->signing = 1;
         } else {
             src = minlsh__pool_run(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
+            if (src != 0) cli_die_lib("signing", src);
         }
-        if (src != 0) cli_die_lib("signing", src);
     }
     if (rc == 0 && prev->pending) rc = deliver(pl, prev);
     b->pending = 1;
@@ -477,9 +494,19 @@ static int read_jsonl(pipeline *pl, size_t file) {
                 line_add(pl, p, (size_t)(end - p));
                 break;
             }
-            line_add(pl, p, (size_t)(nl + 1 - p));
-            rc = jsonl_line(pl, file, ++lineno, &pl->line);
-            buf_clear(&pl->line);
+            if (pl->line.n == 0 && pl->line_bytes == 0) {
+                /* The whole line is in the chunk: no copy to the line
+                 * buffer first. */
+                cli_buf view;
+                view.p = (char *)p;
+                view.n = view.cap = (size_t)(nl + 1 - p);
+                pl->line_bytes = view.n;
+                rc = jsonl_line(pl, file, ++lineno, &view);
+            } else {
+                line_add(pl, p, (size_t)(nl + 1 - p));
+                rc = jsonl_line(pl, file, ++lineno, &pl->line);
+                buf_clear(&pl->line);
+            }
             pl->line_bytes = 0;
             p = nl + 1;
         }
@@ -587,6 +614,7 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
         }
     }
     if (rc == 0) rc = flush(&pl);
+    sign_wait(&pl);
     /* The last batch, kept back for the next one that never came. */
     for (i = 0; i < 2 && rc == 0; i++)
         if (pl.b[i].pending) rc = deliver(&pl, &pl.b[i]);

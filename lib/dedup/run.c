@@ -296,6 +296,7 @@ typedef struct minlsh__dedup_cursor {
     const minlsh__kv *at; /* current record */
     size_t left;          /* records left in the block, at included */
     uint64_t next;        /* index in the run of the block after this one */
+    uint64_t end;         /* index in the run where this merge stops */
     minlsh__kv *block;
 } minlsh__dedup_cursor;
 
@@ -313,12 +314,12 @@ static int minlsh__dedup_kv_less(const minlsh__kv *x, const minlsh__kv *y) {
 
 /* Load the next block of c; 0 with c->left 0 at the end. */
 static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup_cursor *c) {
-    uint64_t n = c->run->n - c->next;
+    uint64_t n = c->end - c->next;
     int rc;
     if (c->run->v != NULL) { /* in memory: one block */
         c->at = c->run->v + c->next;
         c->left = (size_t)n;
-        c->next = c->run->n;
+        c->next = c->end;
         return 0;
     }
     if (n > MINLSH__DEDUP_BLOCK) n = MINLSH__DEDUP_BLOCK;
@@ -332,11 +333,10 @@ static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup
     return rc;
 }
 
+/* Equal records are the same bytes, so which run gives one first changes
+ * nothing. */
 static int minlsh__dedup_heap_less(const minlsh__dedup_merge *m, size_t x, size_t y) {
-    const minlsh__kv *a = m->c[m->heap[x]].at, *b = m->c[m->heap[y]].at;
-    if (minlsh__dedup_kv_less(a, b)) return 1;
-    if (minlsh__dedup_kv_less(b, a)) return 0;
-    return m->heap[x] < m->heap[y]; /* equal records: the earlier run first */
+    return minlsh__dedup_kv_less(m->c[m->heap[x]].at, m->c[m->heap[y]].at);
 }
 
 static void minlsh__dedup_heap_down(minlsh__dedup_merge *m, size_t i) {
@@ -360,9 +360,37 @@ static void minlsh__dedup_merge_free(minlsh__dedup_merge *m, size_t n_runs) {
     minlsh__free(&m->d->alloc, m->heap);
 }
 
+/* The key of record i of a run. */
+static int minlsh__dedup_run_key(const minlsh__tmpfile *f, const minlsh__dedup_run *r, uint64_t i,
+                                 uint64_t *key) {
+    if (r->v != NULL) {
+        *key = r->v[i].key;
+        return 0;
+    }
+    return minlsh__tmpfile_read(f, r->off + i * MINLSH__DEDUP_PACKED, key, sizeof *key);
+}
+
+/* The first record of a run whose key is at least key (the run's length
+ * if none). */
+static int minlsh__dedup_run_seek(const minlsh__tmpfile *f, const minlsh__dedup_run *r,
+                                  uint64_t key, uint64_t *at) {
+    uint64_t lo = 0, hi = r->n, k;
+    int rc;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if ((rc = minlsh__dedup_run_key(f, r, mid, &k)) != 0) return rc;
+        if (k < key) lo = mid + 1;
+        else hi = mid;
+    }
+    *at = lo;
+    return 0;
+}
+
+/* A merge of the records of the runs whose keys are in [lo, hi), or from
+ * lo on when whole_tail is set. */
 static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
                                     const minlsh__tmpfile *f, const minlsh__dedup_run *runs,
-                                    size_t n_runs) {
+                                    size_t n_runs, uint64_t lo, uint64_t hi, int whole_tail) {
     const minlsh_allocator *a = &d->alloc;
     size_t i;
     int rc = 0;
@@ -375,7 +403,10 @@ static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *
     for (i = 0; i < n_runs && rc == 0; i++) {
         minlsh__dedup_cursor *c = &m->c[i];
         c->run = &runs[i];
-        if (runs[i].v == NULL) {
+        c->end = runs[i].n;
+        if (lo != 0) rc = minlsh__dedup_run_seek(f, &runs[i], lo, &c->next);
+        if (rc == 0 && !whole_tail) rc = minlsh__dedup_run_seek(f, &runs[i], hi, &c->end);
+        if (rc == 0 && runs[i].v == NULL && c->next < c->end) {
             c->block = (minlsh__kv *)minlsh__malloc(a, MINLSH__DEDUP_BLOCK * sizeof *c->block);
             if (c->block == NULL) rc = MINLSH_E_NOMEM;
         }
@@ -385,6 +416,20 @@ static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *
     for (i = m->n / 2; i-- > 0;) minlsh__dedup_heap_down(m, i);
     if (rc != 0) minlsh__dedup_merge_free(m, n_runs);
     return rc;
+}
+
+/* Merges split by key into parts that workers take one at a time: part p
+ * of n covers keys [p * span, (p + 1) * span), the last one the rest. */
+static size_t minlsh__dedup_parts(minlsh_dedup *d) {
+    unsigned w = minlsh__pool_size(minlsh__dedup_pool(d));
+    return w > 1 ? (size_t)w * 8 : 1;
+}
+
+static int minlsh__dedup_merge_part(minlsh__dedup_merge *m, const minlsh_dedup *d,
+                                    const minlsh__tmpfile *f, const minlsh__dedup_run *runs,
+                                    size_t n_runs, uint64_t span, size_t part, size_t parts) {
+    return minlsh__dedup_merge_init(m, d, f, runs, n_runs, span * part, span * (part + 1),
+                                    part + 1 == parts);
 }
 
 /* The least record left into *out; 1 if there was one, 0 at the end, or a
@@ -404,52 +449,64 @@ static int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out) {
 
 /* ---- exact groups ------------------------------------------------------------ */
 
-/* exact_of from the fingerprint runs merged: documents with equal keys (the
- * fingerprint's first 8 bytes) come in ascending order; the whole 16 bytes
- * are read back for those only. */
-static int minlsh__dedup_exact(minlsh_dedup *d) {
+/* exact_of from the fingerprint runs merged, a part of the keys (the
+ * fingerprint's first 8 bytes) per pool item: documents with equal keys
+ * come in ascending order; the whole 16 bytes are read back for those
+ * only. Each document is in one part, so parts write disjoint entries. */
+typedef struct minlsh__dedup_exact_parts {
+    minlsh_dedup *d;
+    size_t parts;
+    uint64_t span;
+    uint64_t *groups; /* per part */
+} minlsh__dedup_exact_parts;
+
+/* Documents of one key: each joins the first before it with the same
+ * fingerprint (a key shared by different fingerprints is rare, so this is
+ * quadratic only in theory); a group of two or more counts once. */
+static int minlsh__dedup_exact_key(minlsh_dedup *d, const uint32_t *same, size_t n_same,
+                                   uint64_t *groups) {
+    size_t i, x, y;
+    int rc = 0;
+    for (i = 1; i < n_same && rc == 0; i++) {
+        minlsh__dedup_rec hi, hx;
+        if ((rc = minlsh__dedup_rec_head(d, same[i], &hi)) != 0) break;
+        for (x = 0; x < i; x++) {
+            if (d->exact_of[same[x]] != same[x]) continue;
+            if ((rc = minlsh__dedup_rec_head(d, same[x], &hx)) != 0) break;
+            if (memcmp(hi.fp, hx.fp, sizeof hi.fp) == 0) {
+                d->exact_of[same[i]] = same[x];
+                break;
+            }
+        }
+    }
+    for (i = 0; i < n_same && n_same > 1 && rc == 0; i++) {
+        if (d->exact_of[same[i]] != same[i]) continue;
+        for (y = i + 1; y < n_same; y++)
+            if (d->exact_of[same[y]] == same[i]) {
+                (*groups)++;
+                break;
+            }
+    }
+    return rc;
+}
+
+static int minlsh__dedup_exact_part(minlsh__dedup_exact_parts *e, size_t part) {
+    minlsh_dedup *d = e->d;
     const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_merge m;
-    minlsh__kv rec;
+    minlsh__kv rec = {0, 0};
     uint32_t *same = NULL;
-    size_t n_same = 0, cap = 0, i, x;
+    size_t n_same = 0, cap = 0;
     uint64_t key = 0;
     int rc, more;
-    d->exact_groups = 0;
-    d->exact_of = (uint32_t *)minlsh__malloc(a, (d->n_docs + 1) * sizeof *d->exact_of);
-    if (d->exact_of == NULL) return MINLSH_E_NOMEM;
-    for (i = 0; i < d->n_docs; i++) d->exact_of[i] = (uint32_t)i;
-    rc = minlsh__dedup_merge_init(&m, d, &d->runs_file, d->fp_runs.r, d->fp_runs.n);
+    rc = minlsh__dedup_merge_part(&m, d, &d->runs_file, d->fp_runs.r, d->fp_runs.n, e->span, part,
+                                  e->parts);
     if (rc != 0) return rc;
     do {
         more = minlsh__dedup_merge_next(&m, &rec);
         if (more < 0) rc = more;
         if (rc == 0 && n_same > 0 && (!more || rec.key != key)) {
-            /* Documents of one key: each joins the first before it with
-             * the same fingerprint (a key shared by different
-             * fingerprints is rare, so this is quadratic only in theory). */
-            for (i = 1; i < n_same && n_same > 1 && rc == 0; i++) {
-                minlsh__dedup_rec hi, hx;
-                if ((rc = minlsh__dedup_rec_head(d, same[i], &hi)) != 0) break;
-                for (x = 0; x < i; x++) {
-                    if (d->exact_of[same[x]] != same[x]) continue;
-                    if ((rc = minlsh__dedup_rec_head(d, same[x], &hx)) != 0) break;
-                    if (memcmp(hi.fp, hx.fp, sizeof hi.fp) == 0) {
-                        d->exact_of[same[i]] = same[x];
-                        break;
-                    }
-                }
-            }
-            /* A group of two or more counts once. */
-            for (i = 0; i < n_same && rc == 0; i++) {
-                size_t y;
-                if (d->exact_of[same[i]] != same[i]) continue;
-                for (y = i + 1; y < n_same; y++)
-                    if (d->exact_of[same[y]] == same[i]) {
-                        d->exact_groups++;
-                        break;
-                    }
-            }
+            rc = minlsh__dedup_exact_key(d, same, n_same, &e->groups[part]);
             n_same = 0;
         }
         if (more > 0 && rc == 0) {
@@ -465,6 +522,35 @@ static int minlsh__dedup_exact(minlsh_dedup *d) {
     } while (more > 0 && rc == 0);
     minlsh__dedup_merge_free(&m, d->fp_runs.n);
     minlsh__free(a, same);
+    return rc;
+}
+
+static int minlsh__dedup_exact_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    size_t part;
+    int rc = 0;
+    (void)worker;
+    for (part = begin; part < end && rc == 0; part++)
+        rc = minlsh__dedup_exact_part((minlsh__dedup_exact_parts *)ctx, part);
+    return rc;
+}
+
+static int minlsh__dedup_exact(minlsh_dedup *d) {
+    const minlsh_allocator *a = &d->alloc;
+    minlsh__dedup_exact_parts e;
+    size_t i;
+    int rc = 0;
+    d->exact_groups = 0;
+    d->exact_of = (uint32_t *)minlsh__malloc(a, (d->n_docs + 1) * sizeof *d->exact_of);
+    if (d->exact_of == NULL) return MINLSH_E_NOMEM;
+    for (i = 0; i < d->n_docs; i++) d->exact_of[i] = (uint32_t)i;
+    e.d = d;
+    e.parts = minlsh__dedup_parts(d);
+    e.span = UINT64_MAX / e.parts + 1; /* keys are hashes: evenly spread */
+    e.groups = (uint64_t *)minlsh__calloc(a, e.parts, sizeof *e.groups);
+    if (e.groups == NULL) return MINLSH_E_NOMEM;
+    rc = minlsh__pool_run(minlsh__dedup_pool(d), e.parts, 1, minlsh__dedup_exact_range, &e);
+    for (i = 0; i < e.parts; i++) d->exact_groups += e.groups[i];
+    minlsh__free(a, e.groups);
     /* The band merges skip copies: a bit per document is cheaper to look
      * up at random than the group array. */
     if (rc == 0) {
@@ -517,7 +603,8 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
     size_t nb = 0, cap_b = 0, n = 0, cap = 0, x, y;
     uint64_t max_bucket = d->opts.max_bucket;
     int rc, more;
-    rc = minlsh__dedup_merge_init(&m, d, &d->runs_file, d->band_runs[j].r, d->band_runs[j].n);
+    rc = minlsh__dedup_merge_init(&m, d, &d->runs_file, d->band_runs[j].r, d->band_runs[j].n, 0,
+                                  0, 1);
     if (rc != 0) return rc;
     do {
         more = minlsh__dedup_merge_next(&m, &rec);
@@ -577,61 +664,6 @@ static int minlsh__dedup_bands_range(void *ctx, unsigned worker, size_t begin, s
 
 /* ---- verification ------------------------------------------------------------- */
 
-typedef struct minlsh__dedup_verify {
-    minlsh_dedup *d;
-    minlsh__dedup_scratch *scratch; /* per worker */
-    const minlsh__kv *cand;
-    double *sim;
-    minlsh__kv *order; /* (second document, index): the order to verify in */
-} minlsh__dedup_verify;
-
-static int minlsh__dedup_verify_range(void *ctx, unsigned worker, size_t begin, size_t end) {
-    minlsh__dedup_verify *c = (minlsh__dedup_verify *)ctx;
-    size_t t;
-    int rc = 0;
-    for (t = begin; t < end && rc == 0; t++) {
-        size_t i = (size_t)c->order[t].val;
-        rc = minlsh__dedup_similarity(c->d, &c->scratch[worker], (uint32_t)c->cand[i].key,
-                                      (uint32_t)c->cand[i].val, &c->sim[i]);
-    }
-    return rc;
-}
-
-#define MINLSH__DEDUP_CHUNK 65536 /* candidates verified per pool run */
-
-/* Verify a chunk of candidates; append those that pass to the edges. */
-static int minlsh__dedup_verify_chunk(minlsh__dedup_verify *v, const minlsh__kv *cand,
-                                      size_t n, size_t *cap_edges) {
-    minlsh_dedup *d = v->d;
-    size_t i;
-    int rc;
-    v->cand = cand;
-    /* Candidates come sorted by their first document; with the records in
-     * the data file, reading the second ones in file order too turns
-     * random reads into a forward sweep. Results land in their own slots,
-     * so the order changes nothing else. */
-    for (i = 0; i < n; i++) {
-        v->order[i].key = d->records_in_file ? cand[i].val : 0;
-        v->order[i].val = i;
-    }
-    if (d->records_in_file) minlsh__sort_kv(v->order, n);
-    rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 64, minlsh__dedup_verify_range, v);
-    for (i = 0; i < n && rc == 0; i++) {
-        void *p;
-        if (!(v->sim[i] >= d->opts.threshold)) continue;
-        p = d->edges;
-        rc = minlsh__reserve(&d->alloc, &p, cap_edges, d->n_edges, d->n_edges + 1,
-                             sizeof *d->edges);
-        d->edges = (minlsh__dedup_edge *)p;
-        if (rc != 0) break;
-        d->edges[d->n_edges].a = (uint32_t)cand[i].key;
-        d->edges[d->n_edges].b = (uint32_t)cand[i].val;
-        d->edges[d->n_edges].sim = v->sim[i];
-        d->n_edges++;
-    }
-    return rc;
-}
-
 static minlsh__dedup_scratch *minlsh__dedup_scratch_new(minlsh_dedup *d, size_t *n) {
     *n = minlsh__pool_size(minlsh__dedup_pool(d));
     return (minlsh__dedup_scratch *)minlsh__calloc(&d->alloc, *n, sizeof(minlsh__dedup_scratch));
@@ -653,19 +685,117 @@ static void minlsh__dedup_temp_peak(minlsh_dedup *d) {
     if (now > d->temp_peak) d->temp_peak = now;
 }
 
-/* Candidates of every band, merged without repeats, verified in chunks. */
+#define MINLSH__DEDUP_CHUNK 16384 /* candidates a worker verifies at a time */
+
+/* One worker's verification buffers. */
+typedef struct minlsh__dedup_verifier {
+    minlsh__dedup_scratch scratch;
+    minlsh__kv *cand;  /* the chunk */
+    minlsh__kv *order; /* (second document, index): the order to verify in */
+    double *sim;
+} minlsh__dedup_verifier;
+
+/* One part's verified edges, in candidate order. */
+typedef struct minlsh__dedup_part_edges {
+    minlsh__dedup_edge *v;
+    size_t n, cap;
+    uint64_t candidates;
+} minlsh__dedup_part_edges;
+
+typedef struct minlsh__dedup_find_parts {
+    minlsh_dedup *d;
+    const minlsh__dedup_run *all; /* every band's candidate runs */
+    size_t n_all, parts;
+    uint64_t span;
+    minlsh__dedup_verifier *w;      /* per worker */
+    minlsh__dedup_part_edges *out;  /* per part */
+} minlsh__dedup_find_parts;
+
+/* Verify a chunk of candidates; append those that pass to the part's
+ * edges. */
+static int minlsh__dedup_verify_chunk(minlsh_dedup *d, minlsh__dedup_verifier *w, size_t n,
+                                      minlsh__dedup_part_edges *out) {
+    size_t i;
+    int rc = 0;
+    /* Candidates come sorted by their first document; with the records in
+     * the data file, reading the second ones in file order too turns
+     * random reads into a forward sweep. Results land in their own slots,
+     * so the order changes nothing else. */
+    for (i = 0; i < n; i++) {
+        w->order[i].key = d->records_in_file ? w->cand[i].val : 0;
+        w->order[i].val = i;
+    }
+    if (d->records_in_file) minlsh__sort_kv(w->order, n);
+    for (i = 0; i < n && rc == 0; i++) {
+        size_t j = (size_t)w->order[i].val;
+        rc = minlsh__dedup_similarity(d, &w->scratch, (uint32_t)w->cand[j].key,
+                                      (uint32_t)w->cand[j].val, &w->sim[j]);
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        void *p;
+        if (!(w->sim[i] >= d->opts.threshold)) continue;
+        p = out->v;
+        rc = minlsh__reserve(&d->alloc, &p, &out->cap, out->n, out->n + 1, sizeof *out->v);
+        out->v = (minlsh__dedup_edge *)p;
+        if (rc != 0) break;
+        out->v[out->n].a = (uint32_t)w->cand[i].key;
+        out->v[out->n].b = (uint32_t)w->cand[i].val;
+        out->v[out->n].sim = w->sim[i];
+        out->n++;
+    }
+    return rc;
+}
+
+/* The candidates whose first document is in one part, merged without
+ * repeats and verified. */
+static int minlsh__dedup_find_part(minlsh__dedup_find_parts *f, unsigned worker, size_t part) {
+    minlsh_dedup *d = f->d;
+    minlsh__dedup_verifier *w = &f->w[worker];
+    minlsh__dedup_part_edges *out = &f->out[part];
+    minlsh__dedup_merge m;
+    minlsh__kv rec, last = {0, 0};
+    size_t n = 0;
+    int rc, more, have = 0;
+    rc = minlsh__dedup_merge_part(&m, d, &d->cand_file, f->all, f->n_all, f->span, part, f->parts);
+    if (rc != 0) return rc;
+    do {
+        more = minlsh__dedup_merge_next(&m, &rec);
+        if (more < 0) rc = more;
+        if (more > 0 && !(have && rec.key == last.key && rec.val == last.val)) {
+            w->cand[n++] = rec;
+            last = rec;
+            have = 1;
+            out->candidates++;
+        }
+        if (rc == 0 && n > 0 && (n == MINLSH__DEDUP_CHUNK || more == 0)) {
+            rc = minlsh__dedup_verify_chunk(d, w, n, out);
+            n = 0;
+        }
+    } while (more > 0 && rc == 0);
+    minlsh__dedup_merge_free(&m, f->n_all);
+    return rc;
+}
+
+static int minlsh__dedup_find_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    size_t part;
+    int rc = 0;
+    for (part = begin; part < end && rc == 0; part++)
+        rc = minlsh__dedup_find_part((minlsh__dedup_find_parts *)ctx, worker, part);
+    return rc;
+}
+
+/* Candidates of every band, merged without repeats and verified, a part
+ * of the first documents per pool item; the parts' edges joined in order. */
 static int minlsh__dedup_find(minlsh_dedup *d) {
     const minlsh_allocator *a = &d->alloc;
     minlsh__dedup_cands c;
-    minlsh__dedup_verify v;
+    minlsh__dedup_find_parts f;
     minlsh__dedup_run *all = NULL;
-    minlsh__dedup_merge m;
-    minlsh__kv *chunk = NULL, rec, last = {0, 0};
-    size_t j, i, n_all = 0, n = 0, cap_edges = 0, n_scratch = 0, workers;
+    size_t j, i, n_all = 0, workers = 0, n_edges = 0;
     uint64_t share = minlsh__dedup_share(d, 1);
-    int rc = 0, more, have = 0;
+    int rc = 0;
     memset(&c, 0, sizeof c);
-    memset(&v, 0, sizeof v);
+    memset(&f, 0, sizeof f);
     c.d = d;
     workers = minlsh__pool_size(minlsh__dedup_pool(d));
     /* With a budget: the workers' buffers and the bands' runs in memory
@@ -689,37 +819,47 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
     d->capped = 0;
     for (j = 0; j < d->bands && c.capped != NULL; j++) d->capped += c.capped[j];
     if (rc == 0) {
-        v.d = d;
-        v.scratch = minlsh__dedup_scratch_new(d, &n_scratch);
-        v.sim = (double *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *v.sim);
-        v.order = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *v.order);
-        chunk = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *chunk);
-        if (v.scratch == NULL || v.sim == NULL || v.order == NULL || chunk == NULL)
-            rc = MINLSH_E_NOMEM;
+        f.d = d;
+        f.all = all;
+        f.n_all = n_all;
+        f.parts = minlsh__dedup_parts(d);
+        f.span = d->n_docs / f.parts + 1;
+        f.w = (minlsh__dedup_verifier *)minlsh__calloc(a, workers, sizeof *f.w);
+        f.out = (minlsh__dedup_part_edges *)minlsh__calloc(a, f.parts, sizeof *f.out);
+        if (f.w == NULL || f.out == NULL) rc = MINLSH_E_NOMEM;
     }
-    if (rc == 0) rc = minlsh__dedup_merge_init(&m, d, &d->cand_file, all, n_all);
+    for (i = 0; i < workers && rc == 0; i++) {
+        f.w[i].cand = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *f.w[i].cand);
+        f.w[i].order = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *f.w[i].order);
+        f.w[i].sim = (double *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *f.w[i].sim);
+        if (f.w[i].cand == NULL || f.w[i].order == NULL || f.w[i].sim == NULL) rc = MINLSH_E_NOMEM;
+    }
+    if (rc == 0)
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), f.parts, 1, minlsh__dedup_find_range, &f);
     d->candidates = 0;
-    if (rc == 0) {
-        do {
-            more = minlsh__dedup_merge_next(&m, &rec);
-            if (more < 0) rc = more;
-            if (more > 0 && !(have && rec.key == last.key && rec.val == last.val)) {
-                chunk[n++] = rec;
-                last = rec;
-                have = 1;
-                d->candidates++;
-            }
-            if (rc == 0 && n > 0 && (n == MINLSH__DEDUP_CHUNK || more == 0)) {
-                rc = minlsh__dedup_verify_chunk(&v, chunk, n, &cap_edges);
-                n = 0;
-            }
-        } while (more > 0 && rc == 0);
-        minlsh__dedup_merge_free(&m, n_all);
+    for (i = 0; i < f.parts && f.out != NULL; i++) {
+        d->candidates += f.out[i].candidates;
+        n_edges += f.out[i].n;
     }
-    minlsh__dedup_scratch_free(d, v.scratch, n_scratch);
-    minlsh__free(a, v.sim);
-    minlsh__free(a, v.order);
-    minlsh__free(a, chunk);
+    if (rc == 0) {
+        d->edges = (minlsh__dedup_edge *)minlsh__malloc(a, (n_edges + 1) * sizeof *d->edges);
+        if (d->edges == NULL) rc = MINLSH_E_NOMEM;
+    }
+    for (i = 0; i < f.parts && f.out != NULL; i++) {
+        if (rc == 0 && f.out[i].n > 0)
+            memcpy(d->edges + d->n_edges, f.out[i].v, f.out[i].n * sizeof *d->edges);
+        if (rc == 0) d->n_edges += f.out[i].n;
+        minlsh__free(a, f.out[i].v);
+    }
+    for (i = 0; i < workers && f.w != NULL; i++) {
+        minlsh__free(a, f.w[i].scratch.a);
+        minlsh__free(a, f.w[i].scratch.b);
+        minlsh__free(a, f.w[i].cand);
+        minlsh__free(a, f.w[i].order);
+        minlsh__free(a, f.w[i].sim);
+    }
+    minlsh__free(a, f.w);
+    minlsh__free(a, f.out);
     minlsh__free(a, all);
     if (c.runs != NULL)
         for (j = 0; j < d->bands; j++) {
@@ -803,7 +943,11 @@ static int minlsh__dedup_decisions(minlsh_dedup *d) {
     /* In memory if they fit an eighth of the budget; the file is
      * rewritten by a run after a failed one. */
     if ((uint64_t)d->n_docs * sizeof *d->decisions <= minlsh__dedup_share(d, 2)) {
-        d->decisions = (minlsh_dedup_decision *)minlsh__calloc(a, d->n_docs + 1, sizeof *d->decisions);
+        /* Every entry is written by the emission: no zeroing pass. */
+        size_t bytes;
+        if (minlsh__mul_size(&bytes, (size_t)d->n_docs + 1, sizeof *d->decisions) != 0)
+            return MINLSH_E_NOMEM;
+        d->decisions = (minlsh_dedup_decision *)minlsh__malloc(a, bytes);
         if (d->decisions == NULL) return MINLSH_E_NOMEM;
     } else {
         minlsh__tmpfile_close(&d->dec_file);

@@ -164,16 +164,31 @@ def _joined(docs):
         return None
 
 
+#: Documents per foreign call of _sign_into: their joined tokens (a few
+#: hundred KB for documents of hundreds of tokens) stay in the cache and in
+#: memory the allocator reuses, where one buffer for a whole batch is new
+#: memory written three times (inner join, outer join, encode); measured a
+#: sixth faster on rensa's shape.
+_SIGN_CHUNK_DOCS = 64
+
+
 def _sign_into(fam, docs, addr, key=None):
-    """Sign a list of token lists in one foreign call, writing len(docs)*k
-    uint32 values at address addr (row after row).
+    """Sign a list of token lists, writing len(docs)*k uint32 values at
+    address addr (an int, or a ctypes buffer), row after row: one foreign
+    call per _SIGN_CHUNK_DOCS documents, none per token.
 
     The tokens are joined with a NUL separator (minlsh_family_sign_delimited);
     when a token contains NUL, or str and bytes tokens are mixed, with
     per-token offsets instead (minlsh_family_sign_tokens). Same bits."""
     n, k = len(docs), fam.k
-    if not n:
-        return
+    if not isinstance(addr, int):
+        addr = ctypes.addressof(addr)
+    for i in range(0, n, _SIGN_CHUNK_DOCS):
+        _sign_chunk(fam, docs[i:i + _SIGN_CHUNK_DOCS], addr + 4 * k * i, key)
+
+
+def _sign_chunk(fam, docs, addr, key):
+    n, k = len(docs), fam.k
     doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), map(len, docs))))
     data = _joined(docs)
     if data is not None:
@@ -664,8 +679,9 @@ def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int
     """The signatures of many token lists (each a list of str or bytes
     tokens) as an n x num_perm uint32 matrix: a numpy array when numpy is
     installed, else a :class:`SignatureMatrix`. Row i has exactly the values
-    of ``MinHash.bulk(token_lists)[i]``. One foreign call per
-    ``batch_size`` lists, each writing straight into the result."""
+    of ``MinHash.bulk(token_lists)[i]``. Lists go ``batch_size`` at a time
+    (at most 64 per foreign call), each call writing straight into the
+    result."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError("batch_size must be an integer >= 1")
     fam = family(num_perm, seed)

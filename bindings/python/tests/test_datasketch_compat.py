@@ -51,7 +51,7 @@ def test_update_str_is_utf8_bytes():
 def test_batch_paths_give_the_per_item_bits():
     rng = random.Random(5)
     docs = []
-    for i in range(60):
+    for i in range(150):  # several foreign calls of _SIGN_CHUNK_DOCS (64)
         toks = ["t%d" % rng.randrange(500) for _ in range(rng.randrange(0, 300))]
         if i % 7 == 1:
             toks = [t.encode() for t in toks]                 # bytes tokens
