@@ -830,9 +830,10 @@ static int engine_reserve_chunk(engine *e, size_t n) {
         /* The Unicode stage's output is well-formed UTF-8, at most
          * MINLSH__UNICODE_GROW bytes per input byte; a unit is a byte at least. */
         bytes = minlsh__unorm_bound(&e->un, n + ENT_MAX + 2) + 2 * FLUSH_BYTES;
-        /* Without the spaces of word splitting (counted in GROW), a code
-         * point grows to at most half of that; a word takes two bytes. */
-        hashes = bytes / 2 + FLUSH_HASHES;
+        /* a unit is a byte, or a code point, or a word of one at least */
+        hashes = e->unit == MINLSH_UNIT_BYTE ? bytes
+                                             : minlsh__unorm_bound_cps(&e->un, n + ENT_MAX + 2) +
+                                                   FLUSH_HASHES;
     }
     rc = reserve_buf(e, bytes);
     if (rc == 0 && e->sink == SINK_COLLECT)

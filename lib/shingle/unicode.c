@@ -399,9 +399,14 @@ int minlsh__unorm_finish(minlsh__unorm *u) {
     return rc;
 }
 
+/* A held code point counts as 4 bytes of input: it came from at most that
+ * many, and folding makes at most 3 of it. */
 size_t minlsh__unorm_bound(const minlsh__unorm *u, size_t n) {
-    /* A held code point is at most 4 bytes of input. */
     return (n + u->u8n + 4 * (size_t)u->segn) * MINLSH__UNICODE_GROW + u->outn + 1;
+}
+
+size_t minlsh__unorm_bound_cps(const minlsh__unorm *u, size_t n) {
+    return (n + u->u8n + 4 * (size_t)u->segn) * MINLSH__UNICODE_GROW_CPS + u->outn + 1;
 }
 
 #ifdef MINLSH_TESTING

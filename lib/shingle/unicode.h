@@ -12,9 +12,12 @@
 
 /* Unicode 15.0.0, as major * 10000 + minor * 100 + patch. */
 #define MINLSH__UNICODE_VERSION 150000
-/* The most output bytes one input byte can become (NFKC, then folding, two
- * spaces per code point for word splitting); checked by the generator. */
-#define MINLSH__UNICODE_GROW 23
+/* The most output bytes one input byte can become (NFKC, then folding, and
+ * the one space word splitting may put before each code point), and the
+ * most code points; checked by the generator (U+FDFA: 3 bytes, 18 code
+ * points). */
+#define MINLSH__UNICODE_GROW 17
+#define MINLSH__UNICODE_GROW_CPS 6
 
 /* Record bits. */
 #define MINLSH__U_DEL 0x01   /* General_Category P* or S* */
@@ -96,8 +99,10 @@ void minlsh__unorm_reset(minlsh__unorm *u);
 int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n);
 /* End of the document: everything held is emitted; then as after reset. */
 int minlsh__unorm_finish(minlsh__unorm *u);
-/* The most bytes feeding n more bytes and finishing can emit. */
+/* The most bytes, and the most code points, feeding n more bytes and
+ * finishing can emit. */
 size_t minlsh__unorm_bound(const minlsh__unorm *u, size_t n);
+size_t minlsh__unorm_bound_cps(const minlsh__unorm *u, size_t n);
 
 #ifdef MINLSH_TESTING
 /* The Unicode stage alone, on one whole text: its output bytes (the ASCII

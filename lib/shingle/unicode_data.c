@@ -6,8 +6,12 @@
 #error unicode.h and the tables disagree
 #endif
 
-#if MINLSH__UNICODE_GROW != 23
-#error MINLSH__UNICODE_GROW must be 23
+#if MINLSH__UNICODE_GROW != 17
+#error MINLSH__UNICODE_GROW must be 17
+#endif
+
+#if MINLSH__UNICODE_GROW_CPS != 6
+#error MINLSH__UNICODE_GROW_CPS must be 6
 #endif
 
 const uint16_t minlsh__ucd_stage1[8704] = {
