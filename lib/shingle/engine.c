@@ -153,7 +153,9 @@ static int units_emit(void *ctx, const uint8_t *p, size_t n);
 
 static void engine_init(engine *e, const minlsh_shingler *cfg, int sink,
                         int want_fp, const minlsh__siphash_many_kernel *sip) {
-    memset(e, 0, sizeof *e);
+    /* The Unicode stage's buffers (the tail) need no zeroing: its init
+     * sets what it reads. */
+    memset(e, 0, offsetof(engine, un));
     e->cfg = cfg;
     e->sip = sip;
     e->unit = cfg->unit;
