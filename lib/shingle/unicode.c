@@ -231,11 +231,14 @@ static int decompose(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r)
 }
 
 /* One decoded code point. */
-MINLSH__INLINE int code_point(minlsh__unorm *u, uint32_t cp) {
-    const minlsh__ucd_record *r = minlsh__ucd_get(cp);
+MINLSH__INLINE int code_point_r(minlsh__unorm *u, uint32_t cp, const minlsh__ucd_record *r) {
     if (!u->nfkc) return put_cp(u, cp, r);
     if (r->dec == 0 && cp - S_BASE >= S_COUNT) return seg_add(u, cp, r);
     return decompose(u, cp, r);
+}
+
+MINLSH__INLINE int code_point(minlsh__unorm *u, uint32_t cp) {
+    return code_point_r(u, cp, minlsh__ucd_get(cp));
 }
 
 /* Whether the stage leaves code point r as it is and it is final as soon
@@ -307,8 +310,9 @@ int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n) {
         if (u->u8n == 0) {
             /* the longest run of code points that pass */
             size_t j = i, last = i;
-            uint32_t cp = 0;
-            const minlsh__ucd_record *r = NULL;
+            uint32_t cp = 0, stop = 0;
+            const minlsh__ucd_record *r = NULL, *stop_r = NULL;
+            unsigned stop_len = 0; /* a whole code point that does not pass ends the run */
             while (j < n) {
                 uint8_t lo, hi, b = p[j];
                 unsigned need;
@@ -333,7 +337,12 @@ int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n) {
                 {
                     uint32_t v = u8_value(p + j, need);
                     const minlsh__ucd_record *rv = minlsh__ucd_get(v);
-                    if (!passes(u, rv)) break;
+                    if (!passes(u, rv)) {
+                        stop = v;
+                        stop_r = rv;
+                        stop_len = need;
+                        break;
+                    }
                     cp = v;
                     r = rv;
                 }
@@ -343,6 +352,12 @@ int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n) {
             if (j > i) {
                 if (r == NULL) r = minlsh__ucd_get(cp);
                 if ((rc = pass_run(u, p + i, last - i, j - last, cp, r)) != 0) return rc;
+            }
+            if (stop_len != 0) { /* decoded already: the slow path at once */
+                if ((rc = code_point_r(u, stop, stop_r)) != 0) return rc;
+                j += stop_len;
+            }
+            if (j > i) {
                 i = j;
                 continue;
             }
