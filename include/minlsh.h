@@ -205,12 +205,32 @@ MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
 #define MINLSH_UNIT_STOPWORD 4  /* a stop word and the k-1 words after it */
 
 /* Normalisation flags (values are ABI), applied in this order:
- * HTML, then case folding, punctuation removal, whitespace collapsing. */
+ * HTML, then case folding, punctuation removal, whitespace collapsing. These
+ * four act on ASCII bytes only. */
 #define MINLSH_NORM_CASEFOLD 0x1u   /* ASCII A-Z to a-z */
 #define MINLSH_NORM_WHITESPACE 0x2u /* runs of ASCII whitespace to one ' ', trimmed */
 #define MINLSH_NORM_PUNCT 0x4u      /* delete ASCII punctuation */
 #define MINLSH_NORM_HTML 0x8u       /* skip tags, comments, script/style; decode entities */
 #define MINLSH_NORM_ALL 0xFu
+
+/* Unicode normalisation (opt-in; docs/shingling.md section 3.5). A stage
+ * between HTML and the ASCII stages, on code points of the pinned Unicode
+ * version (minlsh_unicode_version), in this order: NFKC, full case
+ * folding, digit folding, punctuation and symbol removal, white space,
+ * word splitting. Each Unicode flag supersedes its ASCII counterpart, which
+ * minlsh_shingler_new turns on with it (minlsh_shingler_flags shows it). */
+#define MINLSH_NORM_NFKC 0x10u        /* Unicode NFKC */
+#define MINLSH_NORM_UCASEFOLD 0x20u   /* full case folding (C+F): ß to ss; + CASEFOLD */
+#define MINLSH_NORM_UPUNCT 0x40u      /* delete P* and S* but U+FFFD; + PUNCT */
+#define MINLSH_NORM_UWHITESPACE 0x80u /* White_Space is whitespace; + WHITESPACE */
+#define MINLSH_NORM_DIGITS 0x100u     /* Nd digits to ASCII 0-9 */
+#define MINLSH_NORM_CJK_WORDS 0x200u  /* word units: each Han, Hiragana, Katakana,
+                                         Thai, Lao, Khmer, Myanmar character is a word */
+#define MINLSH_NORM_UNICODE 0x3F0u    /* every Unicode flag */
+
+/* The Unicode version of the tables, as major * 10000 + minor * 100 +
+ * patch (150000 is Unicode 15.0.0); minlsh_unicode_version() is its twin. */
+#define MINLSH_UNICODE_VERSION 150000
 
 #define MINLSH_SHINGLER_OPTIONS_VERSION 1
 
@@ -875,6 +895,10 @@ MINLSH_API int minlsh_family_new_scheme(minlsh_family **out, uint32_t k,
 MINLSH_API uint32_t minlsh_family_scheme(const minlsh_family *family);
 MINLSH_API uint32_t minlsh_sigmatrix_scheme(const minlsh_sigmatrix *matrix);
 MINLSH_API uint32_t minlsh_index_scheme(const minlsh_index *index);
+/* MINLSH_UNICODE_VERSION: the version of the Unicode tables the MINLSH_NORM_
+ * Unicode flags use (part of the config id of a shingler that has one).
+ * Thread-safe. */
+MINLSH_API uint32_t minlsh_unicode_version(void);
 
 /* minlsh_index_query with a bound on the work, for indexes with hot
  * buckets (many distinct documents sharing a band). Bands are searched in

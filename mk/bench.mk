@@ -11,6 +11,11 @@
 #                     `bench dedup`: the dedup section alone).
 #                     BENCH_FLAGS=--quick: smaller sizes (100,000 documents
 #                     for dedup), to try it out
+#   make bench-unicode  the cost per byte of the Unicode flags (bench/unicode.c):
+#                     English, French, Russian and Chinese text under every
+#                     Unicode flag, and under the ASCII flags, against
+#                     today's ASCII path (English, ASCII flags), interleaved
+#                     in one run; make bench runs it too, after the rest
 #   make bench-huge   NOT in CI nor in make bench: gen_docs N | minlsh dedup
 #                     --jsonl -q --output decisions - for each N of
 #                     BENCH_HUGE_SIZES (default "1000000 10000000 100000000"):
@@ -65,12 +70,16 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-oph
+.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-oph bench-unicode
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
-bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS) $(BUILD)/bench/unicode
 	$(BENCH_BIN) all $(BENCH_RUNS) $(BENCH_FLAGS)
+	$(BUILD)/bench/unicode $(filter --quick,$(BENCH_FLAGS))
+
+bench-unicode: $(BUILD)/bench/unicode
+	$(BUILD)/bench/unicode $(filter --quick,$(BENCH_FLAGS))
 
 # Not in CI, not in make bench: hours at 100M documents, and memory to match.
 BENCH_HUGE_SIZES ?= 1000000 10000000 100000000

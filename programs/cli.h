@@ -143,7 +143,8 @@ enum {
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
     O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_KEEP, O_GROUP, O_MAX_BUCKET,
     O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE, O_MEMORY, O_TMPDIR,
-    O_NOVEL_ONLY, O_LOCK_TIMEOUT, O_NO_LOCK, O_SCHEME,
+    O_NOVEL_ONLY, O_LOCK_TIMEOUT, O_NO_LOCK, O_SCHEME, O_NFKC, O_CASEFOLD,
+    O_UNICODE_PUNCT, O_UNICODE_SPACE, O_FOLD_DIGITS, O_CJK_WORDS,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
@@ -156,7 +157,8 @@ enum {
 #define OPTS_SHINGLE                                                           \
     (OPT(O_SHINGLE) | OPT(O_LOWERCASE) | OPT(O_STRIP_PUNCT) |                  \
      OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY) |      \
-     OPT(O_KEY_FILE))
+     OPT(O_KEY_FILE) | OPT(O_NFKC) | OPT(O_CASEFOLD) | OPT(O_UNICODE_PUNCT) |   \
+     OPT(O_UNICODE_SPACE) | OPT(O_FOLD_DIGITS) | OPT(O_CJK_WORDS))
 #define OPTS_LSH                                                               \
     (OPT(O_THRESHOLD) | OPT(O_NUM_PERM) | OPT(O_BANDS) | OPT(O_ROWS) |         \
      OPT(O_SEED) | OPT(O_SCHEME))

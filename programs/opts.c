@@ -59,6 +59,12 @@ static const opt_spec specs[] = {
     {"lock-timeout", O_LOCK_TIMEOUT, 1},
     {"no-lock", O_NO_LOCK, 0},
     {"scheme", O_SCHEME, 1},
+    {"nfkc", O_NFKC, 0},
+    {"casefold", O_CASEFOLD, 0},
+    {"unicode-punct", O_UNICODE_PUNCT, 0},
+    {"unicode-space", O_UNICODE_SPACE, 0},
+    {"fold-digits", O_FOLD_DIGITS, 0},
+    {"cjk-words", O_CJK_WORDS, 0},
 };
 
 /* The --max-doc-size that cli_shingler_new gives its shinglers. */
@@ -245,7 +251,13 @@ static const struct {
 } flag_names[] = {{"html", MINLSH_NORM_HTML},
                   {"lowercase", MINLSH_NORM_CASEFOLD},
                   {"strip-punct", MINLSH_NORM_PUNCT},
-                  {"collapse-space", MINLSH_NORM_WHITESPACE}};
+                  {"collapse-space", MINLSH_NORM_WHITESPACE},
+                  {"nfkc", MINLSH_NORM_NFKC},
+                  {"casefold", MINLSH_NORM_UCASEFOLD},
+                  {"unicode-punct", MINLSH_NORM_UPUNCT},
+                  {"unicode-space", MINLSH_NORM_UWHITESPACE},
+                  {"fold-digits", MINLSH_NORM_DIGITS},
+                  {"cjk-words", MINLSH_NORM_CJK_WORDS}};
 #define N_FLAG_NAMES (sizeof flag_names / sizeof flag_names[0])
 
 int opts_parse_flags(const char *s, uint32_t *flags) {
@@ -457,8 +469,17 @@ static void set_flag(cli_opts *o, int id) {
     case O_STRIP_PUNCT: o->flags |= MINLSH_NORM_PUNCT; break;
     case O_COLLAPSE_SPACE: o->flags |= MINLSH_NORM_WHITESPACE; break;
     case O_HTML: o->flags |= MINLSH_NORM_HTML; break;
-    case O_NORMALIZE:
-        o->flags |= MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT | MINLSH_NORM_WHITESPACE;
+    case O_NFKC: o->flags |= MINLSH_NORM_NFKC; break;
+    /* Each brings its ASCII flag, as the library does, so that the flags
+     * an index stores are the shingler's. */
+    case O_CASEFOLD: o->flags |= MINLSH_NORM_UCASEFOLD | MINLSH_NORM_CASEFOLD; break;
+    case O_UNICODE_PUNCT: o->flags |= MINLSH_NORM_UPUNCT | MINLSH_NORM_PUNCT; break;
+    case O_UNICODE_SPACE: o->flags |= MINLSH_NORM_UWHITESPACE | MINLSH_NORM_WHITESPACE; break;
+    case O_FOLD_DIGITS: o->flags |= MINLSH_NORM_DIGITS; break;
+    case O_CJK_WORDS: o->flags |= MINLSH_NORM_CJK_WORDS; break;
+    case O_NORMALIZE: /* every normalisation but --html */
+        o->flags |= MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT | MINLSH_NORM_WHITESPACE |
+                    MINLSH_NORM_UNICODE;
         break;
     default: break;
     }

@@ -28,7 +28,8 @@ const char cli_help_sig[] =
     "                          shingles, and slower below about k/4)\n"
     "      --jsonl, --id-field NAME, --text-field NAME\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
-    "      --normalize, --html, --key HEX\n"
+    "      --nfkc, --casefold, --unicode-punct, --unicode-space, --fold-digits,\n"
+    "      --cjk-words, --normalize, --html, --key HEX\n"
     "                          as for minlsh dedup\n"
     "      --threads N, --progress, -q/--quiet\n"
     "  -h, --help              show this help\n";

@@ -277,6 +277,7 @@ _PROTOTYPES = [
     ("minlsh_shingler_unit", c_uint32, [c_void_p]),
     ("minlsh_shingler_k", c_uint32, [c_void_p]),
     ("minlsh_shingler_flags", c_uint32, [c_void_p]),
+    ("minlsh_unicode_version", c_uint32, []),  # experimental
     ("minlsh_shingler_config_id", c_int, [u64p, c_void_p]),
     ("minlsh_shingler_hash", c_int, [c_void_p, c_char_p, c_size_t, c_void_p, c_char_p]),
     ("minlsh_shingleset_new", c_int, [POINTER(c_void_p), c_void_p]),

@@ -10,7 +10,8 @@ from .._minhash import scheme_id
 from .._shingle import Shingler
 
 _SHINGLER_OPTIONS = ("lowercase", "strip_punct", "collapse_space", "normalize", "html", "key",
-                     "stopwords", "max_document_bytes")
+                     "nfkc", "casefold", "unicode_punct", "unicode_space", "fold_digits",
+                     "cjk_words", "stopwords", "max_document_bytes")
 
 
 def _banding(threshold, num_perm, verify, bands, rows):

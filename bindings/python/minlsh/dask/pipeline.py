@@ -77,8 +77,9 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     (``"classic"`` or ``"oph"``, as ``--scheme``), ``shingle``
     (``"word:5"``, ``"char:N"``, ``"codepoint:N"``, ``"stopword[:N]"``) with
     the shingler options ``lowercase``, ``strip_punct``, ``collapse_space``,
-    ``normalize``, ``html``, ``key`` (16 bytes), ``stopwords``,
-    ``max_document_bytes``; ``verify`` ``"exact"`` (exact Jaccard of the
+    ``normalize``, ``html``, the Unicode options (``nfkc``, ``casefold``,
+    ``unicode_punct``, ``unicode_space``, ``fold_digits``, ``cjk_words``),
+    ``key`` (16 bytes), ``stopwords``, ``max_document_bytes``; ``verify`` ``"exact"`` (exact Jaccard of the
     shingle sets; each partition keeps its texts, in one UTF-8 buffer, until
     the verification) or ``"signature"`` (the MinHash estimate);
     ``bands``/``rows`` (default: planned as the command plans:
