@@ -137,7 +137,7 @@ TEST_CFLAGS := -std=c11 $(WARN) -Iinclude -Ilib -Itests $(USER_CFLAGS)
 TEST_LIBS_test_siphash := -lsodium
 # Tests that call the test-only hooks: compiled with -DMINLSH_TESTING and
 # linked against the testing archive; every other test links the release one.
-TESTS_WITH_HOOKS := test_index test_kernels test_minhash test_shingle
+TESTS_WITH_HOOKS := test_index test_kernels test_minhash test_shingle test_unicode
 $(patsubst %,$(BUILD)/tests/%,$(TESTS_WITH_HOOKS)): TEST_ARCHIVE = -DMINLSH_TESTING $(TESTING_LIB)
 TEST_ARCHIVE = $(STATIC_LIB)
 

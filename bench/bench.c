@@ -234,6 +234,7 @@ static int count_emit(void *ctx, const uint64_t *h, size_t n) {
 
 typedef struct summary {
     double ns_per_shingle, simd_over_portable, threads_over_one;
+    double oph_signing, oph_end_to_end, oph_end_to_end_short; /* OPH over classic, k = 128 */
     double bytes_per_doc_band, inserts, queries, exponent;
     int have_simd;
     /* the dedup section: wall seconds and peak RSS (MiB) at 1 and 2
@@ -402,6 +403,121 @@ static void bench_levels(const corpus *c) {
     }
     minlsh_shingler_free(sh);
     minlsh_family_free(fam);
+}
+
+/* Shingle + sign (minlsh_family_sign_batch, one thread) and + insert
+ * (b = 18, r = 5) of the first docs documents of c with both schemes at
+ * k = 128, runs interleaved, best of 5, thread CPU time, printed as ns per
+ * shingle; returns classic's end-to-end time over OPH's. */
+static double scheme_e2e(const corpus *c, size_t docs, const char *what) {
+    static const char *names[] = {"classic", "oph"};
+    uint64_t *ids = (uint64_t *)xmalloc(docs * 8), shingles = 0;
+    uint32_t *sigs = (uint32_t *)xmalloc(docs * 128 * sizeof *sigs), s;
+    double e2e[2] = {1e30, 1e30}, sign_only[2] = {1e30, 1e30};
+    minlsh_family *f[2];
+    size_t i, done;
+    int r;
+    for (i = 0; i < docs; i++) ids[i] = i;
+    for (i = 0; i < docs; i++)
+        check(minlsh__shingler_each(g_sh, c->text[i], c->len[i], count_emit, &shingles),
+              "shingle");
+    for (s = 0; s < 2; s++) check(minlsh_family_new_scheme(&f[s], 128, 1, s, NULL), "family");
+    for (r = 0; r < 5; r++)
+        for (s = 0; s < 2; s++) {
+            minlsh_index *ix = NULL;
+            double t0 = cpu_now(), t1, t2;
+            check(minlsh_family_sign_batch(f[s], g_sh, (const void *const *)c->text, c->len,
+                                           docs, 1, sigs, docs * 128, NULL, NULL),
+                  "sign_batch");
+            t1 = cpu_now();
+            check(minlsh_index_new(&ix, f[s], 0, 18, 5, NULL), "index");
+            check(minlsh_index_insert_many(ix, ids, sigs, docs, 128, &done), "insert");
+            t2 = cpu_now();
+            minlsh_index_free(ix);
+            if (t1 - t0 < sign_only[s]) sign_only[s] = t1 - t0;
+            if (t2 - t0 < e2e[s]) e2e[s] = t2 - t0;
+        }
+    for (s = 0; s < 2; s++) minlsh_family_free(f[s]);
+    printf("  end to end, k = 128, %s: %zu documents, %.0f shingles each\n", what, docs,
+           (double)shingles / (double)docs);
+    printf("  %-8s %22s %28s\n", "", "shingle + sign ns/sh", "+ insert (b=18, r=5) ns/sh");
+    for (s = 0; s < 2; s++)
+        printf("  %-8s %22.1f %28.1f\n", names[s], sign_only[s] * 1e9 / (double)shingles,
+               e2e[s] * 1e9 / (double)shingles);
+    printf("  oph over classic: shingle + sign %.2fx, end to end %.2fx\n",
+           sign_only[0] / sign_only[1], e2e[0] / e2e[1]);
+    free(ids);
+    free(sigs);
+    return e2e[0] / e2e[1];
+}
+
+/* The two signing schemes side by side, one thread: minlsh_family_sign on
+ * random hashes (OPH's densification included) at k = 64, 128, 256, then
+ * end to end (scheme_e2e) on c and on short documents of about 50 words,
+ * fewer shingles than k (where OPH densifies most of the bins). */
+static void bench_schemes(const corpus *c, uint64_t seed, summary *sm) {
+    static const uint32_t kv[] = {64, 128, 256};
+    size_t n = (size_t)1 << 16, i, ki;
+    uint64_t *h = (uint64_t *)xmalloc(n * sizeof *h);
+    uint32_t sig[256], s;
+    corpus shorts;
+    for (i = 0; i < n; i++) h[i] = rnd();
+    printf("\n== Signing schemes: classic (kernel %s) and OPH, one thread, best of 5 ==\n",
+           minlsh_simd_kernel_name());
+    printf("  minlsh_family_sign, %zu random hashes per call\n", n);
+    printf("  %6s %14s %14s %12s\n", "k", "classic ns/sh", "oph ns/sh", "oph speed-up");
+    for (ki = 0; ki < sizeof kv / sizeof kv[0]; ki++) {
+        double best[2] = {1e30, 1e30};
+        minlsh_family *f[2];
+        int r;
+        for (s = 0; s < 2; s++) check(minlsh_family_new_scheme(&f[s], kv[ki], 1, s, NULL), "family");
+        for (r = 0; r < 5; r++)
+            for (s = 0; s < 2; s++) {
+                double t0 = cpu_now();
+                check(minlsh_family_sign(f[s], h, n, sig, kv[ki], NULL), "sign");
+                t0 = cpu_now() - t0;
+                if (t0 < best[s]) best[s] = t0;
+            }
+        printf("  %6u %14.2f %14.2f %11.1fx\n", (unsigned)kv[ki], best[0] * 1e9 / (double)n,
+               best[1] * 1e9 / (double)n, best[0] / best[1]);
+        if (kv[ki] == 128) sm->oph_signing = best[0] / best[1];
+        for (s = 0; s < 2; s++) minlsh_family_free(f[s]);
+    }
+    /* Small sets: densification's work per empty bin grows as k / (filled
+     * bins), so below about k/4 shingles OPH is the slower scheme. */
+    printf("  minlsh_family_sign of small sets, ns per set (best of 5 runs of 2000 sets)\n");
+    printf("  %6s %6s %14s %14s %12s\n", "k", "n", "classic ns", "oph ns", "oph speed-up");
+    for (ki = 0; ki < 2; ki++) {
+        static const uint32_t kk[] = {128, 1024};
+        static const size_t nn[] = {5, 20, 50, 200};
+        size_t ni;
+        minlsh_family *f[2];
+        for (s = 0; s < 2; s++) check(minlsh_family_new_scheme(&f[s], kk[ki], 1, s, NULL), "family");
+        for (ni = 0; ni < sizeof nn / sizeof nn[0]; ni++) {
+            double best[2] = {1e30, 1e30};
+            int r;
+            uint32_t big[1024];
+            for (r = 0; r < 5; r++)
+                for (s = 0; s < 2; s++) {
+                    double t0 = cpu_now();
+                    size_t d;
+                    for (d = 0; d < 2000; d++)
+                        check(minlsh_family_sign(f[s], h + (d * 31) % (n - nn[ni]), nn[ni], big,
+                                                 kk[ki], NULL),
+                              "sign");
+                    t0 = cpu_now() - t0;
+                    if (t0 < best[s]) best[s] = t0;
+                }
+            printf("  %6u %6zu %14.0f %14.0f %11.2fx\n", (unsigned)kk[ki], nn[ni],
+                   best[0] * 1e9 / 2000, best[1] * 1e9 / 2000, best[0] / best[1]);
+        }
+        for (s = 0; s < 2; s++) minlsh_family_free(f[s]);
+    }
+    free(h);
+    sm->oph_end_to_end = scheme_e2e(c, c->n < 5000 ? c->n : 5000, "the corpus");
+    corpus_make(&shorts, seed + 1, 0, 20000, 300);
+    sm->oph_end_to_end_short = scheme_e2e(&shorts, shorts.n, "300-byte documents");
+    corpus_free(&shorts);
 }
 
 /* Shingle + sign with the batch call, then insert: end to end. */
@@ -849,6 +965,7 @@ static int run_all(const options *o) {
     bench_shingling(&c, &shingles);
     bench_minhash(&sm);
     bench_levels(&c);
+    bench_schemes(&c, o->seed, &sm);
     bench_end_to_end(&c, fam, shingles, memn, nt, &sm);
     corpus_free(&c);
     bench_index(fam, o->quick, &sm);
@@ -861,6 +978,9 @@ static int run_all(const options *o) {
     if (sm.have_simd) printf("minhash_simd_over_portable: %.2f\n", sm.simd_over_portable);
     else printf("minhash_simd_over_portable: n/a\n");
     printf("signatures_threads_over_one: %.2f\n", sm.threads_over_one);
+    printf("oph_signing_over_classic: %.2f\n", sm.oph_signing);
+    printf("oph_end_to_end_over_classic: %.2f\n", sm.oph_end_to_end);
+    printf("oph_end_to_end_short_docs_over_classic: %.2f\n", sm.oph_end_to_end_short);
     printf("index_bytes_per_doc_band: %.2f\n", sm.bytes_per_doc_band);
     printf("index_inserts_per_sec_per_core: %.0f\n", sm.inserts);
     printf("index_queries_per_sec_per_core: %.0f\n", sm.queries);
@@ -1241,11 +1361,19 @@ static int run_crawler(const options *o) {
 static int run_kernels(const options *o) {
     summary sm;
     corpus c;
+    minlsh_shingler *sh = NULL;
     memset(&sm, 0, sizeof sm);
+    check(minlsh_shingler_new(&sh, NULL, NULL), "shingler");
     corpus_make(&c, o->seed, 0, 2000, 3000);
     bench_minhash(&sm);
     bench_levels(&c);
+    g_sh = sh;
+    bench_schemes(&c, o->seed, &sm);
     corpus_free(&c);
+    minlsh_shingler_free(sh);
+    printf("\noph_signing_over_classic: %.2f\n", sm.oph_signing);
+    printf("oph_end_to_end_over_classic: %.2f\n", sm.oph_end_to_end);
+    printf("oph_end_to_end_short_docs_over_classic: %.2f\n", sm.oph_end_to_end_short);
     if (sm.have_simd) printf("\nminhash_simd_over_portable: %.2f\n", sm.simd_over_portable);
     else printf("\nminhash_simd_over_portable: n/a\n");
     return 0;

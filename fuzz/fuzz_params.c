@@ -44,7 +44,8 @@ static void shingler_params(fuzz_in *in) {
     }
     if (o.version != MINLSH_SHINGLER_OPTIONS_VERSION) want = MINLSH_E_VERSION;
     else if (o.unit < MINLSH_UNIT_BYTE || o.unit > MINLSH_UNIT_STOPWORD || o.k < 1 ||
-             o.k > MINLSH_SHINGLE_K_MAX || (o.flags & ~MINLSH_NORM_ALL) != 0)
+             o.k > MINLSH_SHINGLE_K_MAX ||
+             (o.flags & ~(MINLSH_NORM_ALL | MINLSH_NORM_UNICODE)) != 0)
         want = MINLSH_E_PARAM;
     else if (al.alloc == NULL || al.free == NULL) want = MINLSH_E_PARAM;
     else want = 0;
@@ -57,8 +58,12 @@ static void shingler_params(fuzz_in *in) {
     FUZZ_CHECK((rc == 0) == (sh != NULL));
     if (sh != NULL) {
         uint64_t id = 0;
+        uint32_t flags = o.flags; /* a Unicode flag brings its ASCII counterpart */
+        if (flags & MINLSH_NORM_UCASEFOLD) flags |= MINLSH_NORM_CASEFOLD;
+        if (flags & MINLSH_NORM_UPUNCT) flags |= MINLSH_NORM_PUNCT;
+        if (flags & MINLSH_NORM_UWHITESPACE) flags |= MINLSH_NORM_WHITESPACE;
         FUZZ_CHECK(minlsh_shingler_unit(sh) == o.unit && minlsh_shingler_k(sh) == o.k &&
-                   minlsh_shingler_flags(sh) == o.flags);
+                   minlsh_shingler_flags(sh) == flags);
         FUZZ_OK(minlsh_shingler_config_id(&id, sh));
         FUZZ_OK(minlsh_shingler_hash(sh, "x", 1, NULL, NULL)); /* any limit allows 1 byte */
     }

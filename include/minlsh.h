@@ -205,12 +205,32 @@ MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
 #define MINLSH_UNIT_STOPWORD 4  /* a stop word and the k-1 words after it */
 
 /* Normalisation flags (values are ABI), applied in this order:
- * HTML, then case folding, punctuation removal, whitespace collapsing. */
+ * HTML, then case folding, punctuation removal, whitespace collapsing. These
+ * four act on ASCII bytes only. */
 #define MINLSH_NORM_CASEFOLD 0x1u   /* ASCII A-Z to a-z */
 #define MINLSH_NORM_WHITESPACE 0x2u /* runs of ASCII whitespace to one ' ', trimmed */
 #define MINLSH_NORM_PUNCT 0x4u      /* delete ASCII punctuation */
 #define MINLSH_NORM_HTML 0x8u       /* skip tags, comments, script/style; decode entities */
 #define MINLSH_NORM_ALL 0xFu
+
+/* Unicode normalisation (opt-in; docs/shingling.md section 3.5). A stage
+ * between HTML and the ASCII stages, on code points of the pinned Unicode
+ * version (minlsh_unicode_version), in this order: NFKC, full case
+ * folding, digit folding, punctuation and symbol removal, white space,
+ * word splitting. Each Unicode flag supersedes its ASCII counterpart, which
+ * minlsh_shingler_new turns on with it (minlsh_shingler_flags shows it). */
+#define MINLSH_NORM_NFKC 0x10u        /* Unicode NFKC */
+#define MINLSH_NORM_UCASEFOLD 0x20u   /* full case folding (C+F): ß to ss; + CASEFOLD */
+#define MINLSH_NORM_UPUNCT 0x40u      /* delete P* and S* but U+FFFD; + PUNCT */
+#define MINLSH_NORM_UWHITESPACE 0x80u /* White_Space is whitespace; + WHITESPACE */
+#define MINLSH_NORM_DIGITS 0x100u     /* Nd digits to ASCII 0-9 */
+#define MINLSH_NORM_CJK_WORDS 0x200u  /* word units: each Han, Hiragana, Katakana,
+                                         Thai, Lao, Khmer, Myanmar character is a word */
+#define MINLSH_NORM_UNICODE 0x3F0u    /* every Unicode flag */
+
+/* The Unicode version of the tables, as major * 10000 + minor * 100 +
+ * patch (150000 is Unicode 15.0.0); minlsh_unicode_version() is its twin. */
+#define MINLSH_UNICODE_VERSION 150000
 
 #define MINLSH_SHINGLER_OPTIONS_VERSION 1
 
@@ -376,7 +396,8 @@ MINLSH_API int minlsh_family_sign(const minlsh_family *family,
 
 /* Streaming update: sig (k values, e.g. from an earlier sign) becomes the
  * signature of its set plus the n hashes. Errors: MINLSH_E_NULL,
- * MINLSH_E_PARAM (k_sig != k). */
+ * MINLSH_E_PARAM (k_sig != k), MINLSH_E_UNSUPPORTED (a family of a scheme
+ * whose signatures cannot be extended: MINLSH_SCHEME_OPH). */
 MINLSH_API int minlsh_family_update(const minlsh_family *family,
                                     const uint64_t *hashes, size_t n,
                                     uint32_t *sig, size_t k_sig);
@@ -410,7 +431,8 @@ MINLSH_API int minlsh_family_sign_batch(const minlsh_family *family,
 
 /* Signatures need no handle: they are arrays of k uint32_t. */
 
-/* dst[i] = min(dst[i], src[i]): the signature of the union.
+/* dst[i] = min(dst[i], src[i]): the signature of the union (of classic
+ * signatures; not of MINLSH_SCHEME_OPH ones).
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k = 0). */
 MINLSH_API int minlsh_signature_merge(uint32_t *dst, const uint32_t *src,
                                       size_t k);
@@ -843,6 +865,41 @@ MINLSH_API int minlsh_clusters_copy_members(const minlsh_clusters *clusters,
 extern "C" {
 #endif
 
+/* Signing schemes (values are ABI; a saved file's header flags hold the
+ * scheme, docs/format.md). CLASSIC: k functions, value i the minimum of
+ * h_i over the set (what minlsh_family_new makes). OPH: one-permutation
+ * hashing with optimal densification: h_0 sends each shingle to one of k
+ * bins, each bin keeps its minimum, and empty bins borrow from non-empty
+ * ones chosen by the seed (docs/minhash.md section 7). One product per
+ * shingle instead of k, at the price of a few percent more variance on sets
+ * with fewer shingles than k (and a little less on larger ones); below
+ * about k/4 shingles densification makes it the slower scheme. OPH signatures are k 32-bit values like classic
+ * ones and work unchanged with estimate, the index, the planner and the
+ * engine, but they are not mergeable: minlsh_signature_merge of two OPH
+ * signatures is not the union's, and minlsh_family_update refuses an OPH
+ * family. Families, matrices and indexes of different schemes never
+ * compare: loading refuses a file of the other scheme (MINLSH_E_MISMATCH)
+ * and minlsh_index_merge refuses to mix them. */
+#define MINLSH_SCHEME_CLASSIC 0
+#define MINLSH_SCHEME_OPH 1
+
+/* minlsh_family_new with a scheme; minlsh_family_new(out, k, seed, alloc)
+ * is minlsh_family_new_scheme(out, k, seed, MINLSH_SCHEME_CLASSIC, alloc).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..1024, unknown
+ * scheme), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_family_new_scheme(minlsh_family **out, uint32_t k,
+                                        uint64_t seed, uint32_t scheme,
+                                        const minlsh_allocator *alloc);
+/* The scheme of a family, matrix or index (MINLSH_SCHEME_*; 0 for NULL).
+ * A matrix or index takes its family's, or its file's. */
+MINLSH_API uint32_t minlsh_family_scheme(const minlsh_family *family);
+MINLSH_API uint32_t minlsh_sigmatrix_scheme(const minlsh_sigmatrix *matrix);
+MINLSH_API uint32_t minlsh_index_scheme(const minlsh_index *index);
+/* MINLSH_UNICODE_VERSION: the version of the Unicode tables the MINLSH_NORM_
+ * Unicode flags use (part of the config id of a shingler that has one).
+ * Thread-safe. */
+MINLSH_API uint32_t minlsh_unicode_version(void);
+
 /* minlsh_index_query with a bound on the work, for indexes with hot
  * buckets (many distinct documents sharing a band). Bands are searched in
  * order 0, 1, ...; the search stops before the first band whose bucket
@@ -871,8 +928,8 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
  * minlsh_default_key()). Document d is the tokens doc_offsets[d] ..
  * doc_offsets[d+1] - 1 (doc_offsets needs n_docs + 1 non-decreasing
  * entries, the last at most n_tokens); its k values go to
- * sigs[d*k .. d*k+k-1], the same bits as minlsh_family_update with those
- * hashes on an empty signature (no token: the empty signature). sigs needs
+ * sigs[d*k .. d*k+k-1], the same bits as minlsh_family_sign of those
+ * hashes (no token: the empty signature). sigs needs
  * n_docs*k entries (*n_out = n_docs*k). data may be NULL when every token
  * is empty. On error sigs is unchanged. Runs on the calling thread.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (offsets decreasing, or a document

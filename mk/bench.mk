@@ -11,6 +11,11 @@
 #                     `bench dedup`: the dedup section alone).
 #                     BENCH_FLAGS=--quick: smaller sizes (100,000 documents
 #                     for dedup), to try it out
+#   make bench-unicode  the cost per byte of the Unicode flags (bench/unicode.c):
+#                     English, French, Russian and Chinese text under every
+#                     Unicode flag, and under the ASCII flags, against
+#                     today's ASCII path (English, ASCII flags), interleaved
+#                     in one run; make bench runs it too, after the rest
 #   make bench-huge   NOT in CI nor in make bench: gen_docs N | minlsh dedup
 #                     --jsonl -q --output decisions - for each N of
 #                     BENCH_HUGE_SIZES (default "1000000 10000000 100000000"):
@@ -25,6 +30,10 @@
 #                     times side by side, the two ratios to the build (goal
 #                     1/20 each), open and compaction times, file size, peak
 #                     RSS, growth exponents between successive sizes
+#   make bench-oph    the accuracy of classic and OPH signatures side by
+#                     side: estimator bias and RMSE against exact Jaccard
+#                     at k = 64, 128, 256 for sets smaller than k and large
+#                     ones, and the band index's S-curve (bench/oph_accuracy)
 #   make bench-scale  1 million generated documents of ~3 KB, deduplicated end
 #                     to end: wall time and peak memory against 2 min / 8 GiB
 #   make bench-hot    100,000 identical, empty and repeated-paragraph
@@ -68,12 +77,16 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-index
+.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-oph bench-unicode bench-index
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
-bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+bench: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS) $(BUILD)/bench/unicode
 	$(BENCH_BIN) all $(BENCH_RUNS) $(BENCH_FLAGS)
+	$(BUILD)/bench/unicode $(filter --quick,$(BENCH_FLAGS))
+
+bench-unicode: $(BUILD)/bench/unicode
+	$(BUILD)/bench/unicode $(filter --quick,$(BENCH_FLAGS))
 
 # Not in CI, not in make bench: hours at 100M documents, and memory to match.
 BENCH_HUGE_SIZES ?= 1000000 10000000 100000000
@@ -88,6 +101,13 @@ bench-index: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 
 bench-scale: $(BENCH_BIN)
 	$(BENCH_BIN) scale
+
+# The accuracy of the two signing schemes (tests/oph_accuracy.h): bias and
+# RMSE at k = 64, 128, 256 for small and large sets, and the S-curve.
+# BENCH_OPH_PAIRS pairs per row (default 3000).
+BENCH_OPH_PAIRS ?= 3000
+bench-oph: $(BUILD)/bench/oph_accuracy
+	$(BUILD)/bench/oph_accuracy --pairs $(BENCH_OPH_PAIRS)
 
 bench-hot: $(BENCH_BIN)
 	$(BENCH_BIN) hot

@@ -143,7 +143,8 @@ enum {
     O_THREADS, O_VERIFY, O_OUTPUT, O_FORMAT, O_WEIGHTS, O_MODE,
     O_TARGET_RECALL, O_SVG, O_FORCE, O_ALL, O_KEEP, O_GROUP, O_MAX_BUCKET,
     O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE, O_MEMORY, O_TMPDIR,
-    O_NOVEL_ONLY, O_LOCK_TIMEOUT, O_NO_LOCK,
+    O_NOVEL_ONLY, O_LOCK_TIMEOUT, O_NO_LOCK, O_SCHEME, O_NFKC, O_CASEFOLD,
+    O_UNICODE_PUNCT, O_UNICODE_SPACE, O_FOLD_DIGITS, O_CJK_WORDS,
     O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
@@ -156,10 +157,11 @@ enum {
 #define OPTS_SHINGLE                                                           \
     (OPT(O_SHINGLE) | OPT(O_LOWERCASE) | OPT(O_STRIP_PUNCT) |                  \
      OPT(O_COLLAPSE_SPACE) | OPT(O_NORMALIZE) | OPT(O_HTML) | OPT(O_KEY) |      \
-     OPT(O_KEY_FILE))
+     OPT(O_KEY_FILE) | OPT(O_NFKC) | OPT(O_CASEFOLD) | OPT(O_UNICODE_PUNCT) |   \
+     OPT(O_UNICODE_SPACE) | OPT(O_FOLD_DIGITS) | OPT(O_CJK_WORDS))
 #define OPTS_LSH                                                               \
     (OPT(O_THRESHOLD) | OPT(O_NUM_PERM) | OPT(O_BANDS) | OPT(O_ROWS) |         \
-     OPT(O_SEED))
+     OPT(O_SEED) | OPT(O_SCHEME))
 
 #define VERIFY_EXACT 0
 #define VERIFY_SIGNATURE 1
@@ -182,6 +184,7 @@ typedef struct cli_opts {
     uint32_t num_perm, bands, rows;
     uint32_t unit, shingle_k, flags;
     uint64_t seed;
+    uint32_t scheme; /* MINLSH_SCHEME_* (--scheme) */
     uint8_t key[MINLSH_KEY_BYTES];
     int custom_key;
     unsigned threads;
@@ -234,7 +237,11 @@ int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv);
  * part of the config id. */
 minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
                                   const uint8_t *key, uint64_t *config_id);
-minlsh_family *cli_family_new(uint32_t k, uint64_t seed);
+minlsh_family *cli_family_new(uint32_t k, uint64_t seed, uint32_t scheme);
+/* The --scheme word of a MINLSH_SCHEME_* value ("classic", "oph"), and back
+ * (0, or -1 for an unknown word). */
+const char *opts_scheme_name(uint32_t scheme);
+int opts_parse_scheme(const char *s, uint32_t *scheme);
 /* A byte count as --max-doc-size takes it: "64M", "1536K", "100". */
 void opts_describe_size(char out[32], uint64_t bytes);
 /* "word:5" etc. for the unit and k; "lowercase,strip-punct" or "none". */
@@ -448,11 +455,13 @@ typedef struct index_meta {
     uint32_t unit, shingle_k, flags;
     int custom_key; /* made with --key (the key itself is never stored) */
     double threshold;
+    uint32_t scheme; /* MINLSH_SCHEME_*: a line "scheme=oph" unless classic */
     char plan[16];
     name_table names; /* name i is the document with index id i */
 } index_meta;
 
-/* Append m as metadata text (k and seed are informative copies). */
+/* Append m as metadata text (k and seed are informative copies; the scheme
+ * is written only when not classic, so classic indexes keep their bytes). */
 void index_meta_build(cli_buf *b, const index_meta *m, uint32_t k, uint64_t seed);
 /* Parse data[0..n) into m (initialised here). Returns 0; 1 if it is not
  * this command's metadata (no magic line); -1 if it is but is damaged, with

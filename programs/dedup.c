@@ -34,7 +34,16 @@ const char cli_help_dedup[] =
     "      --lowercase         fold ASCII upper case to lower case\n"
     "      --strip-punct       delete ASCII punctuation\n"
     "      --collapse-space    collapse runs of spaces\n"
-    "      --normalize         all three of the above\n"
+    "      --nfkc              Unicode NFKC (ligatures, full-width forms, accents)\n"
+    "      --casefold          full Unicode case folding (implies --lowercase)\n"
+    "      --unicode-punct     delete Unicode punctuation and symbols (P*, S*;\n"
+    "                          implies --strip-punct)\n"
+    "      --unicode-space     Unicode White_Space is space (implies\n"
+    "                          --collapse-space)\n"
+    "      --fold-digits       decimal digits of every script to 0-9\n"
+    "      --cjk-words         each Han, kana, Thai, Lao, Khmer, Myanmar character\n"
+    "                          is a word\n"
+    "      --normalize         all of the above (Unicode 15.0.0)\n"
     "      --html              ignore markup, comments, scripts and styles;\n"
     "                          decode entities\n"
     "      --key HEX           SipHash key: 32 hex digits (default: the library's)\n"
@@ -44,6 +53,11 @@ const char cli_help_dedup[] =
     "      --bands B           LSH bands; --rows R rows per band\n"
     "                          (default: planned for recall 0.999 at T)\n"
     "      --seed N            MinHash family seed (default: 1)\n"
+    "      --scheme S          classic (k hash functions per shingle, the\n"
+    "                          default) or oph (one-permutation hashing: one per\n"
+    "                          shingle, several times faster to sign; a little\n"
+    "                          less accurate on documents of fewer than k\n"
+    "                          shingles, and slower below about k/4)\n"
     "      --verify MODE       exact: confirm candidates with the exact Jaccard of\n"
     "                          their shingle sets (default); signature: with the\n"
     "                          MinHash estimate (less memory, approximate)\n"
@@ -496,7 +510,7 @@ int cmd_dedup(cli_opts *o) {
                         &ri.plan)) != 0)
         return rc;
     sh = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, NULL);
-    family = cli_family_new(o->num_perm, o->seed);
+    family = cli_family_new(o->num_perm, o->seed, o->scheme);
     eo.keep = o->keep;
     eo.group = o->group;
     eo.verify = o->verify == VERIFY_EXACT ? MINLSH_VERIFY_EXACT : MINLSH_VERIFY_SIGNATURE;

@@ -36,8 +36,14 @@ const char cli_help_index_create[] =
     "      --num-perm K        MinHash values per signature (default: 128)\n"
     "      --bands B, --rows R LSH banding (default: planned for recall 0.999 at T)\n"
     "      --seed N            MinHash family seed (default: 1)\n"
+    "      --scheme S          classic (k hash functions per shingle, the\n"
+    "                          default) or oph (one-permutation hashing: one per\n"
+    "                          shingle, several times faster to sign; a little\n"
+    "                          less accurate on documents of fewer than k\n"
+    "                          shingles, and slower below about k/4)\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
-    "      --normalize, --html, --key HEX\n"
+    "      --nfkc, --casefold, --unicode-punct, --unicode-space, --fold-digits,\n"
+    "      --cjk-words, --normalize, --html, --key HEX\n"
     "                          as for minlsh dedup\n"
     "      --force             overwrite an existing file\n"
     "      --lock-timeout S, --no-lock\n"
@@ -207,7 +213,14 @@ static int index_shingler(cli_index *x, const cli_opts *o) {
         buf_free(&desc);
         return CLI_FAILED;
     }
-    x->family = cli_family_new(minlsh_index_k(x->index), minlsh_index_seed(x->index));
+    if (x->meta.scheme != minlsh_index_scheme(x->index)) {
+        cli_msg("%s: the index metadata is damaged: it says scheme %s, the file holds %s "
+                "signatures", x->path, opts_scheme_name(x->meta.scheme),
+                opts_scheme_name(minlsh_index_scheme(x->index)));
+        return CLI_FAILED;
+    }
+    x->family = cli_family_new(minlsh_index_k(x->index), minlsh_index_seed(x->index),
+                               minlsh_index_scheme(x->index));
     return 0;
 }
 
@@ -457,7 +470,7 @@ int cmd_index_create(cli_opts *o) {
         return CLI_FAILED;
     }
     x.sh = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, &config_id);
-    x.family = cli_family_new(o->num_perm, o->seed);
+    x.family = cli_family_new(o->num_perm, o->seed, o->scheme);
     if ((rc = minlsh_index_new(&x.index, x.family, config_id, bands, rows, NULL)) != 0)
         cli_die_lib("index", rc);
     x.meta.unit = o->unit;
@@ -465,6 +478,7 @@ int cmd_index_create(cli_opts *o) {
     x.meta.flags = o->flags;
     x.meta.custom_key = o->custom_key;
     x.meta.threshold = o->threshold;
+    x.meta.scheme = o->scheme;
     snprintf(x.meta.plan, sizeof x.meta.plan, "%s", plan);
     rc = index_save(&x);
     if (rc == 0 && !o->quiet) {
@@ -855,6 +869,7 @@ int cmd_index_stats(cli_opts *o) {
     printf("bands (b)            %u\n", (unsigned)minlsh_index_bands(x.index));
     printf("rows (r)             %u\n", (unsigned)minlsh_index_rows(x.index));
     printf("seed                 %llu\n", (unsigned long long)minlsh_index_seed(x.index));
+    printf("scheme               %s\n", opts_scheme_name(minlsh_index_scheme(x.index)));
     printf("config id            %016llx\n", (unsigned long long)config_id);
     if (x.has_meta) {
         opts_describe_shingle(&desc, x.meta.unit, x.meta.shingle_k);
@@ -913,6 +928,9 @@ static int merge_mismatch(const cli_index *f, const cli_index *s, cli_buf *why) 
     } else if (minlsh_index_seed(a) != minlsh_index_seed(b)) {
         buf_printf(why, "seed %llu, %s has %llu", (unsigned long long)minlsh_index_seed(b),
                    f->path, (unsigned long long)minlsh_index_seed(a));
+    } else if (minlsh_index_scheme(a) != minlsh_index_scheme(b)) {
+        buf_printf(why, "scheme %s, %s has %s", opts_scheme_name(minlsh_index_scheme(b)),
+                   f->path, opts_scheme_name(minlsh_index_scheme(a)));
     } else if (minlsh_index_bands(a) != minlsh_index_bands(b) ||
                minlsh_index_rows(a) != minlsh_index_rows(b)) {
         buf_printf(why, "b=%u, r=%u, %s has b=%u, r=%u", (unsigned)minlsh_index_bands(b),
@@ -972,7 +990,7 @@ static minlsh_index *merge_take_names(cli_index *m, cli_index *s, size_t *skippe
         free(keep);
         return s->index;
     }
-    fam = cli_family_new(k, minlsh_index_seed(s->index));
+    fam = cli_family_new(k, minlsh_index_seed(s->index), minlsh_index_scheme(s->index));
     sig = xcalloc(k, sizeof *sig);
     if ((rc = minlsh_index_new(&out, fam, minlsh_index_config_id(s->index),
                                minlsh_index_bands(s->index), minlsh_index_rows(s->index),
@@ -1186,7 +1204,8 @@ int cmd_index_remove(cli_opts *o) {
         k = minlsh_index_k(x.index);
         sig = xcalloc(k, sizeof *sig);
         {
-            minlsh_family *fam = cli_family_new(k, minlsh_index_seed(x.index));
+            minlsh_family *fam = cli_family_new(k, minlsh_index_seed(x.index),
+                                                minlsh_index_scheme(x.index));
             if ((rc = minlsh_index_new(&out, fam, minlsh_index_config_id(x.index),
                                        minlsh_index_bands(x.index), minlsh_index_rows(x.index),
                                        NULL)) != 0)

@@ -31,10 +31,12 @@ void index_meta_build(cli_buf *b, const index_meta *m, uint32_t k, uint64_t seed
     buf_adds(b, "\nnormalize=");
     opts_describe_flags(b, m->flags);
     cli_format_double(num, m->threshold);
-    buf_printf(b, "\nkey=%s\nthreshold=%s\nnum-perm=%u\nseed=%llu\nverify=signature\n"
-                  "plan=%s\ndocuments=%zu\n\n",
+    buf_printf(b, "\nkey=%s\nthreshold=%s\nnum-perm=%u\nseed=%llu\n",
                m->custom_key ? "custom" : "default", num, (unsigned)k,
-               (unsigned long long)seed, m->plan, m->names.n);
+               (unsigned long long)seed);
+    if (m->scheme != MINLSH_SCHEME_CLASSIC)
+        buf_printf(b, "scheme=%s\n", opts_scheme_name(m->scheme));
+    buf_printf(b, "verify=signature\nplan=%s\ndocuments=%zu\n\n", m->plan, m->names.n);
     for (i = 0; i < m->names.n; i++) {
         cli_name nm = names_get(&m->names, i);
         buf_add(b, nm.s, nm.n);
@@ -81,6 +83,8 @@ static int meta_field(index_meta *m, const char *line, size_t *docs, int *seen,
         n = strtoull(v, &end, 10);
         bad = *v < '0' || *v > '9' || *end != '\0' || n > SIZE_MAX;
         *docs = (size_t)n;
+    } else if (KEY_IS("scheme")) {
+        bad = opts_parse_scheme(v, &m->scheme) != 0;
     } else if (KEY_IS("plan"))
         snprintf(m->plan, sizeof m->plan, "%s", v);
     /* other keys are informative */

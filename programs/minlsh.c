@@ -51,7 +51,7 @@ static const char main_help[] =
      OPT(O_SVG))
 #define OPTS_SIG                                                               \
     (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPTS_SHINGLE | OPT(O_NUM_PERM) |    \
-     OPT(O_SEED) | OPT(O_FORMAT))
+     OPT(O_SEED) | OPT(O_SCHEME) | OPT(O_FORMAT))
 #define OPTS_LOCK (OPT(O_LOCK_TIMEOUT) | OPT(O_NO_LOCK))
 #define OPTS_CREATE                                                            \
     (OPTS_COMMON | OPTS_SHINGLE | OPTS_LSH | OPT(O_FORCE) | OPT(O_QUIET) | OPTS_LOCK)

@@ -58,6 +58,13 @@ static const opt_spec specs[] = {
     {"novel-only", O_NOVEL_ONLY, 0},
     {"lock-timeout", O_LOCK_TIMEOUT, 1},
     {"no-lock", O_NO_LOCK, 0},
+    {"scheme", O_SCHEME, 1},
+    {"nfkc", O_NFKC, 0},
+    {"casefold", O_CASEFOLD, 0},
+    {"unicode-punct", O_UNICODE_PUNCT, 0},
+    {"unicode-space", O_UNICODE_SPACE, 0},
+    {"fold-digits", O_FOLD_DIGITS, 0},
+    {"cjk-words", O_CJK_WORDS, 0},
 };
 
 /* The --max-doc-size that cli_shingler_new gives its shinglers. */
@@ -244,7 +251,13 @@ static const struct {
 } flag_names[] = {{"html", MINLSH_NORM_HTML},
                   {"lowercase", MINLSH_NORM_CASEFOLD},
                   {"strip-punct", MINLSH_NORM_PUNCT},
-                  {"collapse-space", MINLSH_NORM_WHITESPACE}};
+                  {"collapse-space", MINLSH_NORM_WHITESPACE},
+                  {"nfkc", MINLSH_NORM_NFKC},
+                  {"casefold", MINLSH_NORM_UCASEFOLD},
+                  {"unicode-punct", MINLSH_NORM_UPUNCT},
+                  {"unicode-space", MINLSH_NORM_UWHITESPACE},
+                  {"fold-digits", MINLSH_NORM_DIGITS},
+                  {"cjk-words", MINLSH_NORM_CJK_WORDS}};
 #define N_FLAG_NAMES (sizeof flag_names / sizeof flag_names[0])
 
 int opts_parse_flags(const char *s, uint32_t *flags) {
@@ -363,6 +376,10 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         if (parse_u64(v, &o->seed) != 0)
             return bad_value(cmd, name, v, "an unsigned 64-bit integer");
         return 0;
+    case O_SCHEME:
+        if (opts_parse_scheme(v, &o->scheme) != 0)
+            return bad_value(cmd, name, v, "classic or oph");
+        return 0;
     case O_KEY:
         if (parse_key(v, o->key) != 0)
             return bad_value(cmd, name, v, "32 hexadecimal digits (16 bytes)");
@@ -452,8 +469,17 @@ static void set_flag(cli_opts *o, int id) {
     case O_STRIP_PUNCT: o->flags |= MINLSH_NORM_PUNCT; break;
     case O_COLLAPSE_SPACE: o->flags |= MINLSH_NORM_WHITESPACE; break;
     case O_HTML: o->flags |= MINLSH_NORM_HTML; break;
-    case O_NORMALIZE:
-        o->flags |= MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT | MINLSH_NORM_WHITESPACE;
+    case O_NFKC: o->flags |= MINLSH_NORM_NFKC; break;
+    /* Each brings its ASCII flag, as the library does, so that the flags
+     * an index stores are the shingler's. */
+    case O_CASEFOLD: o->flags |= MINLSH_NORM_UCASEFOLD | MINLSH_NORM_CASEFOLD; break;
+    case O_UNICODE_PUNCT: o->flags |= MINLSH_NORM_UPUNCT | MINLSH_NORM_PUNCT; break;
+    case O_UNICODE_SPACE: o->flags |= MINLSH_NORM_UWHITESPACE | MINLSH_NORM_WHITESPACE; break;
+    case O_FOLD_DIGITS: o->flags |= MINLSH_NORM_DIGITS; break;
+    case O_CJK_WORDS: o->flags |= MINLSH_NORM_CJK_WORDS; break;
+    case O_NORMALIZE: /* every normalisation but --html */
+        o->flags |= MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT | MINLSH_NORM_WHITESPACE |
+                    MINLSH_NORM_UNICODE;
         break;
     default: break;
     }
@@ -546,9 +572,20 @@ minlsh_shingler *cli_shingler_new(uint32_t unit, uint32_t k, uint32_t flags,
     return sh;
 }
 
-minlsh_family *cli_family_new(uint32_t k, uint64_t seed) {
+const char *opts_scheme_name(uint32_t scheme) {
+    return scheme == MINLSH_SCHEME_OPH ? "oph" : "classic";
+}
+
+int opts_parse_scheme(const char *s, uint32_t *scheme) {
+    if (strcmp(s, "classic") == 0) *scheme = MINLSH_SCHEME_CLASSIC;
+    else if (strcmp(s, "oph") == 0) *scheme = MINLSH_SCHEME_OPH;
+    else return -1;
+    return 0;
+}
+
+minlsh_family *cli_family_new(uint32_t k, uint64_t seed, uint32_t scheme) {
     minlsh_family *family = NULL;
-    int rc = minlsh_family_new(&family, k, seed, NULL);
+    int rc = minlsh_family_new_scheme(&family, k, seed, scheme, NULL);
     if (rc != 0) cli_die_lib("MinHash family", rc);
     return family;
 }

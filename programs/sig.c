@@ -3,6 +3,7 @@
  * and for other programs:
  *   hex   NAME<TAB>v1 v2 ... vk      (8 hex digits per value)
  *   json  {"id": ID, "k": K, "seed": S, "signature": [v1, ..., vk]}
+ *         ("scheme": "oph" before "signature" with --scheme oph)
  */
 #include "cli.h"
 
@@ -20,9 +21,15 @@ const char cli_help_sig[] =
     "                          \"signature\": [...]} per line\n"
     "      --num-perm K        values per signature (default: 128)\n"
     "      --seed N            MinHash family seed (default: 1)\n"
+    "      --scheme S          classic (k hash functions per shingle, the\n"
+    "                          default) or oph (one-permutation hashing: one per\n"
+    "                          shingle, several times faster to sign; a little\n"
+    "                          less accurate on documents of fewer than k\n"
+    "                          shingles, and slower below about k/4)\n"
     "      --jsonl, --id-field NAME, --text-field NAME\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
-    "      --normalize, --html, --key HEX\n"
+    "      --nfkc, --casefold, --unicode-punct, --unicode-space, --fold-digits,\n"
+    "      --cjk-words, --normalize, --html, --key HEX\n"
     "                          as for minlsh dedup\n"
     "      --threads N, --progress, -q/--quiet\n"
     "  -h, --help              show this help\n";
@@ -40,8 +47,11 @@ static int sig_on_doc(void *ctx, const doc_view *d) {
     if (c->o->format == FORMAT_JSON) {
         buf_adds(&c->line, "{\"id\": ");
         out_name_json(&c->line, d->name);
-        buf_printf(&c->line, ", \"k\": %u, \"seed\": %llu, \"signature\": [",
-                   (unsigned)c->k, (unsigned long long)c->o->seed);
+        buf_printf(&c->line, ", \"k\": %u, \"seed\": %llu, ", (unsigned)c->k,
+                   (unsigned long long)c->o->seed);
+        if (c->o->scheme != MINLSH_SCHEME_CLASSIC)
+            buf_printf(&c->line, "\"scheme\": \"%s\", ", opts_scheme_name(c->o->scheme));
+        buf_adds(&c->line, "\"signature\": [");
         for (i = 0; i < c->k; i++)
             buf_printf(&c->line, i ? ", %lu" : "%lu", (unsigned long)d->sig[i]);
         buf_adds(&c->line, "]}\n");
@@ -67,7 +77,7 @@ int cmd_sig(cli_opts *o) {
     memset(&cfg, 0, sizeof cfg);
     cfg.o = o;
     cfg.shingler = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, NULL);
-    cfg.family = cli_family_new(o->num_perm, o->seed);
+    cfg.family = cli_family_new(o->num_perm, o->seed, o->scheme);
     cfg.pool = cli_pool_new(o->threads);
     cfg.on_doc = sig_on_doc;
     cfg.ctx = &c;

@@ -5,7 +5,8 @@
 #   sh scripts/deps.sh test    + libsodium (independent SipHash), Python, clang,
 #                                zstd (compressed-input tests)
 #                                and its sanitizer runtime, g++ (header check),
-#                                cmake (the CMake build and package)
+#                                cmake (the CMake build and package), unicode-data
+#                                (tests/unicode_tables.sh, scripts/gen_unicode.py)
 #   sh scripts/deps.sh python  build + pytest, numpy, setuptools, wheel, pip, venv
 #                                (the Python binding; make check-python)
 #   sh scripts/deps.sh go      build + the Go toolchain (the Go binding; make check-go)
@@ -16,7 +17,7 @@
 # Needs root (or sudo) only when something is actually missing.
 set -eu
 build="gcc make libc6-dev pkg-config binutils zlib1g-dev libzstd-dev"
-test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk cmake zstd"
+test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk cmake zstd unicode-data"
 python="$build python3 python3-pytest python3-numpy python3-setuptools python3-wheel python3-pip python3-venv"
 go="$build golang-go"
 dask="$python python3-dask python3-distributed python3-pandas"

@@ -109,6 +109,13 @@ if expect dedup_threshold_06 0 "$M" dedup -q --threshold 0.6 --output pairs --fo
     cp "$tmp/out" "$tmp/pairs_06.jsonl"
     py dedup_threshold_06_recall_precision pairs "$C" files "$tmp/pairs_06.jsonl" --threshold 0.6
 fi
+# One-permutation hashing: same recall goal, exact verification keeps the
+# precision at 1 (the signatures only choose the candidates).
+if expect dedup_oph_pairs 0 "$M" dedup -q --scheme oph --output pairs --format jsonl "$C/files"; then
+    cp "$tmp/out" "$tmp/pairs_oph.jsonl"
+    py dedup_oph_recall_precision pairs "$C" files "$tmp/pairs_oph.jsonl" --min-recall 0.99
+fi
+expect usage_bad_scheme 2 "$M" dedup --scheme minhash x && ok usage_bad_scheme
 if expect dedup_files_clusters 0 "$M" dedup --format jsonl --quiet "$C/files"; then
     cp "$tmp/out" "$tmp/clusters_files.jsonl"
     py dedup_files_clusters clusters "$C" files "$tmp/clusters_files.jsonl" "$tmp/pairs_files.jsonl"
@@ -408,8 +415,20 @@ fi
 "$M" index create -q --shingle word:4 "$I.w4"
 "$M" index create -q --bands 8 --rows 8 "$I.b8"
 "$M" index create -q --key 000102030405060708090a0b0c0d0e0f "$I.k"
+# The same corpus in an OPH index: queries answer, the metadata says so, and
+# it never merges with a classic shard.
+"$M" index create -q --scheme oph "$I.oph"
+"$M" index create -q --scheme oph "$I.ophq"
+expect index_oph_add 0 "$M" index add -q "$I.oph" "$C/files" && ok index_oph_add
+if expect index_oph_stats 0 "$M" index stats "$I.oph"; then
+    has index_oph_stats "$tmp/out" '^scheme +oph$'
+fi
+if LC_ALL=C grep -aq '^scheme=oph$' "$I.oph"; then ok index_oph_metadata; else ko index_oph_metadata "no scheme=oph line"; fi
+if LC_ALL=C grep -aq '^scheme=' "$I.one"; then ko index_classic_metadata "a classic index has a scheme line"; else ok index_classic_metadata; fi
+"$M" index query --format jsonl -q "$I.oph" "$C/files" > "$tmp/q_oph" 2>/dev/null
+if [ -s "$tmp/q_oph" ]; then ok index_oph_query; else ko index_oph_query "no answer"; fi
 for bad in w4:'shingle word:4, .* has word:5' b8:'b=8, r=8, .* has b=18, r=5' \
-           k:'config id [0-9a-f]{16} \(a custom key\)'; do
+           k:'config id [0-9a-f]{16} \(a custom key\)' ophq:'scheme oph, .* has classic'; do
     f=${bad%%:*} pattern=${bad#*:}
     if expect "index_merge_mismatch_$f" 1 "$M" index merge --force "$I.m2" "$I.h1" "$I.$f"; then
         has "index_merge_mismatch_$f" "$tmp/err" "idx.$f: .*MINLSH_E_MISMATCH.*$pattern"
@@ -538,6 +557,19 @@ assert rec["k"] == 16 and rec["seed"] == 7 and len(rec["signature"]) == 16
 assert [int(h, 16) for h in hexline] == rec["signature"]
 ' "$tmp/out" "$tmp/sig.hex"; then ok sig_json_matches_hex
     else ko sig_json_matches_hex "$(cat "$tmp/out")" "$(cat "$tmp/sig.hex")"; fi
+fi
+# sig --scheme oph: the JSON says so, and the values are OPH's, not classic's.
+if expect sig_oph_json 0 "$M" sig --scheme oph --format json --num-perm 16 --seed 7 "$E/a.txt"; then
+    "$M" sig --scheme oph --num-perm 16 --seed 7 "$E/a.txt" > "$tmp/sig_oph.hex"
+    if $PY -c '
+import json, sys
+rec = json.loads(open(sys.argv[1]).read())
+hexline = open(sys.argv[2]).read().split("\t")[1].split()
+classic = open(sys.argv[3]).read().split("\t")[1].split()
+assert rec["scheme"] == "oph" and len(rec["signature"]) == 16
+assert [int(h, 16) for h in hexline] == rec["signature"] and hexline != classic
+' "$tmp/out" "$tmp/sig_oph.hex" "$tmp/sig.hex"; then ok sig_oph
+    else ko sig_oph "$(cat "$tmp/out")" "$(cat "$tmp/sig_oph.hex")"; fi
 fi
 
 finish

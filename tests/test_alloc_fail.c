@@ -95,12 +95,14 @@ static void sig_of(size_t i, uint32_t *sig) {
 static void make_data(void) {
     static const char *words[] = {"the", "of", "and", "crawler", "page", "near",
                                   "duplicate", "<b>", "&amp;", "caf\xc3\xa9", "\xff",
-                                  "Text", "a", "to", "index", "<!-- c -->"};
+                                  "Text", "a", "to", "index", "<!-- c -->",
+                                  "\xc3\x89" "COLE", "\xef\xac\x81" "ne",
+                                  "\xe4\xb8\xad\xe6\x96\x87", "e\xcc\x81\xcc\xa3"};
     uint64_t s = 5;
     size_t i;
     doc_len = 0;
     while (doc_len + 16 < DOC_BYTES) {
-        const char *w = words[tl_rand(&s) % 16];
+        const char *w = words[tl_rand(&s) % (sizeof words / sizeof words[0])];
         size_t n = strlen(w);
         memcpy(doc + doc_len, w, n);
         doc_len += n;
@@ -172,7 +174,8 @@ static minlsh_shingler *mk_shingler(const minlsh_allocator *al, int variant) {
     case 0: o.unit = MINLSH_UNIT_WORD; break;
     case 1:
         o.unit = MINLSH_UNIT_CODEPOINT;
-        o.flags = MINLSH_NORM_HTML | MINLSH_NORM_CASEFOLD;
+        /* the Unicode stage: its reservations keep feeds all or nothing */
+        o.flags = MINLSH_NORM_HTML | MINLSH_NORM_CASEFOLD | MINLSH_NORM_UNICODE;
         break;
     default:
         o.unit = MINLSH_UNIT_STOPWORD;
@@ -505,6 +508,9 @@ static void result_finish(fx *f, obs *o) {
 
 /* family */
 static int run_family_new(fx *f) { CTOR(f->fam, minlsh_family_new(&f->fam, K, 5, &AL)); }
+static int run_family_new_scheme(fx *f) {
+    CTOR(f->fam, minlsh_family_new_scheme(&f->fam, K, 5, MINLSH_SCHEME_OPH, &AL));
+}
 static void obs_family(fx *f, obs *o) {
     uint64_t a[K], b[K];
     if (f->fam == NULL) {
@@ -819,6 +825,7 @@ static const op ops[] = {
      recover_feed},
     {"shinglestream_finish", 3, setup_finish, run_finish, state_finish, result_finish, NULL},
     {"family_new", 1, setup_none, run_family_new, obs_family, obs_family, NULL},
+    {"family_new_scheme", 1, setup_none, run_family_new_scheme, obs_family, obs_family, NULL},
     {"family_sign_text", 3, setup_sign, run_sign_text, state_sign_text, state_sign_text, NULL},
     {"family_sign_batch", 6, setup_sign, run_sign_batch, state_sign_batch, result_sign_batch,
      NULL},
@@ -1045,14 +1052,14 @@ static const char *const never_allocate[] = {
     "plan_compute", "plan_options_init", "plan_probability", "plan_threshold", "prime",
     "shingle_k_max", "shinglestream_bytes", "shinglestream_free", "shinglestream_reset",
     "shingler_config_id", "shingler_flags", "shingler_free", "shingler_k",
-    "shingler_options_init", "shingler_unit", "shingleset_copy_hashes", "shingleset_count",
+    "shingler_options_init", "shingler_unit", "unicode_version", "shingleset_copy_hashes", "shingleset_count",
     "shingleset_view_hashes", "shingleset_free", "shingleset_jaccard", "sigmatrix_view_column",
     "sigmatrix_config_id", "sigmatrix_count", "sigmatrix_estimate", "sigmatrix_free",
     "sigmatrix_copy_column", "sigmatrix_k", "sigmatrix_copy_metadata", "sigmatrix_seed",
     "signature_estimate", "signature_is_empty", "signature_merge", "simd_kernel_name",
     "siphash24", "siphash24_128", "strerror", "version_number", "version_string",
-    "signatures_band_keys", "sets_jaccard", "journal_bytes", "journal_records",
-    "journal_compact_due", "journal_free", "journal_sync",
+    "signatures_band_keys", "sets_jaccard", "family_scheme", "sigmatrix_scheme", "index_scheme",
+    "journal_bytes", "journal_records", "journal_compact_due", "journal_free", "journal_sync",
 };
 
 static int listed(const char *name) {

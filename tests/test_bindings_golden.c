@@ -1,6 +1,6 @@
 /*
  * Golden data shared by the Python and Go bindings: for a few fixed texts,
- * the shingle hashes, fingerprints and config ids of three shinglers, the
+ * the shingle hashes, fingerprints and config ids of four shinglers, the
  * signatures for seeds 1 and 42 at k = 16 and 128, band keys, the
  * signatures of MinHash.update-style items (SipHash-2-4 under the default
  * key, then minlsh_family_update), SipHash tags and planner answers, all
@@ -112,6 +112,15 @@ static const text_case texts[] = {
     TEXT("... !!! ???"),
     /* invalid UTF-8 and a NUL byte in the middle */
     TEXT("bytes \xff\xfe and a \x00 NUL inside the document text"),
+    /* for the Unicode flags: capitals with accents, sharp s, a ligature,
+     * typographic quotes and dashes, no-break and ideographic spaces,
+     * full-width letters, Arabic-Indic digits, Greek final sigma, Chinese
+     * without spaces, a combining accent */
+    TEXT("\xc3\x89" "COLE \xc3\x9c" "BER STRA\xc3\x9f" "E \xe2\x80\x94 \xe2\x80\x9c" "the "
+         "\xef\xac\x81rst\xe2\x80\x9d day\xc2\xa0of \xef\xbc\xb4\xef\xbc\xa8\xef\xbc\xa5 year "
+         "\xd9\xa2\xd9\xa0\xd9\xa2\xd9\xa6\xe3\x80\x80\xce\x9f\xce\x94\xce\x9f\xce\xa3 "
+         "\xe6\x88\x91\xe4\xbb\xac\xe4\xbb\x8a\xe5\xa4\xa9\xe5\x8e\xbb\xe5\x85\xac"
+         "\xe5\x9b\xad\xef\xbc\x8c caf" "e\xcc\x81"),
 };
 #define N_TEXTS (sizeof texts / sizeof texts[0])
 
@@ -126,6 +135,10 @@ static const shingler_case shinglers[] = {
     {"char:4", MINLSH_UNIT_BYTE, 4, 0, NULL}, /* char = bytes, as in the minlsh command */
     /* every normalisation, code points, a caller key */
     {"codepoint:3", MINLSH_UNIT_CODEPOINT, 3, MINLSH_NORM_ALL, "0123456789abcdef"},
+    /* every normalisation but HTML, the Unicode ones included (the ASCII
+     * flags written out: the shingler reports them with the Unicode ones) */
+    {"word:3", MINLSH_UNIT_WORD, 3,
+     MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT | MINLSH_NORM_WHITESPACE | MINLSH_NORM_UNICODE, NULL},
 };
 #define N_SHINGLERS (sizeof shinglers / sizeof shinglers[0])
 

@@ -325,13 +325,17 @@ static char *read_text_file(const char *path) {
     return buf;
 }
 
-static void test_golden_signatures(void) {
+/* The cases of a golden file (ref_minhash.py golden or golden-oph) through
+ * minlsh_family_sign with a family of the scheme; classic ones also through
+ * every kernel and streamed updates, OPH ones also through the binning in
+ * uneven pieces. */
+static void golden_file(const char *file, uint32_t scheme, int want_cases) {
     const minlsh__minhash_kernel *kernels[8];
     size_t n_kernels = minlsh__minhash_kernels(kernels, 8), kx;
     tokens t;
     int cases = 0;
     const char *s;
-    t.buf = read_text_file(tl_data_path("golden/signatures.txt"));
+    t.buf = read_text_file(tl_data_path(file));
     EXPECT(t.buf != NULL);
     if (t.buf == NULL) return;
     t.p = t.buf;
@@ -361,12 +365,33 @@ static void test_golden_signatures(void) {
         }
         EXPECT_MSG(i == k && tok_expect(&t, "end"), "%s: bad signature", name);
 
-        EXPECT_OK(minlsh_family_new(&f, (uint32_t)k, seed, NULL));
+        EXPECT_OK(minlsh_family_new_scheme(&f, (uint32_t)k, seed, scheme, NULL));
         EXPECT_OK(minlsh_family_sign(f, hashes, (size_t)n, got, 1024, &n_out));
         EXPECT_EQ_INT(n_out, k);
         for (i = 0, bad = 0; i < k; i++) bad += got[i] != want[i];
         EXPECT_MSG(bad == 0, "golden %s: %zu of %u values differ (first: got %08x want %08x)",
                    name, bad, (unsigned)k, got[0], want[0]);
+        if (scheme == MINLSH_SCHEME_OPH) {
+            /* Binning is exact however the hashes are split. */
+            uint32_t bins[1024];
+            EXPECT_OK(minlsh_family_copy_coefficients(f, a, b, 1024, NULL));
+            for (i = 0; i < k; i++) bins[i] = MINLSH_EMPTY_VALUE;
+            for (i = 0; i < n;) {
+                size_t piece = 1 + (i * 7 + 3) % 97;
+                if (piece > n - i) piece = (size_t)n - i;
+                minlsh__oph_update(a[0], b[0], (uint32_t)k, hashes + i, piece, bins);
+                i += piece;
+            }
+            minlsh__family_finish_raw(f, bins);
+            for (i = 0, bad = 0; i < k; i++) bad += bins[i] != want[i];
+            EXPECT_MSG(bad == 0, "golden %s in pieces: %zu values differ", name, bad);
+            EXPECT_EQ_INT(minlsh_family_update(f, hashes, (size_t)n, got, (size_t)k),
+                          MINLSH_E_UNSUPPORTED);
+            minlsh_family_free(f);
+            free(hashes);
+            cases++;
+            continue;
+        }
         /* Every kernel directly, not only the one the dispatcher picks. */
         EXPECT_OK(minlsh_family_copy_coefficients(f, a, b, 1024, NULL));
         for (kx = 0; kx < n_kernels && kx < 8; kx++) {
@@ -390,11 +415,59 @@ static void test_golden_signatures(void) {
         free(hashes);
         cases++;
     }
-    EXPECT_EQ_INT(cases, 11);
+    EXPECT_EQ_INT(cases, want_cases);
     free(t.buf);
 }
 
+static void test_golden_signatures(void) {
+    golden_file("golden/signatures.txt", MINLSH_SCHEME_CLASSIC, 11);
+}
+
+static void test_golden_oph_signatures(void) {
+    golden_file("golden/oph_signatures.txt", MINLSH_SCHEME_OPH, 12);
+}
+
 /* ---- kernels against the definition ---------------------------------------------- */
+
+/* OPH binning against its definition (docs/minhash.md section 7.1), with
+ * v from the 32-bit-limb product (the other path than the one the library
+ * uses where __int128 exists) and t = v k as a 128-bit number where the
+ * compiler has one (else the library's own 64-bit split, which the golden
+ * file then checks alone): k = 1..1024 including non-powers of two. */
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 test_u128;
+#endif
+static void test_oph_binning_matches_definition(void) {
+    static const uint32_t ks[] = {1, 2, 3, 5, 64, 100, 127, 128, 129, 1000, 1023, 1024};
+    uint64_t s = 77, a[2], b[2];
+    size_t ki, j;
+    for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+        uint32_t k = ks[ki], got[1024], want[1024];
+        uint64_t h[600];
+        minlsh__family_derive(ki + 1, 2, a, b);
+        for (j = 0; j < 600; j++) h[j] = tl_rand(&s);
+        h[0] = 0;
+        h[1] = P - 1;
+        h[2] = P;
+        h[3] = UINT64_MAX;
+        for (j = 0; j < k; j++) got[j] = want[j] = MINLSH_EMPTY_VALUE;
+        minlsh__oph_update(a[0], b[0], k, h, 600, got);
+        for (j = 0; j < 600; j++) {
+            uint64_t v = minlsh__minhash_apply_limb(a[0], b[0], h[j]);
+#if defined(__SIZEOF_INT128__)
+            test_u128 t = (test_u128)v * k;
+            uint32_t bin = (uint32_t)(t >> 61), val = (uint32_t)(((uint64_t)t & P) >> 29);
+#else
+            uint64_t lo = (v & 0xFFFFFFFFu) * k, hi = (v >> 32) * k + (lo >> 32);
+            uint64_t low61 = ((hi & 0x1FFFFFFFu) << 32) | (lo & 0xFFFFFFFFu);
+            uint32_t bin = (uint32_t)(hi >> 29), val = (uint32_t)(low61 >> 29);
+#endif
+            EXPECT(bin < k);
+            if (val < want[bin]) want[bin] = val;
+        }
+        EXPECT_MSG(memcmp(got, want, (size_t)k * 4) == 0, "k = %u", (unsigned)k);
+    }
+}
 
 static void test_kernels_match_definition(void) {
     const minlsh__minhash_kernel *kernels[8];
@@ -834,7 +907,9 @@ int main(void) {
     RUN(test_seed1_table);
     RUN(test_coefficients_partial_outputs);
     RUN(test_golden_signatures);
+    RUN(test_golden_oph_signatures);
     RUN(test_kernels_match_definition);
+    RUN(test_oph_binning_matches_definition);
     RUN(test_merge_is_union);
     RUN(test_update_is_concatenation);
     RUN(test_duplicates_and_order);

@@ -232,7 +232,7 @@ static void test_constructor_errors(void) {
     o.unit = 5;
     EXPECT_ERR(minlsh_shingler_new(&s, &o, NULL), MINLSH_E_PARAM);
     o.unit = MINLSH_UNIT_WORD;
-    o.flags = 0x10;
+    o.flags = 0x400; /* the first bit no flag has */
     EXPECT_ERR(minlsh_shingler_new(&s, &o, NULL), MINLSH_E_PARAM);
     o.flags = 0x80000000u;
     EXPECT_ERR(minlsh_shingler_new(&s, &o, NULL), MINLSH_E_PARAM);

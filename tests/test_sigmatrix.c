@@ -422,7 +422,12 @@ static void test_refuse_foreign_and_future(void) {
     reseal_header(b);
     EXPECT_ERR(load_copy(&out, b, len, NULL, 0), MINLSH_E_CORRUPT);
     minlsh__store32le(b + 24, 0);
-    minlsh__store32le(b + 28, 1);
+    /* flags holds the scheme: 0 classic, 1 OPH (a mismatch, tests/test_oph.c),
+     * anything else is damage. */
+    minlsh__store32le(b + 28, 2);
+    reseal_header(b);
+    EXPECT_ERR(load_copy(&out, b, len, NULL, 0), MINLSH_E_CORRUPT);
+    minlsh__store32le(b + 28, 0x80000000u);
     reseal_header(b);
     EXPECT_ERR(load_copy(&out, b, len, NULL, 0), MINLSH_E_CORRUPT);
     minlsh__store32le(b + 28, 0);

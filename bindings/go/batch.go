@@ -34,7 +34,7 @@ func sizes(op string, v []int) ([]C.size_t, error) {
 func (f *Family) splitSigs(values []uint32, n int) []MinHash {
 	out := make([]MinHash, n)
 	for i := range out {
-		out[i] = MinHash{Seed: f.seed, Values: values[i*f.k : (i+1)*f.k : (i+1)*f.k]}
+		out[i] = MinHash{Seed: f.seed, Scheme: f.scheme, Values: values[i*f.k : (i+1)*f.k : (i+1)*f.k]}
 	}
 	return out
 }
@@ -347,9 +347,15 @@ type SigMatrix struct {
 	p  *C.minlsh_sigmatrix
 }
 
-// NewSigMatrix creates an empty matrix for the family (k, seed).
+// NewSigMatrix creates an empty matrix for the classic family (k, seed).
 func NewSigMatrix(k int, seed uint64, configID uint64) (*SigMatrix, error) {
-	f, err := familyFor(k, seed)
+	return NewSigMatrixScheme(k, seed, SchemeClassic, configID)
+}
+
+// NewSigMatrixScheme creates an empty matrix for the family (k, seed)
+// signing with scheme; its file keeps the scheme.
+func NewSigMatrixScheme(k int, seed uint64, scheme Scheme, configID uint64) (*SigMatrix, error) {
+	f, err := familyFor(k, seed, scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -433,8 +439,9 @@ func (m *SigMatrix) Append(sigs ...MinHash) (int, error) {
 	}
 	first := int(C.minlsh_sigmatrix_count(m.p))
 	k, seed := int(C.minlsh_sigmatrix_k(m.p)), uint64(C.minlsh_sigmatrix_seed(m.p))
+	scheme := Scheme(C.minlsh_sigmatrix_scheme(m.p))
 	for i, s := range sigs {
-		if len(s.Values) != k || s.Seed != seed {
+		if len(s.Values) != k || s.Seed != seed || s.Scheme != scheme {
 			return first, paramError(op, fmt.Sprintf("signature %d is of family (k %d, seed %d), "+
 				"the matrix's is (k %d, seed %d)", i, len(s.Values), s.Seed, k, seed))
 		}
@@ -454,7 +461,8 @@ func (m *SigMatrix) Column(pos int) (MinHash, error) {
 		return MinHash{}, closedError("SigMatrix.Column")
 	}
 	k := int(C.minlsh_sigmatrix_k(m.p))
-	out := MinHash{Seed: uint64(C.minlsh_sigmatrix_seed(m.p)), Values: make([]uint32, k)}
+	out := MinHash{Seed: uint64(C.minlsh_sigmatrix_seed(m.p)),
+		Scheme: Scheme(C.minlsh_sigmatrix_scheme(m.p)), Values: make([]uint32, k)}
 	if pos < 0 {
 		return MinHash{}, newError(CodeNotFound, "SigMatrix.Column", fmt.Sprint(pos))
 	}

@@ -46,6 +46,7 @@ type DedupOptions struct {
 	Threshold float64 // Jaccard threshold in (0, 1]; 0: 0.8
 	NumPerm   int     // MinHash values per signature, 1..1024; 0: 128
 	Seed      uint64  // MinHash family seed
+	Scheme    Scheme  // how signatures are made; 0: SchemeClassic
 	// Bands and Rows set the banding (both or neither, Bands*Rows <=
 	// NumPerm); 0, 0: planned so that P(candidate | Threshold) >= 0.999.
 	Bands, Rows int
@@ -168,7 +169,7 @@ func NewDedup(opts DedupOptions) (*Dedup, error) {
 	if k == 0 {
 		k = 128
 	}
-	f, err := familyFor(k, opts.Seed)
+	f, err := familyFor(k, opts.Seed, opts.Scheme)
 	if err != nil {
 		return nil, err
 	}

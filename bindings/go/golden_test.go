@@ -126,6 +126,12 @@ func (g *golden) shingler(t *testing.T, i int) *Shingler {
 	o.CollapseSpace = c.Flags&normWhitespace != 0
 	o.StripPunct = c.Flags&normPunct != 0
 	o.HTML = c.Flags&normHTML != 0
+	o.NFKC = c.Flags&normNFKC != 0
+	o.Casefold = c.Flags&normUCasefold != 0
+	o.UnicodePunct = c.Flags&normUPunct != 0
+	o.UnicodeSpace = c.Flags&normUSpace != 0
+	o.FoldDigits = c.Flags&normDigits != 0
+	o.CJKWords = c.Flags&normCJKWords != 0
 	if c.Key != nil {
 		o.Key = unhex(t, *c.Key)
 	}

@@ -1,6 +1,7 @@
 package minlsh
 
 /*
+#define MINLSH_EXPERIMENTAL_API 1
 #include <minlsh.h>
 #include <stdlib.h>
 */
@@ -19,6 +20,7 @@ import (
 type IndexConfig struct {
 	K        int
 	Seed     uint64
+	Scheme   Scheme // the signatures' scheme; the zero value is SchemeClassic
 	Bands    int
 	Rows     int
 	ConfigID uint64
@@ -47,7 +49,7 @@ type Pair struct {
 
 // NewIndex creates an empty index.
 func NewIndex(cfg IndexConfig) (*Index, error) {
-	f, err := familyFor(cfg.K, cfg.Seed)
+	f, err := familyFor(cfg.K, cfg.Seed, cfg.Scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +74,7 @@ func loadWith(expect *IndexConfig, load func(*C.minlsh_load_options) C.int) (C.i
 	if expect == nil {
 		return load(nil), nil
 	}
-	f, err := familyFor(expect.K, expect.Seed)
+	f, err := familyFor(expect.K, expect.Seed, expect.Scheme)
 	if err != nil {
 		return 0, err
 	}
@@ -124,7 +126,8 @@ func (x *Index) Config() IndexConfig {
 	defer x.mu.RUnlock()
 	return IndexConfig{K: int(C.minlsh_index_k(x.p)), Seed: uint64(C.minlsh_index_seed(x.p)),
 		Bands: int(C.minlsh_index_bands(x.p)), Rows: int(C.minlsh_index_rows(x.p)),
-		ConfigID: uint64(C.minlsh_index_config_id(x.p))}
+		ConfigID: uint64(C.minlsh_index_config_id(x.p)),
+		Scheme:   Scheme(C.minlsh_index_scheme(x.p))}
 }
 
 // Len is the number of documents.
@@ -136,9 +139,10 @@ func (x *Index) Len() int {
 
 func (x *Index) sig(m MinHash, op string) error {
 	k, seed := int(C.minlsh_index_k(x.p)), uint64(C.minlsh_index_seed(x.p))
-	if len(m.Values) != k || m.Seed != seed {
-		return paramError(op, fmt.Sprintf("signature of family (k %d, seed %d), the index's is "+
-			"(k %d, seed %d)", len(m.Values), m.Seed, k, seed))
+	scheme := Scheme(C.minlsh_index_scheme(x.p))
+	if len(m.Values) != k || m.Seed != seed || m.Scheme != scheme {
+		return paramError(op, fmt.Sprintf("signature of family (k %d, seed %d, %v), the index's "+
+			"is (k %d, seed %d, %v)", len(m.Values), m.Seed, m.Scheme, k, seed, scheme))
 	}
 	return nil
 }
@@ -201,7 +205,7 @@ func (x *Index) Get(id uint64) (MinHash, error) {
 	if x.p == nil {
 		return MinHash{}, closedError("Index.Get")
 	}
-	m := MinHash{Seed: uint64(C.minlsh_index_seed(x.p)),
+	m := MinHash{Seed: uint64(C.minlsh_index_seed(x.p)), Scheme: Scheme(C.minlsh_index_scheme(x.p)),
 		Values: make([]uint32, int(C.minlsh_index_k(x.p)))}
 	if rc := C.minlsh_index_copy_signature(x.p, C.uint64_t(id), u32Ptr(m.Values), C.size_t(len(m.Values)),
 		nil); rc != 0 {

@@ -1,6 +1,7 @@
 package minlsh
 
 /*
+#define MINLSH_EXPERIMENTAL_API 1
 #include <minlsh.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,27 +17,55 @@ import (
 	"unsafe"
 )
 
+// Scheme is how a family signs (MINLSH_SCHEME_*): SchemeClassic, k hash
+// functions per item (the default), or SchemeOPH, one-permutation hashing
+// with densification: one per item, several times faster to sign, but its
+// signatures cannot be extended (MinHash.Update, UpdateHashes and Merge
+// return an error) and are a little noisier on sets with fewer items than
+// k (docs/minhash.md section 7). Signatures of different schemes
+// never compare.
+type Scheme uint32
+
+const (
+	SchemeClassic Scheme = C.MINLSH_SCHEME_CLASSIC
+	SchemeOPH     Scheme = C.MINLSH_SCHEME_OPH
+)
+
+// String is the scheme's name in the minlsh command's --scheme.
+func (s Scheme) String() string {
+	if s == SchemeOPH {
+		return "oph"
+	}
+	return "classic"
+}
+
 // Family is k MinHash functions derived from a seed (minlsh_family). It is
 // immutable and safe for concurrent use.
 type Family struct {
-	mu   sync.RWMutex
-	p    *C.minlsh_family
-	k    int
-	seed uint64
+	mu     sync.RWMutex
+	p      *C.minlsh_family
+	k      int
+	seed   uint64
+	scheme Scheme
 }
 
-// NewFamily creates the family (k, seed); k is 1..1024. Signatures are
-// comparable only between families with equal k and seed.
+// NewFamily creates the classic family (k, seed); k is 1..1024. Signatures
+// are comparable only between families with equal k and seed.
 func NewFamily(k int, seed uint64) (*Family, error) {
+	return NewFamilyScheme(k, seed, SchemeClassic)
+}
+
+// NewFamilyScheme creates the family (k, seed) signing with scheme.
+func NewFamilyScheme(k int, seed uint64, scheme Scheme) (*Family, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
 	if k < 1 || k > FamilyKMax {
 		return nil, paramError("minlsh_family_new", fmt.Sprintf("k = %d (1..%d)", k, FamilyKMax))
 	}
-	f := &Family{k: k, seed: seed}
-	if err := check(C.minlsh_family_new(&f.p, C.uint32_t(k), C.uint64_t(seed), nil),
-		"minlsh_family_new"); err != nil {
+	f := &Family{k: k, seed: seed, scheme: scheme}
+	if err := check(C.minlsh_family_new_scheme(&f.p, C.uint32_t(k), C.uint64_t(seed),
+		C.uint32_t(scheme), nil), "minlsh_family_new_scheme"); err != nil {
 		return nil, err
 	}
 	runtime.SetFinalizer(f, (*Family).Close)
@@ -59,6 +88,9 @@ func (f *Family) Close() error {
 func (f *Family) K() int       { return f.k }
 func (f *Family) Seed() uint64 { return f.seed }
 
+// Scheme is how the family signs.
+func (f *Family) Scheme() Scheme { return f.scheme }
+
 // Coefficients returns a_i and b_i of h_i(x) = (a_i x + b_i) mod 2^61-1.
 func (f *Family) Coefficients() (a, b []uint64, err error) {
 	f.mu.RLock()
@@ -73,7 +105,11 @@ func (f *Family) Coefficients() (a, b []uint64, err error) {
 }
 
 // NewMinHash is the empty signature of this family.
-func (f *Family) NewMinHash() MinHash { return emptyMinHash(f.k, f.seed) }
+func (f *Family) NewMinHash() MinHash {
+	m := emptyMinHash(f.k, f.seed)
+	m.Scheme = f.scheme
+	return m
+}
 
 // Sign is the signature of a set of 64-bit shingle hashes (duplicates and
 // order do not matter).
@@ -84,8 +120,8 @@ func (f *Family) Sign(hashes []uint64) (MinHash, error) {
 	if f.p == nil {
 		return MinHash{}, closedError("Family.Sign")
 	}
-	err := check(C.minlsh_family_update(f.p, u64Ptr(hashes), C.size_t(len(hashes)), u32Ptr(m.Values),
-		C.size_t(f.k)), "minlsh_family_update")
+	err := check(C.minlsh_family_sign(f.p, u64Ptr(hashes), C.size_t(len(hashes)), u32Ptr(m.Values),
+		C.size_t(f.k), nil), "minlsh_family_sign")
 	return m, err
 }
 
@@ -148,7 +184,7 @@ func (f *Family) SignBatch(s *Shingler, texts [][]byte, threads int) ([]MinHash,
 	out := make([]MinHash, n)
 	var berr *BatchError
 	for i := range out {
-		out[i] = MinHash{Seed: f.seed, Values: values[i*k : (i+1)*k : (i+1)*k]}
+		out[i] = MinHash{Seed: f.seed, Scheme: f.scheme, Values: values[i*k : (i+1)*k : (i+1)*k]}
 		if status[i] < 0 {
 			if berr == nil {
 				berr = &BatchError{}
@@ -223,14 +259,14 @@ const familyCacheSize = 32
 
 var families = struct {
 	sync.Mutex
-	byKey map[[2]uint64]*list.Element
+	byKey map[[3]uint64]*list.Element
 	lru   *list.List // of *Family, most recent first
-}{byKey: map[[2]uint64]*list.Element{}, lru: list.New()}
+}{byKey: map[[3]uint64]*list.Element{}, lru: list.New()}
 
 // familyFor returns a cached family; an evicted one is released by its
 // finalizer once no call uses it.
-func familyFor(k int, seed uint64) (*Family, error) {
-	key := [2]uint64{uint64(k), seed}
+func familyFor(k int, seed uint64, scheme Scheme) (*Family, error) {
+	key := [3]uint64{uint64(k), seed, uint64(scheme)}
 	families.Lock()
 	if e, ok := families.byKey[key]; ok {
 		families.lru.MoveToFront(e)
@@ -239,7 +275,7 @@ func familyFor(k int, seed uint64) (*Family, error) {
 		return f, nil
 	}
 	families.Unlock()
-	f, err := NewFamily(k, seed)
+	f, err := NewFamilyScheme(k, seed, scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +290,7 @@ func familyFor(k int, seed uint64) (*Family, error) {
 		old := families.lru.Back()
 		families.lru.Remove(old)
 		of := old.Value.(*Family)
-		delete(families.byKey, [2]uint64{uint64(of.k), of.seed})
+		delete(families.byKey, [3]uint64{uint64(of.k), of.seed, uint64(of.scheme)})
 	}
 	return f, nil
 }
@@ -268,6 +304,7 @@ func familyFor(k int, seed uint64) (*Family, error) {
 type MinHash struct {
 	Seed   uint64
 	Values []uint32
+	Scheme Scheme // the zero value is SchemeClassic
 }
 
 func emptyMinHash(k int, seed uint64) MinHash {
@@ -280,7 +317,7 @@ func emptyMinHash(k int, seed uint64) MinHash {
 
 // NewMinHash is the empty signature of the family (k, seed), to Update.
 func NewMinHash(k int, seed uint64) (MinHash, error) {
-	if _, err := familyFor(k, seed); err != nil {
+	if _, err := familyFor(k, seed, SchemeClassic); err != nil {
 		return MinHash{}, err
 	}
 	return emptyMinHash(k, seed), nil
@@ -295,7 +332,10 @@ func (m MinHash) K() int { return len(m.Values) }
 // calls (minlsh_family_sign_tokens, then minlsh_signature_merge); the bits
 // are those of SipHash24 and UpdateHashes item by item.
 func (m *MinHash) Update(items ...[]byte) error {
-	f, err := familyFor(len(m.Values), m.Seed)
+	if err := m.extendable("MinHash.Update"); err != nil {
+		return err
+	}
+	f, err := familyFor(len(m.Values), m.Seed, m.Scheme)
 	if err != nil {
 		return err
 	}
@@ -307,7 +347,10 @@ func (m *MinHash) Update(items ...[]byte) error {
 
 // UpdateHashes adds 64-bit hashes as they are (e.g. Shingler.Shingles).
 func (m *MinHash) UpdateHashes(hashes ...uint64) error {
-	f, err := familyFor(len(m.Values), m.Seed)
+	if err := m.extendable("MinHash.UpdateHashes"); err != nil {
+		return err
+	}
+	f, err := familyFor(len(m.Values), m.Seed, m.Scheme)
 	if err != nil {
 		return err
 	}
@@ -321,9 +364,21 @@ func (m *MinHash) UpdateHashes(hashes ...uint64) error {
 }
 
 func (m MinHash) compatible(o MinHash, op string) error {
-	if len(m.Values) != len(o.Values) || m.Seed != o.Seed || len(m.Values) == 0 {
-		return paramError(op, fmt.Sprintf("signatures of different families (k %d, seed %d) "+
-			"and (k %d, seed %d)", len(m.Values), m.Seed, len(o.Values), o.Seed))
+	if len(m.Values) != len(o.Values) || m.Seed != o.Seed || len(m.Values) == 0 ||
+		m.Scheme != o.Scheme {
+		return paramError(op, fmt.Sprintf("signatures of different families (k %d, seed %d, %v) "+
+			"and (k %d, seed %d, %v)", len(m.Values), m.Seed, m.Scheme, len(o.Values), o.Seed,
+			o.Scheme))
+	}
+	return nil
+}
+
+// extendable refuses OPH signatures, whose densified values cannot take
+// more items (the C library says MINLSH_E_UNSUPPORTED).
+func (m MinHash) extendable(op string) error {
+	if m.Scheme != SchemeClassic {
+		return newError(CodeUnsupported, op, "an OPH signature cannot be extended; sign the "+
+			"whole set at once")
 	}
 	return nil
 }
@@ -345,13 +400,16 @@ func (m *MinHash) Merge(o MinHash) error {
 	if err := m.compatible(o, "MinHash.Merge"); err != nil {
 		return err
 	}
+	if err := m.extendable("MinHash.Merge"); err != nil {
+		return err
+	}
 	return check(C.minlsh_signature_merge(u32Ptr(m.Values), u32Ptr(o.Values),
 		C.size_t(len(m.Values))), "minlsh_signature_merge")
 }
 
 // Copy is an independent copy.
 func (m MinHash) Copy() MinHash {
-	return MinHash{Seed: m.Seed, Values: append([]uint32(nil), m.Values...)}
+	return MinHash{Seed: m.Seed, Scheme: m.Scheme, Values: append([]uint32(nil), m.Values...)}
 }
 
 // IsEmpty reports whether m is the empty set's signature.
@@ -364,7 +422,7 @@ func (m MinHash) IsEmpty() bool {
 
 // Equal reports whether two signatures have the same family and values.
 func (m MinHash) Equal(o MinHash) bool {
-	if m.Seed != o.Seed || len(m.Values) != len(o.Values) {
+	if m.Seed != o.Seed || m.Scheme != o.Scheme || len(m.Values) != len(o.Values) {
 		return false
 	}
 	for i := range m.Values {

@@ -147,6 +147,20 @@ func TestShinglerOptions(t *testing.T) {
 	if !reflect.DeepEqual(x, y) {
 		t.Fatal("normalisation")
 	}
+	uni, err := NewShingler(ShinglerOptions{K: 2, NFKC: true, Casefold: true, UnicodePunct: true,
+		UnicodeSpace: true, FoldDigits: true, CJKWords: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ = uni.Shingles([]byte("ÉCOLE ÜBER STRAßE — ﬁne ٣"))
+	y, _ = uni.Shingles([]byte("école über strasse fine 3"))
+	if !reflect.DeepEqual(x, y) || uni.Flags() != 0x3f7 || UnicodeVersion() != 150000 {
+		t.Fatalf("Unicode options: flags %#x, version %d", uni.Flags(), UnicodeVersion())
+	}
+	zh, _ := uni.Shingles([]byte("我们今天")) // four characters, four words
+	if len(zh) != 3 {
+		t.Fatalf("%d word 2-shingles of four Han characters", len(zh))
+	}
 	limited, _ := NewShingler(ShinglerOptions{MaxDocumentBytes: 4})
 	if _, err := limited.Shingles([]byte("too long")); !errors.Is(err, ErrTooBig) {
 		t.Fatalf("max document bytes: %v", err)

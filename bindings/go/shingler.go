@@ -1,6 +1,7 @@
 package minlsh
 
 /*
+#define MINLSH_EXPERIMENTAL_API 1
 #include <minlsh.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,18 @@ const (
 	normWhitespace = 0x2
 	normPunct      = 0x4
 	normHTML       = 0x8
+	normNFKC       = 0x10
+	normUCasefold  = 0x20
+	normUPunct     = 0x40
+	normUSpace     = 0x80
+	normDigits     = 0x100
+	normCJKWords   = 0x200
 )
+
+// UnicodeVersion is the Unicode version of the library's tables behind the
+// Unicode options, as major*10000 + minor*100 + patch (150000: Unicode
+// 15.0.0). It is part of the config id of a shingler that uses them.
+func UnicodeVersion() int { return int(C.minlsh_unicode_version()) }
 
 // ShinglerOptions configure a Shingler. The zero value means word
 // 5-shingles, no normalisation and the default key.
@@ -60,6 +72,17 @@ type ShinglerOptions struct {
 	StripPunct    bool // delete ASCII punctuation
 	CollapseSpace bool // runs of ASCII whitespace to one space, trimmed
 	HTML          bool // skip markup, decode entities
+	// The Unicode options (docs/shingling.md 3.5), on the tables of
+	// UnicodeVersion. Casefold, UnicodePunct and UnicodeSpace bring
+	// Lowercase, StripPunct and CollapseSpace with them.
+	NFKC         bool // Unicode NFKC
+	Casefold     bool // full Unicode case folding: ß to ss, final sigma to sigma
+	UnicodePunct bool // delete General_Category P* and S* (U+FFFD kept)
+	UnicodeSpace bool // White_Space is whitespace
+	FoldDigits   bool // Nd digits to ASCII 0-9
+	// CJKWords makes each Han, Hiragana, Katakana, Thai, Lao, Khmer and
+	// Myanmar character a word of its own (word units).
+	CJKWords bool
 	// Key is the 16-byte SipHash key; nil means the public default key. Use
 	// a secret key for hostile input.
 	Key []byte
@@ -97,6 +120,7 @@ type Shingler struct {
 	configID uint64
 	unit     Unit
 	k        int
+	flags    uint32
 }
 
 // NewShingler creates a shingler (minlsh_shingler_new). The options, key
@@ -139,6 +163,16 @@ func NewShingler(opts ShinglerOptions) (*Shingler, error) {
 	if opts.HTML {
 		flags |= normHTML
 	}
+	for _, o := range []struct {
+		on   bool
+		bits C.uint32_t
+	}{{opts.NFKC, normNFKC}, {opts.Casefold, normUCasefold | normCasefold},
+		{opts.UnicodePunct, normUPunct | normPunct}, {opts.UnicodeSpace, normUSpace | normWhitespace},
+		{opts.FoldDigits, normDigits}, {opts.CJKWords, normCJKWords}} {
+		if o.on {
+			flags |= o.bits
+		}
+	}
 	so.flags = flags
 	so.max_document_bytes = C.uint64_t(opts.MaxDocumentBytes)
 	// The struct lives in Go memory, so what it points to must be C memory
@@ -169,6 +203,7 @@ func NewShingler(opts ShinglerOptions) (*Shingler, error) {
 	var cid C.uint64_t
 	C.minlsh_shingler_config_id(&cid, s.p)
 	s.configID = uint64(cid)
+	s.flags = uint32(C.minlsh_shingler_flags(s.p))
 	runtime.SetFinalizer(s, (*Shingler).Close)
 	return s, nil
 }
@@ -203,6 +238,10 @@ func (s *Shingler) ConfigID() uint64 { return s.configID }
 // Unit and K report the configuration.
 func (s *Shingler) Unit() Unit { return s.unit }
 func (s *Shingler) K() int     { return s.k }
+
+// Flags are the library's MINLSH_NORM_* bits of the shingler: the options,
+// with the ASCII bit each Unicode option brings.
+func (s *Shingler) Flags() uint32 { return s.flags }
 
 // String is the spec, e.g. "word:5".
 func (s *Shingler) String() string { return fmt.Sprintf("%s:%d", s.unit, s.k) }

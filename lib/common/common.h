@@ -293,6 +293,10 @@ int minlsh__file_tail64(const char *path, uint64_t *tail, uint64_t *size);
 #define MINLSH__MAGIC_MATRIX "MINLSHMX"
 #define MINLSH__MAGIC_INDEX "MINLSHIX"
 
+/* The largest MINLSH_SCHEME_* value; a file's flags field holds its
+ * family's scheme (0, classic, in every file older than the field). */
+#define MINLSH__SCHEME_MAX 1u
+
 typedef struct minlsh__header {
     char magic[8];
     uint32_t version;

@@ -414,7 +414,7 @@ int minlsh__header_parse(const void *buf, size_t len, const char magic[8],
     h->seed = minlsh__load64le(b + 32);
     h->config_id = minlsh__load64le(b + 40);
     h->count = minlsh__load64le(b + 48);
-    if (h->k == 0 || h->k > MINLSH_FAMILY_K_MAX || h->flags != 0) return MINLSH_E_CORRUPT;
+    if (h->k == 0 || h->k > MINLSH_FAMILY_K_MAX || h->flags > MINLSH__SCHEME_MAX) return MINLSH_E_CORRUPT;
     return 0;
 }
 

@@ -72,7 +72,8 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     minlsh__tmpfile_init(&d->cand_file);
     minlsh__tmpfile_init(&d->dec_file);
     rc = minlsh__shingler_clone(&d->shingler, shingler, &al);
-    if (rc == 0) rc = minlsh_family_new(&d->family, d->k, minlsh_family_seed(family), &al);
+    if (rc == 0) rc = minlsh_family_new_scheme(&d->family, d->k, minlsh_family_seed(family),
+                                             minlsh_family_scheme(family), &al);
     if (rc == 0) rc = minlsh__dedup_plan(d);
     if (rc == 0) {
         d->band_runs = (minlsh__dedup_runs *)minlsh__calloc(&al, d->bands, sizeof *d->band_runs);

@@ -300,13 +300,28 @@ typedef struct minlsh__dedup_cursor {
     minlsh__kv *block;
 } minlsh__dedup_cursor;
 
+/* A tournament tree of losers over the k cursors: node i (0 < i < k) holds
+ * the loser of its match, its record copied beside its cursor number, so
+ * that the matches compare values at hand instead of following pointers;
+ * node i's children are 2i and 2i + 1, and leaf k + j is cursor j. Taking
+ * the least record replays the matches on the winner's path only: log2(k)
+ * comparisons, one per level, where a binary heap makes two. */
+typedef struct minlsh__dedup_entry {
+    minlsh__kv rec;
+    size_t cursor;
+} minlsh__dedup_entry;
+
 typedef struct minlsh__dedup_merge {
     const minlsh_dedup *d;
     const minlsh__tmpfile *f;
     minlsh__dedup_cursor *c;
-    size_t *heap; /* cursor numbers, least record first */
-    size_t n;     /* cursors still in the heap */
+    minlsh__dedup_entry *tree; /* tree[0]: the winner */
+    size_t k;
 } minlsh__dedup_merge;
+
+/* Where an exhausted cursor points: above every record (a record's value
+ * is a document number below 2^32). */
+static const minlsh__kv minlsh__dedup_end = {UINT64_MAX, UINT64_MAX};
 
 static int minlsh__dedup_kv_less(const minlsh__kv *x, const minlsh__kv *y) {
     return x->key < y->key || (x->key == y->key && x->val < y->val);
@@ -317,13 +332,13 @@ static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup
     uint64_t n = c->end - c->next;
     int rc;
     if (c->run->v != NULL) { /* in memory: one block */
-        c->at = c->run->v + c->next;
+        c->at = n > 0 ? c->run->v + c->next : &minlsh__dedup_end;
         c->left = (size_t)n;
         c->next = c->end;
         return 0;
     }
     if (n > MINLSH__DEDUP_BLOCK) n = MINLSH__DEDUP_BLOCK;
-    c->at = c->block;
+    c->at = n > 0 ? c->block : &minlsh__dedup_end;
     c->left = (size_t)n;
     if (n == 0) return 0;
     c->next += n;
@@ -333,23 +348,24 @@ static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup
     return rc;
 }
 
-/* Equal records are the same bytes, so which run gives one first changes
+/* The winner of the subtree at node, its matches' losers stored. Equal
+ * records are the same bytes, so which run gives one first changes
  * nothing. */
-static int minlsh__dedup_heap_less(const minlsh__dedup_merge *m, size_t x, size_t y) {
-    return minlsh__dedup_kv_less(m->c[m->heap[x]].at, m->c[m->heap[y]].at);
-}
-
-static void minlsh__dedup_heap_down(minlsh__dedup_merge *m, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, s = i, t;
-        if (l < m->n && minlsh__dedup_heap_less(m, l, s)) s = l;
-        if (r < m->n && minlsh__dedup_heap_less(m, r, s)) s = r;
-        if (s == i) return;
-        t = m->heap[i];
-        m->heap[i] = m->heap[s];
-        m->heap[s] = t;
-        i = s;
+static minlsh__dedup_entry minlsh__dedup_tree_build(minlsh__dedup_merge *m, size_t node) {
+    minlsh__dedup_entry x, y;
+    if (node >= m->k) {
+        x.cursor = node - m->k;
+        x.rec = *m->c[x.cursor].at;
+        return x;
     }
+    x = minlsh__dedup_tree_build(m, 2 * node);
+    y = minlsh__dedup_tree_build(m, 2 * node + 1);
+    if (minlsh__dedup_kv_less(&y.rec, &x.rec)) {
+        m->tree[node] = x;
+        return y;
+    }
+    m->tree[node] = y;
+    return x;
 }
 
 static void minlsh__dedup_merge_free(minlsh__dedup_merge *m, size_t n_runs) {
@@ -357,7 +373,7 @@ static void minlsh__dedup_merge_free(minlsh__dedup_merge *m, size_t n_runs) {
     if (m->c != NULL)
         for (i = 0; i < n_runs; i++) minlsh__free(&m->d->alloc, m->c[i].block);
     minlsh__free(&m->d->alloc, m->c);
-    minlsh__free(&m->d->alloc, m->heap);
+    minlsh__free(&m->d->alloc, m->tree);
 }
 
 /* The key of record i of a run. */
@@ -396,10 +412,10 @@ static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *
     int rc = 0;
     m->d = d;
     m->f = f;
-    m->n = 0;
+    m->k = n_runs;
     m->c = (minlsh__dedup_cursor *)minlsh__calloc(a, n_runs + 1, sizeof *m->c);
-    m->heap = (size_t *)minlsh__calloc(a, n_runs + 1, sizeof *m->heap);
-    if (m->c == NULL || m->heap == NULL) rc = MINLSH_E_NOMEM;
+    m->tree = (minlsh__dedup_entry *)minlsh__calloc(a, n_runs + 1, sizeof *m->tree);
+    if (m->c == NULL || m->tree == NULL) rc = MINLSH_E_NOMEM;
     for (i = 0; i < n_runs && rc == 0; i++) {
         minlsh__dedup_cursor *c = &m->c[i];
         c->run = &runs[i];
@@ -411,9 +427,8 @@ static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *
             if (c->block == NULL) rc = MINLSH_E_NOMEM;
         }
         if (rc == 0) rc = minlsh__dedup_cursor_load(m, c);
-        if (rc == 0 && c->left > 0) m->heap[m->n++] = i;
     }
-    for (i = m->n / 2; i-- > 0;) minlsh__dedup_heap_down(m, i);
+    if (rc == 0 && n_runs > 0) m->tree[0] = minlsh__dedup_tree_build(m, 1);
     if (rc != 0) minlsh__dedup_merge_free(m, n_runs);
     return rc;
 }
@@ -436,14 +451,24 @@ static int minlsh__dedup_merge_part(minlsh__dedup_merge *m, const minlsh_dedup *
  * negative error. */
 static int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out) {
     minlsh__dedup_cursor *c;
+    minlsh__dedup_entry w;
+    size_t node;
     int rc;
-    if (m->n == 0) return 0;
-    c = &m->c[m->heap[0]];
-    *out = *c->at;
+    if (m->k == 0) return 0;
+    w = m->tree[0];
+    c = &m->c[w.cursor];
+    if (c->at == &minlsh__dedup_end) return 0; /* the least is the end: all are */
+    *out = w.rec;
     c->at++;
     if (--c->left == 0 && (rc = minlsh__dedup_cursor_load(m, c)) != 0) return rc;
-    if (c->left == 0) m->heap[0] = m->heap[--m->n];
-    minlsh__dedup_heap_down(m, 0);
+    w.rec = *c->at;
+    for (node = (w.cursor + m->k) / 2; node > 0; node /= 2)
+        if (minlsh__dedup_kv_less(&m->tree[node].rec, &w.rec)) {
+            minlsh__dedup_entry t = m->tree[node];
+            m->tree[node] = w;
+            w = t;
+        }
+    m->tree[0] = w;
     return 1;
 }
 

@@ -223,7 +223,7 @@ static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
 
 /* ---- create / free / accessors ------------------------------------------ */
 
-int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
+int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint32_t scheme, uint64_t seed,
                              uint64_t config_id, uint32_t bands, uint32_t rows,
                              const minlsh_allocator *alloc) {
     minlsh_allocator al;
@@ -242,6 +242,7 @@ int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
     }
     ix->alloc = al;
     ix->k = k;
+    ix->scheme = scheme;
     ix->bands = bands;
     ix->rows = rows;
     ix->seed = seed;
@@ -267,7 +268,8 @@ int minlsh_index_new(minlsh_index **out, const minlsh_family *family,
     if (family == NULL) return MINLSH_E_NULL;
     k = minlsh_family_k(family);
     if (bands == 0 || rows == 0 || (uint64_t)bands * rows > k) return MINLSH_E_PARAM;
-    return minlsh__lsh_index_create(out, k, minlsh_family_seed(family), config_id,
+    return minlsh__lsh_index_create(out, k, minlsh_family_scheme(family),
+                                    minlsh_family_seed(family), config_id,
                                     bands, rows, alloc);
 }
 
@@ -305,6 +307,9 @@ uint32_t minlsh_index_k(const minlsh_index *index) {
 }
 uint64_t minlsh_index_seed(const minlsh_index *index) {
     return index != NULL ? index->seed : 0;
+}
+uint32_t minlsh_index_scheme(const minlsh_index *index) {
+    return index != NULL ? index->scheme : 0;
 }
 uint64_t minlsh_index_config_id(const minlsh_index *index) {
     return index != NULL ? index->config_id : 0;

@@ -34,7 +34,7 @@ struct minlsh_journal {
     uint8_t *buf;     /* appended records not yet written */
     size_t buf_len, buf_cap;
     uint64_t records; /* replayed and appended */
-    uint32_t k, bands, rows;
+    uint32_t k, scheme, bands, rows;
     uint64_t seed, config_id, base;
 };
 
@@ -49,6 +49,7 @@ static void minlsh__journal_write_head(const void *ctx, minlsh__writer *w) {
     memcpy(h.magic, MINLSH__MAGIC_JOURNAL, 8);
     h.version = MINLSH__JOURNAL_VERSION;
     h.k = j->k;
+    h.flags = j->scheme;
     h.bands = j->bands;
     h.rows = j->rows;
     h.seed = j->seed;
@@ -146,6 +147,7 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
     j->alloc = index->alloc;
     j->fd = -1;
     j->k = index->k;
+    j->scheme = index->scheme;
     j->bands = index->bands;
     j->rows = index->rows;
     j->seed = index->seed;
@@ -163,7 +165,8 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
     if (rc == 0 && exists) rc = minlsh__file_read(&j->alloc, path, &buf, &len);
     if (rc == 0 && exists) {
         rc = minlsh__header_parse(buf, len, MINLSH__MAGIC_JOURNAL, MINLSH__JOURNAL_VERSION, &h);
-        if (rc == 0 && (h.k != j->k || h.bands != j->bands || h.rows != j->rows ||
+        if (rc == 0 && (h.k != j->k || h.flags != j->scheme || h.bands != j->bands ||
+                        h.rows != j->rows ||
                         h.seed != j->seed || h.config_id != j->config_id))
             rc = MINLSH_E_MISMATCH;
         if (rc == 0 && h.count == j->base) {

@@ -163,6 +163,7 @@ typedef struct minlsh__lsh_group {
 struct minlsh_index {
     minlsh_allocator alloc;
     uint32_t k, bands, rows;
+    uint32_t scheme; /* the family's MINLSH_SCHEME_*: the header's flags */
     uint64_t seed, config_id;
     size_t count;        /* live documents */
     size_t n_slots;      /* slots ever handed out (high-water mark) */
@@ -312,7 +313,7 @@ const minlsh__lsh_kernels *minlsh__lsh_kernels_active(void);
 
 /* index.c */
 /* A new empty index; the caller has validated the parameters. */
-int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint64_t seed,
+int minlsh__lsh_index_create(minlsh_index **out, uint32_t k, uint32_t scheme, uint64_t seed,
                              uint64_t config_id, uint32_t bands, uint32_t rows,
                              const minlsh_allocator *alloc);
 /* The slot of id, or NIL. */

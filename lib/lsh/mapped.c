@@ -110,7 +110,7 @@ static int minlsh__map_open(minlsh__lsh_map *mp, const uint8_t *buf, size_t len,
         return MINLSH_E_CORRUPT;
     if (ld->family != NULL &&
         (minlsh_family_k(ld->family) != h->k || minlsh_family_seed(ld->family) != h->seed ||
-         ld->config_id != h->config_id))
+         minlsh_family_scheme(ld->family) != h->flags || ld->config_id != h->config_id))
         return MINLSH_E_MISMATCH;
     mp->data = buf;
     mp->len = len;
@@ -179,7 +179,8 @@ int minlsh_index_map(minlsh_index **out, const char *path, const minlsh_load_opt
     }
     rc = minlsh__map_open(mp, data, len, &h, &ld);
     if (rc == 0)
-        rc = minlsh__lsh_index_create(&ix, h.k, h.seed, h.config_id, h.bands, h.rows, &ld.alloc);
+        rc = minlsh__lsh_index_create(&ix, h.k, h.flags, h.seed, h.config_id, h.bands, h.rows,
+                                      &ld.alloc);
     if (rc != 0) {
         minlsh__free(&ld.alloc, (void *)mp->state);
         minlsh__free(&ld.alloc, mp);
@@ -220,6 +221,7 @@ int minlsh__lsh_unmapped(const minlsh_index *ix, minlsh_index **tmp) {
     if (rc != 0) return rc;
     memset(&h, 0, sizeof h);
     h.k = ix->k;
+    h.flags = ix->scheme;
     h.bands = ix->bands;
     h.rows = ix->rows;
     h.seed = ix->seed;
@@ -257,8 +259,8 @@ int minlsh__lsh_map_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig) {
     if (rc == 1) return MINLSH_E_EXISTS;
     if (ix->count >= MINLSH__LSH_MAX_DOCS) return MINLSH_E_TOOBIG;
     if (ix->delta == NULL) {
-        rc = minlsh__lsh_index_create(&ix->delta, ix->k, ix->seed, ix->config_id, ix->bands,
-                                      ix->rows, &ix->alloc);
+        rc = minlsh__lsh_index_create(&ix->delta, ix->k, ix->scheme, ix->seed, ix->config_id,
+                                      ix->bands, ix->rows, &ix->alloc);
         if (rc != 0) return rc;
     }
     rc = minlsh__lsh_insert(ix->delta, id, sig);
@@ -585,6 +587,7 @@ static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
     memcpy(h.magic, MINLSH__MAGIC_INDEX, 8);
     h.version = MINLSH__INDEX_VERSION_MAPPED;
     h.k = ix->k;
+    h.flags = ix->scheme;
     h.bands = ix->bands;
     h.rows = ix->rows;
     h.seed = ix->seed;

@@ -32,6 +32,7 @@
 static int minlsh__merge_compatible(const minlsh_index *dst, const minlsh_index *src) {
     if (minlsh_index_k(dst) != minlsh_index_k(src)) return 0;
     if (minlsh_index_seed(dst) != minlsh_index_seed(src)) return 0;
+    if (minlsh_index_scheme(dst) != minlsh_index_scheme(src)) return 0;
     if (minlsh_index_config_id(dst) != minlsh_index_config_id(src)) return 0;
     if (minlsh_index_bands(dst) != minlsh_index_bands(src)) return 0;
     if (minlsh_index_rows(dst) != minlsh_index_rows(src)) return 0;

@@ -36,7 +36,7 @@ static void minlsh__index_write(const void *ctx, minlsh__writer *w) {
     h.k = ix->k;
     h.bands = ix->bands;
     h.rows = ix->rows;
-    h.flags = 0;
+    h.flags = ix->scheme;
     h.seed = ix->seed;
     h.config_id = ix->config_id;
     h.count = ix->count;
@@ -110,9 +110,10 @@ int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
             return MINLSH_E_CORRUPT;
     if (family != NULL &&
         (minlsh_family_k(family) != h->k || minlsh_family_seed(family) != h->seed ||
+         minlsh_family_scheme(family) != h->flags ||
          ld->config_id != h->config_id))
         return MINLSH_E_MISMATCH;
-    rc = minlsh__lsh_index_create(&ix, h->k, h->seed, h->config_id, h->bands, h->rows,
+    rc = minlsh__lsh_index_create(&ix, h->k, h->flags, h->seed, h->config_id, h->bands, h->rows,
                                   &ld->alloc);
     if (rc != 0) return rc;
     rc = minlsh__lsh_reserve(ix, n);

@@ -1,8 +1,9 @@
 /*
  * The MinHash family: k functions h_i(x) = (a_i x + b_i) mod p with the
  * coefficients derived from a 64-bit seed (docs/minhash.md), and signing.
- * A family is immutable after minlsh_family_new: any number of threads may
- * sign with it at once.
+ * Two schemes share the handle: classic (k functions, the default) and
+ * one-permutation hashing (h_0 picks one of k bins, oph.c). A family is
+ * immutable after creation: any number of threads may sign with it at once.
  */
 #include "minhash.h"
 
@@ -11,7 +12,10 @@
 struct minlsh_family {
     minlsh_allocator alloc;
     uint32_t k;
+    uint32_t scheme; /* MINLSH_SCHEME_* */
     uint64_t seed;
+    uint64_t dkey;          /* OPH densification key: a_1 of the seed */
+    const uint16_t *probes; /* OPH: k * MINLSH__OPH_TABLED densification probes */
     const uint64_t *a; /* k values in [1, p) */
     const uint64_t *b; /* k values in [0, p) */
     uint64_t coef[];   /* a then b */
@@ -19,7 +23,7 @@ struct minlsh_family {
 
 /* SplitMix64, the published generator: the sequence other languages
  * re-derive the coefficients from. */
-static uint64_t minlsh__splitmix64(uint64_t *state) {
+uint64_t minlsh__splitmix64(uint64_t *state) {
     uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
@@ -44,30 +48,56 @@ void minlsh__family_derive(uint64_t seed, uint32_t k, uint64_t *a, uint64_t *b) 
     }
 }
 
-int minlsh_family_new(minlsh_family **out, uint32_t k, uint64_t seed,
-                      const minlsh_allocator *alloc) {
+int minlsh_family_new_scheme(minlsh_family **out, uint32_t k, uint64_t seed,
+                             uint32_t scheme, const minlsh_allocator *alloc) {
     minlsh_allocator al;
     minlsh_family *f;
-    uint64_t *a, *b;
+    uint64_t *a, *b, a2[2], b2[2];
     int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (k == 0 || k > MINLSH_FAMILY_K_MAX) return MINLSH_E_PARAM;
+    if (scheme > MINLSH__SCHEME_MAX) return MINLSH_E_PARAM;
     rc = minlsh__alloc_setup(&al, alloc);
     if (rc != 0) return rc;
-    /* k <= 1024: the size cannot overflow. */
-    f = (minlsh_family *)minlsh__malloc(&al, sizeof *f + 2 * (size_t)k * sizeof(uint64_t));
+    /* k <= 1024: the size cannot overflow. An OPH family also holds its
+     * probe table (32 bytes per bin) after the coefficients. */
+    f = (minlsh_family *)minlsh__malloc(
+        &al, sizeof *f + 2 * (size_t)k * sizeof(uint64_t) +
+                 (scheme == MINLSH_SCHEME_OPH ? (size_t)k * MINLSH__OPH_TABLED * sizeof(uint16_t)
+                                              : 0));
     if (f == NULL) return MINLSH_E_NOMEM;
     f->alloc = al;
     f->k = k;
+    f->scheme = scheme;
     f->seed = seed;
     a = f->coef;
     b = f->coef + k;
     minlsh__family_derive(seed, k, a, b);
     f->a = a;
     f->b = b;
+    f->probes = NULL;
+    f->dkey = 0;
+    if (scheme == MINLSH_SCHEME_OPH) {
+        /* The key is a_1 of the seed, derived for k = 1 too (one bin never
+         * densifies, but the table is defined). */
+        uint16_t *probes = (uint16_t *)(void *)(f->coef + 2 * (size_t)k);
+        minlsh__family_derive(seed, 2, a2, b2);
+        f->dkey = a2[1];
+        minlsh__oph_probes(f->dkey, k, probes);
+        f->probes = probes;
+    }
     *out = f;
     return 0;
+}
+
+int minlsh_family_new(minlsh_family **out, uint32_t k, uint64_t seed,
+                      const minlsh_allocator *alloc) {
+    return minlsh_family_new_scheme(out, k, seed, MINLSH_SCHEME_CLASSIC, alloc);
+}
+
+uint32_t minlsh_family_scheme(const minlsh_family *family) {
+    return family != NULL ? family->scheme : 0;
 }
 
 void minlsh_family_free(minlsh_family *family) {
@@ -108,9 +138,19 @@ int minlsh__family_check_sig(const minlsh_family *family, const uint32_t *sig,
 
 void minlsh__family_update_raw(const minlsh_family *family, uint32_t *sig,
                                const uint64_t *hashes, size_t n) {
-    if (n > 0)
+    if (n == 0) return;
+    if (family->scheme == MINLSH_SCHEME_OPH)
+        minlsh__oph_update(family->a[0], family->b[0], family->k, hashes, n, sig);
+    else
         minlsh__minhash_kernel_active()->update(family->a, family->b, family->k,
                                                 hashes, n, sig);
+}
+
+void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig) {
+    uint32_t tmp[MINLSH_FAMILY_K_MAX];
+    if (family->scheme != MINLSH_SCHEME_OPH) return;
+    minlsh__oph_densify(family->dkey, family->probes, family->k, sig, tmp);
+    memcpy(sig, tmp, (size_t)family->k * sizeof *sig);
 }
 
 int minlsh_family_sign(const minlsh_family *family, const uint64_t *hashes,
@@ -123,6 +163,7 @@ int minlsh_family_sign(const minlsh_family *family, const uint64_t *hashes,
     if (rc != 0) return rc;
     for (i = 0; i < family->k; i++) sig[i] = MINLSH_EMPTY_VALUE;
     minlsh__family_update_raw(family, sig, hashes, n);
+    minlsh__family_finish_raw(family, sig);
     return 0;
 }
 
@@ -131,6 +172,8 @@ int minlsh_family_update(const minlsh_family *family, const uint64_t *hashes,
     if (family == NULL || sig == NULL) return MINLSH_E_NULL;
     if (hashes == NULL && n > 0) return MINLSH_E_NULL;
     if (k_sig != family->k) return MINLSH_E_PARAM;
+    /* A densified OPH signature no longer says which bins were empty. */
+    if (family->scheme != MINLSH_SCHEME_CLASSIC) return MINLSH_E_UNSUPPORTED;
     minlsh__family_update_raw(family, sig, hashes, n);
     return 0;
 }

@@ -22,6 +22,16 @@ typedef struct minlsh__minhash_kernel {
                    const uint64_t *hashes, size_t n, uint32_t *sig);
 } minlsh__minhash_kernel;
 
+/* One-permutation hashing's binning (docs/minhash.md section 7): for each
+ * hash, v = (a x + b) mod p with x = h mod p, bin = (v k) >> 61 and value
+ * ((v k) mod 2^61) >> 29; bins[bin] = min(bins[bin], value). a in [1, p),
+ * b in [0, p), k in 1..MINLSH_FAMILY_K_MAX; hashes may be NULL when n == 0.
+ * Exact however the hashes are split into calls (a bin keeps a minimum of a
+ * value monotone in v). Pure, portable C (kernel_portable.c): one product
+ * per hash, so there is little for SIMD to win next to hashing the shingle. */
+void minlsh__oph_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
+                        size_t n, uint32_t *bins);
+
 /* The specification: 64x64->128-bit products via unsigned __int128 where the
  * compiler has it, else the 32-bit-limb code below. */
 extern const minlsh__minhash_kernel minlsh__minhash_kernel_portable;

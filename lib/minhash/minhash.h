@@ -7,6 +7,9 @@
 
 #include "common/common.h"
 
+/* One step of SplitMix64: advances *state, returns the next output. */
+uint64_t minlsh__splitmix64(uint64_t *state);
+
 /* The coefficients of the first k functions for seed (the specification:
  * SplitMix64 with rejection). a and b need k entries each. */
 void minlsh__family_derive(uint64_t seed, uint32_t k, uint64_t *a, uint64_t *b);
@@ -18,8 +21,31 @@ int minlsh__family_check_sig(const minlsh_family *family, const uint32_t *sig,
                              size_t cap, size_t *n_out);
 
 /* sig (k values) becomes min(sig, signature of the n hashes), with the
- * active kernel. No checks: family and sig valid, hashes valid if n > 0. */
+ * active kernel; for an OPH family sig holds the raw bins (before
+ * densification). No checks: family and sig valid, hashes valid if n > 0.
+ * Start from k MINLSH_EMPTY_VALUE values and end with _finish_raw. */
 void minlsh__family_update_raw(const minlsh_family *family, uint32_t *sig,
                                const uint64_t *hashes, size_t n);
+/* Turn what _update_raw accumulated into the signature: nothing for the
+ * classic scheme, densification for OPH. */
+void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig);
+
+/* One-permutation hashing's densification (oph.c, docs/minhash.md section
+ * 7; the binning is minlsh__oph_update in kernel.h): out (k values) = the densified signature of the raw bins (bins with
+ * MINLSH_EMPTY_VALUE are empty); all bins empty gives the empty signature.
+ * bins and out must not overlap. */
+void minlsh__oph_densify(uint64_t dkey, const uint16_t *probes, uint32_t k,
+                         const uint32_t *bins, uint32_t *out);
+/* Probes per empty bin before the circular fallback, and how many of them
+ * the family's table holds (the rest are computed when reached). */
+#define MINLSH__OPH_PROBES 64
+#define MINLSH__OPH_TABLED 16
+/* The bin that probe t of empty bin j reads: ((z >> 32) k) >> 32 for z
+ * SplitMix64's first output from state dkey ^ (j << 32 | t). */
+uint32_t minlsh__oph_probe(uint64_t dkey, uint32_t k, uint32_t j, uint32_t t);
+/* The first MINLSH__OPH_TABLED probes of every bin, k * MINLSH__OPH_TABLED
+ * entries (entry j * MINLSH__OPH_TABLED + t is probe t of bin j): a function
+ * of (seed, k) only, so a family computes it once. */
+void minlsh__oph_probes(uint64_t dkey, uint32_t k, uint16_t *probes);
 
 #endif /* MINLSH_MINHASH_H */

@@ -36,6 +36,7 @@ int minlsh_family_sign_text(const minlsh_family *family,
     ctx.sig = tmp;
     rc = minlsh__shingler_each(shingler, text, len, minlsh__sign_text_emit, &ctx);
     if (rc != 0) return rc;
+    minlsh__family_finish_raw(family, tmp);
     memcpy(sig, tmp, (size_t)k * sizeof *sig);
     return 0;
 }

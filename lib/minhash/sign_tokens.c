@@ -73,6 +73,7 @@ int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key, c
             kernel->hash(k0, k1, msg, len, c, hashes);
             minlsh__family_update_raw(family, sig, hashes, c);
         }
+        minlsh__family_finish_raw(family, sig);
     }
     return 0;
 }
@@ -193,6 +194,7 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
             kernel->hash(k0, k1, msg, lens, c, hashes);
             minlsh__family_update_raw(family, sig, hashes, c);
         }
+        minlsh__family_finish_raw(family, sig);
     }
     return 0;
 }

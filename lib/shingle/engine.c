@@ -5,8 +5,10 @@
  * they cannot disagree. docs/shingling.md is its specification.
  *
  * Pipeline per byte: HTML (tags, comments, script/style, entities) ->
- * case folding and punctuation deletion (one table lookup) -> whitespace
- * collapsing -> units (bytes, UTF-8 code points or words) -> shingles.
+ * the Unicode stage if a Unicode flag is on (unicode.c: code points in,
+ * normalised UTF-8 out) -> case folding and punctuation deletion (one table
+ * lookup) -> whitespace collapsing -> units (bytes, UTF-8 code points or
+ * words) -> shingles.
  *
  * Every unit is appended, in its message form, to one buffer: bytes as they
  * are, code points re-encoded, words joined by single spaces. That buffer is
@@ -25,6 +27,7 @@
  * (SINK_COUNT) shingles are counted, not hashed.
  */
 #include "shingle.h"
+#include "unicode.h"
 
 /* Input is processed in blocks of at most this many bytes, so the buffer
  * reservation per block is bounded whatever the chunk size. */
@@ -101,6 +104,9 @@ typedef struct engine {
     unsigned name_len; /* 7 means "7 or more" */
     uint8_t ent[ENT_MAX];
     unsigned ent_len;
+    /* the Unicode stage, between HTML and the byte tables */
+    int uni;
+    minlsh__unorm un;
 } engine;
 
 MINLSH__INLINE uint8_t lower(uint8_t c) {
@@ -140,11 +146,16 @@ static void engine_restart(engine *e) {
     e->match = 0;
     e->name_len = 0;
     e->ent_len = 0;
+    minlsh__unorm_reset(&e->un);
 }
+
+static int units_emit(void *ctx, const uint8_t *p, size_t n);
 
 static void engine_init(engine *e, const minlsh_shingler *cfg, int sink,
                         int want_fp, const minlsh__siphash_many_kernel *sip) {
-    memset(e, 0, sizeof *e);
+    /* The Unicode stage's buffers (the tail) need no zeroing: its init
+     * sets what it reads. */
+    memset(e, 0, offsetof(engine, un));
     e->cfg = cfg;
     e->sip = sip;
     e->unit = cfg->unit;
@@ -155,6 +166,10 @@ static void engine_init(engine *e, const minlsh_shingler *cfg, int sink,
         e->hv = e->local;
         e->hcap = MINLSH__SHINGLE_BATCH;
     }
+    e->uni = (cfg->flags & MINLSH_NORM_UNICODE) != 0;
+    minlsh__unorm_init(&e->un, cfg->flags,
+                       (cfg->flags & MINLSH_NORM_CJK_WORDS) && cfg->unit >= MINLSH_UNIT_WORD,
+                       units_emit, e);
     engine_restart(e);
 }
 
@@ -324,21 +339,8 @@ static int u8_byte(engine *e, uint8_t c) {
         if ((rc = flush_u8(e)) != 0) return rc;
     }
     if (c < 0x80) return cp_unit(e, &c, 1);
-    e->u8lo = 0x80;
-    e->u8hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-        e->u8need = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        e->u8need = 3;
-        if (c == 0xE0) e->u8lo = 0xA0;      /* no overlong forms */
-        else if (c == 0xED) e->u8hi = 0x9F; /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        e->u8need = 4;
-        if (c == 0xF0) e->u8lo = 0x90;      /* no overlong forms */
-        else if (c == 0xF4) e->u8hi = 0x8F; /* nothing above U+10FFFF */
-    } else {
-        return cp_unit(e, fffd, 3); /* 80..C1, F5..FF start nothing */
-    }
+    e->u8need = minlsh__utf8_lead(c, &e->u8lo, &e->u8hi);
+    if (e->u8need == 0) return cp_unit(e, fffd, 3); /* 80..C1, F5..FF start nothing */
     e->u8[0] = c;
     e->u8n = 1;
     return 0;
@@ -430,8 +432,8 @@ static int run_words(engine *e, const uint8_t *p, size_t n) {
     return 0;
 }
 
-/* Text that HTML processing (if any) let through. */
-static int push_text(engine *e, const uint8_t *p, size_t n) {
+/* Text for the byte tables and the units. */
+static int units_text(engine *e, const uint8_t *p, size_t n) {
     int rc;
     while (n > 0) {
         size_t m = n < BLOCK ? n : BLOCK;
@@ -457,30 +459,17 @@ static int push_text(engine *e, const uint8_t *p, size_t n) {
     return 0;
 }
 
-/* ---- HTML ------------------------------------------------------------------ */
-
-static size_t utf8_encode(uint32_t v, uint8_t out[4]) {
-    if (v < 0x80) {
-        out[0] = (uint8_t)v;
-        return 1;
-    }
-    if (v < 0x800) {
-        out[0] = (uint8_t)(0xC0 | (v >> 6));
-        out[1] = (uint8_t)(0x80 | (v & 0x3F));
-        return 2;
-    }
-    if (v < 0x10000) {
-        out[0] = (uint8_t)(0xE0 | (v >> 12));
-        out[1] = (uint8_t)(0x80 | ((v >> 6) & 0x3F));
-        out[2] = (uint8_t)(0x80 | (v & 0x3F));
-        return 3;
-    }
-    out[0] = (uint8_t)(0xF0 | (v >> 18));
-    out[1] = (uint8_t)(0x80 | ((v >> 12) & 0x3F));
-    out[2] = (uint8_t)(0x80 | ((v >> 6) & 0x3F));
-    out[3] = (uint8_t)(0x80 | (v & 0x3F));
-    return 4;
+static int units_emit(void *ctx, const uint8_t *p, size_t n) {
+    return units_text((engine *)ctx, p, n);
 }
+
+/* Text that HTML processing (if any) let through. */
+static int push_text(engine *e, const uint8_t *p, size_t n) {
+    if (e->uni) return minlsh__unorm_feed(&e->un, p, n);
+    return units_text(e, p, n);
+}
+
+/* ---- HTML ------------------------------------------------------------------ */
 
 /* The replacement of entity body b (between '&' and ';'), or 0 bytes if it
  * is not an entity we decode. */
@@ -509,7 +498,7 @@ static size_t entity_decode(const uint8_t *b, size_t n, uint8_t out[4]) {
             if (v > 0x10FFFF) v = 0x110000;
         }
         if (v == 0 || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) v = 0xFFFD;
-        return utf8_encode(v, out);
+        return minlsh__utf8_put(v, out);
     }
     for (i = 0; i < sizeof named / sizeof named[0]; i++) {
         if (n == named[i].len && memcmp(b, named[i].name, n) == 0) {
@@ -694,6 +683,7 @@ static int engine_flush(engine *e) {
     else if (e->hs == H_ENT) rc = entity_end(e, 0);
     /* Markup left open runs to the end of the document: nothing more. */
     e->hs = H_TEXT;
+    if (rc == 0 && e->uni) rc = minlsh__unorm_finish(&e->un);
     if (rc != 0) return rc;
     e->ws_pending = 0; /* trailing whitespace is trimmed */
     if (e->unit == MINLSH_UNIT_CODEPOINT && (rc = flush_u8(e)) != 0) return rc;
@@ -714,11 +704,15 @@ static int engine_flush(engine *e) {
  * restart. Everything that can fail for want of memory happens before the
  * state changes, so on MINLSH_E_NOMEM the document is intact. */
 static int engine_finish(engine *e, minlsh_shingleset *set, uint8_t *fp) {
-    size_t most;
+    size_t most, bytes = FLUSH_BYTES;
     int rc;
-    if ((rc = reserve_buf(e, FLUSH_BYTES)) != 0) return rc;
+    /* The Unicode stage releases what it holds, and may grow the literal
+     * of an entity. */
+    if (e->uni) bytes = minlsh__unorm_bound(&e->un, ENT_MAX + 2) + FLUSH_BYTES;
+    if ((rc = reserve_buf(e, bytes)) != 0) return rc;
     if (e->sink == SINK_COLLECT) {
-        if ((rc = minlsh__add_size(&most, e->hn, FLUSH_HASHES)) != 0) return rc;
+        if ((rc = minlsh__add_size(&most, e->hn, e->uni ? bytes : FLUSH_HASHES)) != 0)
+            return rc;
         if ((rc = minlsh__reserve(&e->cfg->alloc, (void **)&e->hv, &e->hcap,
                                   e->hn, most, sizeof *e->hv)) != 0)
             return rc;
@@ -832,10 +826,21 @@ void minlsh_shinglestream_free(minlsh_shinglestream *st) {
  * compaction only, so a failure leaves the document as it was. */
 static int engine_reserve_chunk(engine *e, size_t n) {
     size_t bytes = (e->unit == MINLSH_UNIT_CODEPOINT ? 3 * n : n) + 2 * FLUSH_BYTES;
-    int rc = reserve_buf(e, bytes);
+    size_t hashes = n + FLUSH_HASHES;
+    int rc;
+    if (e->uni) {
+        /* The Unicode stage's output is well-formed UTF-8, at most
+         * MINLSH__UNICODE_GROW bytes per input byte; a unit is a byte at least. */
+        bytes = minlsh__unorm_bound(&e->un, n + ENT_MAX + 2) + 2 * FLUSH_BYTES;
+        /* a unit is a byte, or a code point, or a word of one at least */
+        hashes = e->unit == MINLSH_UNIT_BYTE ? bytes
+                                             : minlsh__unorm_bound_cps(&e->un, n + ENT_MAX + 2) +
+                                                   FLUSH_HASHES;
+    }
+    rc = reserve_buf(e, bytes);
     if (rc == 0 && e->sink == SINK_COLLECT)
         rc = minlsh__reserve(&e->cfg->alloc, (void **)&e->hv, &e->hcap, e->hn,
-                             e->hn + n + FLUSH_HASHES, sizeof *e->hv);
+                             e->hn + hashes, sizeof *e->hv);
     return rc;
 }
 

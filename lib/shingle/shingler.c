@@ -3,6 +3,7 @@
  * The shingling engine itself is in engine.c.
  */
 #include "shingle.h"
+#include "unicode.h"
 
 static const uint8_t default_key[16] = {'m', 'i', 'n', 'l', 's', 'h', ':', 's',
                                         'h', 'i', 'n', 'g', 'l', 'e', 's', '!'};
@@ -58,18 +59,25 @@ static void build_tables(minlsh_shingler *s) {
 
 /* docs/shingling.md, "Configuration id": SipHash-2-4 with the shingler's key
  * over "minlsh-config-1" || LE32 unit || LE32 k || LE32 flags ||
- * LE64 number of stop words || the normalised stop-word blob. */
+ * LE64 number of stop words || the normalised stop-word blob. With a
+ * Unicode flag, "minlsh-config-2" and LE32 Unicode version after the flags:
+ * another version of the tables is another configuration. */
 static uint64_t compute_config_id(const minlsh_shingler *s) {
-    static const char tag[] = "minlsh-config-1";
-    uint8_t hdr[12 + 8];
+    int uni = (s->flags & MINLSH_NORM_UNICODE) != 0;
+    uint8_t hdr[16 + 8];
+    size_t n = 12;
     minlsh__siphash h;
     minlsh__siphash_init(&h, s->k0, s->k1, 0);
-    minlsh__siphash_update(&h, tag, sizeof tag - 1);
+    minlsh__siphash_update(&h, uni ? "minlsh-config-2" : "minlsh-config-1", 15);
     minlsh__store32le(hdr, s->unit);
     minlsh__store32le(hdr + 4, s->k);
     minlsh__store32le(hdr + 8, s->flags);
-    minlsh__store64le(hdr + 12, (uint64_t)s->stop.count);
-    minlsh__siphash_update(&h, hdr, sizeof hdr);
+    if (uni) {
+        minlsh__store32le(hdr + n, MINLSH__UNICODE_VERSION);
+        n += 4;
+    }
+    minlsh__store64le(hdr + n, (uint64_t)s->stop.count);
+    minlsh__siphash_update(&h, hdr, n + 8);
     minlsh__siphash_update(&h, s->stop.blob, s->stop.blob_len);
     return minlsh__siphash_final64(&h);
 }
@@ -90,7 +98,7 @@ int minlsh_shingler_new(minlsh_shingler **out,
     if (opts->version != MINLSH_SHINGLER_OPTIONS_VERSION) return MINLSH_E_VERSION;
     if (opts->unit < MINLSH_UNIT_BYTE || opts->unit > MINLSH_UNIT_STOPWORD ||
         opts->k < 1 || opts->k > MINLSH_SHINGLE_K_MAX ||
-        (opts->flags & ~MINLSH_NORM_ALL) != 0)
+        (opts->flags & ~(MINLSH_NORM_ALL | MINLSH_NORM_UNICODE)) != 0)
         return MINLSH_E_PARAM;
     if ((rc = minlsh__alloc_setup(&a, alloc)) != 0) return rc;
 
@@ -104,6 +112,11 @@ int minlsh_shingler_new(minlsh_shingler **out,
     s->unit = opts->unit;
     s->k = opts->k;
     s->flags = opts->flags;
+    /* A Unicode flag does what its ASCII counterpart does on ASCII (the
+     * Unicode stage leaves ASCII to the byte tables), so it brings it. */
+    if (s->flags & MINLSH_NORM_UCASEFOLD) s->flags |= MINLSH_NORM_CASEFOLD;
+    if (s->flags & MINLSH_NORM_UPUNCT) s->flags |= MINLSH_NORM_PUNCT;
+    if (s->flags & MINLSH_NORM_UWHITESPACE) s->flags |= MINLSH_NORM_WHITESPACE;
     s->max_bytes = opts->max_document_bytes;
     build_tables(s);
 

@@ -15,6 +15,7 @@
 struct minlsh_sigmatrix {
     minlsh_allocator alloc;
     uint32_t k;
+    uint32_t scheme; /* the family's MINLSH_SCHEME_*: the header's flags */
     uint64_t seed;
     uint64_t config_id;
     size_t count; /* documents */
@@ -32,7 +33,7 @@ struct minlsh_sigmatrix {
  * the writer see few large pieces instead of one call per value. */
 #define MINLSH__MX_CHUNK 1024
 
-static int minlsh__matrix_create(minlsh_sigmatrix **out, uint32_t k,
+static int minlsh__matrix_create(minlsh_sigmatrix **out, uint32_t k, uint32_t scheme,
                                  uint64_t seed, uint64_t config_id,
                                  const minlsh_allocator *alloc) {
     minlsh_allocator al;
@@ -43,6 +44,7 @@ static int minlsh__matrix_create(minlsh_sigmatrix **out, uint32_t k,
     if (m == NULL) return MINLSH_E_NOMEM;
     m->alloc = al;
     m->k = k;
+    m->scheme = scheme;
     m->seed = seed;
     m->config_id = config_id;
     m->count = 0;
@@ -62,7 +64,7 @@ int minlsh_sigmatrix_new(minlsh_sigmatrix **out, const minlsh_family *family,
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (family == NULL) return MINLSH_E_NULL;
-    return minlsh__matrix_create(out, minlsh_family_k(family),
+    return minlsh__matrix_create(out, minlsh_family_k(family), minlsh_family_scheme(family),
                                  minlsh_family_seed(family), config_id, alloc);
 }
 
@@ -86,6 +88,10 @@ uint32_t minlsh_sigmatrix_k(const minlsh_sigmatrix *matrix) {
 
 uint64_t minlsh_sigmatrix_seed(const minlsh_sigmatrix *matrix) {
     return matrix != NULL ? matrix->seed : 0;
+}
+
+uint32_t minlsh_sigmatrix_scheme(const minlsh_sigmatrix *matrix) {
+    return matrix != NULL ? matrix->scheme : 0;
 }
 
 uint64_t minlsh_sigmatrix_config_id(const minlsh_sigmatrix *matrix) {
@@ -182,6 +188,7 @@ static void minlsh__matrix_write(const void *ctx, minlsh__writer *w) {
     memcpy(h.magic, MINLSH__MAGIC_MATRIX, 8);
     h.version = MINLSH__FORMAT_VERSION;
     h.k = m->k;
+    h.flags = m->scheme;
     h.seed = m->seed;
     h.config_id = m->config_id;
     h.count = (uint64_t)m->count;
@@ -217,9 +224,10 @@ static int minlsh__matrix_parse(const void *buf, size_t len, const minlsh__load 
     int rc = minlsh__header_read_meta(buf, len, MINLSH__MAGIC_MATRIX, 0, 4, h, payload, meta,
                                       meta_len);
     if (rc != 0) return rc;
-    if (h->bands != 0 || h->rows != 0 || h->flags != 0) return MINLSH_E_CORRUPT;
+    if (h->bands != 0 || h->rows != 0) return MINLSH_E_CORRUPT;
     if (ld->family != NULL &&
         (h->k != minlsh_family_k(ld->family) || h->seed != minlsh_family_seed(ld->family) ||
+         h->flags != minlsh_family_scheme(ld->family) ||
          h->config_id != ld->config_id))
         return MINLSH_E_MISMATCH;
     return 0;
@@ -231,7 +239,7 @@ static int minlsh__matrix_from_parsed(minlsh_sigmatrix **out, const minlsh__head
                                       size_t meta_len, const minlsh_allocator *alloc) {
     minlsh_sigmatrix *m;
     size_t total, i;
-    int rc = minlsh__matrix_create(&m, h->k, h->seed, h->config_id, alloc);
+    int rc = minlsh__matrix_create(&m, h->k, h->flags, h->seed, h->config_id, alloc);
     if (rc != 0) return rc;
     /* header_read_meta proved 64 + count * 4k + 8 + meta_len + 8 == len, so
      * nothing overflows and no allocation is larger than the input. */
@@ -313,7 +321,7 @@ int minlsh_sigmatrix_map(minlsh_sigmatrix **out, const char *path,
         *out = m;
         return 0;
     }
-    if (rc == 0) rc = minlsh__matrix_create(&m, h.k, h.seed, h.config_id, &ld.alloc);
+    if (rc == 0) rc = minlsh__matrix_create(&m, h.k, h.flags, h.seed, h.config_id, &ld.alloc);
     if (rc != 0) {
         minlsh__file_unmap(data, len);
         return rc;

@@ -27,7 +27,7 @@ from ._ffi import (E_BUFSIZE, E_BUSY, E_CORRUPT, E_EXISTS, E_FORMAT, E_IO, E_MIS
                    E_NOTFOUND, E_NULL, E_PARAM, E_STATE, E_TOOBIG, E_UNSUPPORTED, E_VERSION,
                    Error, NoMemoryError, ParameterError)
 from . import _ffi
-from ._shingle import Shingler, ShingleStream
+from ._shingle import Shingler, ShingleStream, unicode_version
 from ._minhash import (LeanMinHash, MinHash, SignatureMatrix, signatures,
                        signatures_from_tokens)
 from ._lsh import (FileLock, MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession,
@@ -64,7 +64,7 @@ __all__ = [
     "Decision", "DedupResult", "dedup",
     "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
     "plan", "probability", "threshold_of", "band_keys", "siphash24",
-    "version", "version_number", "simd_kernel",
+    "version", "version_number", "simd_kernel", "unicode_version",
     "LIBRARY", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",
     "E_NULL", "E_PARAM", "E_NOMEM", "E_BUFSIZE", "E_IO", "E_FORMAT", "E_CORRUPT", "E_MISMATCH",
     "E_TOOBIG", "E_EXISTS", "E_NOTFOUND", "E_VERSION", "E_STATE", "E_UNSUPPORTED",

@@ -223,7 +223,7 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
           rows: Optional[int] = None, threads: int = 0, max_bucket: int = 0,
           memory: int = 0, tmpdir: Optional[str] = None,
           batch_size: int = DEFAULT_BATCH_SIZE, id_field: str = "id",
-          text_field: str = "text") -> DedupResult:
+          text_field: str = "text", scheme: str = "classic") -> DedupResult:
     """Find the near-duplicates among ``docs`` and decide which to keep.
 
     ``docs`` is an iterable (read once, in order) of documents, each one of:
@@ -240,8 +240,8 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
     near-duplicate (as ``minlsh dedup`` does).
 
     Parameters, as ``minlsh dedup`` names them:
-    ``threshold`` Jaccard threshold in (0, 1]; ``num_perm`` and ``seed`` the
-    MinHash family; ``shingler`` a :class:`minlsh.Shingler` or a spec such as
+    ``threshold`` Jaccard threshold in (0, 1]; ``num_perm``, ``seed`` and
+    ``scheme`` ("classic" or "oph", as ``--scheme``) the MinHash family; ``shingler`` a :class:`minlsh.Shingler` or a spec such as
     ``"char:4"`` (default ``"word:5"``); ``keep`` "first" (input order) or
     "longest" (the most bytes, ties the first); ``group`` "components" (one
     kept document per connected component) or "strict" (drop a document only
@@ -293,7 +293,7 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
         sh = shingler
     else:
         raise TypeError("shingler must be a minlsh.Shingler or a spec such as 'word:5'")
-    fam = family(num_perm, seed)
+    fam = family(num_perm, seed, scheme)
 
     handle = c_void_p()
     check(lib.minlsh_dedup_new(byref(handle), sh._handle, fam.handle, byref(opts), None),

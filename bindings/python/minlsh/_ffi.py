@@ -277,6 +277,7 @@ _PROTOTYPES = [
     ("minlsh_shingler_unit", c_uint32, [c_void_p]),
     ("minlsh_shingler_k", c_uint32, [c_void_p]),
     ("minlsh_shingler_flags", c_uint32, [c_void_p]),
+    ("minlsh_unicode_version", c_uint32, []),  # experimental
     ("minlsh_shingler_config_id", c_int, [u64p, c_void_p]),
     ("minlsh_shingler_hash", c_int, [c_void_p, c_char_p, c_size_t, c_void_p, c_char_p]),
     ("minlsh_shingleset_new", c_int, [POINTER(c_void_p), c_void_p]),
@@ -292,6 +293,9 @@ _PROTOTYPES = [
     ("minlsh_shinglestream_bytes", c_uint64, [c_void_p]),
     # family and signatures
     ("minlsh_family_new", c_int, [POINTER(c_void_p), c_uint32, c_uint64, c_void_p]),
+    ("minlsh_family_new_scheme", c_int,
+     [POINTER(c_void_p), c_uint32, c_uint64, c_uint32, c_void_p]),
+    ("minlsh_family_scheme", c_uint32, [c_void_p]),
     ("minlsh_family_free", None, [c_void_p]),
     ("minlsh_family_copy_coefficients", c_int, [c_void_p, c_void_p, c_void_p, c_size_t, sizep]),
     ("minlsh_family_sign", c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, sizep]),
@@ -321,6 +325,7 @@ _PROTOTYPES = [
     ("minlsh_index_rows", c_uint32, [c_void_p]),
     ("minlsh_index_k", c_uint32, [c_void_p]),
     ("minlsh_index_seed", c_uint64, [c_void_p]),
+    ("minlsh_index_scheme", c_uint32, [c_void_p]),
     ("minlsh_index_config_id", c_uint64, [c_void_p]),
     ("minlsh_index_insert", c_int, [c_void_p, c_uint64, c_void_p, c_size_t]),
     ("minlsh_index_remove", c_int, [c_void_p, c_uint64]),
@@ -359,6 +364,7 @@ _PROTOTYPES = [
     ("minlsh_sigmatrix_count", c_uint64, [c_void_p]),
     ("minlsh_sigmatrix_k", c_uint32, [c_void_p]),
     ("minlsh_sigmatrix_seed", c_uint64, [c_void_p]),
+    ("minlsh_sigmatrix_scheme", c_uint32, [c_void_p]),
     ("minlsh_sigmatrix_config_id", c_uint64, [c_void_p]),
     ("minlsh_sigmatrix_append", c_int, [c_void_p, c_void_p, c_size_t, u64p]),
     ("minlsh_sigmatrix_copy_column", c_int, [c_void_p, c_uint64, c_void_p, c_size_t, sizep]),

@@ -14,6 +14,7 @@ from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import check, lib, reading, writing
+from ._minhash import SCHEMES as _SCHEMES
 from ._minhash import (LeanMinHash, MinHash, family, matrix_bytes as _matrix_bytes,
                        signature_buffer)
 
@@ -176,7 +177,8 @@ class MinHashLSH:
                  params: Optional[Tuple[int, int]] = None,
                  storage_config: Optional[Dict[str, Any]] = None, prepickle: Optional[bool] = None,
                  hashfunc: Any = None, *, seed: int = 1, mode: str = "balanced",
-                 target_recall: float = 0.99, config_id: int = 0) -> None:
+                 target_recall: float = 0.99, config_id: int = 0,
+                 scheme: str = "classic") -> None:
         self._handle = None
         self._lock = _ffi.RWLock()
         self._key_to_id = {}
@@ -194,7 +196,7 @@ class MinHashLSH:
             raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "threshold must be in [0.0, 1.0]")
         if isinstance(num_perm, int) and not isinstance(num_perm, bool) and num_perm < 2:
             raise _ffi.error(_ffi.E_PARAM, "MinHashLSH", "Too few permutation functions")
-        fam = family(num_perm, seed)
+        fam = family(num_perm, seed, scheme)
         config_id = _ffi.as_u64(config_id, "config_id")
         if params is not None:
             try:
@@ -308,6 +310,12 @@ class MinHashLSH:
         return lib.minlsh_index_seed(self._h())
 
     @property
+    def scheme(self) -> str:
+        """The signatures' scheme: "classic" or "oph" (``scheme=`` of the
+        constructor; a loaded index has its file's)."""
+        return _SCHEMES[lib.minlsh_index_scheme(self._h())]
+
+    @property
     def config_id(self) -> int:
         """The config id stored with the index (checked on load)."""
         return lib.minlsh_index_config_id(self._h())
@@ -324,7 +332,7 @@ class MinHashLSH:
     def _sig(self, minhash):
         h = self._h()
         return signature_buffer(minhash, lib.minlsh_index_k(h), lib.minlsh_index_seed(h),
-                                "minhash")
+                                "minhash", lib.minlsh_index_scheme(h))
 
     def _sig_fast(self, minhash):
         """The signature as the library reads it: a MinHash's own buffer
@@ -402,7 +410,8 @@ class MinHashLSH:
         with writing(self._lock):
             h = self._h()
             k = lib.minlsh_index_k(h)
-            raw = _matrix_bytes(minhashes, k, lib.minlsh_index_seed(h), len(keys))
+            raw = _matrix_bytes(minhashes, k, lib.minlsh_index_seed(h), len(keys),
+                                lib.minlsh_index_scheme(h))
             seen = set()
             for key in keys:
                 if key in self._key_to_id or key in seen:
@@ -551,7 +560,8 @@ class MinHashLSH:
         with reading(self._lock):
             h = self._h()
             ident = self._key_to_id[key]
-            m = MinHash(lib.minlsh_index_k(h), lib.minlsh_index_seed(h))
+            m = MinHash(lib.minlsh_index_k(h), lib.minlsh_index_seed(h),
+                        scheme=lib.minlsh_index_scheme(h))
             check(lib.minlsh_index_copy_signature(h, ident, m._sig, len(m._sig), None),
                   "minlsh_index_copy_signature")
             return m
@@ -574,9 +584,10 @@ class MinHashLSH:
         with writing(self._lock), reading(other._lock):
             h, oh = self._h(), other._h()
             if (lib.minlsh_index_k(h), lib.minlsh_index_bands(h), lib.minlsh_index_rows(h),
-                    lib.minlsh_index_seed(h)) != (
+                    lib.minlsh_index_seed(h), lib.minlsh_index_scheme(h)) != (
                     lib.minlsh_index_k(oh), lib.minlsh_index_bands(oh),
-                    lib.minlsh_index_rows(oh), lib.minlsh_index_seed(oh)):
+                    lib.minlsh_index_rows(oh), lib.minlsh_index_seed(oh),
+                    lib.minlsh_index_scheme(oh)):
                 raise ValueError("Cannot merge MinHashLSH with different initialization "
                                  "parameters.")
             overlap = [key for key in other._key_to_id if key in self._key_to_id]
@@ -654,7 +665,8 @@ class MinHashLSH:
         check(lib.minlsh_index_load_buffer(byref(h), raw, len(raw), None),
               "minlsh_index_load_buffer")
         self._handle = h.value
-        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value))
+        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value),
+                              lib.minlsh_index_scheme(h.value))
         self._id_to_key = dict(state["keys"])
         self._key_to_id = {key: ident for ident, key in self._id_to_key.items()}
         self._next_id = state["next_id"]
@@ -783,7 +795,8 @@ class MinHashLSH:
         with reading(self._lock):
             h = self._h()
             n = len(minhashes)
-            raw = _matrix_bytes(minhashes, lib.minlsh_index_k(h), lib.minlsh_index_seed(h), n)
+            raw = _matrix_bytes(minhashes, lib.minlsh_index_k(h), lib.minlsh_index_seed(h), n,
+                                lib.minlsh_index_scheme(h))
             offsets, ids, _ = self._query_many_raw(raw, n)
             id_to_key = self._id_to_key
             ids = ids.tolist()
@@ -804,7 +817,8 @@ class MinHashLSH:
         with reading(self._lock):
             h = self._h()
             n = len(minhashes)
-            raw = _matrix_bytes(minhashes, lib.minlsh_index_k(h), lib.minlsh_index_seed(h), n)
+            raw = _matrix_bytes(minhashes, lib.minlsh_index_k(h), lib.minlsh_index_seed(h), n,
+                                lib.minlsh_index_scheme(h))
             offsets, ids, sims = self._query_many_raw(raw, n, with_similarity)
             np = _ffi.numpy
             if np is not None:
@@ -909,7 +923,8 @@ class MinHashLSH:
 
     @classmethod
     def load(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
-             seed: Optional[int] = None, config_id: int = 0) -> MinHashLSH:
+             seed: Optional[int] = None, config_id: int = 0,
+             scheme: Optional[str] = None) -> MinHashLSH:
         """Load an index saved by :meth:`save` (or any minlsh index file: its
         keys are then its 64-bit ids). With ``num_perm`` or ``seed`` (the
         other defaulting to 128 or 1) the file must have them and
@@ -917,8 +932,9 @@ class MinHashLSH:
         any valid file loads."""
         bpath = os.fsencode(path)
         fam = None
-        if num_perm is not None or seed is not None:
-            fam = family(128 if num_perm is None else num_perm, 1 if seed is None else seed)
+        if num_perm is not None or seed is not None or scheme is not None:
+            fam = family(128 if num_perm is None else num_perm, 1 if seed is None else seed,
+                         "classic" if scheme is None else scheme)
         h = c_void_p()
         opts = _ffi.LoadOptions()
         check(lib.minlsh_load_options_init(byref(opts), _ffi.LOAD_OPTIONS_VERSION),
@@ -930,7 +946,8 @@ class MinHashLSH:
         self = cls.__new__(cls)
         self._handle = h.value
         self._lock = _ffi.RWLock()
-        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value))
+        self._family = family(lib.minlsh_index_k(h.value), lib.minlsh_index_seed(h.value),
+                              lib.minlsh_index_scheme(h.value))
         self._threshold = self._weights = self._mode = None
         self._key_to_id, self._id_to_key = {}, {}
         self._pending, self._pending_keys, self._query_buffer = [], set(), []

@@ -20,21 +20,35 @@ from ._shingle import shingler_for
 # ---- families: immutable, shared, cached -------------------------------------
 
 
+#: The signing schemes (MINLSH_SCHEME_*): "classic" (k hash functions per
+#: item, the default) and "oph" (one-permutation hashing with densification:
+#: one per item, several times faster to sign; docs/minhash.md section 7).
+SCHEMES = ("classic", "oph")
+
+
+def scheme_id(scheme):
+    """MINLSH_SCHEME_* of a scheme name ("classic", "oph"); ValueError else."""
+    if scheme in SCHEMES:
+        return SCHEMES.index(scheme)
+    raise ValueError("scheme must be 'classic' or 'oph', not %r" % (scheme,))
+
+
 class _Family:
     """One minlsh_family handle. Immutable, so any number of threads may use
     it; freed when the last MinHash (and the cache) lets go of it."""
 
-    __slots__ = ("handle", "k", "seed", "sig_type", "__weakref__")
+    __slots__ = ("handle", "k", "seed", "scheme", "sig_type", "__weakref__")
 
-    def __init__(self, k, seed):
+    def __init__(self, k, seed, scheme=0):
         self.handle = None
         self.sig_type = c_uint32 * k
         h = c_void_p()
-        check(lib.minlsh_family_new(byref(h), k, seed, None), "minlsh_family_new",
-              "num_perm = %d (1..%d)" % (k, _ffi.FAMILY_K_MAX))
+        check(lib.minlsh_family_new_scheme(byref(h), k, seed, scheme, None),
+              "minlsh_family_new_scheme", "num_perm = %d (1..%d)" % (k, _ffi.FAMILY_K_MAX))
         self.handle = h.value
         self.k = k
         self.seed = seed
+        self.scheme = scheme
 
     def __del__(self, _free=lib.minlsh_family_free):
         if getattr(self, "handle", None):
@@ -47,21 +61,26 @@ _families = collections.OrderedDict()
 _families_lock = threading.Lock()
 
 
-def family(num_perm, seed):
-    """The family (num_perm, seed), from a small LRU cache."""
+def family(num_perm, seed, scheme="classic"):
+    """The family (num_perm, seed, scheme), from a small LRU cache. scheme is
+    a name of SCHEMES or its MINLSH_SCHEME_* number."""
     if isinstance(num_perm, bool) or not isinstance(num_perm, int):
         raise TypeError("num_perm must be an integer")
     seed = _ffi.as_u64(seed, "seed")
     if not 1 <= num_perm <= _ffi.FAMILY_K_MAX:
         raise _ffi.error(_ffi.E_PARAM, "minlsh_family_new",
                          "num_perm = %d (1..%d)" % (num_perm, _ffi.FAMILY_K_MAX))
-    key = (num_perm, seed)
+    if not isinstance(scheme, int) or isinstance(scheme, bool):
+        scheme = scheme_id(scheme)
+    elif not 0 <= scheme < len(SCHEMES):
+        raise ValueError("unknown scheme %d" % scheme)
+    key = (num_perm, seed, scheme)
     with _families_lock:
         fam = _families.get(key)
         if fam is not None:
             _families.move_to_end(key)
             return fam
-    fam = _Family(num_perm, seed)
+    fam = _Family(num_perm, seed, scheme)
     with _families_lock:
         fam = _families.setdefault(key, fam)
         _families.move_to_end(key)
@@ -247,13 +266,21 @@ class MinHash:
 
     Like any Python object, one MinHash should not be updated from several
     threads at once; different MinHash objects are independent.
+
+    ``scheme="oph"`` (keyword only; a minlsh extension) signs with
+    one-permutation hashing: several times faster, but such a MinHash is
+    made whole (``bulk``, ``generator``, ``from_text``, :func:`signatures`,
+    ``hashvalues=``) and cannot be extended: ``update``, ``update_batch``,
+    ``update_hashes`` and ``merge`` raise ValueError. Signatures of
+    different schemes never compare (ValueError, like another seed).
     """
 
     __slots__ = ("_family", "_sig", "_hashfunc")
 
     def __init__(self, num_perm: int = 128, seed: int = 1, gpu_mode: str = "disable",
                  hashfunc: Optional[Callable[[Any], int]] = None, hashobj: Any = None,
-                 hashvalues: Optional[Iterable[int]] = None, permutations: Any = None) -> None:
+                 hashvalues: Optional[Iterable[int]] = None, permutations: Any = None, *,
+                 scheme: str = "classic") -> None:
         if gpu_mode not in _GPU_MODES:
             raise ValueError("gpu_mode must be one of %s" % ", ".join(_GPU_MODES))
         if gpu_mode == "always":
@@ -269,7 +296,7 @@ class MinHash:
                 hashvalues = hashvalues.tolist()
             hashvalues = list(hashvalues)
             num_perm = len(hashvalues)
-        self._family = family(num_perm, seed)
+        self._family = family(num_perm, seed, scheme)
         self._sig = _u32_buffer(num_perm)
         if hashvalues is None:
             ctypes.memset(self._sig, 0xFF, 4 * num_perm)
@@ -300,24 +327,24 @@ class MinHash:
     # -- construction ---------------------------------------------------------
 
     @classmethod
-    def from_text(cls, text, num_perm=128, seed=1, shingle="word:5", shingler=None,
-                  **shingler_options):
+    def from_text(cls, text, num_perm=128, seed=1, shingle="word:5", shingler=None, *,
+                  scheme="classic", **shingler_options):
         """The signature of a document's shingle set (minlsh_family_sign_text):
         the same values as one row of :func:`signatures`."""
         sh = shingler_for(shingle, shingler, **shingler_options)
-        m = cls(num_perm, seed)
+        m = cls(num_perm, seed, scheme=scheme)
         data = _ffi.as_bytes(text)
         check(lib.minlsh_family_sign_text(m._family.handle, sh._handle, data, len(data),
                                           m._sig, num_perm, None), "minlsh_family_sign_text")
         return m
 
     @classmethod
-    def from_signature(cls, values, seed=1):
+    def from_signature(cls, values, seed=1, scheme="classic"):
         """A MinHash holding given values (e.g. a row of :func:`signatures`)."""
         if _ffi.numpy is not None and isinstance(values, _ffi.numpy.ndarray):
             values = values.tolist()
         values = list(values)
-        return cls(len(values), seed, hashvalues=values)
+        return cls(len(values), seed, hashvalues=values, scheme=scheme)
 
     @classmethod
     def bulk(cls, b: Iterable[Sequence[Token]], **minhash_kwargs: Any) -> List[MinHash]:
@@ -401,9 +428,20 @@ class MinHash:
             return _item_hash(item)
         return _ffi.as_u64(self._hashfunc(item), "hashfunc(item)")
 
+    @property
+    def scheme(self) -> str:
+        """How the values were made: "classic" or "oph"."""
+        return SCHEMES[self._family.scheme]
+
+    def _check_extendable(self, what):
+        if self._family.scheme != 0:
+            raise ValueError("cannot %s an OPH MinHash: its values are densified and cannot "
+                             "be extended; sign the whole set at once" % what)
+
     def update(self, b: Any) -> None:
         """Add one item (bytes, or str as UTF-8; with ``hashfunc``, anything
         it accepts)."""
+        self._check_extendable("update")
         h = c_uint64(self._hash(b))
         check(lib.minlsh_family_update(self._family.handle, byref(h), 1,
                                        self._sig, self._family.k), "minlsh_family_update")
@@ -412,6 +450,7 @@ class MinHash:
         """Add every item of an iterable, in one foreign call (the tokens are
         joined into one buffer, as in :meth:`bulk`); the same values as
         :meth:`update` item by item."""
+        self._check_extendable("update")
         if self._hashfunc is not None:
             self.update_hashes([self._hash(x) for x in b])
             return
@@ -425,6 +464,7 @@ class MinHash:
     def update_hashes(self, hashes: Iterable[int]) -> None:
         """Add 64-bit hashes as they are (e.g. ``Shingler.shingles(text)``),
         without hashing them again."""
+        self._check_extendable("update")
         buf = _u64_buffer(hashes)
         if len(buf):
             check(lib.minlsh_family_update(self._family.handle, buf, len(buf),
@@ -448,8 +488,9 @@ class MinHash:
 
     def merge(self, other: MinHash) -> None:
         """Become the signature of the union (element-wise minimum).
-        ValueError for another seed or num_perm."""
+        ValueError for another seed or num_perm, or an OPH MinHash."""
         self._check_compatible(other, "merge")
+        self._check_extendable("merge")
         check(lib.minlsh_signature_merge(self._sig, other._sig, self._family.k),
               "minlsh_signature_merge")
 
@@ -508,20 +549,25 @@ class MinHash:
         if not isinstance(other, MinHash):
             return NotImplemented
         return (type(self) is type(other) and self.seed == other.seed
-                and self.num_perm == other.num_perm and bytes(self._sig) == bytes(other._sig))
+                and self.num_perm == other.num_perm
+                and self._family.scheme == other._family.scheme
+                and bytes(self._sig) == bytes(other._sig))
 
     __hash__ = None  # mutable
 
     def __repr__(self):
-        return "%s(num_perm=%d, seed=%d%s)" % (
-            type(self).__name__, self.num_perm, self.seed, ", empty" if self.is_empty() else "")
+        return "%s(num_perm=%d, seed=%d%s%s)" % (
+            type(self).__name__, self.num_perm, self.seed,
+            ", scheme='oph'" if self._family.scheme else "", ", empty" if self.is_empty() else "")
 
     def __getstate__(self):
-        return (self._family.k, self._family.seed, bytes(self._sig), self._hashfunc)
+        state = (self._family.k, self._family.seed, bytes(self._sig), self._hashfunc)
+        # classic pickles stay as they were
+        return state + (self._family.scheme,) if self._family.scheme else state
 
     def __setstate__(self, state):
         k, seed, raw = state[:3]
-        self._family = family(k, seed)
+        self._family = family(k, seed, state[4] if len(state) > 4 else 0)
         self._hashfunc = state[3] if len(state) > 3 else None
         if len(raw) != 4 * k:
             raise ValueError("bad MinHash state")
@@ -535,6 +581,9 @@ class MinHash:
                 "cannot %s MinHash objects with different num_perm or seed "
                 "(%d, %d) vs (%d, %d)" % (what, self._family.k, self._family.seed,
                                           other._family.k, other._family.seed))
+        if other._family.scheme != self._family.scheme:
+            raise ValueError("cannot %s MinHash objects of different schemes (%s vs %s)"
+                             % (what, self.scheme, other.scheme))
 
 
 class LeanMinHash(MinHash):
@@ -626,11 +675,11 @@ class LeanMinHash(MinHash):
         return hash((self.seed, bytes(self._sig)))
 
 
-def matrix_bytes(rows, k, seed, n_expected=None):
+def matrix_bytes(rows, k, seed, n_expected=None, scheme=0):
     """n*k uint32 values, native order, row after row, as bytes, from a
-    sequence of MinHash objects (num_perm k and the given seed, else
-    ValueError), a 2-D numpy array (n x k; any integer dtype, converted to
-    uint32) or a sequence of rows of k ints."""
+    sequence of MinHash objects (num_perm k, the given seed and scheme
+    number, else ValueError), a 2-D numpy array (n x k; any integer dtype,
+    converted to uint32) or a sequence of rows of k ints."""
     np = _ffi.numpy
     if np is not None and isinstance(rows, np.ndarray):
         if rows.ndim != 2 or rows.shape[1] != k:
@@ -646,9 +695,11 @@ def matrix_bytes(rows, k, seed, n_expected=None):
         parts = []
         for i, m in enumerate(rows):
             if isinstance(m, MinHash):
-                if m._family.k != k or m._family.seed != seed:
-                    raise ValueError("row %d has num_perm=%d, seed=%d; expected num_perm=%d, "
-                                     "seed=%d" % (i, m.num_perm, m.seed, k, seed))
+                if m._family.k != k or m._family.seed != seed or m._family.scheme != scheme:
+                    raise ValueError("row %d has num_perm=%d, seed=%d, scheme %s; expected "
+                                     "num_perm=%d, seed=%d, scheme %s"
+                                     % (i, m.num_perm, m.seed, m.scheme, k, seed,
+                                        SCHEMES[scheme]))
                 parts.append(bytes(m._sig))
             else:
                 parts.append(bytes(signature_buffer(m, k, None, "row %d" % i)))
@@ -675,7 +726,8 @@ def _sig_result(out, n, k):
     return out if _ffi.numpy is not None else SignatureMatrix(out, n, k)
 
 def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int = 128,
-                           seed: int = 1, batch_size: int = 256) -> Any:
+                           seed: int = 1, batch_size: int = 256, *,
+                           scheme: str = "classic") -> Any:
     """The signatures of many token lists (each a list of str or bytes
     tokens) as an n x num_perm uint32 matrix: a numpy array when numpy is
     installed, else a :class:`SignatureMatrix`. Row i has exactly the values
@@ -684,7 +736,7 @@ def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int
     result."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError("batch_size must be an integer >= 1")
-    fam = family(num_perm, seed)
+    fam = family(num_perm, seed, scheme)
     docs = [_as_token_list(d) for d in token_lists]
     n, k = len(docs), num_perm
     out = _sig_rows(n, k)
@@ -694,13 +746,17 @@ def signatures_from_tokens(token_lists: Iterable[Sequence[Token]], num_perm: int
     return _sig_result(out, n, k)
 
 
-def signature_buffer(value, k, seed=None, what="signature"):
-    """A ctypes uint32 array of k values for a MinHash, a numpy array, an
-    array/memoryview of uint32 or a sequence of ints (copied)."""
+def signature_buffer(value, k, seed=None, what="signature", scheme=None):
+    """A ctypes uint32 array of k values for a MinHash (of num_perm k, and
+    seed and scheme number when given), a numpy array, an array/memoryview
+    of uint32 or a sequence of ints (copied)."""
     if isinstance(value, MinHash):
-        if value.num_perm != k or (seed is not None and value.seed != seed):
-            raise ValueError("%s has num_perm=%d, seed=%d; expected num_perm=%d, seed=%s"
-                             % (what, value.num_perm, value.seed, k, seed))
+        if (value.num_perm != k or (seed is not None and value.seed != seed)
+                or (scheme is not None and value._family.scheme != scheme)):
+            raise ValueError("%s has num_perm=%d, seed=%d, scheme %s; expected num_perm=%d, "
+                             "seed=%s%s" % (what, value.num_perm, value.seed, value.scheme, k,
+                                            seed, "" if scheme is None
+                                            else ", scheme " + SCHEMES[scheme]))
         return type(value._sig).from_buffer_copy(value._sig)
     if _ffi.numpy is not None and isinstance(value, _ffi.numpy.ndarray):
         value = value.astype(_ffi.numpy.uint32, copy=False).tolist()
@@ -790,7 +846,7 @@ class SignatureMatrix:
 
 
 def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shingler=None,
-               errors="raise", **shingler_options):
+               errors="raise", scheme="classic", **shingler_options):
     """Sign many documents at once: an n x num_perm matrix of uint32.
 
     ``texts`` is an iterable of str (UTF-8) or bytes-like documents. Row i is
@@ -805,6 +861,7 @@ def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shin
     else a :class:`SignatureMatrix`. A document the library refuses (e.g.
     over ``max_document_bytes``) raises :class:`minlsh.Error` naming its
     index; with ``errors="empty"`` it gets the empty signature instead.
+    ``scheme="oph"`` signs with one-permutation hashing (see :class:`MinHash`).
     """
     if errors not in ("raise", "empty"):
         raise ValueError("errors must be 'raise' or 'empty'")
@@ -814,7 +871,7 @@ def signatures(texts, num_perm=128, seed=1, shingle="word:5", threads=0, *, shin
         raise TypeError("texts must be an iterable of documents, not one %s"
                         % type(texts).__name__)
     sh = shingler_for(shingle, shingler, **shingler_options)
-    fam = family(num_perm, seed)
+    fam = family(num_perm, seed, scheme)
     docs = [_ffi.as_bytes(t) for t in texts]  # the references keep them alive
     n, k = len(docs), num_perm
     out = _sig_rows(n, k)

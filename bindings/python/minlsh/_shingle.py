@@ -16,6 +16,18 @@ NORM_CASEFOLD = 0x1
 NORM_WHITESPACE = 0x2
 NORM_PUNCT = 0x4
 NORM_HTML = 0x8
+NORM_NFKC = 0x10
+NORM_UCASEFOLD = 0x20
+NORM_UPUNCT = 0x40
+NORM_UWHITESPACE = 0x80
+NORM_DIGITS = 0x100
+NORM_CJK_WORDS = 0x200
+NORM_UNICODE = 0x3F0
+# The Unicode flags and what each brings with it (as the library does).
+_UNICODE_OPTIONS = (("nfkc", NORM_NFKC), ("casefold", NORM_UCASEFOLD | NORM_CASEFOLD),
+                    ("unicode_punct", NORM_UPUNCT | NORM_PUNCT),
+                    ("unicode_space", NORM_UWHITESPACE | NORM_WHITESPACE),
+                    ("fold_digits", NORM_DIGITS), ("cjk_words", NORM_CJK_WORDS))
 
 
 def parse_spec(spec):
@@ -36,6 +48,12 @@ def parse_spec(spec):
         raise ValueError("bad shingle size in %r: %r is not an integer" % (spec, k)) from None
 
 
+def unicode_version():
+    """The Unicode version of the library's tables, as major * 10000 +
+    minor * 100 + patch (150000: Unicode 15.0.0)."""
+    return lib.minlsh_unicode_version()
+
+
 def _u64_array(n):
     if _ffi.numpy is not None:
         return _ffi.numpy.empty(n, dtype=_ffi.numpy.uint64)
@@ -51,8 +69,14 @@ class Shingler:
     ``"stopword"``, as in the minlsh command). The flags normalise the text
     first: ``lowercase`` (ASCII case folding), ``strip_punct`` (delete ASCII
     punctuation), ``collapse_space`` (runs of whitespace to one space),
-    ``html`` (drop markup, decode entities); ``normalize=True`` sets the first
-    three. ``key`` is a 16-byte SipHash key (default: the library's public
+    ``html`` (drop markup, decode entities); then the Unicode options
+    (docs/shingling.md 3.5, Unicode ``unicode_version()``): ``nfkc``,
+    ``casefold`` (full case folding; implies ``lowercase``), ``unicode_punct``
+    (delete P* and S*; implies ``strip_punct``), ``unicode_space`` (White_Space
+    is space; implies ``collapse_space``), ``fold_digits`` (Nd to ASCII),
+    ``cjk_words`` (each Han, kana, Thai, Lao, Khmer, Myanmar character a word).
+    ``normalize=True`` sets all but ``html``, as the command's ``--normalize``
+    does. ``key`` is a 16-byte SipHash key (default: the library's public
     default key; use a secret key for hostile input). ``stopwords`` is a
     string of whitespace-separated words or an iterable of words (default:
     the built-in English list). ``max_document_bytes`` refuses longer
@@ -66,7 +90,9 @@ class Shingler:
 
     def __init__(self, unit="word", k=None, *, lowercase=False, strip_punct=False,
                  collapse_space=False, html=False, normalize=False, key=None,
-                 stopwords=None, max_document_bytes=0):
+                 stopwords=None, max_document_bytes=0, nfkc=False, casefold=False,
+                 unicode_punct=False, unicode_space=False, fold_digits=False,
+                 cjk_words=False):
         self._handle = None
         if isinstance(unit, str):
             name = unit.strip().lower()
@@ -89,6 +115,12 @@ class Shingler:
             flags |= NORM_PUNCT
         if html:
             flags |= NORM_HTML
+        chosen = {"nfkc": nfkc, "casefold": casefold, "unicode_punct": unicode_punct,
+                  "unicode_space": unicode_space, "fold_digits": fold_digits,
+                  "cjk_words": cjk_words}
+        for name, bits in _UNICODE_OPTIONS:
+            if chosen[name] or normalize:
+                flags |= bits
         opts = _ffi.ShinglerOptions()
         check(lib.minlsh_shingler_options_init(byref(opts), _ffi.SHINGLER_OPTIONS_VERSION),
               "minlsh_shingler_options_init")

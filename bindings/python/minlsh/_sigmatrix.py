@@ -10,16 +10,17 @@ from typing import Any, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import check, lib
-from ._minhash import MinHash, family, matrix_bytes
+from ._minhash import SCHEMES, MinHash, family, matrix_bytes
 
 
-def _load_options(num_perm, seed, config_id):
+def _load_options(num_perm, seed, config_id, scheme=None):
     opts = _ffi.LoadOptions()
     check(lib.minlsh_load_options_init(byref(opts), _ffi.LOAD_OPTIONS_VERSION),
           "minlsh_load_options_init")
     fam = None
-    if num_perm is not None or seed is not None:
-        fam = family(128 if num_perm is None else num_perm, 1 if seed is None else seed)
+    if num_perm is not None or seed is not None or scheme is not None:
+        fam = family(128 if num_perm is None else num_perm, 1 if seed is None else seed,
+                     "classic" if scheme is None else scheme)
         opts.family = fam.handle
         opts.config_id = _ffi.as_u64(config_id, "config_id")
     return opts, fam
@@ -43,9 +44,10 @@ class SigMatrix:
     exclusive use (the caller's to provide, as for any Python list).
     """
 
-    def __init__(self, num_perm: int = 128, seed: int = 1, config_id: int = 0) -> None:
+    def __init__(self, num_perm: int = 128, seed: int = 1, config_id: int = 0, *,
+                 scheme: str = "classic") -> None:
         self._handle = None
-        fam = family(num_perm, seed)
+        fam = family(num_perm, seed, scheme)
         h = c_void_p()
         check(lib.minlsh_sigmatrix_new(byref(h), fam.handle,
                                        _ffi.as_u64(config_id, "config_id"), None),
@@ -91,6 +93,11 @@ class SigMatrix:
         return lib.minlsh_sigmatrix_seed(self._h())
 
     @property
+    def scheme(self) -> str:
+        """The family's scheme: "classic" or "oph" (the file's, once loaded)."""
+        return SCHEMES[lib.minlsh_sigmatrix_scheme(self._h())]
+
+    @property
     def config_id(self) -> int:
         """The config id given at creation (checked on load)."""
         return lib.minlsh_sigmatrix_config_id(self._h())
@@ -108,7 +115,8 @@ class SigMatrix:
         """Add one signature (a MinHash of this num_perm and seed, or k
         ints); returns its position."""
         h = self._h()
-        raw = matrix_bytes([minhash], lib.minlsh_sigmatrix_k(h), lib.minlsh_sigmatrix_seed(h))
+        raw = matrix_bytes([minhash], lib.minlsh_sigmatrix_k(h), lib.minlsh_sigmatrix_seed(h),
+                           None, lib.minlsh_sigmatrix_scheme(h))
         pos = c_uint64()
         check(lib.minlsh_sigmatrix_append(h, raw, lib.minlsh_sigmatrix_k(h), byref(pos)),
               "minlsh_sigmatrix_append")
@@ -119,7 +127,8 @@ class SigMatrix:
         array or rows of ints). All are converted and checked first."""
         h = self._h()
         k = lib.minlsh_sigmatrix_k(h)
-        raw = matrix_bytes(rows, k, lib.minlsh_sigmatrix_seed(h))
+        raw = matrix_bytes(rows, k, lib.minlsh_sigmatrix_seed(h), None,
+                           lib.minlsh_sigmatrix_scheme(h))
         step = 4 * k
         buf = ctypes.create_string_buffer(raw, len(raw))
         base = ctypes.addressof(buf)
@@ -134,7 +143,8 @@ class SigMatrix:
             pos += n
         if not 0 <= pos < n:
             raise IndexError("position out of range")
-        m = MinHash(lib.minlsh_sigmatrix_k(h), lib.minlsh_sigmatrix_seed(h))
+        m = MinHash(lib.minlsh_sigmatrix_k(h), lib.minlsh_sigmatrix_seed(h),
+                    scheme=lib.minlsh_sigmatrix_scheme(h))
         check(lib.minlsh_sigmatrix_copy_column(h, pos, m._sig, len(m._sig), None),
               "minlsh_sigmatrix_copy_column")
         return m
@@ -195,25 +205,27 @@ class SigMatrix:
 
     @classmethod
     def load(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
-             seed: Optional[int] = None, config_id: int = 0) -> SigMatrix:
-        """Read a saved matrix. With ``num_perm`` or ``seed`` (the other
-        defaulting to 128 or 1) the file must have them and ``config_id``,
-        else minlsh.Error MINLSH_E_MISMATCH."""
+             seed: Optional[int] = None, config_id: int = 0, *,
+             scheme: Optional[str] = None) -> SigMatrix:
+        """Read a saved matrix. With ``num_perm``, ``seed`` or ``scheme``
+        (the others defaulting to 128, 1 and "classic") the file must have
+        them and ``config_id``, else minlsh.Error MINLSH_E_MISMATCH."""
         return cls._open(lib.minlsh_sigmatrix_load, "minlsh_sigmatrix_load", path,
-                         num_perm, seed, config_id)
+                         num_perm, seed, config_id, scheme)
 
     @classmethod
     def map(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
-            seed: Optional[int] = None, config_id: int = 0) -> SigMatrix:
+            seed: Optional[int] = None, config_id: int = 0, *,
+            scheme: Optional[str] = None) -> SigMatrix:
         """As :meth:`load`, but memory-mapped read-only: the signatures stay
         in the file's pages (minlsh_sigmatrix_map)."""
         return cls._open(lib.minlsh_sigmatrix_map, "minlsh_sigmatrix_map", path,
-                         num_perm, seed, config_id)
+                         num_perm, seed, config_id, scheme)
 
     @classmethod
-    def _open(cls, fn, name, path, num_perm, seed, config_id):
+    def _open(cls, fn, name, path, num_perm, seed, config_id, scheme=None):
         bpath = os.fsencode(path)
-        opts, fam = _load_options(num_perm, seed, config_id)
+        opts, fam = _load_options(num_perm, seed, config_id, scheme)
         h = c_void_p()
         check(fn(byref(h), bpath, byref(opts)), name, os.fsdecode(bpath))
         del fam  # the library keeps nothing of it
@@ -221,10 +233,10 @@ class SigMatrix:
 
     @classmethod
     def from_bytes(cls, data: bytes, num_perm: Optional[int] = None, seed: Optional[int] = None,
-                   config_id: int = 0) -> SigMatrix:
+                   config_id: int = 0, *, scheme: Optional[str] = None) -> SigMatrix:
         """The matrix of :meth:`to_bytes`'s bytes (checked as :meth:`load`)."""
         data = _ffi.as_bytes(data, "data")
-        opts, fam = _load_options(num_perm, seed, config_id)
+        opts, fam = _load_options(num_perm, seed, config_id, scheme)
         h = c_void_p()
         check(lib.minlsh_sigmatrix_load_buffer(byref(h), data, len(data), byref(opts)),
               "minlsh_sigmatrix_load_buffer")
@@ -277,7 +289,9 @@ def _as_matrix(matrix, seed):
     else:
         matrix = list(matrix)
         k = len(matrix[0]) if matrix else 128
-    m = SigMatrix(k, seed)
+    # MinHash rows bring their scheme (bare values are taken as they are)
+    first = matrix[0] if isinstance(matrix, list) and matrix else None
+    m = SigMatrix(k, seed, scheme=first.scheme if isinstance(first, MinHash) else "classic")
     m.extend(matrix)
     return m
 

@@ -156,6 +156,21 @@ def test_same_as_command(program, client, corpus, verify, output, components):
         assert stats["components"] == components
 
 
+@pytest.mark.parametrize("verify", ["exact", "signature"])
+def test_oph_same_as_command(program, client, corpus, verify):
+    """scheme="oph" is the command's --scheme oph: the same pairs."""
+    want, counts, _ = cli(corpus, "--scheme", "oph", "--verify", verify, "--output", "pairs")
+    stats = {}
+    got = as_records(mdask.dedup(read_bag(corpus), verify=verify, output="pairs", scheme="oph",
+                                 stats=stats), "pairs", verify)
+    assert len(want) > 100 and got == want
+    for name, value in counts.items():
+        assert stats[name] == value, name
+    if verify == "signature":  # the estimates are OPH's, not classic's
+        classic, _, _ = cli(corpus, "--verify", verify, "--output", "pairs")
+        assert pair_set(classic) != pair_set(want)
+
+
 def test_dataframe_input_and_options(program, client, tmp_path):
     """A Dask dataframe (not a bag), other shingling options, a lower
     threshold, manual banding, a repeated id, a record without text, one
@@ -265,6 +280,9 @@ def test_prepare_matches_signatures():
     for i, t in enumerate(texts):
         fp = np.frombuffer(sh.fingerprint(t.encode()), dtype="<i8")
         assert (pdf["fp0"].to_numpy()[i], pdf["fp1"].to_numpy()[i]) == (fp[0], fp[1])
+    oph = mdask.prepare(bag, num_perm=64, seed=3, scheme="oph").compute()
+    want = minlsh.signatures(texts, num_perm=64, seed=3, scheme="oph")
+    assert (oph[["s%d" % i for i in range(64)]].to_numpy(dtype=np.uint32) == want).all()
     rows = mdask.band_key_rows(mdask.prepare(bag, num_perm=64, seed=3), 8, 8).compute()
     assert rows["id"].tolist() == [0] * 8 + [2] * 8 and rows["band"].tolist() == list(range(8)) * 2
     for doc, sig in ((0, sigs[0]), (2, sigs[2])):

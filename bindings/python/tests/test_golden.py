@@ -21,6 +21,10 @@ def shingler_of(case):
         opts["strip_punct"] = True
     if case["flags"] & 0x8:
         opts["html"] = True
+    for bit, name in ((0x10, "nfkc"), (0x20, "casefold"), (0x40, "unicode_punct"),
+                      (0x80, "unicode_space"), (0x100, "fold_digits"), (0x200, "cjk_words")):
+        if case["flags"] & bit:
+            opts[name] = True
     if case["key"] is not None:
         opts["key"] = bytes.fromhex(case["key"])
     return minlsh.Shingler.from_spec(case["spec"], **opts)

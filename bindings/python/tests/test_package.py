@@ -49,6 +49,20 @@ def test_error_attributes():
     assert minlsh.Error(-99).name == "MINLSH_E_UNKNOWN"
 
 
+def test_unicode_options():
+    uni = minlsh.Shingler("word", 2, nfkc=True, casefold=True, unicode_punct=True,
+                          unicode_space=True, fold_digits=True, cjk_words=True)
+    assert uni.flags == 0x3F7 and minlsh.unicode_version() == 150000
+    assert (list(uni.shingles("\u00c9COLE \u00dcBER STRA\u00dfE \u2014 \ufb01ne\u00a0\u0663"))
+            == list(uni.shingles("\u00e9cole \u00fcber strasse fine 3")))
+    assert len(uni.shingles("\u6211\u4eec\u4eca\u5929")) == 3  # four Han characters, four words
+    # normalize means every option but html, as the command's --normalize
+    assert minlsh.Shingler(normalize=True).flags == 0x3F7
+    assert minlsh.Shingler(casefold=True).flags == 0x21
+    ascii_only = minlsh.Shingler(lowercase=True, strip_punct=True, collapse_space=True)
+    assert ascii_only.config_id != minlsh.Shingler(normalize=True).config_id
+
+
 def test_shingler_arguments():
     with pytest.raises(ValueError, match="unknown shingle unit"):
         minlsh.Shingler("sentence")

@@ -6,10 +6,12 @@ import numpy as np
 
 from .. import _ffi
 from .._lsh import plan as _plan
+from .._minhash import scheme_id
 from .._shingle import Shingler
 
 _SHINGLER_OPTIONS = ("lowercase", "strip_punct", "collapse_space", "normalize", "html", "key",
-                     "stopwords", "max_document_bytes")
+                     "nfkc", "casefold", "unicode_punct", "unicode_space", "fold_digits",
+                     "cjk_words", "stopwords", "max_document_bytes")
 
 
 def _banding(threshold, num_perm, verify, bands, rows):
@@ -39,11 +41,12 @@ class _Config:
     """Everything the workers need, as plain picklable values."""
 
     def __init__(self, shingle, shingler_options, num_perm, seed, threads, bands, rows,
-                 threshold, verify, max_bucket):
+                 threshold, verify, max_bucket, scheme=0):
         self.shingle = shingle
         self.shingler_options = tuple(sorted(shingler_options.items()))
         self.num_perm = num_perm
         self.seed = seed
+        self.scheme = scheme  # MINLSH_SCHEME_*
         self.threads = threads
         self.bands = bands
         self.rows = rows
@@ -56,7 +59,7 @@ class _Config:
 
 
 def _config(shingle, shingler_options, num_perm, seed, threads, bands, rows, threshold, verify,
-            max_bucket):
+            max_bucket, scheme="classic"):
     unknown = set(shingler_options) - set(_SHINGLER_OPTIONS)
     if unknown:
         raise TypeError("unknown option%s: %s" % ("s" if len(unknown) > 1 else "",
@@ -69,7 +72,7 @@ def _config(shingle, shingler_options, num_perm, seed, threads, bands, rows, thr
             or not 1 <= num_perm <= _ffi.FAMILY_K_MAX:
         raise ValueError("num_perm must be 1..%d" % _ffi.FAMILY_K_MAX)
     return _Config(shingle, opts, num_perm, _ffi.as_u64(seed, "seed"), int(threads), bands,
-                   rows, threshold, verify, max_bucket)
+                   rows, threshold, verify, max_bucket, scheme_id(scheme))
 
 
 _shinglers = {}

@@ -58,7 +58,7 @@ def _shuffle(sources, split, nparts, *args):
 def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
           shingle="word:5", verify="exact", output="pairs", bands=None, rows=None, threads=1,
           max_bucket=MAX_BUCKET, components="auto", npartitions=None, stats=None,
-          keep="first", group="components", **shingler_options):
+          keep="first", group="components", scheme="classic", **shingler_options):
     """Near-duplicates of a Dask collection of documents, as ``minlsh dedup``
     finds them on one machine.
 
@@ -73,11 +73,13 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     partition order, then order inside a partition.
 
     Parameters as the command's options: ``threshold`` (Jaccard, 0..1),
-    ``num_perm`` (signature length), ``seed`` (MinHash family), ``shingle``
+    ``num_perm`` (signature length), ``seed`` (MinHash family), ``scheme``
+    (``"classic"`` or ``"oph"``, as ``--scheme``), ``shingle``
     (``"word:5"``, ``"char:N"``, ``"codepoint:N"``, ``"stopword[:N]"``) with
     the shingler options ``lowercase``, ``strip_punct``, ``collapse_space``,
-    ``normalize``, ``html``, ``key`` (16 bytes), ``stopwords``,
-    ``max_document_bytes``; ``verify`` ``"exact"`` (exact Jaccard of the
+    ``normalize``, ``html``, the Unicode options (``nfkc``, ``casefold``,
+    ``unicode_punct``, ``unicode_space``, ``fold_digits``, ``cjk_words``),
+    ``key`` (16 bytes), ``stopwords``, ``max_document_bytes``; ``verify`` ``"exact"`` (exact Jaccard of the
     shingle sets; each partition keeps its texts, in one UTF-8 buffer, until
     the verification) or ``"signature"`` (the MinHash estimate);
     ``bands``/``rows`` (default: planned as the command plans:
@@ -137,7 +139,7 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     threshold = float(threshold)
     b, r, how = _banding(threshold, num_perm, verify, bands, rows)
     cfg = _config(shingle, shingler_options, num_perm, seed, threads, b, r, threshold, verify,
-                  None if max_bucket is None else int(max_bucket))
+                  None if max_bucket is None else int(max_bucket), scheme)
     st = stats if isinstance(stats, dict) else {}
     st.update(bands=b, rows=r, plan=how, num_perm=num_perm, threshold=threshold, verify=verify)
     times = st.setdefault("seconds", {})

@@ -88,14 +88,14 @@ def _sign_partition(pdf, cfg, partition_info=None):
 
 
 def prepare(collection, id="id", text="text", num_perm=128, seed=1, shingle="word:5",
-            threads=1, **shingler_options):
+            threads=1, scheme="classic", **shingler_options):
     """Stage 1 alone, for other engines: a lazy Dask dataframe with one row
     per input record: ``_n`` (the input-order number), ``id``, the 128-bit
     fingerprint as ``fp0``, ``fp1`` (int64), ``status`` (0 usable, 1 no
     usable id or text, 2 empty document) and the signature as columns
     ``s0`` .. ``s{num_perm-1}`` (uint32). :func:`band_keys_matrix` turns the
-    signature columns into band keys."""
+    signature columns into band keys. ``scheme``: ``"classic"`` or ``"oph"``."""
     cfg = _config(shingle, shingler_options, num_perm, seed, threads, 1, 1, 0.5, "signature",
-                  None)
+                  None, scheme)
     frame = _as_frame(collection, id, text)
     return frame.map_partitions(_sign_partition, cfg, meta=_docs_meta(cfg))

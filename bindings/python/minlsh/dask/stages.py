@@ -202,7 +202,7 @@ def _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status):
     ptrs = _pointers(buf, starts)
     lens_c = np.ascontiguousarray(lens, dtype=np.uintp)
     sh = _shingler(cfg)
-    fam = _family(k, cfg.seed)
+    fam = _family(k, cfg.seed, cfg.scheme)
 
     def run(lo, hi):
         if hi <= lo:
