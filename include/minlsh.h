@@ -1250,9 +1250,11 @@ MINLSH_API int minlsh_journal_open(minlsh_journal **out, minlsh_index *index,
 MINLSH_API int minlsh_journal_append(minlsh_journal *journal, uint32_t op, uint64_t id,
                                      const uint32_t *sig, size_t k_sig,
                                      const void *data, size_t len);
-/* Write the appended records and fdatasync: 0 means they are durable. On
- * error nothing of them is in the file and they stay buffered.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE, MINLSH_E_IO. */
+/* Write the appended records and a commit record, and fdatasync: 0 means
+ * they are durable. A sync is all or nothing: replay applies records only
+ * up to the last commit record, so a sync cut short by a crash adds none
+ * of its records. On error nothing of them counts and they stay buffered.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE, MINLSH_E_IO, MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_journal_sync(minlsh_journal *journal);
 /* Bytes of the journal (header, records on disk and buffered) and records
  * (replayed and appended since the last compaction). */

@@ -237,13 +237,16 @@ static void test_torn(void) {
     EXPECT_OK(minlsh_index_save_mapped(mem, ipath));
     EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
     EXPECT_OK(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL));
-    for (id = 21; id <= 30; id++) EXPECT_OK(add_doc(ix, j, id));
-    EXPECT_OK(minlsh_journal_sync(j));
+    /* A sync per document: each record then its commit record. */
+    for (id = 21; id <= 30; id++) {
+        EXPECT_OK(add_doc(ix, j, id));
+        EXPECT_OK(minlsh_journal_sync(j));
+    }
     minlsh_journal_free(j);
     minlsh_index_free(ix);
     full = slurp(jpath, &len);
     if (full == NULL) return;
-    rec = (len - 64) / 10; /* every record has the same size here */
+    rec = (len - 64) / 10; /* every record and commit have the same size here */
     for (cut = 64; cut <= len; cut++) {
         spill(jpath, full, cut);
         ix = NULL;
@@ -270,6 +273,32 @@ static void test_torn(void) {
     }
     EXPECT_EQ_INT(bad, 0);
     EXPECT_EQ_U64(last_good, 10);
+    /* A sync of 5 documents cut anywhere adds none of them. */
+    {
+        size_t one;
+        unsigned char *five;
+        ix = NULL;
+        EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
+        spill(jpath, full, 64);
+        EXPECT_OK(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL));
+        for (id = 21; id <= 25; id++) EXPECT_OK(add_doc(ix, j, id));
+        EXPECT_OK(minlsh_journal_sync(j));
+        minlsh_journal_free(j);
+        minlsh_index_free(ix);
+        five = slurp(jpath, &one);
+        for (cut = 64, bad = 0; five != NULL && cut <= one; cut++) {
+            spill(jpath, five, cut);
+            ix = NULL;
+            if (minlsh_index_map(&ix, ipath, NULL) != 0 ||
+                minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_READ, NULL, NULL) != 0 ||
+                minlsh_index_count(ix) != (cut == one ? 25u : 20u))
+                bad++;
+            minlsh_journal_free(j);
+            minlsh_index_free(ix);
+        }
+        EXPECT_EQ_INT(bad, 0);
+        free(five);
+    }
     /* A flipped byte in record 4: records 0..3 replay, the rest are cut. */
     full[64 + 4 * rec + 30] ^= 1;
     spill(jpath, full, len);

@@ -13,16 +13,21 @@
  * journal names a file that is gone, so it is stale: skipped by readers,
  * replaced by writers, and never applied twice.
  *
- * A record is written whole or, if the process dies during the write, cut
- * at the next open for writing: replay stops at the first record that is
- * incomplete or fails its checksum, which is the tail a dying append
- * leaves. Records after a damaged one are dropped with it.
+ * Each sync writes its records and then a commit record; replay applies
+ * records up to the last commit, stopping at the first record that is
+ * incomplete or fails its checksum (the tail a dying write leaves), so a
+ * sync cut short by a kill adds nothing, and the next open for writing
+ * cuts the file back to that commit. Records after a damaged one are
+ * dropped with it.
  */
 #include "lsh.h"
 
 #define MINLSH__MAGIC_JOURNAL "MINLSHJR"
 #define MINLSH__JOURNAL_VERSION 1
 #define MINLSH__JOURNAL_DATA_MAX ((size_t)1 << 20)
+/* The record each sync ends with: the records before it count only once it
+ * is there, so a sync is all or nothing even when a kill cuts its write. */
+#define MINLSH__JOURNAL_COMMIT 3u
 /* A journal is compacted past max(this, 1/32 of the index file). */
 #define MINLSH__JOURNAL_MIN_COMPACT ((uint64_t)1 << 20)
 
@@ -94,21 +99,28 @@ static size_t minlsh__journal_record(const uint8_t *p, size_t avail, uint32_t k,
     return 4 + body + 8;
 }
 
-/* Apply the records of buf[64..len) to index: the end of the good ones. */
+/* Apply the committed records of buf[64..len) to index: *good is the end of
+ * the last commit record before the first damaged or incomplete one. */
 static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const uint8_t *buf,
                                   size_t len, minlsh_journal_record_fn on_record, void *opaque,
                                   uint64_t *good) {
     uint32_t sig[MINLSH_FAMILY_K_MAX];
-    size_t off = MINLSH__HEADER_BYTES, step;
-    for (;;) {
-        const uint8_t *vals, *data;
-        size_t data_len;
-        uint64_t id;
-        uint32_t op, v;
+    size_t off = MINLSH__HEADER_BYTES, step, end = MINLSH__HEADER_BYTES;
+    const uint8_t *vals, *data;
+    size_t data_len;
+    uint64_t id;
+    uint32_t op, v;
+    /* Where the committed records end. */
+    while ((step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,
+                                          &data_len)) != 0) {
+        off += step;
+        if (op == MINLSH__JOURNAL_COMMIT) end = off;
+    }
+    for (off = MINLSH__HEADER_BYTES; off < end; off += step) {
         int rc;
         step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,
                                       &data_len);
-        if (step == 0) break;
+        if (op == MINLSH__JOURNAL_COMMIT) continue;
         if (op == MINLSH_JOURNAL_INSERT) {
             for (v = 0; v < j->k; v++) sig[v] = minlsh__load32le(vals + 4 * (size_t)v);
             rc = minlsh_index_insert(index, id, sig, j->k);
@@ -123,9 +135,8 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
         if (on_record != NULL && (rc = on_record(opaque, op, id, data, data_len)) != 0)
             return rc;
         j->records++;
-        off += step;
     }
-    *good = off;
+    *good = end;
     return 0;
 }
 
@@ -192,22 +203,11 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
     return 0;
 }
 
-int minlsh_journal_append(minlsh_journal *j, uint32_t op, uint64_t id, const uint32_t *sig,
-                          size_t k_sig, const void *data, size_t len) {
-    size_t n, body, need, i;
+/* Buffer one record: n values (0 or k). */
+static int minlsh__journal_put(minlsh_journal *j, uint32_t op, uint64_t id, const uint32_t *sig,
+                               size_t n, const void *data, size_t len) {
+    size_t body, need, i;
     uint8_t *p;
-    if (j == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
-    if (j->fd < 0) return MINLSH_E_STATE;
-    if (op == MINLSH_JOURNAL_INSERT) {
-        if (sig == NULL) return MINLSH_E_NULL;
-        if (k_sig != j->k) return MINLSH_E_PARAM;
-        n = j->k;
-    } else if (op == MINLSH_JOURNAL_REMOVE) {
-        n = 0;
-    } else {
-        return MINLSH_E_PARAM;
-    }
-    if (len > MINLSH__JOURNAL_DATA_MAX) return MINLSH_E_TOOBIG;
     body = 16 + 4 * n + 4 + len;
     need = j->buf_len + 4 + body + 8;
     if (need > j->buf_cap) {
@@ -231,8 +231,28 @@ int minlsh_journal_append(minlsh_journal *j, uint32_t op, uint64_t id, const uin
     if (len > 0) memcpy(p + 24 + 4 * n, data, len);
     minlsh__store64le(p + 4 + body, minlsh__sum64(p, 4 + body));
     j->buf_len = need;
-    j->records++;
     return 0;
+}
+
+int minlsh_journal_append(minlsh_journal *j, uint32_t op, uint64_t id, const uint32_t *sig,
+                          size_t k_sig, const void *data, size_t len) {
+    size_t n;
+    int rc;
+    if (j == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
+    if (j->fd < 0) return MINLSH_E_STATE;
+    if (op == MINLSH_JOURNAL_INSERT) {
+        if (sig == NULL) return MINLSH_E_NULL;
+        if (k_sig != j->k) return MINLSH_E_PARAM;
+        n = j->k;
+    } else if (op == MINLSH_JOURNAL_REMOVE) {
+        n = 0;
+    } else {
+        return MINLSH_E_PARAM;
+    }
+    if (len > MINLSH__JOURNAL_DATA_MAX) return MINLSH_E_TOOBIG;
+    rc = minlsh__journal_put(j, op, id, sig, n, data, len);
+    if (rc == 0) j->records++;
+    return rc;
 }
 
 int minlsh_journal_sync(minlsh_journal *j) {
@@ -240,12 +260,16 @@ int minlsh_journal_sync(minlsh_journal *j) {
     if (j == NULL) return MINLSH_E_NULL;
     if (j->fd < 0) return MINLSH_E_STATE;
     if (j->buf_len == 0) return 0;
+    /* The commit record, written with the records (taken back on failure). */
+    rc = minlsh__journal_put(j, MINLSH__JOURNAL_COMMIT, 0, NULL, 0, NULL, 0);
+    if (rc != 0) return rc;
     rc = minlsh__fd_write_at(j->fd, j->buf, j->buf_len, j->synced);
     if (rc == 0) rc = minlsh__fd_sync(j->fd);
     if (rc != 0) {
         /* Leave no partial record behind (best effort: replay would stop
          * at it anyway); the records stay buffered for another try. */
         (void)minlsh__fd_truncate(j->fd, j->synced);
+        j->buf_len -= 32; /* the commit record: the next sync adds its own */
         return rc;
     }
     j->synced += j->buf_len;
