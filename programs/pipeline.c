@@ -57,6 +57,7 @@ typedef struct job {
     size_t id_off, id_len; /* JOB_JSON: the id token in the batch buffer */
     unsigned worker;
     size_t set_off, set_n; /* in the worker's arena */
+    size_t sig_slot;       /* its signature's row in the batch's sigs */
 } job;
 
 typedef struct worker_state {
@@ -79,6 +80,8 @@ typedef struct batch {
     size_t n_jobs, cap_jobs;
     size_t *sel; /* the selected jobs of the batch, in order */
     size_t n_sel, cap_sel;
+    size_t *sign; /* the jobs to sign, in order: signature i is sign[i]'s */
+    size_t n_sign, cap_sign;
     cli_buf data;
     uint64_t file_bytes;
     uint32_t *sigs;
@@ -246,7 +249,7 @@ static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     size_t i;
     (void)worker;
     for (i = begin; i < end; i++) {
-        const job *j = &b->jobs[b->sel[i]];
+        const job *j = &b->jobs[b->sign[i]];
         const uint64_t *set = j->set_n > 0 ? b->arenas[j->worker].v + j->set_off : NULL;
         int rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, b->sigs + i * pl->k,
                                     pl->k, NULL);
@@ -323,7 +326,7 @@ static int deliver(pipeline *pl, batch *b) {
     for (i = 0; i < b->n_sel && rc == 0; i++) {
         doc_view d;
         view_job(pl, b, &b->jobs[b->sel[i]], &d);
-        if (pl->cfg->family != NULL) d.sig = b->sigs + i * pl->k;
+        if (pl->cfg->family != NULL) d.sig = b->sigs + b->jobs[b->sel[i]].sig_slot * pl->k;
         rc = pl->cfg->on_doc(pl->cfg->ctx, &d);
     }
     b->pending = 0;
@@ -338,21 +341,57 @@ static void sign_wait(pipeline *pl) {
     if ((rc = minlsh__pool_wait(pl->cfg->pool)) != 0) cli_die_lib("signing", rc);
 }
 
+/* Start signing b's jobs that are selected (only_selected) or may be:
+ * every good document, before select has seen them. sign_wait finishes. */
+static void sign_start(pipeline *pl, batch *b, int only_selected) {
+    size_t i, n = only_selected ? b->n_sel : b->n_jobs;
+    void *v;
+    b->n_sign = 0;
+    for (i = 0; i < n; i++) {
+        size_t at = only_selected ? b->sel[i] : i;
+        job *j = &b->jobs[at];
+        if (!only_selected &&
+            !(j->status == ST_OK || (j->status == ST_EMPTY && pl->cfg->offer_empty)))
+            continue;
+        v = b->sign;
+        xgrow(&v, &b->cap_sign, b->n_sign + 1, sizeof *b->sign);
+        b->sign = v;
+        j->sig_slot = b->n_sign;
+        b->sign[b->n_sign++] = at;
+    }
+    pl->busy = b;
+    if (b->n_sign == 0) return;
+    v = b->sigs;
+    xgrow(&v, &b->sigs_cap, b->n_sign * pl->k, sizeof *b->sigs);
+    b->sigs = v;
+    if (pl->cfg->pool == NULL) { /* nothing to start: sign now */
+        int rc = minlsh__pool_run(NULL, b->n_sign, 16, sign_range, pl);
+        if (rc != 0) cli_die_lib("signing", rc);
+        return;
+    }
+    minlsh__pool_start(pl->cfg->pool, b->n_sign, 16, sign_range, pl);
+    pl->signing = 1;
+}
+
 /* Steps 1 to 3 for the batch being filled, and step 4 for it or (with
  * overlap) for the batch before it. With overlap the pool signs this
- * batch in the background: the calling thread delivers the batch before
- * and reads the next one meanwhile, and the next flush waits for it. Then
- * the other batch is the one to fill. */
+ * batch in the background, every good document of it (a document select
+ * refuses is signed for nothing, which is rare): the calling thread
+ * selects, delivers the batch before and reads the next one meanwhile,
+ * and the next flush waits for the signing. Then the other batch is the
+ * one to fill. */
 static int flush(pipeline *pl) {
     batch *b = pl->fill, *prev = b == &pl->b[0] ? &pl->b[1] : &pl->b[0];
+    int background = pl->cfg->family != NULL && pl->cfg->pool != NULL && pl->cfg->overlap;
     size_t i;
-    int rc, src = 0;
+    int rc;
     void *v;
     if (b->n_jobs == 0) return 0;
     sign_wait(pl); /* prev is signed, and the pool free */
     for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
     rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, 1, shingle_range, pl);
     if (rc != 0) cli_die_lib("shingling", rc);
+    if (background) sign_start(pl, b, 0);
     b->n_sel = 0;
     for (i = 0; i < b->n_jobs; i++) {
         /* Random lookups in a large table: asked for ahead, they arrive
@@ -367,18 +406,9 @@ static int flush(pipeline *pl) {
         b->sel[b->n_sel++] = i;
     }
     rc = rc < 0 ? rc : 0;
-    pl->busy = b;
-    if (pl->cfg->family != NULL && b->n_sel > 0) {
-        v = b->sigs;
-        xgrow(&v, &b->sigs_cap, b->n_sel * pl->k, sizeof *b->sigs);
-        b->sigs = v;
-        if (pl->cfg->pool != NULL && pl->cfg->overlap) {
-            minlsh__pool_start(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
-            pl->signing = 1;
-        } else {
-            src = minlsh__pool_run(pl->cfg->pool, b->n_sel, 16, sign_range, pl);
-            if (src != 0) cli_die_lib("signing", src);
-        }
+    if (!background && pl->cfg->family != NULL) {
+        sign_start(pl, b, 1);
+        sign_wait(pl);
     }
     if (rc == 0 && prev->pending) rc = deliver(pl, prev);
     b->pending = 1;
@@ -586,6 +616,7 @@ static void workers_free(pipeline *pl) {
         free(b->arenas);
         free(b->jobs);
         free(b->sel);
+        free(b->sign);
         free(b->sigs);
         buf_free(&b->data);
     }
