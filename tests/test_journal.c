@@ -98,31 +98,6 @@ static long file_size(const char *path) {
     return n;
 }
 
-static unsigned char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *p;
-    long n;
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    p = (unsigned char *)malloc((size_t)n + 1);
-    if (p != NULL && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return p;
-}
-
-static void spill(const char *path, const unsigned char *p, size_t len) {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) return;
-    if (fwrite(p, 1, len, f) != len) TL_FAIL("short write");
-    fclose(f);
-}
-
 /* Same documents, same answers: count, ids, and a query of each. */
 static int same_index(const minlsh_index *a, const minlsh_index *b) {
     static uint64_t ia[4096], ib[4096];
@@ -244,11 +219,11 @@ static void test_torn(void) {
     }
     minlsh_journal_free(j);
     minlsh_index_free(ix);
-    full = slurp(jpath, &len);
+    full = tl_read_file(jpath, &len);
     if (full == NULL) return;
     rec = (len - 64) / 10; /* every record and commit have the same size here */
     for (cut = 64; cut <= len; cut++) {
-        spill(jpath, full, cut);
+        tl_write_file(jpath, full, cut);
         ix = NULL;
         memset(&s, 0, sizeof s);
         if (minlsh_index_map(&ix, ipath, NULL) != 0) {
@@ -279,15 +254,15 @@ static void test_torn(void) {
         unsigned char *five;
         ix = NULL;
         EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
-        spill(jpath, full, 64);
+        tl_write_file(jpath, full, 64);
         EXPECT_OK(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL));
         for (id = 21; id <= 25; id++) EXPECT_OK(add_doc(ix, j, id));
         EXPECT_OK(minlsh_journal_sync(j));
         minlsh_journal_free(j);
         minlsh_index_free(ix);
-        five = slurp(jpath, &one);
+        five = tl_read_file(jpath, &one);
         for (cut = 64, bad = 0; five != NULL && cut <= one; cut++) {
-            spill(jpath, five, cut);
+            tl_write_file(jpath, five, cut);
             ix = NULL;
             if (minlsh_index_map(&ix, ipath, NULL) != 0 ||
                 minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_READ, NULL, NULL) != 0 ||
@@ -301,7 +276,7 @@ static void test_torn(void) {
     }
     /* A flipped byte in record 4: records 0..3 replay, the rest are cut. */
     full[64 + 4 * rec + 30] ^= 1;
-    spill(jpath, full, len);
+    tl_write_file(jpath, full, len);
     ix = NULL;
     memset(&s, 0, sizeof s);
     EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
@@ -312,13 +287,13 @@ static void test_torn(void) {
     minlsh_index_free(ix);
     /* A damaged header is refused, a foreign file too. */
     full[20] ^= 1;
-    spill(jpath, full, len);
+    tl_write_file(jpath, full, len);
     ix = NULL;
     EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
     EXPECT_ERR(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_READ, NULL, NULL),
                MINLSH_E_CORRUPT);
     EXPECT(j == NULL);
-    spill(jpath, (const unsigned char *)"hello, world", 12);
+    tl_write_file(jpath, (const unsigned char *)"hello, world", 12);
     EXPECT_ERR(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL),
                MINLSH_E_FORMAT);
     minlsh_index_free(ix);

@@ -60,32 +60,6 @@ static minlsh_index *build(const minlsh_allocator *al, uint64_t *ids, uint32_t *
     return ix;
 }
 
-/* Read a whole file. */
-static unsigned char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *p;
-    long n;
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    p = (unsigned char *)malloc((size_t)n + 1);
-    if (p != NULL && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return p;
-}
-
-static void spill(const char *path, const unsigned char *p, size_t len) {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) return;
-    if (fwrite(p, 1, len, f) != len) TL_FAIL("short write");
-    fclose(f);
-}
-
 /* Both handles answer sig alike, for every call that reads. */
 static int same_answers(const minlsh_index *a, const minlsh_index *b, const uint32_t *sig) {
     uint64_t ia[N], ib[N], lim;
@@ -225,25 +199,25 @@ static void test_same_answers(void) {
     /* The bytes depend on the documents only: the mapped handle with its
      * delta saves what the index in memory saves. */
     EXPECT_OK(minlsh_index_save_mapped(map, path2));
-    f1 = slurp(path2, &l1);
+    f1 = tl_read_file(path2, &l1);
     EXPECT_OK(minlsh_index_save_mapped(mem, path2));
-    f2 = slurp(path2, &l2);
+    f2 = tl_read_file(path2, &l2);
     EXPECT(f1 != NULL && f2 != NULL && l1 == l2 && memcmp(f1, f2, l1) == 0);
     free(f1);
     free(f2);
-    f1 = slurp(path, &l1);
+    f1 = tl_read_file(path, &l1);
     EXPECT_OK(minlsh_index_load(&back, path, NULL));
     if (back != NULL) {
         EXPECT_OK(minlsh_index_save_mapped(back, path2));
-        f2 = slurp(path2, &l2);
+        f2 = tl_read_file(path2, &l2);
         EXPECT(f2 != NULL && l1 == l2 && memcmp(f1, f2, l1) == 0);
         free(f2);
         /* Loaded from version 2, saved as version 1: as the original. */
         EXPECT_OK(minlsh_index_save(back, path2));
         EXPECT_OK(minlsh_index_save(mem, path));
-        f2 = slurp(path2, &l2);
+        f2 = tl_read_file(path2, &l2);
         free(f1);
-        f1 = slurp(path, &l1);
+        f1 = tl_read_file(path, &l1);
         EXPECT(f1 != NULL && f2 != NULL && l1 == l2 && memcmp(f1, f2, l1) == 0);
         free(f2);
         EXPECT_ERR(minlsh_index_insert(back, 2, sigs, K), MINLSH_E_EXISTS);
@@ -299,7 +273,7 @@ static void damaged(const unsigned char *f, size_t len, size_t off, int open_rc,
     int seen = 0;
     memcpy(g, f, len);
     g[off] ^= 0x10;
-    spill(path, g, len);
+    tl_write_file(path, g, len);
     free(g);
     EXPECT_EQ_INT(minlsh_index_map(&map, path, NULL), open_rc);
     EXPECT_ERR(minlsh_index_load(&ld, path, NULL), open_rc != 0 ? open_rc : MINLSH_E_CORRUPT);
@@ -333,7 +307,7 @@ static void test_damage(void) {
     unsigned char *f;
     size_t len = 0, docs_end, bands_end;
     EXPECT_OK(minlsh_index_save_mapped(mem, path));
-    f = slurp(path, &len);
+    f = tl_read_file(path, &len);
     if (f == NULL) return;
     docs_end = 128 + (size_t)minlsh_index_count(mem) * (8 + 4 * K);
     bands_end = len - 13 - 8 - 8 * ((len - 128) / 65536 + 1); /* about: inside the bands */
@@ -346,15 +320,15 @@ static void test_damage(void) {
     damaged(f, len, docs_end + 100, 0, sigs, ids);          /* a band entry */
     damaged(f, len, (docs_end + bands_end) / 2, 0, sigs, ids);
     /* Truncated, or with a byte more. */
-    spill(path, f, len - 1);
+    tl_write_file(path, f, len - 1);
     EXPECT_ERR(minlsh_index_map(&map, path, NULL), MINLSH_E_CORRUPT);
-    spill(path, f, 100);
+    tl_write_file(path, f, 100);
     EXPECT_ERR(minlsh_index_map(&map, path, NULL), MINLSH_E_CORRUPT);
     {
         unsigned char *g = (unsigned char *)malloc(len + 1);
         memcpy(g, f, len);
         g[len] = 0;
-        spill(path, g, len + 1);
+        tl_write_file(path, g, len + 1);
         free(g);
         EXPECT_ERR(minlsh_index_map(&map, path, NULL), MINLSH_E_CORRUPT);
     }

@@ -118,4 +118,37 @@ static inline const char *tl_tmp_path(const char *name) {
     return buf;
 }
 
+/* A whole file in a malloc'd buffer (one byte spare), its length in *len;
+ * NULL if it cannot be read. */
+static inline unsigned char *tl_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *p;
+    long n;
+    *len = 0;
+    if (f == NULL) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    p = (unsigned char *)malloc((size_t)n + 1);
+    if (p != NULL && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    if (p != NULL) *len = (size_t)n;
+    return p;
+}
+
+/* Replace a file with len bytes; a short write fails the test. */
+static inline void tl_write_file(const char *path, const void *p, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        TL_FAIL("cannot write %s", path);
+        return;
+    }
+    if (fwrite(p, 1, len, f) != len) TL_FAIL("short write to %s", path);
+    fclose(f);
+}
+
 #endif
