@@ -60,8 +60,11 @@ static minlsh_index *build(const minlsh_allocator *al, uint64_t *ids, uint32_t *
     return ix;
 }
 
-/* Both handles answer sig alike, for every call that reads. */
-static int same_answers(const minlsh_index *a, const minlsh_index *b, const uint32_t *sig) {
+/* Both handles answer sig alike, for every call that reads (with limited,
+ * the limited queries too: on a mapped handle with inserts, each of those
+ * works on a loaded copy, so they are asked for a sample only). */
+static int same_answers(const minlsh_index *a, const minlsh_index *b, const uint32_t *sig,
+                        int limited) {
     uint64_t ia[N], ib[N], lim;
     double sa[N], sb[N];
     size_t na = 0, nb = 0, i;
@@ -72,7 +75,7 @@ static int same_answers(const minlsh_index *a, const minlsh_index *b, const uint
     if (ra != 0 || rb != 0 || na != nb) return 0;
     for (i = 0; i < na; i++)
         if (ia[i] != ib[i] || memcmp(&sa[i], &sb[i], sizeof sa[i]) != 0) return 0;
-    for (lim = 1; lim < 40; lim += 3) {
+    for (lim = 1; limited && lim < 40; lim += 3) {
         ra = minlsh_index_query_limited(a, sig, K, lim, ia, NULL, N, &na, &da);
         rb = minlsh_index_query_limited(b, sig, K, lim, ib, NULL, N, &nb, &db);
         if (ra != rb || na != nb || da != db) return 0;
@@ -125,13 +128,13 @@ static void test_same_answers(void) {
             memcmp(s, sigs + i * K, sizeof s) != 0)
             bad++;
         /* Every stored document, a near copy of it, and a random one. */
-        if (!same_answers(mem, map, sigs + i * K)) bad++;
+        if (!same_answers(mem, map, sigs + i * K, 1)) bad++;
         memcpy(t, sigs + i * K, sizeof t);
         t[i % K] ^= 1;
         t[(i * 7) % K] ^= 2;
-        if (!same_answers(mem, map, t)) bad++;
+        if (!same_answers(mem, map, t, 1)) bad++;
         random_sig(t);
-        if (!same_answers(mem, map, t)) bad++;
+        if (!same_answers(mem, map, t, 1)) bad++;
     }
     EXPECT_EQ_INT(bad, 0);
     EXPECT_ERR(minlsh_index_copy_signature(map, 2, s, K, NULL), MINLSH_E_NOTFOUND);
@@ -168,9 +171,9 @@ static void test_same_answers(void) {
     EXPECT_EQ_INT(minlsh_index_contains(map, 10), 0);
     EXPECT_OK(minlsh_index_copy_signature(map, 12, s, K, NULL));
     for (i = 0, bad = 0; i < N; i += 3) {
-        if (!same_answers(mem, map, sigs + i * K)) bad++;
+        if (!same_answers(mem, map, sigs + i * K, i % 300 == 0)) bad++;
         random_sig(t);
-        if (!same_answers(mem, map, t)) bad++;
+        if (!same_answers(mem, map, t, i % 300 == 0)) bad++;
     }
     EXPECT_EQ_INT(bad, 0);
     EXPECT_OK(minlsh_index_query_many(mem, sigs + 100 * K, 8, K, offa, qa, NULL, 4 * N, &na));
@@ -229,7 +232,7 @@ static void test_same_answers(void) {
     map = NULL;
     EXPECT_OK(minlsh_index_map(&map, path, NULL));
     if (map != NULL) {
-        EXPECT(same_answers(mem, map, sigs + 4 * K));
+        EXPECT(same_answers(mem, map, sigs + 4 * K, 1));
         EXPECT_OK(minlsh_index_insert(map, 1u << 30, sigs, K));
         EXPECT_OK(minlsh_index_remove(map, 2)); /* loaded: anything can change */
         minlsh_index_free(map);
