@@ -34,7 +34,9 @@ I="$tmp/ix"
 "$M" index create -q "$I"
 acked="" killed=0 b=0
 while [ $b -lt "$RUNS" ]; do
-    "$M" index add -q --jsonl "$I" "$tmp/b$b.jsonl" 2> /dev/null &
+    # A coverage build writes its counters at exit: a kill in the middle
+    # would leave them torn for every later process, so these go elsewhere.
+    GCOV_PREFIX="$tmp/gcov" "$M" index add -q --jsonl "$I" "$tmp/b$b.jsonl" 2> /dev/null &
     pid=$!
     # 0 to 45 ms: before, during and after the appends and compactions
     sleep "0.00$(( (b * 37) % 10 ))"
