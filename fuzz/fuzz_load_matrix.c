@@ -6,8 +6,10 @@
  * never an allocation beyond what the input's length justifies), or loaded;
  * the file format is canonical, so a loaded matrix must save back to exactly
  * the input bytes. The load is repeated with a family (refusing a mismatch
- * with MINLSH_E_MISMATCH, and accepting the file's own parameters).
+ * or another scheme with MINLSH_E_MISMATCH, and accepting the file's own
+ * parameters).
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_family_new_scheme, minlsh_sigmatrix_scheme */
 #include "fuzz.h"
 
 static int load_status_ok(int rc) {
@@ -46,10 +48,21 @@ static void load_one(const uint8_t *data, size_t size) {
     }
     FUZZ_CHECK(minlsh_sigmatrix_view_column(m, count) == NULL);
     /* With the file's own family it loads; with another it is refused. */
-    FUZZ_OK(minlsh_family_new(&fam, minlsh_sigmatrix_k(m), minlsh_sigmatrix_seed(m), NULL));
+    FUZZ_OK(minlsh_family_new_scheme(&fam, minlsh_sigmatrix_k(m), minlsh_sigmatrix_seed(m),
+                                     minlsh_sigmatrix_scheme(m), NULL));
     FUZZ_OK(minlsh_sigmatrix_load_buffer(&m2, data, size, LOAD_OPTS(fam, minlsh_sigmatrix_config_id(m), NULL)));
     minlsh_sigmatrix_free(m2);
     m2 = NULL;
+    minlsh_family_free(fam);
+    fam = NULL;
+    /* The same k and seed under the other scheme is a different family. */
+    FUZZ_OK(minlsh_family_new_scheme(&fam, minlsh_sigmatrix_k(m), minlsh_sigmatrix_seed(m),
+                                     minlsh_sigmatrix_scheme(m) == MINLSH_SCHEME_OPH ? MINLSH_SCHEME_CLASSIC
+                                                                                     : MINLSH_SCHEME_OPH,
+                                     NULL));
+    FUZZ_CHECK(minlsh_sigmatrix_load_buffer(&m2, data, size, LOAD_OPTS(fam, minlsh_sigmatrix_config_id(m), NULL)) ==
+               MINLSH_E_MISMATCH);
+    FUZZ_CHECK(m2 == NULL);
     FUZZ_CHECK(minlsh_sigmatrix_load_buffer(&m2, data, size, LOAD_OPTS(fam, minlsh_sigmatrix_config_id(m) ^ 1, NULL)) ==
                MINLSH_E_MISMATCH);
     FUZZ_CHECK(m2 == NULL);

@@ -5,6 +5,7 @@
  * running it again rewrites the same bytes.
  *   make fuzz-corpus      (runs build/fuzz/mkcorpus fuzz/corpus)
  */
+#define MINLSH_EXPERIMENTAL_API 1 /* minlsh_family_new_scheme */
 #include <minlsh.h>
 
 #include <stdint.h>
@@ -119,14 +120,19 @@ static void matrix_corpus(void) {
     uint8_t buf[8192];
     size_t len, i, v;
     uint64_t s = 7;
-    static const struct { uint32_t k; size_t docs; const char *meta; const char *name; } shapes[] = {
-        {1, 0, "", "k1-empty"},
-        {4, 3, "names: a b c", "k4-3docs-meta"},
-        {16, 5, "", "k16-5docs"},
-        {128, 2, "x", "k128-2docs"},
+    static const struct {
+        uint32_t k, scheme;
+        size_t docs;
+        const char *meta, *name;
+    } shapes[] = {
+        {1, MINLSH_SCHEME_CLASSIC, 0, "", "k1-empty"},
+        {4, MINLSH_SCHEME_CLASSIC, 3, "names: a b c", "k4-3docs-meta"},
+        {16, MINLSH_SCHEME_CLASSIC, 5, "", "k16-5docs"},
+        {128, MINLSH_SCHEME_CLASSIC, 2, "x", "k128-2docs"},
+        {16, MINLSH_SCHEME_OPH, 3, "", "k16-oph-3docs"},
     };
     for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        if (minlsh_family_new(&fam, shapes[i].k, 42 + i, NULL) != 0 ||
+        if (minlsh_family_new_scheme(&fam, shapes[i].k, 42 + i, shapes[i].scheme, NULL) != 0 ||
             minlsh_sigmatrix_new(&m, fam, i * 1000, NULL) != 0) {
             failed = 1;
             return;
