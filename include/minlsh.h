@@ -1178,12 +1178,13 @@ MINLSH_API int minlsh_index_save_mapped(const minlsh_index *index, const char *p
  * place (a query: its band searches, one or two blocks per band, and its
  * candidates' records). insert, insert_many and insert_novel go into an
  * in-memory delta that every query merges with the file's answers, so the
- * handle answers as the loaded index with the same inserts; remove works
- * on the delta and returns MINLSH_E_STATE for a document of the file (load
- * the file to remove it); set_metadata replaces the handle's copy. save,
- * save_buffer, save_mapped, copy_stats, the pairs and clusters of an index,
- * merge as a source and query_limited with a non-empty delta first load a
- * copy into memory. The file must not be truncated while it is mapped
+ * handle answers as the loaded index with the same inserts (query_limited
+ * counts the members of the file's and the delta's buckets band by band,
+ * in place); remove works on the delta and returns MINLSH_E_STATE for a
+ * document of the file (load the file to remove it); set_metadata replaces
+ * the handle's copy. save, save_buffer, save_mapped, copy_stats, the pairs
+ * and clusters of an index and merge as a source first load a copy into
+ * memory. The file must not be truncated while it is mapped
  * (minlsh's own saves replace it by renaming, which a mapping survives).
  * Errors: as minlsh_index_load, MINLSH_E_NOMEM (one byte per block is
  * allocated). Threads: the handle may be read by any number of threads. */

@@ -402,13 +402,6 @@ int minlsh__lsh_parse_v2(minlsh_index **out, const void *buf, size_t len,
 int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
                              const uint8_t *payload, const uint8_t *meta, size_t meta_len,
                              const minlsh__load *ld);
-int minlsh__lsh_map_query(const minlsh_index *ix, const uint32_t *sig, uint64_t max_members,
-                          uint64_t *ids, double *similarity, size_t cap, size_t *n_out,
-                          uint32_t *bands_searched);
-/* minlsh_index_query on a mapped handle: the file's answers and its
- * delta's, merged in id order. */
-int minlsh__lsh_mixed_query(const minlsh_index *ix, const uint32_t *sig, uint64_t *ids,
-                            double *similarity, size_t cap, size_t *n_out);
 /* Insert into a mapped handle (its delta): MINLSH_E_EXISTS if the file or
  * the delta has id. */
 int minlsh__lsh_map_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig);
@@ -431,6 +424,14 @@ typedef struct minlsh__lsh_scratch {
 /* Append one element. 0, MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 int minlsh__lsh_scratch_push(minlsh__lsh_scratch *s, const void *x);
 void minlsh__lsh_scratch_free(minlsh__lsh_scratch *s);
+
+/* mapped.c: one band of a mapped file's query, and the answer from the
+ * document numbers collected (the walk and the records: query.c runs the
+ * bands, the limit and the merge with the delta). */
+int minlsh__lsh_map_band(const minlsh_index *ix, const uint32_t *sig, uint64_t key, uint32_t j,
+                         uint64_t room, minlsh__lsh_scratch *ds, uint64_t *band_members);
+int minlsh__lsh_map_emit(const minlsh_index *ix, const uint32_t *sig, minlsh__lsh_scratch *ds,
+                         uint64_t *ids, double *similarity, size_t cap, size_t *n_out);
 
 /* pairs.c: the pair list handle, shared with the matrix path; its records
  * are common/sort.h's, sorted by minlsh__sort_pairs. */

@@ -280,48 +280,6 @@ int minlsh__lsh_map_remove(minlsh_index *ix, uint64_t id) {
     return rc == 1 ? MINLSH_E_STATE : MINLSH_E_NOTFOUND;
 }
 
-int minlsh__lsh_mixed_query(const minlsh_index *ix, const uint32_t *sig, uint64_t *ids,
-                            double *similarity, size_t cap, size_t *n_out) {
-    uint64_t *di = NULL;
-    double *ds = NULL;
-    size_t nb = 0, nd = 0, a, b, o;
-    int rc, rcb;
-    if (ix->delta == NULL || ix->delta->count == 0)
-        return minlsh__lsh_map_query(ix, sig, 0, ids, similarity, cap, n_out, NULL);
-    rcb = minlsh__lsh_map_query(ix, sig, 0, ids, similarity, cap, &nb, NULL);
-    if (rcb != 0 && rcb != MINLSH_E_BUFSIZE) return rcb;
-    rc = minlsh_index_query(ix->delta, sig, ix->k, NULL, NULL, 0, &nd);
-    if (rc != 0 && rc != MINLSH_E_BUFSIZE) return rc;
-    if (n_out != NULL) *n_out = nb + nd;
-    if (nd == 0) return rcb;
-    if (cap < nb + nd) return MINLSH_E_BUFSIZE;
-    di = (uint64_t *)minlsh__malloc(&ix->alloc, nd * sizeof *di);
-    ds = (double *)minlsh__malloc(&ix->alloc, nd * sizeof *ds);
-    rc = di != NULL && ds != NULL ? minlsh_index_query(ix->delta, sig, ix->k, di, ds, nd, &nd)
-                                  : MINLSH_E_NOMEM;
-    if (rc == 0) {
-        /* Both lists ascend and share no id: merge from the back. */
-        a = nb;
-        b = nd;
-        o = nb + nd;
-        while (b > 0) {
-            o--;
-            if (a > 0 && ids[a - 1] > di[b - 1]) {
-                a--;
-                ids[o] = ids[a];
-                if (similarity != NULL) similarity[o] = similarity[a];
-            } else {
-                b--;
-                ids[o] = di[b];
-                if (similarity != NULL) similarity[o] = ds[b];
-            }
-        }
-    }
-    minlsh__free(&ix->alloc, di);
-    minlsh__free(&ix->alloc, ds);
-    return rc;
-}
-
 /* ---- reading in place ---------------------------------------------------- */
 
 /* Document i's record, its blocks checked; NULL if damaged. */
@@ -446,90 +404,69 @@ static void minlsh__map_sig(const uint8_t *r, uint32_t k, uint32_t *sig) {
     for (v = 0; v < k; v++) sig[v] = minlsh__load32le(r + 8 + 4 * (size_t)v);
 }
 
-/* The same answers as query.c gives for the index in memory: the documents
- * that share a bucket (same 64-bit band key) with sig in some band, in
- * ascending id order, with their estimates; max_members as there. */
-int minlsh__lsh_map_query(const minlsh_index *ix, const uint32_t *sig, uint64_t max_members,
-                          uint64_t *ids, double *similarity, size_t cap, size_t *n_out,
-                          uint32_t *bands_searched) {
+/* Band j of the file (query.c's minlsh__lsh_query_mapped runs the bands
+ * and the limit): the document numbers in sig's bucket, whose band key is
+ * key, pushed to ds and counted in *band_members; the walk stops at the
+ * first member past room, as the caller then leaves the band out whole. */
+int minlsh__lsh_map_band(const minlsh_index *ix, const uint32_t *sig, uint64_t key, uint32_t j,
+                         uint64_t room, minlsh__lsh_scratch *ds, uint64_t *band_members) {
     const minlsh__lsh_map *mp = ix->map;
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
-    uint32_t own[MINLSH_FAMILY_K_MAX];
-    uint64_t dstack[MINLSH__QUERY_STACK];
-    minlsh__lsh_scratch ds;
-    uint64_t members = 0;
-    uint32_t j, done = 0;
-    size_t i, n = 0;
+    const uint32_t *vals = sig + (size_t)j * ix->rows;
+    uint32_t own[MINLSH_FAMILY_K_MAX], tag = (uint32_t)(key >> 32);
+    minlsh__map_band b;
+    size_t p;
     int rc = 0;
-    if (ix->count == 0 || mp->m == 0 || minlsh_signature_is_empty(sig, ix->k) == 1) {
-        if (n_out != NULL) *n_out = 0; /* empty documents are never candidates */
-        if (bands_searched != NULL) *bands_searched = ix->bands;
-        return 0;
-    }
-    minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
-    ds.p = ds.stack = dstack;
-    ds.n = 0;
-    ds.cap = MINLSH__QUERY_STACK;
-    ds.elem = sizeof *dstack;
-    ds.a = &ix->alloc;
-    for (j = 0; j < ix->bands && rc == 0; j++) {
-        const uint32_t *vals = sig + (size_t)j * ix->rows;
-        uint32_t tag = (uint32_t)(keys[j] >> 32);
-        minlsh__map_band b;
-        size_t p, band_start = ds.n;
-        uint64_t band_members = 0;
-        b.mp = mp;
-        b.off = mp->bands_off + (size_t)j * mp->m * MINLSH__MAP_ENTRY;
-        b.rc = 0;
-        for (p = minlsh__map_seek(&b, mp->m, tag); p < mp->m && minlsh__map_tag(&b, p) == tag;
-             p++) {
-            uint64_t d = minlsh__load32le(mp->data + b.off + p * MINLSH__MAP_ENTRY + 4);
-            const uint8_t *r;
-            uint32_t v, diff = 0;
-            if (d >= mp->n || (r = minlsh__map_doc(mp, (size_t)d)) == NULL) {
-                b.rc = MINLSH_E_CORRUPT;
-                break;
-            }
-            for (v = 0; v < ix->rows; v++)
-                diff |= minlsh__load32le(r + 8 + 4 * ((size_t)j * ix->rows + v)) ^ vals[v];
-            if (diff != 0) {
-                /* Another bucket under the same tag, unless the whole keys
-                 * collide (as minlsh__lsh_band_match decides). */
-                minlsh__map_sig(r, ix->k, own);
-                if (minlsh__lsh_band_key(own, j, ix->rows) != keys[j]) continue;
-            }
-            band_members++;
-            if (max_members != 0 && members + band_members > max_members) break;
-            if ((rc = minlsh__lsh_scratch_push(&ds, &d)) != 0) break;
-        }
-        if (rc == 0) rc = b.rc;
-        if (rc != 0) break;
-        if (max_members != 0 && members + band_members > max_members) {
-            ds.n = band_start; /* this band is left out whole, as in memory */
+    *band_members = 0;
+    if (mp->m == 0) return 0;
+    b.mp = mp;
+    b.off = mp->bands_off + (size_t)j * mp->m * MINLSH__MAP_ENTRY;
+    b.rc = 0;
+    for (p = minlsh__map_seek(&b, mp->m, tag); p < mp->m && minlsh__map_tag(&b, p) == tag; p++) {
+        uint64_t d = minlsh__load32le(mp->data + b.off + p * MINLSH__MAP_ENTRY + 4);
+        const uint8_t *r;
+        uint32_t v, diff = 0;
+        if (d >= mp->n || (r = minlsh__map_doc(mp, (size_t)d)) == NULL) {
+            b.rc = MINLSH_E_CORRUPT;
             break;
         }
-        members += band_members;
-        done = j + 1;
+        for (v = 0; v < ix->rows; v++)
+            diff |= minlsh__load32le(r + 8 + 4 * ((size_t)j * ix->rows + v)) ^ vals[v];
+        if (diff != 0) {
+            /* Another bucket under the same tag, unless the whole keys
+             * collide (as minlsh__lsh_band_match decides). */
+            minlsh__map_sig(r, ix->k, own);
+            if (minlsh__lsh_band_key(own, j, ix->rows) != key) continue;
+        }
+        if (++*band_members > room) break;
+        if ((rc = minlsh__lsh_scratch_push(ds, &d)) != 0) break;
     }
-    if (rc == 0) {
-        uint64_t *dv = (uint64_t *)ds.p;
-        /* Document numbers follow the ids: sorted numbers are sorted ids. */
-        minlsh__sort_u64(dv, ds.n);
-        n = minlsh__unique_u64(dv, ds.n);
-        if (n_out != NULL) *n_out = n;
-        if (bands_searched != NULL) *bands_searched = done;
-        if (cap < n) rc = MINLSH_E_BUFSIZE;
-        for (i = 0; i < n && rc == 0; i++) {
-            const uint8_t *r = mp->data + MINLSH__MAP_DATA + (size_t)dv[i] * mp->item;
-            ids[i] = minlsh__load64le(r);
-            if (similarity != NULL) {
-                minlsh__map_sig(r, ix->k, own);
-                similarity[i] = minlsh__lsh_estimate(sig, own, ix->k);
-            }
+    return rc != 0 ? rc : b.rc;
+}
+
+/* The documents numbered in ds (any order, repeats allowed; sorted and
+ * made unique here): their ids ascending, with their estimates against
+ * sig. *n_out gets the count; MINLSH_E_BUFSIZE if cap is short. */
+int minlsh__lsh_map_emit(const minlsh_index *ix, const uint32_t *sig, minlsh__lsh_scratch *ds,
+                         uint64_t *ids, double *similarity, size_t cap, size_t *n_out) {
+    const minlsh__lsh_map *mp = ix->map;
+    uint64_t *dv = (uint64_t *)ds->p;
+    uint32_t own[MINLSH_FAMILY_K_MAX];
+    size_t i, n;
+    /* Document numbers follow the ids: sorted numbers are sorted ids. */
+    minlsh__sort_u64(dv, ds->n);
+    n = ds->n = minlsh__unique_u64(dv, ds->n);
+    if (n_out != NULL) *n_out = n;
+    if (cap < n) return MINLSH_E_BUFSIZE;
+    for (i = 0; i < n; i++) {
+        /* Every record here was checked when its band entry was read. */
+        const uint8_t *r = mp->data + MINLSH__MAP_DATA + (size_t)dv[i] * mp->item;
+        ids[i] = minlsh__load64le(r);
+        if (similarity != NULL) {
+            minlsh__map_sig(r, ix->k, own);
+            similarity[i] = minlsh__lsh_estimate(sig, own, ix->k);
         }
     }
-    minlsh__lsh_scratch_free(&ds);
-    return rc;
+    return 0;
 }
 
 /* ---- writing ------------------------------------------------------------- */

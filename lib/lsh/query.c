@@ -122,111 +122,234 @@ static void minlsh__query_probe(const minlsh_index *index, minlsh__q_prep *qp) {
     }
 }
 
+static void minlsh__scratch_init(minlsh__lsh_scratch *s, void *stack, size_t elem,
+                                 const minlsh_allocator *a) {
+    s->p = s->stack = stack;
+    s->n = 0;
+    s->cap = MINLSH__QUERY_STACK;
+    s->elem = elem;
+    s->a = a;
+}
+
+/* Band j in memory: the groups of sig's bucket (band key key; pos the
+ * first table entry with its tag, or SIZE_MAX) pushed to gs, their members
+ * counted in *band_members; the walk stops at the first group that takes
+ * the count past room, as the caller then leaves the band out whole. */
+static int minlsh__mem_band(const minlsh_index *index, const uint32_t *sig, uint64_t key,
+                            size_t pos, uint32_t j, uint64_t room, minlsh__lsh_scratch *gs,
+                            uint64_t *band_members) {
+    const minlsh__lsh_table *t = &index->band[j];
+    const uint32_t *vals = sig + (size_t)j * index->rows;
+    uint32_t tag = (uint32_t)(key >> 32), it = MINLSH__LSH_NIL, g;
+    size_t band_start = gs->n, p;
+    int rc = 0;
+    *band_members = 0;
+    if (pos != SIZE_MAX)
+        for (p = pos; t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag; p++)
+            if (minlsh__lsh_band_match(index, minlsh__lsh_bucket_first(index, t->e[p].val), j,
+                                       key, vals)) {
+                it = t->e[p].val;
+                break;
+            }
+    while (rc == 0 && (g = minlsh__lsh_bucket_next(index, &it)) != MINLSH__LSH_NIL) {
+        uint64_t gg = g;
+        *band_members += minlsh__lsh_group_at(index, g)->count;
+        if (*band_members > room) break;
+        /* Most bands of a near-duplicate name the group the band before
+         * named: skip the repeat here rather than sort it out below. */
+        if (gs->n > band_start || gs->n == 0 || ((const uint64_t *)gs->p)[gs->n - 1] != gg)
+            rc = minlsh__lsh_scratch_push(gs, &gg);
+    }
+    return rc;
+}
+
+/* The bands a query takes under max_members (0: no limit), over a mapped
+ * file (file, or NULL), an index in memory (mem, or NULL: a mapped
+ * handle's delta, or the index itself), or both: bands in order, each
+ * bucket's members counted on both sides, stopping before the first band
+ * that would pass the limit and leaving it out whole, so the answer is the
+ * loaded index's. The file's document numbers go to ds, the groups in
+ * memory to gs (ds may be NULL without a file, gs without mem); *done
+ * gets the bands taken. */
+static int minlsh__collect(const minlsh_index *file, const minlsh_index *mem,
+                           const uint32_t *sig, const uint64_t *keys, const size_t *pos,
+                           uint64_t max_members, minlsh__lsh_scratch *ds,
+                           minlsh__lsh_scratch *gs, uint32_t *done) {
+    uint32_t j, bands = file != NULL ? file->bands : mem->bands;
+    uint64_t members = 0;
+    int rc = 0;
+    *done = 0;
+    for (j = 0; j < bands; j++) {
+        uint64_t room = max_members == 0 ? UINT64_MAX : max_members - members, fm = 0, gm = 0;
+        size_t d0 = ds != NULL ? ds->n : 0, g0 = gs != NULL ? gs->n : 0;
+        if (file != NULL) rc = minlsh__lsh_map_band(file, sig, keys[j], j, room, ds, &fm);
+        if (rc == 0 && mem != NULL && fm <= room)
+            rc = minlsh__mem_band(mem, sig, keys[j], pos[j], j, room - fm, gs, &gm);
+        if (rc != 0) return rc;
+        if (fm + gm > room) {
+            if (ds != NULL) ds->n = d0;
+            if (gs != NULL) gs->n = g0;
+            break;
+        }
+        members += fm + gm;
+        *done = j + 1;
+    }
+    return 0;
+}
+
+/* The groups in gs (any order, repeats allowed; sorted and made unique
+ * here) expanded to their members: ids ascending, with the estimates.
+ * *n_out gets the count; MINLSH_E_BUFSIZE if cap is short. */
+static int minlsh__mem_emit(const minlsh_index *index, const uint32_t *sig,
+                            minlsh__lsh_scratch *gs, uint64_t *ids, double *similarity,
+                            size_t cap, size_t *n_out) {
+    minlsh__kv rstack[MINLSH__QUERY_STACK];
+    minlsh__lsh_scratch rs;
+    uint64_t *gv = (uint64_t *)gs->p;
+    size_t i, n = 0, ng;
+    int rc = 0;
+    minlsh__scratch_init(&rs, rstack, sizeof *rstack, &index->alloc);
+    minlsh__sort_u64(gv, gs->n);
+    ng = gs->n = minlsh__unique_u64(gv, gs->n);
+    /* Expand the groups to their members: (id, index of the group). */
+    for (i = 0; i < ng && rc == 0; i++) {
+        const minlsh__lsh_group *gr = minlsh__lsh_group_at(index, (size_t)gv[i]);
+        minlsh__kv r;
+        uint32_t s;
+        r.val = i;
+        if (gr->count == 1) { /* the usual case: no slot to visit */
+            r.key = gr->head_id;
+            rc = minlsh__lsh_scratch_push(&rs, &r);
+            continue;
+        }
+        for (s = gr->head; s != MINLSH__LSH_NIL && rc == 0; s = minlsh__lsh_doc_at(index, s)->next) {
+            r.key = *minlsh__lsh_id_at(index, s);
+            rc = minlsh__lsh_scratch_push(&rs, &r);
+        }
+    }
+    if (rc == 0) {
+        n = rs.n;
+        if (n_out != NULL) *n_out = n;
+        if (cap < n) rc = MINLSH_E_BUFSIZE;
+    }
+    if (rc == 0) {
+        minlsh__kv *rv = (minlsh__kv *)rs.p;
+        minlsh__sort_kv(rv, n);
+        for (i = 0; i < n; i++) ids[i] = rv[i].key;
+        if (similarity != NULL) {
+            /* One estimate per group, for all its members: the group
+             * numbers are no longer needed, so their array holds it. */
+            for (i = 0; i < ng; i++) {
+                double est = minlsh__lsh_estimate(sig, minlsh__lsh_gsig(index, (size_t)gv[i]),
+                                                  index->k);
+                memcpy(&gv[i], &est, sizeof est);
+            }
+            for (i = 0; i < n; i++) memcpy(&similarity[i], &gv[rv[i].val], sizeof(double));
+        }
+    }
+    minlsh__lsh_scratch_free(&rs);
+    return rc;
+}
+
 /* max_members 0: no limit. */
 static int minlsh__query_finish(const minlsh_index *index, const uint32_t *sig,
                                 const minlsh__q_prep *qp, uint64_t max_members, uint64_t *ids,
                                 double *similarity, size_t cap, size_t *n_out,
                                 uint32_t *bands_searched) {
     uint64_t gstack[MINLSH__QUERY_STACK];
-    minlsh__kv rstack[MINLSH__QUERY_STACK];
-    minlsh__lsh_scratch gs, rs;
-    uint64_t members = 0;
-    uint32_t j, done = 0;
-    size_t i, n = 0;
-    int rc = 0;
+    minlsh__lsh_scratch gs;
+    uint32_t done;
+    int rc;
     if (qp->empty) {
         if (n_out != NULL) *n_out = 0; /* empty documents are never candidates */
         if (bands_searched != NULL) *bands_searched = index->bands;
         return 0;
     }
-    gs.p = gs.stack = gstack;
-    gs.n = 0;
-    gs.cap = MINLSH__QUERY_STACK;
-    gs.elem = sizeof *gstack;
-    gs.a = &index->alloc;
-    rs.p = rs.stack = rstack;
-    rs.n = 0;
-    rs.cap = MINLSH__QUERY_STACK;
-    rs.elem = sizeof *rstack;
-    rs.a = &index->alloc;
-    /* The groups of every matching bucket. */
-    for (j = 0; j < index->bands && rc == 0; j++) {
-        const minlsh__lsh_table *t = &index->band[j];
-        const uint32_t *vals = sig + (size_t)j * index->rows;
-        uint32_t tag = (uint32_t)(qp->keys[j] >> 32), it = MINLSH__LSH_NIL, g;
-        size_t band_start = gs.n, p;
-        uint64_t band_members = 0;
-        if (qp->pos[j] != SIZE_MAX)
-            for (p = qp->pos[j]; t->e[p].val != MINLSH__LSH_NIL && t->e[p].tag == tag; p++)
-                if (minlsh__lsh_band_match(index, minlsh__lsh_bucket_first(index, t->e[p].val), j,
-                                           qp->keys[j], vals)) {
-                    it = t->e[p].val;
-                    break;
-                }
-        while (rc == 0 && (g = minlsh__lsh_bucket_next(index, &it)) != MINLSH__LSH_NIL) {
-            uint64_t gg = g;
-            band_members += minlsh__lsh_group_at(index, g)->count;
-            if (max_members != 0 && members + band_members > max_members) break;
-            /* Most bands of a near-duplicate name the group the band before
-             * named: skip the repeat here rather than sort it out below. */
-            if (gs.n > band_start || gs.n == 0 || ((const uint64_t *)gs.p)[gs.n - 1] != gg)
-                rc = minlsh__lsh_scratch_push(&gs, &gg);
-        }
-        if (rc != 0) break;
-        if (max_members != 0 && members + band_members > max_members) {
-            /* This bucket would pass the limit: leave the band out whole, so
-             * the result depends only on which documents share which band. */
-            gs.n = band_start;
-            break;
-        }
-        members += band_members;
-        done = j + 1;
+    minlsh__scratch_init(&gs, gstack, sizeof *gstack, &index->alloc);
+    rc = minlsh__collect(NULL, index, sig, qp->keys, qp->pos, max_members, NULL, &gs, &done);
+    if (rc == 0) {
+        rc = minlsh__mem_emit(index, sig, &gs, ids, similarity, cap, n_out);
+        if (bands_searched != NULL && (rc == 0 || rc == MINLSH_E_BUFSIZE))
+            *bands_searched = done;
+    }
+    minlsh__lsh_scratch_free(&gs);
+    return rc;
+}
+
+/* A query of a mapped handle: the file's bands and its delta's (if any)
+ * taken together under the limit, in place; the two answers (disjoint
+ * ids) merged in id order. bands_searched may be NULL. */
+static int minlsh__query_mapped(const minlsh_index *ix, const uint32_t *sig,
+                                uint64_t max_members, uint64_t *ids, double *similarity,
+                                size_t cap, size_t *n_out, uint32_t *bands_searched) {
+    const minlsh_index *delta = ix->delta != NULL && ix->delta->count > 0 ? ix->delta : NULL;
+    uint64_t keys[MINLSH_FAMILY_K_MAX], dstack[MINLSH__QUERY_STACK], gstack[MINLSH__QUERY_STACK];
+    size_t pos[MINLSH_FAMILY_K_MAX], nb = 0, nd = 0, i;
+    minlsh__lsh_scratch ds, gs;
+    minlsh__q_prep qp;
+    uint64_t *di = NULL;
+    double *dsim = NULL;
+    uint32_t done;
+    int rc, rcb = 0;
+    if (ix->count == 0 || minlsh_signature_is_empty(sig, ix->k) == 1) {
+        if (n_out != NULL) *n_out = 0; /* empty documents are never candidates */
+        if (bands_searched != NULL) *bands_searched = ix->bands;
+        return 0;
+    }
+    qp.keys = keys;
+    qp.pos = pos;
+    if (delta != NULL) {
+        /* The delta's table positions; its band keys are the file's. */
+        minlsh__query_prepare(delta, sig, &qp);
+        minlsh__query_probe(delta, &qp);
+    } else {
+        minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
+    }
+    minlsh__scratch_init(&ds, dstack, sizeof *dstack, &ix->alloc);
+    minlsh__scratch_init(&gs, gstack, sizeof *gstack, &ix->alloc);
+    rc = minlsh__collect(ix, delta, sig, keys, pos, max_members, &ds, &gs, &done);
+    if (rc == 0) {
+        rcb = minlsh__lsh_map_emit(ix, sig, &ds, ids, similarity, cap, &nb);
+        if (rcb != 0 && rcb != MINLSH_E_BUFSIZE) rc = rcb;
     }
     if (rc == 0) {
         uint64_t *gv = (uint64_t *)gs.p;
-        size_t ng;
         minlsh__sort_u64(gv, gs.n);
-        ng = minlsh__unique_u64(gv, gs.n);
-        /* Expand the groups to their members: (id, index of the group). */
-        for (i = 0; i < ng && rc == 0; i++) {
-            const minlsh__lsh_group *gr = minlsh__lsh_group_at(index, (size_t)gv[i]);
-            minlsh__kv r;
-            uint32_t s;
-            r.val = i;
-            if (gr->count == 1) { /* the usual case: no slot to visit */
-                r.key = gr->head_id;
-                rc = minlsh__lsh_scratch_push(&rs, &r);
-                continue;
-            }
-            for (s = gr->head; s != MINLSH__LSH_NIL && rc == 0; s = minlsh__lsh_doc_at(index, s)->next) {
-                r.key = *minlsh__lsh_id_at(index, s);
-                rc = minlsh__lsh_scratch_push(&rs, &r);
-            }
+        gs.n = minlsh__unique_u64(gv, gs.n);
+        for (i = 0; i < gs.n; i++) nd += minlsh__lsh_group_at(delta, (size_t)gv[i])->count;
+        if (n_out != NULL) *n_out = nb + nd;
+        if (bands_searched != NULL) *bands_searched = done;
+        if (nd == 0) rc = rcb;
+        else if (cap < nb + nd) rc = MINLSH_E_BUFSIZE;
+        else {
+            di = (uint64_t *)minlsh__malloc(&ix->alloc, nd * sizeof *di);
+            if (similarity != NULL)
+                dsim = (double *)minlsh__malloc(&ix->alloc, nd * sizeof *dsim);
+            rc = di == NULL || (similarity != NULL && dsim == NULL)
+                     ? MINLSH_E_NOMEM
+                     : minlsh__mem_emit(delta, sig, &gs, di, dsim, nd, &nd);
         }
-        if (rc == 0) {
-            n = rs.n;
-            if (n_out != NULL) *n_out = n;
-            if (bands_searched != NULL) *bands_searched = done;
-            if (cap < n) rc = MINLSH_E_BUFSIZE;
-        }
-        if (rc == 0) {
-            minlsh__kv *rv = (minlsh__kv *)rs.p;
-            minlsh__sort_kv(rv, n);
-            for (i = 0; i < n; i++) ids[i] = rv[i].key;
-            if (similarity != NULL) {
-                /* One estimate per group, for all its members: the group
-                 * numbers are no longer needed, so their array holds it. */
-                for (i = 0; i < ng; i++) {
-                    double est = minlsh__lsh_estimate(sig, minlsh__lsh_gsig(index, (size_t)gv[i]),
-                                                      index->k);
-                    memcpy(&gv[i], &est, sizeof est);
-                }
-                for (i = 0; i < n; i++) memcpy(&similarity[i], &gv[rv[i].val], sizeof(double));
+    }
+    if (rc == 0 && di != NULL) {
+        /* Both lists ascend and share no id: merge from the back. */
+        size_t a = nb, b = nd, o = nb + nd;
+        while (b > 0) {
+            o--;
+            if (a > 0 && ids[a - 1] > di[b - 1]) {
+                a--;
+                ids[o] = ids[a];
+                if (similarity != NULL) similarity[o] = similarity[a];
+            } else {
+                b--;
+                ids[o] = di[b];
+                if (similarity != NULL) similarity[o] = dsim[b];
             }
         }
     }
+    minlsh__free(&ix->alloc, di);
+    minlsh__free(&ix->alloc, dsim);
+    minlsh__lsh_scratch_free(&ds);
     minlsh__lsh_scratch_free(&gs);
-    minlsh__lsh_scratch_free(&rs);
     return rc;
 }
 
@@ -239,22 +362,9 @@ static int minlsh__query(const minlsh_index *index, const uint32_t *sig, size_t 
     if (index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
     if (ids == NULL && cap > 0) return MINLSH_E_NULL;
-    if (minlsh__lsh_is_mapped(index)) {
-        minlsh_index *tmp;
-        int rc;
-        if (bands_searched == NULL)
-            return minlsh__lsh_mixed_query(index, sig, ids, similarity, cap, n_out);
-        if (index->delta == NULL || index->delta->count == 0)
-            return minlsh__lsh_map_query(index, sig, max_members, ids, similarity, cap, n_out,
-                                         bands_searched);
-        /* A limit counts the file's and the delta's members band by band:
-         * answered by a copy in memory. */
-        if ((rc = minlsh__lsh_unmapped(index, &tmp)) != 0) return rc;
-        rc = minlsh__query(tmp, sig, k_sig, max_members, ids, similarity, cap, n_out,
-                           bands_searched);
-        minlsh_index_free(tmp);
-        return rc;
-    }
+    if (minlsh__lsh_is_mapped(index))
+        return minlsh__query_mapped(index, sig, max_members, ids, similarity, cap, n_out,
+                                    bands_searched);
     qp.keys = keys;
     qp.pos = pos;
     minlsh__query_prepare(index, sig, &qp);
@@ -313,10 +423,9 @@ int minlsh_index_query_many(const minlsh_index *index, const uint32_t *sigs, siz
         /* In place, one after another: the file's pages are the cache. */
         for (i = 0; i < n && rc == 0; i++) {
             size_t got = 0, room = !short_buf && cap > total ? cap - total : 0;
-            rc = minlsh__lsh_mixed_query(index, sigs + i * k, room > 0 ? ids + total : NULL,
-                                         similarity != NULL && room > 0 ? similarity + total
-                                                                        : NULL,
-                                         room, &got);
+            rc = minlsh__query_mapped(index, sigs + i * k, 0, room > 0 ? ids + total : NULL,
+                                      similarity != NULL && room > 0 ? similarity + total : NULL,
+                                      room, &got, NULL);
             if (rc == MINLSH_E_BUFSIZE) {
                 short_buf = 1;
                 rc = 0;
