@@ -30,7 +30,7 @@ from . import _ffi
 from ._shingle import Shingler, ShingleStream, unicode_version
 from ._minhash import (LeanMinHash, MinHash, SignatureMatrix, signatures,
                        signatures_from_tokens)
-from ._lsh import (FileLock, MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession,
+from ._lsh import (FileLock, Journal, MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession,
                    Novelty, Plan,
                    band_keys, plan, probability, threshold_of)
 from ._sigmatrix import SigMatrix, clusters_from_matrix, pairs_from_matrix
@@ -39,7 +39,8 @@ from ._dedup import Decision, DedupResult, dedup
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
              LeanMinHash, SignatureMatrix, MinHashLSH, MinHashLSHInsertionSession,
-             MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Plan, Decision, DedupResult):
+             MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Journal, Plan, Decision,
+             DedupResult):
     _cls.__module__ = __name__
 del _cls
 
@@ -60,7 +61,7 @@ __all__ = [
     "Error", "ParameterError", "NoMemoryError",
     "Shingler", "ShingleStream", "MinHash", "LeanMinHash", "SignatureMatrix", "MinHashLSH",
     "MinHashLSHInsertionSession", "MinHashLSHDeletionSession", "SigMatrix", "Novelty",
-    "FileLock", "Plan",
+    "FileLock", "Journal", "Plan",
     "Decision", "DedupResult", "dedup",
     "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
     "plan", "probability", "threshold_of", "band_keys", "siphash24",

@@ -243,6 +243,10 @@ class DedupStats(Structure):
 
 # int (*)(void *opaque, uint64_t id, double estimate, double *similarity)
 VERIFY_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_double, POINTER(c_double))
+#: minlsh_journal_record_fn: (opaque, op, id, data, len) -> 0 or a code.
+JOURNAL_RECORD_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint32, c_uint64, c_void_p, c_size_t)
+JOURNAL_READ, JOURNAL_WRITE = 0, 1
+JOURNAL_INSERT, JOURNAL_REMOVE = 1, 2
 
 
 class NovelOptions(Structure):
@@ -440,6 +444,18 @@ _PROTOTYPES = [
     ("minlsh_novel_options_init", c_int, [POINTER(NovelOptions), c_uint32]),
     ("minlsh_filelock_new", c_int, [POINTER(c_void_p), c_char_p, c_uint32, c_uint32, c_void_p]),
     ("minlsh_filelock_free", None, [c_void_p]),
+    ("minlsh_index_map", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),
+    ("minlsh_index_save_mapped", c_int, [c_void_p, c_char_p]),
+    ("minlsh_journal_open", c_int,
+     [POINTER(c_void_p), c_void_p, c_char_p, c_uint32, JOURNAL_RECORD_FN, c_void_p]),
+    ("minlsh_journal_append", c_int,
+     [c_void_p, c_uint32, c_uint64, c_void_p, c_size_t, c_char_p, c_size_t]),
+    ("minlsh_journal_sync", c_int, [c_void_p]),
+    ("minlsh_journal_bytes", c_uint64, [c_void_p]),
+    ("minlsh_journal_records", c_uint64, [c_void_p]),
+    ("minlsh_journal_compact_due", c_int, [c_void_p, c_void_p]),
+    ("minlsh_journal_compact", c_int, [c_void_p, c_void_p, c_char_p]),
+    ("minlsh_journal_free", None, [c_void_p]),
     ("minlsh_index_insert_novel", c_int,
      [POINTER(NovelResult), c_void_p, c_uint64, c_void_p, c_size_t, POINTER(NovelOptions)]),
 ]

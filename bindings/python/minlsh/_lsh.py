@@ -163,6 +163,22 @@ def _decode_key(value):
     raise ValueError("bad key in the saved key mapping: %r" % (value,))
 
 
+_JOURNAL_DATA_MAX = 1 << 20
+
+
+def _key_record(key):
+    """A journal record's bytes for ``key``: the compact JSON of
+    :func:`_encode_key` (what :meth:`MinHashLSH.save` stores), so a replay
+    restores an equal key and never runs code. Raises TypeError for a key
+    save() cannot store, ValueError past the journal's 1 MiB per record."""
+    data = json.dumps(_encode_key(key), ensure_ascii=True, allow_nan=False,
+                      separators=(",", ":")).encode("ascii")
+    if len(data) > _JOURNAL_DATA_MAX:
+        raise ValueError("a key of %d bytes as JSON is too long for a journal record (1 MiB)"
+                         % len(data))
+    return data
+
+
 class MinHashLSH:
     """A band index over MinHash signatures, as in datasketch, on minlsh_index.
 
@@ -185,6 +201,8 @@ class MinHashLSH:
     # defaults, so an unpickled index has them too).
     _query_handle = None
     _query_args = None
+    # The Journal opened for writing that records this index's changes.
+    _journal = None
 
     def __init__(self, threshold: Optional[float] = 0.9, num_perm: int = 128,
                  weights: Tuple[float, float] = (0.5, 0.5),
@@ -256,7 +274,11 @@ class MinHashLSH:
     # -- lifetime --------------------------------------------------------------
 
     def close(self):
-        """Release the index now (otherwise when the object is collected)."""
+        """Release the index now (otherwise when the object is collected),
+        and close the journal recording its changes (records not synced are
+        dropped)."""
+        if self._journal is not None:
+            self._journal.close()
         with writing(self._lock):
             if self._handle:
                 lib.minlsh_index_free(self._handle)
@@ -381,16 +403,43 @@ class MinHashLSH:
             return
         h = self._h()
         k = lib.minlsh_index_k(h)
+        # A key the journal cannot record raises before anything changes.
+        datas = [_key_record(key) for key in keys] if self._journal is not None else None
         first = self._next_id
         ids = array.array("Q", range(first, first + n))
         done = c_size_t()
         rc = lib.minlsh_index_insert_many(h, ids.buffer_info()[0], raw, n, k, byref(done))
+        done = done.value
+        what = "minlsh_index_insert_many"
+        if datas is not None:
+            jh, step = self._journal._handle, 4 * k
+            for i in range(done):
+                jrc = lib.minlsh_journal_append(jh, _ffi.JOURNAL_INSERT, first + i,
+                                                raw[i * step:(i + 1) * step], k, datas[i],
+                                                len(datas[i]))
+                if jrc != 0:
+                    # Unrecorded changes must not stay: take them back.
+                    for x in range(i, done):
+                        lib.minlsh_index_remove(h, first + x)
+                    done, rc, what = i, jrc, "minlsh_journal_append"
+                    break
         # Those before a failure are in the index: record them either way.
-        for i in range(done.value):
+        for i in range(done):
             self._key_to_id[keys[i]] = first + i
             self._id_to_key[first + i] = keys[i]
-        self._next_id = first + n if rc == 0 else first + done.value
-        check(rc, "minlsh_index_insert_many")
+        self._next_id = first + n if rc == 0 else first + done
+        check(rc, what)
+
+    def _journal_insert(self, ident, sig, data):
+        """Record the insert of ``ident`` just made (write lock held; data
+        None: no journal); on failure take it back and raise."""
+        if data is None:
+            return
+        rc = lib.minlsh_journal_append(self._journal._handle, _ffi.JOURNAL_INSERT, ident, sig,
+                                       lib.minlsh_index_k(self._handle), data, len(data))
+        if rc != 0:
+            lib.minlsh_index_remove(self._handle, ident)
+            check(rc, "minlsh_journal_append")
 
     def insert(self, key, minhash, check_duplication=True):
         """Index ``minhash`` under ``key`` (any hashable). A key already in the
@@ -404,9 +453,11 @@ class MinHashLSH:
             sig = self._sig(minhash)
             if key in self._key_to_id:
                 raise ValueError("The given key already exists: %r" % (key,))
+            data = _key_record(key) if self._journal is not None else None
             ident = self._next_id
             check(lib.minlsh_index_insert(self._handle, ident, sig, len(sig)),
                   "minlsh_index_insert")
+            self._journal_insert(ident, sig, data)
             self._next_id = ident + 1
             self._key_to_id[key] = ident
             self._id_to_key[ident] = key
@@ -504,6 +555,7 @@ class MinHashLSH:
             sig = self._sig(minhash)
             if key in self._key_to_id:
                 raise ValueError("the key %r is already in the index" % (key,))
+            data = _key_record(key) if self._journal is not None else None
             if verify is not None:
                 def _verify(_opaque, ident, estimate, out):
                     try:
@@ -522,6 +574,7 @@ class MinHashLSH:
                 raise raised[0]
             check(rc, "minlsh_index_insert_novel", "threshold=%r" % (threshold,))
             if res.novel:
+                self._journal_insert(ident, sig, data)
                 self._next_id = ident + 1
                 self._key_to_id[key] = ident
                 self._id_to_key[ident] = key
@@ -540,7 +593,20 @@ class MinHashLSH:
             except KeyError:
                 raise ValueError("The given key does not exist: %r is not in the index"
                                  % (key,)) from None
-            check(lib.minlsh_index_remove(h, ident), "minlsh_index_remove")
+            if self._journal is not None:
+                data = _key_record(key)
+                k = lib.minlsh_index_k(h)
+                sig = (c_uint32 * k)()
+                check(lib.minlsh_index_copy_signature(h, ident, sig, k, None),
+                      "minlsh_index_copy_signature")
+                check(lib.minlsh_index_remove(h, ident), "minlsh_index_remove")
+                rc = lib.minlsh_journal_append(self._journal._handle, _ffi.JOURNAL_REMOVE, ident,
+                                               None, 0, data, len(data))
+                if rc != 0:
+                    lib.minlsh_index_insert(h, ident, sig, k)  # unrecorded: taken back
+                    check(rc, "minlsh_journal_append")
+            else:
+                check(lib.minlsh_index_remove(h, ident), "minlsh_index_remove")
             del self._key_to_id[key]
             del self._id_to_key[ident]
 
@@ -608,6 +674,9 @@ class MinHashLSH:
             if overlap:
                 raise ValueError("The keys are overlapping, duplicate key exists: %r"
                                  % (overlap[0],))
+            datas = None
+            if self._journal is not None:
+                datas = [(ident, _key_record(key)) for ident, key in other._id_to_key.items()]
             offset = self._next_id
             try:
                 check(lib.minlsh_index_merge(h, oh, offset), "minlsh_index_merge")
@@ -616,10 +685,30 @@ class MinHashLSH:
                     raise ValueError("Cannot merge MinHashLSH with different initialization "
                                      "parameters (%s)." % exc) from None
                 raise
+            if datas is not None:
+                self._journal_merged(oh, offset, datas)
             for ident, key in other._id_to_key.items():
                 self._key_to_id[key] = ident + offset
                 self._id_to_key[ident + offset] = key
             self._next_id = offset + other._next_id
+
+    def _journal_merged(self, oh, offset, datas):
+        """Record the inserts a merge made (other's ids + offset); on failure
+        take the whole merge back and raise."""
+        h, k = self._handle, lib.minlsh_index_k(self._handle)
+        sig = (c_uint32 * k)()
+        rc = 0
+        for ident, data in datas:
+            rc = lib.minlsh_index_copy_signature(oh, ident, sig, k, None)
+            if rc == 0:
+                rc = lib.minlsh_journal_append(self._journal._handle, _ffi.JOURNAL_INSERT,
+                                               ident + offset, sig, k, data, len(data))
+            if rc != 0:
+                break
+        if rc != 0:
+            for ident, _ in datas:
+                lib.minlsh_index_remove(h, ident + offset)
+            check(rc, "minlsh_journal_append")
 
     def get_counts(self) -> List[Dict[int, int]]:
         """For each band, a dict from band key (minlsh's 64-bit band key, where
@@ -939,20 +1028,32 @@ class MinHashLSH:
         return json.dumps(doc, ensure_ascii=True, allow_nan=False,
                           separators=(",", ":")).encode("ascii")
 
-    def save(self, path: Union[str, bytes, os.PathLike]) -> None:
+    def save(self, path: Union[str, bytes, os.PathLike], mapped: bool = False) -> None:
         """Save atomically to ``path``: the signatures and parameters
         (minlsh_index_save), and the keys as JSON in the index's metadata.
         Keys must be str, int, float, bool, None, bytes or tuples of those
         (TypeError otherwise, before anything is written): no pickle, so
-        loading a file never runs code."""
+        loading a file never runs code. ``mapped=True`` writes format
+        version 2 (minlsh_index_save_mapped), which :meth:`map` opens in
+        place; :meth:`load` reads both. Saving makes a journal of the old
+        file stale: compact it (:meth:`Journal.compact`) instead."""
         path = os.fsencode(path)
         if self._pending:
             self._flush()
         with writing(self._lock):
-            h = self._h()
-            meta = self._metadata()  # raises for an unsaveable key: nothing changed
-            check(lib.minlsh_index_set_metadata(h, meta, len(meta)), "minlsh_index_set_metadata")
-            check(lib.minlsh_index_save(h, path), "minlsh_index_save", os.fsdecode(path))
+            self._save_locked(path, lib.minlsh_index_save_mapped if mapped
+                              else lib.minlsh_index_save,
+                              "minlsh_index_save_mapped" if mapped else "minlsh_index_save")
+
+    def save_mapped(self, path: Union[str, bytes, os.PathLike]) -> None:
+        """``save(path, mapped=True)``."""
+        self.save(path, mapped=True)
+
+    def _save_locked(self, path, fn, name, *args):
+        h = self._h()
+        meta = self._metadata()  # raises for an unsaveable key: nothing changed
+        check(lib.minlsh_index_set_metadata(h, meta, len(meta)), "minlsh_index_set_metadata")
+        check(fn(*(args + (h, path))), name, os.fsdecode(path))
 
     @classmethod
     def load(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
@@ -963,6 +1064,28 @@ class MinHashLSH:
         other defaulting to 128 or 1) the file must have them and
         ``config_id``, else minlsh.Error MINLSH_E_MISMATCH; without either,
         any valid file loads."""
+        return cls._open(path, num_perm, seed, config_id, scheme, lib.minlsh_index_load,
+                         "minlsh_index_load")
+
+    @classmethod
+    def map(cls, path: Union[str, bytes, os.PathLike], num_perm: Optional[int] = None,
+            seed: Optional[int] = None, config_id: int = 0,
+            scheme: Optional[str] = None) -> MinHashLSH:
+        """Open an index file read-only in place (minlsh_index_map), with the
+        checks of :meth:`load`. A file written by ``save(path, mapped=True)``
+        is not loaded: queries read a few pages of it (processes mapping one
+        file share them), so opening costs little beyond reading the keys
+        from its metadata; an older file is loaded whole. Inserts (insert,
+        insert_many, insert_if_novel, merge) go to an in-memory delta that
+        every query merges with the file's answers, so the index answers as
+        the loaded one would; removing a key of the file raises
+        minlsh.Error ``E_STATE`` (load the file to remove it). ``save``,
+        pairs, clusters and counts work on a copy loaded for the call."""
+        return cls._open(path, num_perm, seed, config_id, scheme, lib.minlsh_index_map,
+                         "minlsh_index_map")
+
+    @classmethod
+    def _open(cls, path, num_perm, seed, config_id, scheme, opener, name):
         bpath = os.fsencode(path)
         fam = None
         if num_perm is not None or seed is not None or scheme is not None:
@@ -974,8 +1097,7 @@ class MinHashLSH:
               "minlsh_load_options_init")
         opts.family = fam.handle if fam else None
         opts.config_id = _ffi.as_u64(config_id, "config_id")
-        check(lib.minlsh_index_load(byref(h), bpath, byref(opts)),
-              "minlsh_index_load", os.fsdecode(bpath))
+        check(opener(byref(h), bpath, byref(opts)), name, os.fsdecode(bpath))
         self = cls.__new__(cls)
         self._handle = h.value
         self._lock = _ffi.RWLock()
@@ -1001,6 +1123,21 @@ class MinHashLSH:
                 self._id_to_key[ident] = ident
             self._next_id = ids[-1] + 1 if ids else 0
         return self
+
+    def open_journal(self, path: Union[str, bytes, os.PathLike], mode: str = "w") -> Journal:
+        """Open the journal at ``path`` (conventionally the index's path +
+        ``".journal"``, as the ``minlsh index`` commands use) and replay its
+        records into this index: see :class:`Journal`. The index must be as
+        it came from its file (:meth:`map` or :meth:`load`; a journal names
+        the file it extends, and one left beside an older file is skipped).
+        ``mode="w"`` (hold :class:`FileLock` exclusively) keeps the journal
+        open: from then on every insert and removal made through this
+        MinHashLSH is recorded, and :meth:`Journal.sync` makes them durable.
+        ``mode="r"`` (a reader, under a shared lock) only replays.
+        One journal at a time records an index (ValueError otherwise)."""
+        if mode not in ("r", "w"):
+            raise ValueError('mode must be "r" or "w"')
+        return Journal(self, path, mode)
 
     def _stored_ids(self):
         n = lib.minlsh_index_count(self._handle)
@@ -1148,6 +1285,141 @@ class FileLock:
         self.release()
 
     def __del__(self, _free=lib.minlsh_filelock_free):
+        if getattr(self, "_handle", None):
+            _free(self._handle)
+            self._handle = None
+
+
+class Journal:
+    """A journal of an index's changes (minlsh_journal; docs/format.md, "Index
+    journal"): an append-only file beside a saved index whose records are
+    inserts and removals, so a crawler makes each change durable in time
+    proportional to the change instead of rewriting the index.
+
+    Made by :meth:`MinHashLSH.open_journal`, which replays the records into
+    the index. Opened for writing (``"w"``), it records every insert
+    (insert, insert_many, insertion sessions, insert_if_novel when novel,
+    merge) and removal made through that MinHashLSH; :meth:`sync` writes
+    them durably (a kill -9 after it returns loses none; records not synced
+    are lost, never half-applied). Each record carries the key as the
+    compact JSON :meth:`MinHashLSH.save` stores (str, int, float, bool,
+    None, bytes, tuples of those: TypeError before the index changes for
+    other keys; at most 1 MiB), so a replay restores equal keys and never
+    runs code. When :meth:`compact_due` says so, :meth:`compact` saves the
+    index over its file (format version 2, keys included) and starts an
+    empty journal.
+
+    A context manager: leaving the ``with`` block closes it (without a
+    sync). Thread-safe with the index it records (it takes the index's lock).
+    """
+
+    def __init__(self, lsh: MinHashLSH, path: Union[str, bytes, os.PathLike], mode: str):
+        self._lsh = lsh
+        self._path = os.fsencode(path)
+        self._handle = None
+        self._writing = mode == "w"
+        raised = []
+
+        def _replayed(_opaque, op, ident, data, length):
+            try:
+                key = _decode_key(json.loads(ctypes.string_at(data, length).decode("ascii")))
+                if op == _ffi.JOURNAL_INSERT:
+                    if key in lsh._key_to_id:
+                        raise ValueError("key %r inserted twice" % (key,))
+                    lsh._key_to_id[key] = ident
+                    lsh._id_to_key[ident] = key
+                    lsh._next_id = max(lsh._next_id, ident + 1)
+                else:
+                    del lsh._key_to_id[lsh._id_to_key.pop(ident)]
+            except Exception as e:  # noqa: BLE001 (re-raised below)
+                raised.append(e)
+                return -1
+            return 0
+
+        if lsh._pending:
+            lsh._flush()
+        with writing(lsh._lock):
+            if self._writing and lsh._journal is not None:
+                raise ValueError("a journal is already recording this index")
+            h = c_void_p()
+            cb = _ffi.JOURNAL_RECORD_FN(_replayed)
+            rc = lib.minlsh_journal_open(byref(h), lsh._h(), self._path,
+                                         _ffi.JOURNAL_WRITE if self._writing
+                                         else _ffi.JOURNAL_READ, cb, None)
+            if raised:
+                raise ValueError("%s: a journal record does not fit this index (%s)"
+                                 % (os.fsdecode(self._path), raised[0])) from raised[0]
+            check(rc, "minlsh_journal_open", os.fsdecode(self._path))
+            self._handle = h.value
+            if self._writing:
+                lsh._journal = self
+
+    def _h(self):
+        if not self._handle:
+            raise ValueError("the Journal is closed")
+        return self._handle
+
+    @property
+    def path(self) -> str:
+        """The journal's path."""
+        return os.fsdecode(self._path)
+
+    def sync(self) -> None:
+        """Write the records appended since the last sync, and fdatasync:
+        once this returns they survive a crash or kill -9. minlsh.Error
+        ``E_STATE`` for a journal opened for reading."""
+        with writing(self._lsh._lock):
+            check(lib.minlsh_journal_sync(self._h()), "minlsh_journal_sync", self.path)
+
+    def compact_due(self) -> bool:
+        """True when the journal has passed max(1 MiB, 1/32 of the index
+        file): time to :meth:`compact`."""
+        with reading(self._lsh._lock):
+            rc = lib.minlsh_journal_compact_due(self._h(), self._lsh._h())
+        if rc < 0:
+            check(rc, "minlsh_journal_compact_due")
+        return rc == 1
+
+    def compact(self, index_path: Union[str, bytes, os.PathLike]) -> None:
+        """Save the index over ``index_path`` (the file it came from; format
+        version 2, with its keys, atomically) and start an empty journal
+        naming the new file; records not synced are in the new file. Killed
+        at any point, the file and journal on disk hold every synced change
+        exactly once. The MinHashLSH stays as it is (a mapped one keeps
+        its delta: :meth:`MinHashLSH.map` the file again to drop it)."""
+        lsh = self._lsh
+        with writing(lsh._lock):
+            lsh._save_locked(os.fsencode(index_path), lib.minlsh_journal_compact,
+                             "minlsh_journal_compact", self._h())
+
+    @property
+    def bytes(self) -> int:
+        """The journal's size: header, records on disk and buffered."""
+        return lib.minlsh_journal_bytes(self._handle) if self._handle else 0
+
+    @property
+    def records(self) -> int:
+        """Records replayed and appended since the last compaction."""
+        return lib.minlsh_journal_records(self._handle) if self._handle else 0
+
+    def close(self) -> None:
+        """Close the journal; records not synced are dropped (the index keeps
+        their changes: sync first to keep them on disk too)."""
+        lsh = self._lsh
+        with writing(lsh._lock):
+            if self._handle:
+                lib.minlsh_journal_free(self._handle)
+                self._handle = None
+            if lsh._journal is self:
+                lsh._journal = None
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self, _free=lib.minlsh_journal_free):
         if getattr(self, "_handle", None):
             _free(self._handle)
             self._handle = None
