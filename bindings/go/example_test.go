@@ -3,6 +3,9 @@ package minlsh_test
 import (
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"minlsh.example/minlsh"
 )
@@ -126,4 +129,81 @@ func ExampleDedup() {
 	// 2 kept
 	// 3 dropped: exact copy of 0
 	// clusters: [[0 1 3]]
+}
+
+// A crawler's loop over a mapped index and its journal: lock, map, replay,
+// insert what is novel and record it, sync, compact when due.
+func ExampleJournal() {
+	dir, err := os.MkdirTemp("", "minlsh-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "crawl.mlsh")
+	cfg := minlsh.IndexConfig{K: 128, Seed: 1, Bands: 16, Rows: 8}
+	first, err := minlsh.NewIndex(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := first.SaveMapped(path); err != nil { // an empty index to start from
+		log.Fatal(err)
+	}
+	first.Close()
+
+	lock, err := minlsh.LockFile(path, true, -1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Unlock()
+	idx, err := minlsh.MapIndex(path, &cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer idx.Close()
+	names := map[uint64]string{}
+	j, err := minlsh.OpenJournal(idx, path+".journal", true,
+		func(op minlsh.JournalOp, id uint64, data []byte) error {
+			names[id] = string(data) // a restart learns the names back
+			return nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer j.Close()
+	pages := []string{
+		"the quick brown fox jumps over the lazy dog near the river bank",
+		"the quick brown fox jumps over the lazy dog near the river bank",
+		"an entirely different page about something else",
+	}
+	for i, text := range pages {
+		m, _ := minlsh.NewMinHash(128, 1)
+		for _, w := range strings.Fields(text) {
+			m.Update([]byte(w))
+		}
+		id := uint64(i + 1)
+		nov, err := idx.InsertNovel(id, m, minlsh.NovelOptions{Threshold: 0.8})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if nov.Novel {
+			if err := j.Append(minlsh.JournalInsert, id, m, []byte(fmt.Sprintf("page-%d", i))); err != nil {
+				log.Fatal(err)
+			}
+		}
+		fmt.Println(id, nov.Novel)
+	}
+	if err := j.Sync(); err != nil { // durable from here
+		log.Fatal(err)
+	}
+	if due, _ := j.CompactDue(); due {
+		if err := j.Compact(path); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(idx.Len(), j.Records())
+	// Output:
+	// 1 true
+	// 2 false
+	// 3 true
+	// 2 2
 }

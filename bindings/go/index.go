@@ -89,20 +89,46 @@ func loadWith(expect *IndexConfig, load func(*C.minlsh_load_options) C.int) (C.i
 // valid file loads; otherwise its K, Seed and ConfigID must match (else
 // ErrMismatch). Bands and rows always come from the file.
 func LoadIndex(path string, expect *IndexConfig) (*Index, error) {
+	return openIndex(path, expect, false)
+}
+
+// MapIndex opens an index file read-only in place (minlsh_index_map), with
+// the checks of LoadIndex. A file written by SaveMapped is not loaded:
+// queries (Query, QueryLimited, QueryBatch) read a few of its pages
+// (processes mapping one file share them), so opening costs milliseconds at
+// any size; an older file is loaded whole. Insert and InsertNovel go to an
+// in-memory delta that every query merges with the file's answers, so the
+// index answers as the loaded one would; Remove of a document of the file
+// returns ErrState (load the file to remove it). Save, SaveMapped, Pairs,
+// Clusters and Merge (as the source) work on a copy loaded for the call.
+// The file must not be truncated while mapped (saves rename over it, which
+// a mapping survives).
+func MapIndex(path string, expect *IndexConfig) (*Index, error) {
+	return openIndex(path, expect, true)
+}
+
+func openIndex(path string, expect *IndexConfig, mapped bool) (*Index, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	x := &Index{}
+	op := "minlsh_index_load"
+	if mapped {
+		op = "minlsh_index_map"
+	}
 	rc, err := loadWith(expect, func(opts *C.minlsh_load_options) C.int {
+		if mapped {
+			return C.minlsh_index_map(&x.p, cpath, opts)
+		}
 		return C.minlsh_index_load(&x.p, cpath, opts)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if rc != 0 {
-		return nil, newError(rc, "minlsh_index_load", path)
+		return nil, newError(rc, op, path)
 	}
 	runtime.SetFinalizer(x, (*Index).Close)
 	return x, nil
@@ -324,4 +350,20 @@ func (x *Index) Save(path string) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	return newError(C.minlsh_index_save(x.p, cpath), "minlsh_index_save", path)
+}
+
+// SaveMapped writes the index to path atomically in format version 2
+// (minlsh_index_save_mapped): the documents, every band's entries sorted by
+// band key and a checksum per 64 KiB block, so that MapIndex answers queries
+// from the file in place. About 8 bytes per document and band larger than
+// Save's file; LoadIndex reads both.
+func (x *Index) SaveMapped(path string) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.p == nil {
+		return closedError("Index.SaveMapped")
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	return newError(C.minlsh_index_save_mapped(x.p, cpath), "minlsh_index_save_mapped", path)
 }
