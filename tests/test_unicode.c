@@ -327,7 +327,8 @@ static void test_streaming(void) {
     static const uint32_t flagsets[] = {
         MINLSH_NORM_UNICODE | MINLSH_NORM_ALL, MINLSH_NORM_NFKC, MINLSH_NORM_UCASEFOLD,
         MINLSH_NORM_NFKC | MINLSH_NORM_CJK_WORDS | MINLSH_NORM_WHITESPACE,
-        MINLSH_NORM_UPUNCT | MINLSH_NORM_UWHITESPACE | MINLSH_NORM_DIGITS | MINLSH_NORM_HTML};
+        MINLSH_NORM_UPUNCT | MINLSH_NORM_UWHITESPACE | MINLSH_NORM_DIGITS | MINLSH_NORM_HTML,
+        MINLSH_NORM_CJK_WORDS /* the default */, MINLSH_NORM_CJK_WORDS | MINLSH_NORM_HTML};
     size_t u, f, d, s, bad = 0, runs = 0;
     for (u = 0; u < 4; u++)
         for (f = 0; f < sizeof flagsets / sizeof flagsets[0]; f++) {
@@ -386,7 +387,8 @@ static void test_random_streaming(void) {
         "\xe0\xac\xbe", "\xd0\x99", "\xd0\xb8", "\xcc\x86"};
     static const uint32_t flagsets[] = {MINLSH_NORM_UNICODE | MINLSH_NORM_ALL, MINLSH_NORM_NFKC,
                                         MINLSH_NORM_NFKC | MINLSH_NORM_UCASEFOLD,
-                                        MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC};
+                                        MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC,
+                                        MINLSH_NORM_CJK_WORDS};
     static const uint32_t units[] = {MINLSH_UNIT_BYTE, MINLSH_UNIT_WORD};
     uint64_t rs = 99;
     size_t f, u, it, bad = 0;
@@ -427,6 +429,85 @@ static void test_random_streaming(void) {
             minlsh_shingleset_free(want);
             minlsh_shingleset_free(got);
             minlsh_shingler_free(sh);
+        }
+    EXPECT_EQ_INT(bad, 0);
+}
+
+/* Without NFKC, word units take the ASCII text the Unicode stage would
+ * pass on straight from the input (the default flags' fast path). What they
+ * hash must be what the stage's whole output gives the ASCII stages: the
+ * same text shingled without the Unicode flags has the same hashes and
+ * fingerprint. Random strings of the pool above, ASCII runs of every
+ * length between non-ASCII code points, invalid and cut-off sequences. */
+static void test_ascii_direct(void) {
+    static const char *const pool[] = {
+        "a",  "E", " ", ".", "ab cd", "xyz.", "\t", "\xc3\xa9", "\xe4\xb8\xad", "\xe0\xb8\x81",
+        "\xe0\xb8\xb4", "\xe3\x81\x8b", "\xe3\x82\x99", "\xcc\x81", "\xe3\x83\xbc", "\xff",
+        "\xe2\x82", "\xe2\x80\x94", "\xc2\xa0", "\xe3\x80\x80", "\xd9\xa3", "\xce\xa3",
+        "\xf0\x9f\x98\x80", "\xef\xbc\x8c"};
+    static const uint32_t flagsets[] = {
+        MINLSH_NORM_CJK_WORDS, MINLSH_NORM_CJK_WORDS | MINLSH_NORM_ALL,
+        MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC,
+        (MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC) | MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT};
+    static const uint32_t units[] = {MINLSH_UNIT_WORD, MINLSH_UNIT_STOPWORD};
+    uint64_t rs = 7;
+    size_t f, u, it, bad = 0;
+    for (f = 0; f < sizeof flagsets / sizeof *flagsets; f++)
+        for (u = 0; u < 2; u++) {
+            uint32_t ascii_flags = flagsets[f] & MINLSH_NORM_ALL;
+            minlsh_shingler *sh = mk(units[u], 2, flagsets[f]);
+            minlsh_shingler *ref = NULL;
+            minlsh_shingleset *a = NULL, *b = NULL;
+            minlsh_shinglestream *st = NULL;
+            /* the ASCII counterparts the Unicode flags bring */
+            if (flagsets[f] & MINLSH_NORM_UCASEFOLD) ascii_flags |= MINLSH_NORM_CASEFOLD;
+            if (flagsets[f] & MINLSH_NORM_UPUNCT) ascii_flags |= MINLSH_NORM_PUNCT;
+            if (flagsets[f] & MINLSH_NORM_UWHITESPACE) ascii_flags |= MINLSH_NORM_WHITESPACE;
+            ref = mk(units[u], 2, ascii_flags & ~MINLSH_NORM_HTML);
+            minlsh_shingleset_new(&a, NULL);
+            minlsh_shingleset_new(&b, NULL);
+            EXPECT_OK(minlsh_shinglestream_new(&st, sh, NULL));
+            for (it = 0; it < 400; it++) {
+                char text[512];
+                uint8_t staged[512 * MINLSH__UNICODE_GROW], fa[16], fb[16];
+                size_t len = 0, m = 1 + (size_t)(tl_rand(&rs) % 30), i, got = 0, one[512],
+                       cuts[2];
+                for (i = 0; i < m; i++) {
+                    const char *x = pool[tl_rand(&rs) % (sizeof pool / sizeof *pool)];
+                    memcpy(text + len, x, strlen(x));
+                    len += strlen(x);
+                }
+                EXPECT_OK(minlsh__unicode_normalize(flagsets[f], 1, (const uint8_t *)text, len,
+                                                    staged, sizeof staged, &got));
+                EXPECT_OK(minlsh_shingler_hash(sh, text, len, a, fa));
+                EXPECT_OK(minlsh_shingler_hash(ref, staged, got, b, fb));
+                if ((memcmp(fa, fb, 16) != 0 ||
+                     minlsh_shingleset_count(a) != minlsh_shingleset_count(b) ||
+                     (minlsh_shingleset_count(a) != 0 &&
+                      memcmp(minlsh_shingleset_view_hashes(a), minlsh_shingleset_view_hashes(b),
+                             8 * minlsh_shingleset_count(a)) != 0)) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\"", flagsets[f], units[u], (int)len, text);
+                /* fed in pieces, each piece's leading ASCII goes round the
+                 * stage after what the stage holds from the last piece */
+                for (i = 0; i + 1 < len; i++) one[i] = i + 1;
+                if (!same_output(sh, (const uint8_t *)text, len, one, len ? len - 1 : 0, st, b,
+                                 fb, a) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\" byte by byte", flagsets[f], units[u],
+                            (int)len, text);
+                for (i = 0; i < 2; i++) cuts[i] = (size_t)(tl_rand(&rs) % (len + 1));
+                if (cuts[0] > cuts[1]) { size_t t = cuts[0]; cuts[0] = cuts[1]; cuts[1] = t; }
+                if (!same_output(sh, (const uint8_t *)text, len, cuts, 2, st, b, fb, a) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\" cut at %zu %zu", flagsets[f], units[u],
+                            (int)len, text, cuts[0], cuts[1]);
+            }
+            minlsh_shinglestream_free(st);
+            minlsh_shingleset_free(a);
+            minlsh_shingleset_free(b);
+            minlsh_shingler_free(sh);
+            minlsh_shingler_free(ref);
         }
     EXPECT_EQ_INT(bad, 0);
 }
@@ -507,6 +588,7 @@ int main(int argc, char **argv) {
     RUN(test_casefold);
     RUN(test_classes);
     RUN(test_split);
+    RUN(test_ascii_direct);
     RUN(test_invalid);
     RUN(test_end_to_end);
     RUN(test_flags_and_ids);
