@@ -127,6 +127,14 @@ int minlsh_shingler_new(minlsh_shingler **out,
     if (s->flags & MINLSH_NORM_UCASEFOLD) s->flags |= MINLSH_NORM_CASEFOLD;
     if (s->flags & MINLSH_NORM_UPUNCT) s->flags |= MINLSH_NORM_PUNCT;
     if (s->flags & MINLSH_NORM_UWHITESPACE) s->flags |= MINLSH_NORM_WHITESPACE;
+    /* CJK_WORDS alone does nothing to bytes and code points but send the
+     * text through the Unicode stage's decoding, which would turn invalid
+     * bytes into U+FFFD. Dropped there, so that the default options give a
+     * byte or code-point shingler exactly flags 0's: the hashes and the
+     * configuration id it always had. */
+    if (s->unit <= MINLSH_UNIT_CODEPOINT &&
+        (s->flags & MINLSH_NORM_UNICODE) == MINLSH_NORM_CJK_WORDS)
+        s->flags &= ~(uint32_t)MINLSH_NORM_CJK_WORDS;
     s->max_bytes = opts->max_document_bytes;
     build_tables(s);
 
