@@ -191,6 +191,36 @@ static void test_flags_and_ids(void) {
     EXPECT_EQ_U64(ib, 0x775f76631e0f3720u);
     minlsh_shingler_free(a);
     minlsh_shingler_free(b);
+    /* CJK_WORDS alone is dropped for bytes and code points (the default
+     * options there are flags 0's shingler, invalid bytes included); with
+     * another Unicode flag, or for words, it stays */
+    {
+        static const char bad[] = "ab \xff\xfe cd \xe4\xb8\xad\xe6\x96\x87 ef";
+        static const uint32_t units[] = {MINLSH_UNIT_BYTE, MINLSH_UNIT_CODEPOINT};
+        size_t u;
+        for (u = 0; u < 2; u++) {
+            a = mk(units[u], 3, MINLSH_NORM_CJK_WORDS);
+            b = mk(units[u], 3, 0);
+            EXPECT_EQ_INT(minlsh_shingler_flags(a), 0);
+            minlsh_shingler_config_id(&ia, a);
+            minlsh_shingler_config_id(&ib, b);
+            EXPECT_EQ_U64(ia, ib);
+            EXPECT_OK(minlsh_shingler_hash(a, LIT(bad), sa, NULL));
+            EXPECT_OK(minlsh_shingler_hash(b, LIT(bad), sb, NULL));
+            EXPECT(minlsh_shingleset_count(sa) > 5 &&
+                   minlsh_shingleset_count(sa) == minlsh_shingleset_count(sb) &&
+                   memcmp(minlsh_shingleset_view_hashes(sa), minlsh_shingleset_view_hashes(sb),
+                          8 * minlsh_shingleset_count(sa)) == 0);
+            minlsh_shingler_free(a);
+            minlsh_shingler_free(b);
+            a = mk(units[u], 3, MINLSH_NORM_CJK_WORDS | MINLSH_NORM_NFKC);
+            EXPECT_EQ_INT(minlsh_shingler_flags(a), MINLSH_NORM_CJK_WORDS | MINLSH_NORM_NFKC);
+            minlsh_shingler_free(a);
+        }
+        a = mk(MINLSH_UNIT_STOPWORD, 3, MINLSH_NORM_CJK_WORDS);
+        EXPECT_EQ_INT(minlsh_shingler_flags(a), MINLSH_NORM_CJK_WORDS);
+        minlsh_shingler_free(a);
+    }
     o.flags = 0x400;
     EXPECT_ERR(minlsh_shingler_new(&sh, &o, NULL), MINLSH_E_PARAM);
     EXPECT_EQ_INT(minlsh_unicode_version(), MINLSH_UNICODE_VERSION);
@@ -199,20 +229,28 @@ static void test_flags_and_ids(void) {
     minlsh_shingleset_free(sb);
 }
 
-/* Two 300-character Chinese texts that differ in one character: similar
- * under word 5-shingles once each character is a word, 0 without. */
+/* The issue's example: two 300-character Chinese texts that differ in one
+ * character are similar under the default options (each character a word),
+ * and have similarity 0 under version 1's defaults (each text one word). */
 static void test_chinese_similarity(void) {
     static const char base[] = "\xe6\x88\x91\xe4\xbb\xac\xe4\xbb\x8a\xe5\xa4\xa9\xe5\x8e\xbb"
                                "\xe5\x85\xac\xe5\x9b\xad\xe7\x9c\x8b\xe8\x8a\xb1\xe5\x92\x8c"
                                "\xe6\xa0\x91\xe6\x9c\xa8\xe5\xa4\xa9\xe6\xb0\x94\xe5\xbe\x88"
                                "\xe5\xa5\xbd"; /* 16 characters */
     uint8_t a[300 * 3], b[300 * 3];
-    minlsh_shingler *on = mk(MINLSH_UNIT_WORD, 5, MINLSH_NORM_CJK_WORDS);
-    minlsh_shingler *off = mk(MINLSH_UNIT_WORD, 5, 0);
+    /* the default options, and version 1's (flags 0) */
+    minlsh_shingler_options def = MINLSH_SHINGLER_OPTIONS_INIT, v1;
+    minlsh_shingler *on = NULL, *off = NULL;
     minlsh_shingleset *sa = NULL, *sb = NULL;
+    minlsh_family *fam = NULL;
+    uint32_t ga[128], gb[128];
     double j = -1;
     size_t i;
     uint64_t rs = 3;
+    EXPECT_OK(minlsh_shingler_options_init(&v1, 1));
+    EXPECT_OK(minlsh_shingler_new(&on, &def, NULL));
+    EXPECT_OK(minlsh_shingler_new(&off, &v1, NULL));
+    EXPECT_OK(minlsh_family_new(&fam, 128, 1, NULL));
     for (i = 0; i < 300; i++) { /* characters of base in a pseudo-random order */
         size_t c = (size_t)(tl_rand(&rs) % 16);
         memcpy(a + 3 * i, base + 3 * c, 3);
@@ -225,11 +263,23 @@ static void test_chinese_similarity(void) {
     EXPECT_OK(minlsh_shingler_hash(on, b, sizeof b, sb, NULL));
     EXPECT_OK(minlsh_shingleset_jaccard(&j, sa, sb));
     /* 296 shingles each, at most 5 differ: J >= 291 / 301 */
+    EXPECT(minlsh_shingleset_count(sa) > 250);
     EXPECT(j >= 291.0 / 301 && j < 1);
+    /* the estimate from 128 values: J = 0.967 has a standard error of
+     * 0.016, so 0.9 is four of them away */
+    EXPECT_OK(minlsh_family_sign_text(fam, on, a, sizeof a, ga, 128, NULL));
+    EXPECT_OK(minlsh_family_sign_text(fam, on, b, sizeof b, gb, 128, NULL));
+    EXPECT_OK(minlsh_signature_estimate(&j, ga, gb, 128));
+    EXPECT(j > 0.9);
     EXPECT_OK(minlsh_shingler_hash(off, a, sizeof a, sa, NULL));
     EXPECT_OK(minlsh_shingler_hash(off, b, sizeof b, sb, NULL));
     EXPECT_OK(minlsh_shingleset_jaccard(&j, sa, sb));
     EXPECT_NEAR(j, 0, 0);
+    EXPECT_OK(minlsh_family_sign_text(fam, off, a, sizeof a, ga, 128, NULL));
+    EXPECT_OK(minlsh_family_sign_text(fam, off, b, sizeof b, gb, 128, NULL));
+    EXPECT_OK(minlsh_signature_estimate(&j, ga, gb, 128));
+    EXPECT(j < 0.1);
+    minlsh_family_free(fam);
     minlsh_shingleset_free(sa);
     minlsh_shingleset_free(sb);
     minlsh_shingler_free(on);
@@ -278,6 +328,52 @@ static void test_docs_example(void) {
     }
     minlsh_shingleset_free(set);
     minlsh_shingler_free(sh);
+}
+
+/* docs/shingling.md 10.2: the default options, value for value. */
+static void test_docs_default_example(void) {
+    static const struct {
+        const char *text;
+        uint64_t set[6];
+        size_t n;
+        const char *fp;
+    } docs[] = {
+        {"\xe6\x88\x91\xe4\xbb\xac\xe4\xbb\x8a\xe5\xa4\xa9\xe5\x8e\xbb\xe5\x85\xac\xe5\x9b"
+         "\xad\xe7\x9c\x8b\xe8\x8a\xb1\xe3\x80\x82",
+         {0x2b35a6a2dd40265bu, 0x3153da120f9d3c31u, 0x3f996b366644adfcu, 0x83303055d2854ec4u,
+          0xdc82f0ff1fcb0389u, 0xe0031283add64c9au},
+         6, "91488acaf277b221bfb55aaefaa24528"},
+        {"Tokyo \xe3\x82\xbf\xe3\x83\xaf\xe3\x83\xbc \xe8\xa6\x8b\xe7\x89\xa9",
+         {0x513a6c019e8fa3c2u, 0x7b0a0f1b28ff17c1u}, 2, "a8cf164f578b8f990b12e2f863197306"},
+    };
+    minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_shingler *sh = NULL, *old = NULL;
+    minlsh_shingleset *set = NULL;
+    uint64_t id = 0;
+    size_t d;
+    EXPECT_OK(minlsh_shingler_new(&sh, &o, NULL));
+    EXPECT_OK(minlsh_shingler_options_init(&o, 1));
+    EXPECT_OK(minlsh_shingler_new(&old, &o, NULL));
+    minlsh_shingleset_new(&set, NULL);
+    minlsh_shingler_config_id(&id, sh);
+    EXPECT_EQ_U64(id, 0x9146460a92fa52d1u);
+    for (d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+        uint8_t fp[16];
+        char hex[33];
+        size_t i;
+        EXPECT_OK(minlsh_shingler_hash(sh, docs[d].text, strlen(docs[d].text), set, fp));
+        for (i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
+        EXPECT_MSG(strcmp(hex, docs[d].fp) == 0, "document %zu: fingerprint %s", d, hex);
+        EXPECT_EQ_INT(minlsh_shingleset_count(set), docs[d].n);
+        for (i = 0; i < docs[d].n && i < minlsh_shingleset_count(set); i++)
+            EXPECT_EQ_U64(minlsh_shingleset_view_hashes(set)[i], docs[d].set[i]);
+    }
+    /* without the flag the Chinese text is one word: one shingle */
+    EXPECT_OK(minlsh_shingler_hash(old, docs[0].text, strlen(docs[0].text), set, NULL));
+    EXPECT_EQ_INT(minlsh_shingleset_count(set), 1);
+    minlsh_shingleset_free(set);
+    minlsh_shingler_free(sh);
+    minlsh_shingler_free(old);
 }
 
 /* ---- streaming equals one-shot --------------------------------------------------------------- */
@@ -594,6 +690,7 @@ int main(int argc, char **argv) {
     RUN(test_flags_and_ids);
     RUN(test_chinese_similarity);
     RUN(test_docs_example);
+    RUN(test_docs_default_example);
     RUN(test_streaming);
     RUN(test_random_streaming);
     return TL_SUMMARY("unicode");
