@@ -224,6 +224,54 @@ static void json_corpus(void) {
     json_seed("nul", "{\"id\": 1, \"text\": \"a\0b\"}", 24);
 }
 
+/* Journal records (docs/format.md, "Index journal") after fuzz_journal's
+ * choice byte 0: its header, checksums recomputed (so they may be left 0
+ * here), the loaded index. */
+static size_t journal_record(uint8_t *p, uint32_t op, uint64_t id, uint32_t v, const char *data) {
+    size_t d = strlen(data), len = 20 + 4 * (size_t)v + d, at = 0, i;
+    uint32_t words[3];
+    words[0] = (uint32_t)len;
+    words[1] = op;
+    for (i = 0; i < 2; i++, at += 4) memcpy(p + at, &words[i], 4);
+    for (i = 0; i < 8; i++) p[at++] = (uint8_t)(id >> (8 * i));
+    words[2] = v;
+    memcpy(p + at, &words[2], 4);
+    at += 4;
+    for (i = 0; i < v; i++, at += 4) {
+        uint32_t x = (uint32_t)(i * 7 + id);
+        memcpy(p + at, &x, 4);
+    }
+    words[2] = (uint32_t)d;
+    memcpy(p + at, &words[2], 4);
+    at += 4;
+    memcpy(p + at, data, d);
+    at += d;
+    memset(p + at, 0, 8);
+    return at + 8;
+}
+
+static void journal_corpus(void) {
+    uint8_t buf[1024];
+    size_t n = 0;
+    uint32_t probe = 1;
+    uint8_t little;
+    memcpy(&little, &probe, 1);
+    if (!little) return; /* the records above are written in host order */
+    buf[n++] = 0;
+    put("fuzz_journal", "empty", buf, n);
+    n += journal_record(buf + n, 1, 100, 8, "doc-100");
+    n += journal_record(buf + n, 3, 0, 0, "");
+    put("fuzz_journal", "insert-commit", buf, n);
+    n += journal_record(buf + n, 2, 2, 0, "");
+    n += journal_record(buf + n, 1, 101, 8, "");
+    n += journal_record(buf + n, 3, 0, 0, "");
+    put("fuzz_journal", "remove-insert-commit", buf, n);
+    n += journal_record(buf + n, 1, 102, 8, "uncommitted");
+    put("fuzz_journal", "uncommitted-tail", buf, n);
+    buf[0] = 4; /* the same on a mapped index */
+    put("fuzz_journal", "uncommitted-tail-mapped", buf, n);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: mkcorpus CORPUS_DIR\n");
@@ -234,6 +282,7 @@ int main(int argc, char **argv) {
     matrix_corpus();
     index_corpus();
     json_corpus();
+    journal_corpus();
     random_bytes("fuzz_roundtrip", 12, 1500, 1);
     random_bytes("fuzz_api_model", 16, 2048, 2);
     random_bytes("fuzz_params", 12, 600, 3);

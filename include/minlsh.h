@@ -1186,12 +1186,15 @@ MINLSH_API int minlsh_index_save_mapped(const minlsh_index *index, const char *p
  * On a mapped handle: count, parameters, query, query_limited, query_many,
  * contains, copy_signature, copy_ids and copy_metadata read the file in
  * place (a query: its band searches, one or two blocks per band, and its
- * candidates' records); save, save_buffer, save_mapped, copy_stats, the
- * pairs and clusters of an index and merge as a source first load a copy
- * into memory; insert, insert_many, insert_novel, remove and set_metadata
- * return MINLSH_E_STATE (load the file to change it). The file must not
- * be truncated while it is mapped (minlsh's own saves replace it by
- * renaming, which a mapping survives).
+ * candidates' records). insert, insert_many and insert_novel go into an
+ * in-memory delta that every query merges with the file's answers, so the
+ * handle answers as the loaded index with the same inserts; remove works
+ * on the delta and returns MINLSH_E_STATE for a document of the file (load
+ * the file to remove it); set_metadata replaces the handle's copy. save,
+ * save_buffer, save_mapped, copy_stats, the pairs and clusters of an index,
+ * merge as a source and query_limited with a non-empty delta first load a
+ * copy into memory. The file must not be truncated while it is mapped
+ * (minlsh's own saves replace it by renaming, which a mapping survives).
  * Errors: as minlsh_index_load, MINLSH_E_NOMEM (one byte per block is
  * allocated). Threads: the handle may be read by any number of threads. */
 MINLSH_API int minlsh_index_map(minlsh_index **out, const char *path,

@@ -6,7 +6,8 @@
 # and XGETBV. Off x86-64 the files compile to nothing, so no flags are added.
 #
 #   make check-kernels   the whole suite again with AVX-512 compiled out, then
-#                        with AVX-512 and AVX2 compiled out (separate build
+#                        with AVX-512, AVX2 and SSE2 (the token splitter's
+#                        block search) compiled out (separate build
 #                        trees under $(BUILD)/), then in the natural build
 #                        with MINLSH_KERNEL=avx2 and =portable at run time.
 
@@ -29,7 +30,7 @@ endif
 check-kernels:
 	@status=0; \
 	$(MAKE) check BUILD=$(BUILD)/no-avx512 CFLAGS="$(CFLAGS) -DMINLSH_NO_AVX512" || status=1; \
-	$(MAKE) check BUILD=$(BUILD)/no-simd CFLAGS="$(CFLAGS) -DMINLSH_NO_AVX512 -DMINLSH_NO_AVX2" || status=1; \
+	$(MAKE) check BUILD=$(BUILD)/no-simd CFLAGS="$(CFLAGS) -DMINLSH_NO_AVX512 -DMINLSH_NO_AVX2 -DMINLSH_NO_SSE2" || status=1; \
 	MINLSH_KERNEL=avx2 $(MAKE) check || status=1; \
 	MINLSH_KERNEL=portable $(MAKE) check || status=1; \
 	if [ $$status -ne 0 ]; then echo "check-kernels: some runs failed"; fi; \

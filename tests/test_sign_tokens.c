@@ -151,12 +151,15 @@ static void test_errors(void) {
 
 /* Random documents joined with a separator: the same signatures as
  * minlsh_family_sign_tokens over the same tokens, including documents that
- * start after some unused tokens. */
-static void test_delimited_matches_offsets(void) {
+ * start after some unused tokens. Tokens up to max_len - 1 bytes, of any
+ * byte value but sep when wide (the separator search works on 64-byte
+ * blocks: tokens longer than one, runs of empty ones, and bytes with the
+ * high bit set must all split exactly). */
+static void delimited_matches_offsets(uint8_t sep, size_t max_len, int wide) {
     enum { ND = 100 };
     minlsh_family *fam = NULL;
-    uint8_t *joined = (uint8_t *)malloc(ND * 300 * 21 + 1);
-    uint8_t *packed = (uint8_t *)malloc(ND * 300 * 21 + 1);
+    uint8_t *joined = (uint8_t *)malloc(ND * 300 * (max_len + 1) + 1);
+    uint8_t *packed = (uint8_t *)malloc(ND * 300 * max_len + 1);
     size_t *off = (size_t *)malloc((ND * 300 + 1) * sizeof *off);
     size_t docs[ND + 1];
     uint32_t *a = (uint32_t *)malloc((size_t)ND * K * sizeof *a);
@@ -173,10 +176,11 @@ static void test_delimited_matches_offsets(void) {
         size_t nt = d % 10 == 3 ? 0 : (size_t)(tl_rand(&st) % 300);
         docs[d] = n_tok;
         for (t = 0; t < nt; t++) {
-            size_t len = (size_t)(tl_rand(&st) % 21), i;
-            if (n_tok > 0) joined[jl++] = '\n';
+            size_t len = (size_t)(tl_rand(&st) % (t % 7 == 0 || max_len < 21 ? max_len : 21)), i;
+            if (n_tok > 0) joined[jl++] = sep;
             for (i = 0; i < len; i++) {
-                uint8_t c = (uint8_t)(tl_rand(&st) % 26 + 'a');
+                uint8_t c = wide ? (uint8_t)(tl_rand(&st) % 255) : (uint8_t)(tl_rand(&st) % 26 + 'a');
+                if (wide && c >= sep) c++; /* any byte but sep */
                 joined[jl++] = c;
                 packed[pl++] = c;
             }
@@ -186,11 +190,11 @@ static void test_delimited_matches_offsets(void) {
     docs[ND] = n_tok;
     EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, packed, off, n_tok, docs, ND, a, (size_t)ND * K,
                                         NULL));
-    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, '\n', docs, ND, b, (size_t)ND * K,
+    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, sep, docs, ND, b, (size_t)ND * K,
                                            NULL));
     EXPECT(memcmp(a, b, (size_t)ND * K * sizeof *a) == 0);
     /* Documents 10.. only: the tokens of 0..9 are skipped. */
-    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, '\n', docs + 10, ND - 10, b,
+    EXPECT_OK(minlsh_family_sign_delimited(fam, NULL, joined, jl, sep, docs + 10, ND - 10, b,
                                            (size_t)ND * K, NULL));
     EXPECT(memcmp(a + 10 * K, b, (size_t)(ND - 10) * K * sizeof *a) == 0);
 done:
@@ -200,6 +204,13 @@ done:
     free(off);
     free(a);
     free(b);
+}
+
+static void test_delimited_matches_offsets(void) {
+    delimited_matches_offsets('\n', 21, 0);
+    delimited_matches_offsets(0, 200, 1);
+    delimited_matches_offsets(0xFF, 150, 1);
+    delimited_matches_offsets(0x80, 1, 1); /* every token empty: only separators */
 }
 
 static void test_delimited_errors(void) {

@@ -78,9 +78,22 @@ int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key, c
     return 0;
 }
 
-/* Separators are found eight bytes at a time: tokens are short (a few
- * words), so a memchr call per token cost as much as hashing it. A word is
- * only loaded when eight bytes remain; the tail goes byte by byte. */
+/* Separators are found a 64-byte block at a time: a bit mask of the
+ * block's separators, from which each token's end is the lowest set bit
+ * (tokens are short, a few words: a memchr call per token cost as much as
+ * hashing it, and a search per token re-read the bytes). SSE2, part of the
+ * x86-64 baseline, makes a block's mask in four compares; elsewhere (and
+ * with -DMINLSH_NO_SSE2) eight word-at-a-time compares do. Counting, the
+ * check before anything is written, adds the compares up without masks.
+ * Nothing is loaded past the end: a short last block goes byte by byte. */
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64)) && !defined(MINLSH_NO_SSE2)
+#include <emmintrin.h>
+#define MINLSH__SPLIT_SSE2 1
+#else
+#define MINLSH__SPLIT_SSE2 0
+#endif
+
+#if !MINLSH__SPLIT_SSE2
 #define MINLSH__ONES UINT64_C(0x0101010101010101)
 #define MINLSH__LOW7 UINT64_C(0x7F7F7F7F7F7F7F7F)
 
@@ -90,60 +103,107 @@ MINLSH__INLINE uint64_t minlsh__eq_bytes(uint64_t w, uint64_t pattern) {
     uint64_t x = w ^ pattern;
     return ~(((x & MINLSH__LOW7) + MINLSH__LOW7) | x | MINLSH__LOW7);
 }
+#endif
 
-/* The index of the lowest set byte of a non-zero mask from minlsh__eq_bytes
- * (words are loaded little-endian, so that is the first one in memory). */
-MINLSH__INLINE unsigned minlsh__first_byte(uint64_t m) {
+MINLSH__INLINE unsigned minlsh__lowest_bit(uint64_t m) {
 #if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctzll(m) >> 3;
+    return (unsigned)__builtin_ctzll(m);
 #else
     unsigned i = 0;
-    while (!(m & 0x80u)) {
-        m >>= 8;
+    while (!(m & 1u)) {
+        m >>= 1;
         i++;
     }
     return i;
 #endif
 }
 
+/* Bit i set when p[i] == sep, for the min(64, end - p) bytes at p. */
+static uint64_t minlsh__sep_mask(const uint8_t *p, const uint8_t *end, uint8_t sep) {
+    uint64_t m = 0;
+    size_t i;
+    if (end - p >= 64) {
+#if MINLSH__SPLIT_SSE2
+        const __m128i s = _mm_set1_epi8((char)sep);
+        for (i = 0; i < 4; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+            m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, s)) << (16 * i);
+        }
+#else
+        /* (e >> 7) holds 0 or 1 in each byte; the multiplication gathers
+         * byte j's bit into bit 56 + j, with no carry between them. */
+        const uint64_t pattern = MINLSH__ONES * sep;
+        for (i = 0; i < 8; i++) {
+            uint64_t e = minlsh__eq_bytes(minlsh__load64le(p + 8 * i), pattern) >> 7;
+            m |= ((e * UINT64_C(0x0102040810204080)) >> 56) << (8 * i);
+        }
+#endif
+        return m;
+    }
+    for (i = 0; p + i < end; i++) m |= (uint64_t)(p[i] == sep) << i;
+    return m;
+}
+
 static size_t minlsh__count_byte(const uint8_t *p, const uint8_t *end, uint8_t sep) {
-    const uint64_t pattern = MINLSH__ONES * sep;
     size_t n = 0;
+#if MINLSH__SPLIT_SSE2
+    const __m128i s = _mm_set1_epi8((char)sep), zero = _mm_setzero_si128();
+    __m128i total = zero;
+    /* Each compare subtracts 0 or -1 from a byte counter; 255 rounds at
+     * most before the counters are summed into 64-bit lanes. */
+    while (end - p >= 16) {
+        __m128i acc = zero;
+        size_t blocks = (size_t)(end - p) / 16, i;
+        if (blocks > 255) blocks = 255;
+        for (i = 0; i < blocks; i++, p += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), s));
+        total = _mm_add_epi64(total, _mm_sad_epu8(acc, zero));
+    }
+    n = (size_t)_mm_cvtsi128_si64(total) + (size_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(total, total));
+#else
+    const uint64_t pattern = MINLSH__ONES * sep;
     /* (m >> 7) holds 0 or 1 in each byte; the multiplication adds the
-     * eight bytes into the top one (at most 8: no carry), without a branch
-     * on how many separators a word holds. */
+     * eight bytes into the top one (at most 8: no carry). */
     for (; end - p >= 8; p += 8)
         n += (size_t)(((minlsh__eq_bytes(minlsh__load64le(p), pattern) >> 7) * MINLSH__ONES) >> 56);
+#endif
     for (; p < end; p++) n += *p == sep;
     return n;
 }
 
 /* The tokens of a buffer split at sep: every piece, the empty ones
- * included. */
+ * included. mask holds the separators of the block at base not yet used. */
 typedef struct minlsh__split {
-    const uint8_t *p, *end;
-    uint64_t pattern;
+    const uint8_t *p, *base, *end;
+    uint64_t mask;
     uint8_t sep;
 } minlsh__split;
 
+static void minlsh__split_init(minlsh__split *sp, const uint8_t *bytes, size_t len, uint8_t sep) {
+    sp->p = sp->base = bytes;
+    sp->end = bytes == NULL ? NULL : bytes + len;
+    sp->sep = sep;
+    sp->mask = len > 0 ? minlsh__sep_mask(bytes, sp->end, sep) : 0;
+}
+
 MINLSH__INLINE void minlsh__split_next(minlsh__split *sp, const uint8_t **msg, size_t *len) {
-    const uint8_t *q = sp->p, *end = sp->end;
+    const uint8_t *q;
     for (;;) {
-        if (end - q >= 8) {
-            uint64_t m = minlsh__eq_bytes(minlsh__load64le(q), sp->pattern);
-            if (m != 0) {
-                q += minlsh__first_byte(m);
-                break;
-            }
-            q += 8;
-        } else {
-            while (q < end && *q != sp->sep) q++;
+        if (sp->mask != 0) {
+            q = sp->base + minlsh__lowest_bit(sp->mask);
+            sp->mask &= sp->mask - 1;
             break;
         }
+        if (sp->end - sp->base <= 64) { /* no separator left: the last piece */
+            q = sp->end;
+            break;
+        }
+        sp->base += 64;
+        sp->mask = minlsh__sep_mask(sp->base, sp->end, sp->sep);
     }
     *msg = sp->p;
     *len = (size_t)(q - sp->p);
-    sp->p = q < end ? q + 1 : q;
+    sp->p = q < sp->end ? q + 1 : q;
 }
 
 int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key, const void *data,
@@ -178,10 +238,7 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
     k0 = minlsh__load64le(key);
     k1 = minlsh__load64le(key + 8);
     kernel = minlsh__siphash_many_active();
-    sp.p = bytes;
-    sp.end = bytes == NULL ? NULL : bytes + len;
-    sp.sep = (uint8_t)sep;
-    sp.pattern = MINLSH__ONES * (uint8_t)sep;
+    minlsh__split_init(&sp, bytes, len, (uint8_t)sep);
     /* Tokens before doc_offsets[0] belong to no document: skip them. */
     for (t = 0; t < doc_offsets[0]; t++) minlsh__split_next(&sp, &msg[0], &lens[0]);
     for (d = 0; d < n_docs; d++) {

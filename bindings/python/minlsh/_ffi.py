@@ -6,6 +6,8 @@ and turn return codes into exceptions with :func:`check`.
 
 ctypes releases the interpreter lock around every call into a ``CDLL``, so
 long calls (signing, queries, saves) let other Python threads run.
+:data:`gil_lib` is the one exception, for calls shorter than the lock's
+round trip.
 """
 
 import ctypes
@@ -171,6 +173,16 @@ def _loaded_path(handle, fallback):
 lib, _where = _load()
 #: The path of the library in use.
 LIBRARY = _loaded_path(lib, _where)
+
+#: The same library through a ``PyDLL``: calls keep the interpreter lock,
+#: and have no argtypes (arguments must already be ctypes objects of the
+#: C types: c_void_p handles, c_size_t sizes, arrays, byref()). For the
+#: hot calls of datasketch's per-item idioms, a query of a microsecond,
+#: where the lock's release and the argument conversions cost as much as
+#: the call; holding the lock also keeps a writer from starting during it.
+gil_lib = ctypes.PyDLL(LIBRARY)
+gil_lib.minlsh_index_query.restype = c_int
+gil_lib.minlsh_index_query.argtypes = None
 
 # ---- prototypes ----------------------------------------------------------------
 

@@ -23,6 +23,15 @@ _MINHASH_TYPES = (MinHash, LeanMinHash)
 MODES = {"rule": 1, "balanced": 2, "recall": 3}
 
 _query_buffers = threading.local()
+_gil_query = _ffi.gil_lib.minlsh_index_query
+
+
+def _new_query_buffers():
+    """This thread's query output: ids, the count (and a pointer to it),
+    the capacity (and as a C size_t); grown when a query finds more."""
+    n = c_size_t()
+    bufs = _query_buffers.q = [(c_uint64 * 64)(), n, 64, byref(n), c_size_t(64)]
+    return bufs
 
 Novelty = collections.namedtuple("Novelty", ["novel", "match", "similarity"])
 Novelty.__doc__ = """What MinHashLSH.insert_if_novel decided: ``novel`` (True: the key was
@@ -168,9 +177,14 @@ class MinHashLSH:
     come in that order, deterministically.
 
     Thread-safe: queries, pairs, clusters and saves run concurrently (with
-    the interpreter lock released); insert, remove and close take an
-    exclusive lock.
+    the interpreter lock released, except ``query`` of one MinHash, too
+    short to gain from it); insert, remove and close take an exclusive lock.
     """
+
+    # The query fast path's handle and its arguments in C form (class
+    # defaults, so an unpickled index has them too).
+    _query_handle = None
+    _query_args = None
 
     def __init__(self, threshold: Optional[float] = 0.9, num_perm: int = 128,
                  weights: Tuple[float, float] = (0.5, 0.5),
@@ -690,9 +704,8 @@ class MinHashLSH:
         # on its own thread's buffers.
         bufs = _query_buffers.__dict__.get("q")
         if bufs is None:
-            n = c_size_t()
-            bufs = _query_buffers.q = [(c_uint64 * 64)(), n, 64, byref(n)]
-        ids, n, cap, byref_n = bufs
+            bufs = _new_query_buffers()
+        ids, n, cap, byref_n, _ = bufs
         sims = None
         while True:
             if with_similarity:
@@ -702,7 +715,7 @@ class MinHashLSH:
                 break
             cap = n.value
             ids = (c_uint64 * cap)()
-            bufs[0], bufs[2] = ids, cap
+            bufs[0], bufs[2], bufs[4] = ids, cap, c_size_t(cap)
         if rc < 0:
             check(rc, "minlsh_index_query")
         id_to_key = self._id_to_key
@@ -716,10 +729,30 @@ class MinHashLSH:
         ValueError for a MinHash of another num_perm or seed."""
         if self._pending:
             self._flush()
-        # acquire/release without a with block: this is the datasketch
-        # idiom's inner loop, and the context manager's two calls cost a
-        # tenth of a query.
         lock = self._lock
+        # The datasketch idiom's inner loop, a microsecond or two per call:
+        # a MinHash of this index's family, no writer about, is asked
+        # through _ffi.gil_lib (the interpreter lock held through the call,
+        # so no writer can start until it returns, and no read lock is
+        # needed) with the arguments already in C form. Keys are looked up
+        # after the call; a key removed in between (KeyError) sends the
+        # query down the locked path.
+        h = self._handle
+        if (h and not lock._writer and not lock._writers_waiting
+                and minhash.__class__ in _MINHASH_TYPES and minhash._family is self._family):
+            if h != self._query_handle:
+                self._query_handle, self._query_args = h, (c_void_p(h), c_size_t(len(minhash._sig)))
+            harg, karg = self._query_args
+            bufs = _query_buffers.__dict__.get("q")
+            if bufs is None:
+                bufs = _new_query_buffers()
+            ids, n, cap, byref_n, cap_arg = bufs
+            rc = _gil_query(harg, minhash._sig, karg, ids, None, cap_arg, byref_n)
+            if rc == 0:
+                try:
+                    return list(map(self._id_to_key.__getitem__, ids[:n.value]))
+                except KeyError:
+                    pass
         lock.acquire_read()
         try:
             return self._query(minhash, False)

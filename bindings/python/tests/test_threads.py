@@ -82,6 +82,10 @@ def test_index_readers_and_writers():
     for i in range(80):
         lsh.insert(i, sigs[i])
     expected = {i: lsh.query(sigs[i]) for i in range(80)}
+    # MinHash objects of the index's family take the query fast path (the
+    # interpreter lock held instead of the read lock); rows the locked one.
+    mhs = [minlsh.MinHash(num_perm=64, hashvalues=sigs[i]) for i in range(160)]
+    assert all(lsh.query(mhs[i]) == expected[i] for i in range(80))
 
     def work(t):
         if t % 2 == 0:  # writers insert and remove their own keys
@@ -94,6 +98,10 @@ def test_index_readers_and_writers():
             for i in range(80):
                 got = [k for k in lsh.query(sigs[i]) if k < 80]
                 assert got == expected[i]
+                got = [k for k in lsh.query(mhs[i]) if k < 80]
+                assert got == expected[i]
+            for i in range(80, 160):  # keys coming and going: present or not, never an error
+                assert all(k in range(160) for k in lsh.query(mhs[i]))
             lsh.candidate_pairs()
             lsh.clusters(0.5)
         return None
