@@ -213,7 +213,8 @@ MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
 #define MINLSH_NORM_HTML 0x8u       /* skip tags, comments, script/style; decode entities */
 #define MINLSH_NORM_ALL 0xFu
 
-/* Unicode normalisation (opt-in; docs/shingling.md section 3.5). A stage
+/* Unicode normalisation (opt-in, but for CJK_WORDS, which the default
+ * options of version 2 have; docs/shingling.md section 3.5). A stage
  * between HTML and the ASCII stages, on code points of the pinned Unicode
  * version (minlsh_unicode_version), in this order: NFKC, full case
  * folding, digit folding, punctuation and symbol removal, white space,
@@ -225,7 +226,8 @@ MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
 #define MINLSH_NORM_UWHITESPACE 0x80u /* White_Space is whitespace; + WHITESPACE */
 #define MINLSH_NORM_DIGITS 0x100u     /* Nd digits to ASCII 0-9 */
 #define MINLSH_NORM_CJK_WORDS 0x200u  /* word units: each Han, Hiragana, Katakana,
-                                         Thai, Lao, Khmer, Myanmar character is a word */
+                                         Thai, Lao, Khmer, Myanmar character is a word;
+                                         alone, dropped for byte and code-point units */
 #define MINLSH_NORM_UNICODE 0x3F0u    /* every Unicode flag */
 
 /* The Unicode version of the tables, as major * 10000 + minor * 100 +
