@@ -8,21 +8,15 @@
 # with a message that names the flag and --no-cjk-words.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-M=$BUILD/minlsh
-tmp=${MINLSH_TEST_TMP:-/tmp}/cli_cjk_default.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
+. tests/lib.sh
+tl_begin cli_cjk_default
 check() { # NAME FILE WANT: the file's content is exactly WANT
     if [ "$(cat "$2")" = "$3" ]; then ok "$1"; else ko "$1" "got:" "$(cat "$2")" "expected:" "$3"; fi
 }
 
 # 300 characters drawn from a 16-character sentence (a fixed pseudo-random
 # order), and a copy with the 151st character changed.
-python3 - "$tmp" <<'PY'
+"$PY" - "$tmp" <<'PY'
 import random, sys
 chars = "我们今天去公园看花和树木天气很好"
 rnd = random.Random(3)
@@ -101,6 +95,4 @@ else
     ko merge_names_the_flag "status $st" "$(cat "$tmp/out")"
 fi
 
-rm -rf "$tmp"
-echo "cli_cjk_default: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
