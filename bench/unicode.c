@@ -12,7 +12,10 @@
  * given as a ratio to it: English, French, Russian and Chinese under every
  * Unicode flag (NFKC, full case folding, P and S classes, White_Space,
  * digits, one word per Han character) and, for comparison, the three other
- * languages under the ASCII flags. CPU time of this thread, best of 7.
+ * languages under the ASCII flags. Then the default options (CJK_WORDS)
+ * against flags 0 on the same English and Chinese text: the price of the
+ * default's word splitting; and flags 0 against itself, the noise. CPU
+ * time of this thread, best of 7.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "minlsh.h"
@@ -174,8 +177,14 @@ int main(int argc, char **argv) {
     size_t total = 4000000, i, r, reps = 7;
     text t[4];
     size_t *starts[4], nd[4];
-    row rows[8];
+    row rows[13];
     minlsh_shingler *sa = shingler(ascii), *su = shingler(uni);
+    /* The default options (words of their own for unspaced scripts) and
+     * the old default, no flag at all. */
+    minlsh_shingler *sd = shingler(MINLSH_NORM_CJK_WORDS), *s0 = shingler(0);
+    /* flags 0 again, as a row of its own: how far two identical rows fall
+     * apart on this machine (the noise the ratio above is to be read with) */
+    minlsh_shingler *s0b = shingler(0);
     static const char *const names[] = {"English", "French", "Russian", "Chinese"};
     int only = -1; /* --row N: that row alone, for a profiler */
     for (i = 1; i < (size_t)argc; i++) {
@@ -195,10 +204,15 @@ int main(int argc, char **argv) {
         rows[i] = (row){names[i], &t[i], starts[i], nd[i], su, 1e30, 0};
         rows[4 + i] = (row){names[i], &t[i], starts[i], nd[i], sa, 1e30, 0};
     }
+    rows[8] = (row){names[0], &t[0], starts[0], nd[0], sd, 1e30, 0};
+    rows[9] = (row){names[0], &t[0], starts[0], nd[0], s0, 1e30, 0};
+    rows[10] = (row){names[3], &t[3], starts[3], nd[3], sd, 1e30, 0};
+    rows[11] = (row){names[3], &t[3], starts[3], nd[3], s0, 1e30, 0};
+    rows[12] = (row){names[0], &t[0], starts[0], nd[0], s0b, 1e30, 0};
     /* Interleaved: each repetition runs every row once, so a busy moment of
      * the shared machine hits all rows alike. */
     for (r = 0; r < reps; r++)
-        for (i = 0; i < 8; i++) {
+        for (i = 0; i < 13; i++) {
             double s = only < 0 || (size_t)only == i ? run(&rows[i]) : 1;
             if (s < rows[i].best) rows[i].best = s;
         }
@@ -208,23 +222,31 @@ int main(int argc, char **argv) {
            "collapse-space)\n");
     printf("  %-8s %-8s %9s %10s %12s %13s\n", "text", "flags", "MB", "ns/byte", "shingles/KB",
            "x reference");
-    for (i = 0; i < 8; i++) {
-        const row *w = &rows[(i % 2) ? 4 + i / 2 : i / 2];
+    for (i = 0; i < 13; i++) {
+        const row *w = i < 8 ? &rows[(i % 2) ? 4 + i / 2 : i / 2] : &rows[i];
         double nsb = w->best / (double)w->t->len * 1e9;
         double ref = rows[4].best / (double)rows[4].t->len * 1e9;
         printf("  %-8s %-8s %9.2f %10.3f %12.1f %13.2f\n", w->name,
-               w->sh == su ? "unicode" : "ascii", (double)w->t->len / 1e6, nsb,
+               w->sh == su ? "unicode" : w->sh == sa ? "ascii" : w->sh == sd ? "default" : "0",
+               (double)w->t->len / 1e6, nsb,
                (double)w->shingles * 1000.0 / (double)w->t->len, nsb / ref);
     }
     for (i = 0; i < 4; i++)
         printf("unicode_%s_over_ascii_english: %.2f\n", i == 0 ? "english" : i == 1 ? "french" :
                                                         i == 2 ? "russian" : "chinese",
                (rows[i].best / (double)rows[i].t->len) / (rows[4].best / (double)rows[4].t->len));
+    /* Same text both sides: the price of the default's word splitting. */
+    printf("default_over_flags0_english: %.3f\n", rows[8].best / rows[9].best);
+    printf("default_over_flags0_chinese: %.3f\n", rows[10].best / rows[11].best);
+    printf("flags0_over_flags0_english: %.3f (noise)\n", rows[12].best / rows[9].best);
     for (i = 0; i < 4; i++) {
         free(t[i].p);
         free(starts[i]);
     }
     minlsh_shingler_free(sa);
     minlsh_shingler_free(su);
+    minlsh_shingler_free(sd);
+    minlsh_shingler_free(s0);
+    minlsh_shingler_free(s0b);
     return 0;
 }

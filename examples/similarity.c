@@ -50,6 +50,7 @@ static int fail(const char *what, int rc) {
 }
 
 int main(int argc, char **argv) {
+    minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_shingler *shingler = NULL;
     minlsh_shingleset *sets[2] = {NULL, NULL};
     minlsh_family *family = NULL;
@@ -61,8 +62,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: similarity FILE1 FILE2\n");
         return 2;
     }
-    /* Defaults: word 5-shingles, no normalisation, the default key. */
-    if ((rc = minlsh_shingler_new(&shingler, NULL, NULL)) != 0) return fail("shingler", rc);
+    /* Defaults: word 5-shingles, each CJK or Thai character a word, the
+     * default key. (NULL options would be minlsh 0.1's: no flag at all.) */
+    if ((rc = minlsh_shingler_new(&shingler, &so, NULL)) != 0) return fail("shingler", rc);
     if ((rc = minlsh_family_new(&family, NUM_PERM, 1, NULL)) != 0) {
         status = fail("family", rc);
         goto done;

@@ -26,7 +26,9 @@ static void shingler_params(fuzz_in *in) {
     int rc, want;
     uint32_t v = fuzz_u32(in);
     rc = minlsh_shingler_options_init(&o, v);
-    FUZZ_CHECK(rc == (v == MINLSH_SHINGLER_OPTIONS_VERSION ? 0 : MINLSH_E_VERSION));
+    /* versions 1 and 2: one layout, two sets of defaults */
+    FUZZ_CHECK(rc == (v >= 1 && v <= MINLSH_SHINGLER_OPTIONS_VERSION ? 0 : MINLSH_E_VERSION));
+    FUZZ_CHECK(rc != 0 || o.flags == (v == 1 ? 0 : MINLSH_NORM_CJK_WORDS));
     FUZZ_OK(minlsh_shingler_options_init(&o, MINLSH_SHINGLER_OPTIONS_VERSION));
     if (sel & 1) o.version = fuzz_u32(in);
     o.unit = (sel & 2) ? fuzz_u32(in) : fuzz_range(in, 0, 5);
@@ -42,7 +44,7 @@ static void shingler_params(fuzz_in *in) {
         al.alloc = (sel & 128) ? NULL : ta_alloc;
         al.free = (sel & 128) ? ta_free : NULL;
     }
-    if (o.version != MINLSH_SHINGLER_OPTIONS_VERSION) want = MINLSH_E_VERSION;
+    if (o.version < 1 || o.version > MINLSH_SHINGLER_OPTIONS_VERSION) want = MINLSH_E_VERSION;
     else if (o.unit < MINLSH_UNIT_BYTE || o.unit > MINLSH_UNIT_STOPWORD || o.k < 1 ||
              o.k > MINLSH_SHINGLE_K_MAX ||
              (o.flags & ~(MINLSH_NORM_ALL | MINLSH_NORM_UNICODE)) != 0)
@@ -62,6 +64,10 @@ static void shingler_params(fuzz_in *in) {
         if (flags & MINLSH_NORM_UCASEFOLD) flags |= MINLSH_NORM_CASEFOLD;
         if (flags & MINLSH_NORM_UPUNCT) flags |= MINLSH_NORM_PUNCT;
         if (flags & MINLSH_NORM_UWHITESPACE) flags |= MINLSH_NORM_WHITESPACE;
+        /* alone, it would change nothing on bytes and code points */
+        if (o.unit <= MINLSH_UNIT_CODEPOINT &&
+            (flags & MINLSH_NORM_UNICODE) == MINLSH_NORM_CJK_WORDS)
+            flags &= ~(uint32_t)MINLSH_NORM_CJK_WORDS;
         FUZZ_CHECK(minlsh_shingler_unit(sh) == o.unit && minlsh_shingler_k(sh) == o.k &&
                    minlsh_shingler_flags(sh) == flags);
         FUZZ_OK(minlsh_shingler_config_id(&id, sh));

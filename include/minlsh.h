@@ -213,7 +213,8 @@ MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
 #define MINLSH_NORM_HTML 0x8u       /* skip tags, comments, script/style; decode entities */
 #define MINLSH_NORM_ALL 0xFu
 
-/* Unicode normalisation (opt-in; docs/shingling.md section 3.5). A stage
+/* Unicode normalisation (opt-in, but for CJK_WORDS, which the default
+ * options of version 2 have; docs/shingling.md section 3.5). A stage
  * between HTML and the ASCII stages, on code points of the pinned Unicode
  * version (minlsh_unicode_version), in this order: NFKC, full case
  * folding, digit folding, punctuation and symbol removal, white space,
@@ -225,14 +226,20 @@ MINLSH_API int minlsh_siphash24_128(uint8_t out[16], const uint8_t key[16],
 #define MINLSH_NORM_UWHITESPACE 0x80u /* White_Space is whitespace; + WHITESPACE */
 #define MINLSH_NORM_DIGITS 0x100u     /* Nd digits to ASCII 0-9 */
 #define MINLSH_NORM_CJK_WORDS 0x200u  /* word units: each Han, Hiragana, Katakana,
-                                         Thai, Lao, Khmer, Myanmar character is a word */
+                                         Thai, Lao, Khmer, Myanmar character is a word;
+                                         alone, dropped for byte and code-point units */
 #define MINLSH_NORM_UNICODE 0x3F0u    /* every Unicode flag */
 
 /* The Unicode version of the tables, as major * 10000 + minor * 100 +
  * patch (150000 is Unicode 15.0.0); minlsh_unicode_version() is its twin. */
 #define MINLSH_UNICODE_VERSION 150000
 
-#define MINLSH_SHINGLER_OPTIONS_VERSION 1
+/* Options versions 1 and 2 have the same layout; the version names the
+ * defaults the caller started from. Version 1: flags 0. Version 2: flags
+ * MINLSH_NORM_CJK_WORDS, so that word shingles work on Chinese, Japanese
+ * and Thai. A program built against version 1 keeps its configuration (and
+ * its hashes and configuration ids). */
+#define MINLSH_SHINGLER_OPTIONS_VERSION 2
 
 /* Shingler options. Start from MINLSH_SHINGLER_OPTIONS_INIT or
  * minlsh_shingler_options_init(); set version to the version you compiled
@@ -241,7 +248,7 @@ typedef struct minlsh_shingler_options {
     uint32_t version;            /* MINLSH_SHINGLER_OPTIONS_VERSION */
     uint32_t unit;               /* MINLSH_UNIT_*; default WORD */
     uint32_t k;                  /* units per shingle, 1..64; default 5 */
-    uint32_t flags;              /* MINLSH_NORM_*; default 0 */
+    uint32_t flags;              /* MINLSH_NORM_*; default CJK_WORDS (version 1: 0) */
     const uint8_t *key;          /* 16-byte SipHash key; NULL: the default key */
     const char *stopwords;       /* STOPWORD unit: words separated by ASCII
                                     whitespace; NULL: the built-in English list */
@@ -250,9 +257,11 @@ typedef struct minlsh_shingler_options {
 } minlsh_shingler_options;
 
 #define MINLSH_SHINGLER_OPTIONS_INIT                                           \
-    { MINLSH_SHINGLER_OPTIONS_VERSION, MINLSH_UNIT_WORD, 5, 0, NULL, NULL, 0, 0 }
+    { MINLSH_SHINGLER_OPTIONS_VERSION, MINLSH_UNIT_WORD, 5, MINLSH_NORM_CJK_WORDS,  \
+      NULL, NULL, 0, 0 }
 
-/* Fill opts with the defaults of the given options version.
+/* Fill opts with the defaults of the given options version (1 or 2, see
+ * MINLSH_SHINGLER_OPTIONS_VERSION); opts->version is set to it.
  * Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
 MINLSH_API int minlsh_shingler_options_init(minlsh_shingler_options *opts,
                                             uint32_t version);
@@ -263,7 +272,10 @@ MINLSH_API const uint8_t *minlsh_default_key(void);
 
 typedef struct minlsh_shingler minlsh_shingler;
 
-/* Create a shingler. opts NULL means all defaults.
+/* Create a shingler. opts->version may be 1 or 2: it only says which
+ * defaults the caller started from, every field is read either way. opts
+ * NULL means the defaults of version 1 (flags 0), which programs that pass
+ * NULL have always had; pass MINLSH_SHINGLER_OPTIONS_INIT for today's.
  * Errors: MINLSH_E_NULL (out), MINLSH_E_VERSION, MINLSH_E_PARAM (unit, k,
  * unknown flags, empty stop-word list), MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_shingler_new(minlsh_shingler **out,

@@ -15,7 +15,9 @@
 #                     English, French, Russian and Chinese text under every
 #                     Unicode flag, and under the ASCII flags, against
 #                     today's ASCII path (English, ASCII flags), interleaved
-#                     in one run; make bench runs it too, after the rest
+#                     in one run; then the default options (CJK words) over
+#                     flags 0 on English and Chinese, and flags 0 over
+#                     itself (the noise); make bench runs it too, after the rest
 #   make bench-huge   NOT in CI nor in make bench: gen_docs N | minlsh dedup
 #                     --jsonl -q --output decisions - for each N of
 #                     BENCH_HUGE_SIZES (default "1000000 10000000 100000000"):

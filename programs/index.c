@@ -43,7 +43,7 @@ const char cli_help_index_create[] =
     "                          shingles, and slower below about k/4)\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
     "      --nfkc, --casefold, --unicode-punct, --unicode-space, --fold-digits,\n"
-    "      --cjk-words, --normalize, --html, --key HEX\n"
+    "      --cjk-words (default), --no-cjk-words, --normalize, --html, --key HEX\n"
     "                          as for minlsh dedup\n"
     "      --force             overwrite an existing file\n"
     "      --lock-timeout S, --no-lock\n"
@@ -946,6 +946,11 @@ static int merge_mismatch(const cli_index *f, const cli_index *s, cli_buf *why) 
         opts_describe_flags(why, s->meta.flags);
         buf_printf(why, ", %s has ", f->path);
         opts_describe_flags(why, f->meta.flags);
+        /* The likely cause since the default changed: a shard of minlsh 0.1
+         * (no flag) beside one made with today's defaults. */
+        if ((f->meta.flags ^ s->meta.flags) == MINLSH_NORM_CJK_WORDS)
+            buf_adds(why, " (cjk-words is on by default after minlsh 0.1; "
+                          "'index create --no-cjk-words' makes a shard like 0.1's)");
     } else if (f->meta.threshold != s->meta.threshold) {
         char x[32], y[32];
         cli_format_double(x, s->meta.threshold);

@@ -65,6 +65,7 @@ static const opt_spec specs[] = {
     {"unicode-space", O_UNICODE_SPACE, 0},
     {"fold-digits", O_FOLD_DIGITS, 0},
     {"cjk-words", O_CJK_WORDS, 0},
+    {"no-cjk-words", O_NO_CJK_WORDS, 0},
 };
 
 /* The --max-doc-size that cli_shingler_new gives its shinglers. */
@@ -78,6 +79,9 @@ void opts_defaults(cli_opts *o) {
     o->num_perm = 128;
     o->unit = MINLSH_UNIT_WORD;
     o->shingle_k = 5;
+    /* The library's defaults (options version 2): CJK and Thai characters
+     * are words of their own. --no-cjk-words is 0.1's default. */
+    o->flags = MINLSH_NORM_CJK_WORDS;
     o->seed = 1;
     o->keep = MINLSH_KEEP_FIRST;
     o->group = MINLSH_GROUP_COMPONENTS;
@@ -545,6 +549,10 @@ int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
                                o->args[cmd->max_args]);
     if ((o->given & OPT(O_KEY)) && (o->given & OPT(O_KEY_FILE)))
         return cli_usage_error(cmd->name, "--key and --key-file exclude each other");
+    if ((o->given & OPT(O_CJK_WORDS)) && (o->given & OPT(O_NO_CJK_WORDS)))
+        return cli_usage_error(cmd->name, "--cjk-words and --no-cjk-words exclude each other");
+    /* after every flag, so that it wins over --normalize too */
+    if (o->given & OPT(O_NO_CJK_WORDS)) o->flags &= ~(uint32_t)MINLSH_NORM_CJK_WORDS;
     if ((cmd->allowed & OPT(O_KEY_FILE)) && !(o->given & (OPT(O_KEY) | OPT(O_KEY_FILE)))) {
         const char *env = getenv("MINLSH_KEY_FILE");
         if (env != NULL && *env != '\0' &&

@@ -29,7 +29,7 @@ const char cli_help_sig[] =
     "      --jsonl, --id-field NAME, --text-field NAME\n"
     "      --shingle UNIT, --lowercase, --strip-punct, --collapse-space,\n"
     "      --nfkc, --casefold, --unicode-punct, --unicode-space, --fold-digits,\n"
-    "      --cjk-words, --normalize, --html, --key HEX\n"
+    "      --cjk-words (default), --no-cjk-words, --normalize, --html, --key HEX\n"
     "                          as for minlsh dedup\n"
     "      --threads N, --progress, -q/--quiet\n"
     "  -h, --help              show this help\n";

@@ -5,10 +5,9 @@
 # in one of api.md's C code blocks, and api.md must not show a prototype of a
 # minlsh_ function the header does not declare (a renamed function's old name).
 set -u
-cd "$(dirname "$0")/.."
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+tl_begin api_doc
 
 # One declaration per line: join continuation lines up to ';', squeeze blanks.
 decls() {
@@ -22,8 +21,6 @@ doc_protos() {
         awk '/^(const |void|int|uint|size_t|double)[^=]* \**minlsh_[a-z0-9_]*\(/ {d=$0; while (d !~ /;/ && d !~ /\{/) {if ((getline l) <= 0) break; d = d " " l} print d}' |
         grep -v '{' | sed 's/[[:space:]][[:space:]]*/ /g; s/( /(/g; s/ )/)/g'
 }
-tmp=${MINLSH_TEST_TMP:-/tmp}/api_doc.$$
-mkdir -p "$tmp"
 decls include/minlsh.h | sort -u > "$tmp/header"
 doc_protos | sort -u > "$tmp/doc"
 
@@ -35,6 +32,4 @@ extra=$(comm -13 "$tmp/header" "$tmp/doc")
 if [ -z "$extra" ]; then ok no_stale_prototypes
 else ko no_stale_prototypes "$(echo "$extra" | head -n 40)"; fi
 
-rm -rf "$tmp"
-echo "api_doc: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

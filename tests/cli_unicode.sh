@@ -30,9 +30,13 @@ DOCS
 check normalize_finds_both "$tmp/out" "1.0000  a  b
 0.8889  c  d"
 
-"$M" dedup -q --jsonl --lowercase --strip-punct --collapse-space --output pairs \
+"$M" dedup -q --jsonl --lowercase --strip-punct --collapse-space --no-cjk-words --output pairs \
     "$tmp/docs.jsonl" > "$tmp/out" 2>&1
 check ascii_flags_find_neither "$tmp/out" ""
+
+# The defaults split the Chinese pair into words (--cjk-words is on).
+"$M" dedup -q --jsonl --threshold 0.5 --output pairs "$tmp/docs.jsonl" > "$tmp/out" 2>&1
+check defaults_find_chinese "$tmp/out" "0.8889  c  d"
 
 status=0
 for f in --nfkc --casefold --unicode-punct --unicode-space --fold-digits --cjk-words; do

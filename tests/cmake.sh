@@ -8,24 +8,19 @@
 # against that prefix. Skipped in instrumented builds (sanitizers, coverage:
 # this build has its own flags).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+tl_begin cmake
 : "${CC:=cc}"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
 if [ -n "${MINLSH_SANITIZE:-}" ]; then
     echo "cmake: skipped in an instrumented build"
-    echo "cmake: 0 passed, 0 failed"
-    exit 0
+    finish
 fi
 if ! command -v cmake >/dev/null 2>&1; then
     ko cmake_installed "cmake is not installed (sh scripts/deps.sh test)"
-    echo "cmake: $pass passed, $fail failed"
-    exit 1
+    finish
 fi
-tmp=${MINLSH_TEST_TMP:-/tmp}/cmake.$$
 prefix=$tmp/prefix
-mkdir -p "$tmp"
 version=$(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)
 major=$(sed -n 's/^#define MINLSH_VERSION_MAJOR \([0-9]*\).*/\1/p' include/minlsh.h)
 
@@ -79,6 +74,4 @@ then ok find_package_example; else ko find_package_example "$(tail -n 5 "$b.log"
 if readelf -d "$b/quickstart" 2>/dev/null | grep -q "NEEDED.*libminlsh.so.$major"
 then ok find_package_links_shared; else ko find_package_links_shared "quickstart does not need libminlsh.so.$major"; fi
 
-rm -rf "$tmp"
-echo "cmake: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

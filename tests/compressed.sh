@@ -7,21 +7,8 @@
 # goes on with the other inputs, and the exit status is 1.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
-PY=/usr/bin/python3
-tmp=${MINLSH_TEST_TMP:-/tmp}/compressed.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
-finish() {
-    rm -rf "$tmp"
-    echo "compressed: $pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit $?
-}
+. tests/lib.sh
+tl_begin compressed
 if ! command -v zstd >/dev/null 2>&1; then
     ko zstd_installed "the zstd program is not installed (sh scripts/deps.sh test)"
     finish

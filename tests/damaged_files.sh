@@ -7,19 +7,14 @@
 # checksums valid (the checksums recomputed after flipping bits in the
 # metadata or the signatures) may be accepted or refused, but never crashes.
 set -u
-cd "$(dirname "$0")/.."
-: "${BUILD:=build}"
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+tl_begin damaged_files
 bin=$BUILD/minlsh
-tmp=${MINLSH_TEST_TMP:-/tmp}/damaged_files.$$
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
 
 if ! command -v python3 >/dev/null 2>&1; then
-    echo "damaged_files: python3 is needed (scripts/deps.sh test)"
-    echo "damaged_files: 0 passed, 1 failed"
-    exit 1
+    ko python3 "python3 is needed (scripts/deps.sh test)"
+    finish
 fi
 
 # A small index: k = 16 keeps the file short, so every truncation is cheap.
@@ -31,8 +26,7 @@ if ! "$bin" index create -q --num-perm 16 --bands 4 --rows 4 "$good" 2>"$tmp/err
    ! "$bin" index add "$good" "$tmp/a.txt" "$tmp/b.txt" "$tmp/c.txt" 2>>"$tmp/err" ||
    ! "$bin" index compact -q "$good" 2>>"$tmp/err"; then
     ko setup "$(head -n 3 "$tmp/err")"
-    echo "damaged_files: $pass passed, $fail failed"
-    exit 1
+    finish
 fi
 size=$(wc -c <"$good" | tr -d ' ')
 
@@ -159,6 +153,4 @@ if "$bin" index add "$good" "$tmp/bin.txt" >/dev/null 2>"$tmp/e" &&
    grep -q 'bin.txt' "$tmp/q"; then ok binary_document
 else ko binary_document "$(head -n 3 "$tmp/e")"; fi
 
-rm -rf "$tmp"
-echo "damaged_files: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

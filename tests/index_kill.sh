@@ -6,16 +6,8 @@
 # and the index and journal always open. Prints how many runs were killed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
-tmp=${MINLSH_TEST_TMP:-/tmp}/index_kill.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+. tests/lib.sh
+tl_begin index_kill
 RUNS=${MINLSH_KILL_RUNS:-30}
 
 # Batches of 400 distinct documents (about 240 KB of journal each).
@@ -70,6 +62,4 @@ if "$M" index compact "$I" 2> "$tmp/err" && [ "$(wc -c < "$I.journal")" -eq 64 ]
 then ok kill_add_compacts_after
 else ko kill_add_compacts_after "$(cat "$tmp/err")" "$(ls "$tmp")"; fi
 
-rm -rf "$tmp"
-echo "index_kill: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -7,16 +7,9 @@
 # index's config id are blamed, not the key.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
-tmp=${MINLSH_TEST_TMP:-/tmp}/index_names.$$
-rm -rf "$tmp"
+. tests/lib.sh
+tl_begin index_names
 mkdir -p "$tmp/files"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 
 # Three names that a decoder with U+FFFD would make one.
 for b in 200 201 377; do
@@ -94,6 +87,4 @@ else ko changed_shingle_option_blamed "status $st" "$(cat "$tmp/err")"; fi
 if grep -q 'do not give --key' "$tmp/err"; then ok wrong_key_blamed
 else ko wrong_key_blamed "$(cat "$tmp/err")"; fi
 
-rm -rf "$tmp"
-echo "index_names: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

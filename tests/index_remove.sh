@@ -6,14 +6,9 @@
 # leaves the file untouched.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
-tmp=${MINLSH_TEST_TMP:-/tmp}/index_remove.$$
-rm -rf "$tmp"
+. tests/lib.sh
+tl_begin index_remove
 mkdir -p "$tmp/files"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
 i=0
 while [ $i -lt 12 ]; do
     # Distinct texts: every document its own words.
@@ -53,6 +48,4 @@ st=$?
     ko remove_nothing_untouched "status $st"
 "$M" index remove "$tmp/j.mlsh" > /dev/null 2>&1
 [ $? -eq 2 ] && ok remove_needs_an_id || ko remove_needs_an_id "not a usage error"
-rm -rf "$tmp"
-echo "index_remove: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

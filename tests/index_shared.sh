@@ -15,21 +15,8 @@
 # temporary files of saves that never finished.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
-PY=/usr/bin/python3
-tmp=${MINLSH_TEST_TMP:-/tmp}/index_shared.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
-finish() {
-    rm -rf "$tmp"
-    echo "index_shared: $pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit $?
-}
+. tests/lib.sh
+tl_begin index_shared
 if [ ! -x "$M" ] || [ ! -x "$PY" ]; then ko setup "no $M or $PY"; finish; fi
 
 # ---- --novel-only ---------------------------------------------------------------

@@ -8,33 +8,8 @@
 # --exclude in directory walks. Exact messages and exit statuses.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
-PY=/usr/bin/python3
-tmp=${MINLSH_TEST_TMP:-/tmp}/input.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
-# run NAME WANT_STATUS CMD...: stdout in $tmp/out, stderr in $tmp/err.
-run() {
-    name=$1 want=$2
-    shift 2
-    "$@" > "$tmp/out" 2> "$tmp/err"
-    got=$?
-    if [ "$got" -eq "$want" ]; then return 0; fi
-    ko "$name" "exit status $got, expected $want" "$(head -n 5 "$tmp/err")"
-    return 1
-}
-# line NAME FILE LINE: FILE has exactly this line.
-line() {
-    if grep -Fqx -- "$3" "$2"; then ok "$1"; else ko "$1" "no line '$3' in:" "$(head -n 6 "$2")"; fi
-}
-# nothing NAME FILE PATTERN: FILE has no line matching PATTERN.
-nothing() {
-    if grep -Eq -- "$3" "$2"; then ko "$1" "unexpected '$3' in:" "$(head -n 6 "$2")"; else ok "$1"; fi
-}
+. tests/lib.sh
+tl_begin input
 
 T='the quick brown fox jumps over the lazy dog'
 cd "$tmp" || exit 1
@@ -169,6 +144,4 @@ walk include_exclude "a.txt " --include '*.txt' --exclude '.*' --exclude 'c*' tr
 walk named_paths_kept "b.md a.txt " --include '*.txt' tree/b.md tree/a.txt
 walk include_base_name_only "" --include 'sub/*' tree
 
-cd / && rm -rf "$tmp"
-echo "input: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

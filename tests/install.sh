@@ -5,14 +5,11 @@
 # (find_package(minlsh), shared and static), then uninstalls and checks
 # nothing is left behind.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+tl_begin install
 : "${BUILD:=build}" "${CC:=cc}" "${TEST_LDFLAGS:=}"
-tmp=${MINLSH_TEST_TMP:-/tmp}/install.$$
 prefix=$tmp/prefix
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
 
 if make -s install BUILD="$BUILD" CC="$CC" PREFIX="$prefix" >"$tmp/install.log" 2>&1; then ok make_install
 else ko make_install "$(tail -n 5 "$tmp/install.log")"; fi
@@ -119,6 +116,4 @@ if make -s uninstall BUILD="$BUILD" PREFIX="$prefix" >"$tmp/uninstall.log" 2>&1 
    [ -z "$(find "$prefix" -type f -o -type l)" ]
 then ok make_uninstall; else ko make_uninstall "$(find "$prefix" -type f -o -type l | head -n 5)"; fi
 
-rm -rf "$tmp"
-echo "install: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,14 +6,8 @@
 # read. Exact stdout, stderr lines and exit statuses.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-case $BUILD in /*) M=$BUILD/minlsh ;; *) M=$(pwd)/$BUILD/minlsh ;; esac
-tmp=${MINLSH_TEST_TMP:-/tmp}/jsonl.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
+. tests/lib.sh
+tl_begin jsonl
 
 T='the quick brown fox jumps over the lazy dog'
 # pairs NAME WANT_STATUS WANT_STDOUT [WANT_STDERR_LINE]: dedup --jsonl of
@@ -64,6 +58,4 @@ with open(sys.argv[1], "w") as f:
 PY
 pairs "very long lines" 0 "$AB"
 
-rm -rf "$tmp"
-echo "jsonl: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -45,7 +45,7 @@ for t in "$@"; do
 done
 
 for s in "$here"/*.sh; do
-    [ "$(basename "$s")" = run.sh ] && continue
+    case $(basename "$s") in run.sh | lib.sh) continue ;; esac
     [ -f "$s" ] || continue
     name=$(basename "$s" .sh)
     out="$MINLSH_TEST_TMP/$name.out"

@@ -5,13 +5,10 @@
 # the Makefile's file names and at run time; the header compiles as C99
 # (pedantic) and C++ and can be included twice.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+tl_begin symbols
 : "${BUILD:=build}" "${CC:=cc}"
-tmp=${MINLSH_TEST_TMP:-/tmp}/symbols.$$
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; fail=$((fail + 1)); }
 
 sh scripts/gen-map.sh all > "$tmp/header.txt"
 sh scripts/gen-map.sh stable > "$tmp/header-stable.txt"
@@ -129,6 +126,4 @@ else
     ko header_cxx "no C++ compiler (c++) found"
 fi
 
-rm -rf "$tmp"
-echo "symbols: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -139,6 +139,9 @@ static const shingler_case shinglers[] = {
      * flags written out: the shingler reports them with the Unicode ones) */
     {"word:3", MINLSH_UNIT_WORD, 3,
      MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT | MINLSH_NORM_WHITESPACE | MINLSH_NORM_UNICODE, NULL},
+    /* the default options since options version 2 (the first case is
+     * version 1's): Han and kana characters are words of their own */
+    {"word:5", MINLSH_UNIT_WORD, 5, MINLSH_NORM_CJK_WORDS, NULL},
 };
 #define N_SHINGLERS (sizeof shinglers / sizeof shinglers[0])
 

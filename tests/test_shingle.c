@@ -176,7 +176,9 @@ static void test_options_and_defaults(void) {
     memset(&o, 0xAB, sizeof o);
     EXPECT_ERR(minlsh_shingler_options_init(NULL, 1), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_shingler_options_init(&o, 0), MINLSH_E_VERSION);
-    EXPECT_ERR(minlsh_shingler_options_init(&o, 2), MINLSH_E_VERSION);
+    EXPECT_ERR(minlsh_shingler_options_init(&o, 3), MINLSH_E_VERSION);
+    EXPECT_EQ_INT(MINLSH_SHINGLER_OPTIONS_VERSION, 2);
+    /* version 1's defaults: no flag, as a program built against it has */
     EXPECT_OK(minlsh_shingler_options_init(&o, 1));
     EXPECT_EQ_INT(o.version, 1);
     EXPECT_EQ_INT(o.unit, MINLSH_UNIT_WORD);
@@ -186,7 +188,23 @@ static void test_options_and_defaults(void) {
     EXPECT_EQ_INT(o.stopwords_len, 0);
     EXPECT_EQ_U64(o.max_document_bytes, 0);
     EXPECT(memcmp(minlsh_default_key(), "minlsh:shingles!", 16) == 0);
+    /* version 2's: words of their own for unspaced scripts, else the same */
+    memset(&o, 0xAB, sizeof o);
+    EXPECT_OK(minlsh_shingler_options_init(&o, 2));
+    EXPECT_EQ_INT(o.version, 2);
+    EXPECT_EQ_INT(o.unit, MINLSH_UNIT_WORD);
+    EXPECT_EQ_INT(o.k, 5);
+    EXPECT_EQ_INT(o.flags, MINLSH_NORM_CJK_WORDS);
+    EXPECT(o.key == NULL && o.stopwords == NULL);
+    EXPECT_EQ_INT(o.stopwords_len, 0);
+    EXPECT_EQ_U64(o.max_document_bytes, 0);
+    {
+        const minlsh_shingler_options init = MINLSH_SHINGLER_OPTIONS_INIT;
+        EXPECT(memcmp(&init, &o, sizeof o) == 0);
+    }
 
+    /* NULL options: version 1's defaults, so callers that pass NULL keep
+     * their hashes */
     EXPECT_OK(minlsh_shingler_new(&s, NULL, NULL));
     EXPECT_EQ_INT(minlsh_shingler_unit(s), MINLSH_UNIT_WORD);
     EXPECT_EQ_INT(minlsh_shingler_k(s), 5);
@@ -239,8 +257,14 @@ static void test_constructor_errors(void) {
     o.flags = 0;
     o.version = 0;
     EXPECT_ERR(minlsh_shingler_new(&s, &o, NULL), MINLSH_E_VERSION);
-    o.version = 2;
+    o.version = 3;
     EXPECT_ERR(minlsh_shingler_new(&s, &o, NULL), MINLSH_E_VERSION);
+    o.version = 1; /* one layout: both versions read every field */
+    EXPECT_OK(minlsh_shingler_new(&s, &o, NULL));
+    minlsh_shingler_free(s);
+    o.version = 2;
+    EXPECT_OK(minlsh_shingler_new(&s, &o, NULL));
+    minlsh_shingler_free(s);
     o.version = 1;
     /* empty stop-word lists, for the STOPWORD unit and any other */
     o.unit = MINLSH_UNIT_STOPWORD;
@@ -1123,12 +1147,19 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 static void test_config_id(void) {
-    minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_shingler_options o;
     static const char *const cd[] = {"cat", "dog"};
     uint8_t key[16];
     uint64_t base, id;
     size_t i;
     memcpy(key, minlsh_default_key(), 16);
+
+    /* The default options (version 2, CJK_WORDS) are another configuration
+     * than version 1's (flags 0), whose id stays what 0.1 wrote. */
+    EXPECT_OK(minlsh_shingler_options_init(&o, MINLSH_SHINGLER_OPTIONS_VERSION));
+    EXPECT_EQ_U64(config_id_of(&o), UINT64_C(0x9146460a92fa52d1));
+    EXPECT_OK(minlsh_shingler_options_init(&o, 1));
+    EXPECT_EQ_U64(config_id_of(&o), UINT64_C(0x84f6fe21ac593947));
 
     base = config_id_of(&o);
     EXPECT_EQ_U64(base, expected_config_id(key, 3, 5, 0, NULL, 0));

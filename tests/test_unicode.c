@@ -191,6 +191,36 @@ static void test_flags_and_ids(void) {
     EXPECT_EQ_U64(ib, 0x775f76631e0f3720u);
     minlsh_shingler_free(a);
     minlsh_shingler_free(b);
+    /* CJK_WORDS alone is dropped for bytes and code points (the default
+     * options there are flags 0's shingler, invalid bytes included); with
+     * another Unicode flag, or for words, it stays */
+    {
+        static const char bad[] = "ab \xff\xfe cd \xe4\xb8\xad\xe6\x96\x87 ef";
+        static const uint32_t units[] = {MINLSH_UNIT_BYTE, MINLSH_UNIT_CODEPOINT};
+        size_t u;
+        for (u = 0; u < 2; u++) {
+            a = mk(units[u], 3, MINLSH_NORM_CJK_WORDS);
+            b = mk(units[u], 3, 0);
+            EXPECT_EQ_INT(minlsh_shingler_flags(a), 0);
+            minlsh_shingler_config_id(&ia, a);
+            minlsh_shingler_config_id(&ib, b);
+            EXPECT_EQ_U64(ia, ib);
+            EXPECT_OK(minlsh_shingler_hash(a, LIT(bad), sa, NULL));
+            EXPECT_OK(minlsh_shingler_hash(b, LIT(bad), sb, NULL));
+            EXPECT(minlsh_shingleset_count(sa) > 5 &&
+                   minlsh_shingleset_count(sa) == minlsh_shingleset_count(sb) &&
+                   memcmp(minlsh_shingleset_view_hashes(sa), minlsh_shingleset_view_hashes(sb),
+                          8 * minlsh_shingleset_count(sa)) == 0);
+            minlsh_shingler_free(a);
+            minlsh_shingler_free(b);
+            a = mk(units[u], 3, MINLSH_NORM_CJK_WORDS | MINLSH_NORM_NFKC);
+            EXPECT_EQ_INT(minlsh_shingler_flags(a), MINLSH_NORM_CJK_WORDS | MINLSH_NORM_NFKC);
+            minlsh_shingler_free(a);
+        }
+        a = mk(MINLSH_UNIT_STOPWORD, 3, MINLSH_NORM_CJK_WORDS);
+        EXPECT_EQ_INT(minlsh_shingler_flags(a), MINLSH_NORM_CJK_WORDS);
+        minlsh_shingler_free(a);
+    }
     o.flags = 0x400;
     EXPECT_ERR(minlsh_shingler_new(&sh, &o, NULL), MINLSH_E_PARAM);
     EXPECT_EQ_INT(minlsh_unicode_version(), MINLSH_UNICODE_VERSION);
@@ -199,20 +229,28 @@ static void test_flags_and_ids(void) {
     minlsh_shingleset_free(sb);
 }
 
-/* Two 300-character Chinese texts that differ in one character: similar
- * under word 5-shingles once each character is a word, 0 without. */
+/* The issue's example: two 300-character Chinese texts that differ in one
+ * character are similar under the default options (each character a word),
+ * and have similarity 0 under version 1's defaults (each text one word). */
 static void test_chinese_similarity(void) {
     static const char base[] = "\xe6\x88\x91\xe4\xbb\xac\xe4\xbb\x8a\xe5\xa4\xa9\xe5\x8e\xbb"
                                "\xe5\x85\xac\xe5\x9b\xad\xe7\x9c\x8b\xe8\x8a\xb1\xe5\x92\x8c"
                                "\xe6\xa0\x91\xe6\x9c\xa8\xe5\xa4\xa9\xe6\xb0\x94\xe5\xbe\x88"
                                "\xe5\xa5\xbd"; /* 16 characters */
     uint8_t a[300 * 3], b[300 * 3];
-    minlsh_shingler *on = mk(MINLSH_UNIT_WORD, 5, MINLSH_NORM_CJK_WORDS);
-    minlsh_shingler *off = mk(MINLSH_UNIT_WORD, 5, 0);
+    /* the default options, and version 1's (flags 0) */
+    minlsh_shingler_options def = MINLSH_SHINGLER_OPTIONS_INIT, v1;
+    minlsh_shingler *on = NULL, *off = NULL;
     minlsh_shingleset *sa = NULL, *sb = NULL;
+    minlsh_family *fam = NULL;
+    uint32_t ga[128], gb[128];
     double j = -1;
     size_t i;
     uint64_t rs = 3;
+    EXPECT_OK(minlsh_shingler_options_init(&v1, 1));
+    EXPECT_OK(minlsh_shingler_new(&on, &def, NULL));
+    EXPECT_OK(minlsh_shingler_new(&off, &v1, NULL));
+    EXPECT_OK(minlsh_family_new(&fam, 128, 1, NULL));
     for (i = 0; i < 300; i++) { /* characters of base in a pseudo-random order */
         size_t c = (size_t)(tl_rand(&rs) % 16);
         memcpy(a + 3 * i, base + 3 * c, 3);
@@ -225,11 +263,23 @@ static void test_chinese_similarity(void) {
     EXPECT_OK(minlsh_shingler_hash(on, b, sizeof b, sb, NULL));
     EXPECT_OK(minlsh_shingleset_jaccard(&j, sa, sb));
     /* 296 shingles each, at most 5 differ: J >= 291 / 301 */
+    EXPECT(minlsh_shingleset_count(sa) > 250);
     EXPECT(j >= 291.0 / 301 && j < 1);
+    /* the estimate from 128 values: J = 0.967 has a standard error of
+     * 0.016, so 0.9 is four of them away */
+    EXPECT_OK(minlsh_family_sign_text(fam, on, a, sizeof a, ga, 128, NULL));
+    EXPECT_OK(minlsh_family_sign_text(fam, on, b, sizeof b, gb, 128, NULL));
+    EXPECT_OK(minlsh_signature_estimate(&j, ga, gb, 128));
+    EXPECT(j > 0.9);
     EXPECT_OK(minlsh_shingler_hash(off, a, sizeof a, sa, NULL));
     EXPECT_OK(minlsh_shingler_hash(off, b, sizeof b, sb, NULL));
     EXPECT_OK(minlsh_shingleset_jaccard(&j, sa, sb));
     EXPECT_NEAR(j, 0, 0);
+    EXPECT_OK(minlsh_family_sign_text(fam, off, a, sizeof a, ga, 128, NULL));
+    EXPECT_OK(minlsh_family_sign_text(fam, off, b, sizeof b, gb, 128, NULL));
+    EXPECT_OK(minlsh_signature_estimate(&j, ga, gb, 128));
+    EXPECT(j < 0.1);
+    minlsh_family_free(fam);
     minlsh_shingleset_free(sa);
     minlsh_shingleset_free(sb);
     minlsh_shingler_free(on);
@@ -280,6 +330,52 @@ static void test_docs_example(void) {
     minlsh_shingler_free(sh);
 }
 
+/* docs/shingling.md 10.2: the default options, value for value. */
+static void test_docs_default_example(void) {
+    static const struct {
+        const char *text;
+        uint64_t set[6];
+        size_t n;
+        const char *fp;
+    } docs[] = {
+        {"\xe6\x88\x91\xe4\xbb\xac\xe4\xbb\x8a\xe5\xa4\xa9\xe5\x8e\xbb\xe5\x85\xac\xe5\x9b"
+         "\xad\xe7\x9c\x8b\xe8\x8a\xb1\xe3\x80\x82",
+         {0x2b35a6a2dd40265bu, 0x3153da120f9d3c31u, 0x3f996b366644adfcu, 0x83303055d2854ec4u,
+          0xdc82f0ff1fcb0389u, 0xe0031283add64c9au},
+         6, "91488acaf277b221bfb55aaefaa24528"},
+        {"Tokyo \xe3\x82\xbf\xe3\x83\xaf\xe3\x83\xbc \xe8\xa6\x8b\xe7\x89\xa9",
+         {0x513a6c019e8fa3c2u, 0x7b0a0f1b28ff17c1u}, 2, "a8cf164f578b8f990b12e2f863197306"},
+    };
+    minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_shingler *sh = NULL, *old = NULL;
+    minlsh_shingleset *set = NULL;
+    uint64_t id = 0;
+    size_t d;
+    EXPECT_OK(minlsh_shingler_new(&sh, &o, NULL));
+    EXPECT_OK(minlsh_shingler_options_init(&o, 1));
+    EXPECT_OK(minlsh_shingler_new(&old, &o, NULL));
+    minlsh_shingleset_new(&set, NULL);
+    minlsh_shingler_config_id(&id, sh);
+    EXPECT_EQ_U64(id, 0x9146460a92fa52d1u);
+    for (d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+        uint8_t fp[16];
+        char hex[33];
+        size_t i;
+        EXPECT_OK(minlsh_shingler_hash(sh, docs[d].text, strlen(docs[d].text), set, fp));
+        for (i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
+        EXPECT_MSG(strcmp(hex, docs[d].fp) == 0, "document %zu: fingerprint %s", d, hex);
+        EXPECT_EQ_INT(minlsh_shingleset_count(set), docs[d].n);
+        for (i = 0; i < docs[d].n && i < minlsh_shingleset_count(set); i++)
+            EXPECT_EQ_U64(minlsh_shingleset_view_hashes(set)[i], docs[d].set[i]);
+    }
+    /* without the flag the Chinese text is one word: one shingle */
+    EXPECT_OK(minlsh_shingler_hash(old, docs[0].text, strlen(docs[0].text), set, NULL));
+    EXPECT_EQ_INT(minlsh_shingleset_count(set), 1);
+    minlsh_shingleset_free(set);
+    minlsh_shingler_free(sh);
+    minlsh_shingler_free(old);
+}
+
 /* ---- streaming equals one-shot --------------------------------------------------------------- */
 
 static const char *const samples[] = {
@@ -327,7 +423,8 @@ static void test_streaming(void) {
     static const uint32_t flagsets[] = {
         MINLSH_NORM_UNICODE | MINLSH_NORM_ALL, MINLSH_NORM_NFKC, MINLSH_NORM_UCASEFOLD,
         MINLSH_NORM_NFKC | MINLSH_NORM_CJK_WORDS | MINLSH_NORM_WHITESPACE,
-        MINLSH_NORM_UPUNCT | MINLSH_NORM_UWHITESPACE | MINLSH_NORM_DIGITS | MINLSH_NORM_HTML};
+        MINLSH_NORM_UPUNCT | MINLSH_NORM_UWHITESPACE | MINLSH_NORM_DIGITS | MINLSH_NORM_HTML,
+        MINLSH_NORM_CJK_WORDS /* the default */, MINLSH_NORM_CJK_WORDS | MINLSH_NORM_HTML};
     size_t u, f, d, s, bad = 0, runs = 0;
     for (u = 0; u < 4; u++)
         for (f = 0; f < sizeof flagsets / sizeof flagsets[0]; f++) {
@@ -386,7 +483,8 @@ static void test_random_streaming(void) {
         "\xe0\xac\xbe", "\xd0\x99", "\xd0\xb8", "\xcc\x86"};
     static const uint32_t flagsets[] = {MINLSH_NORM_UNICODE | MINLSH_NORM_ALL, MINLSH_NORM_NFKC,
                                         MINLSH_NORM_NFKC | MINLSH_NORM_UCASEFOLD,
-                                        MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC};
+                                        MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC,
+                                        MINLSH_NORM_CJK_WORDS};
     static const uint32_t units[] = {MINLSH_UNIT_BYTE, MINLSH_UNIT_WORD};
     uint64_t rs = 99;
     size_t f, u, it, bad = 0;
@@ -427,6 +525,85 @@ static void test_random_streaming(void) {
             minlsh_shingleset_free(want);
             minlsh_shingleset_free(got);
             minlsh_shingler_free(sh);
+        }
+    EXPECT_EQ_INT(bad, 0);
+}
+
+/* Without NFKC, word units take the ASCII text the Unicode stage would
+ * pass on straight from the input (the default flags' fast path). What they
+ * hash must be what the stage's whole output gives the ASCII stages: the
+ * same text shingled without the Unicode flags has the same hashes and
+ * fingerprint. Random strings of the pool above, ASCII runs of every
+ * length between non-ASCII code points, invalid and cut-off sequences. */
+static void test_ascii_direct(void) {
+    static const char *const pool[] = {
+        "a",  "E", " ", ".", "ab cd", "xyz.", "\t", "\xc3\xa9", "\xe4\xb8\xad", "\xe0\xb8\x81",
+        "\xe0\xb8\xb4", "\xe3\x81\x8b", "\xe3\x82\x99", "\xcc\x81", "\xe3\x83\xbc", "\xff",
+        "\xe2\x82", "\xe2\x80\x94", "\xc2\xa0", "\xe3\x80\x80", "\xd9\xa3", "\xce\xa3",
+        "\xf0\x9f\x98\x80", "\xef\xbc\x8c"};
+    static const uint32_t flagsets[] = {
+        MINLSH_NORM_CJK_WORDS, MINLSH_NORM_CJK_WORDS | MINLSH_NORM_ALL,
+        MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC,
+        (MINLSH_NORM_UNICODE & ~MINLSH_NORM_NFKC) | MINLSH_NORM_CASEFOLD | MINLSH_NORM_PUNCT};
+    static const uint32_t units[] = {MINLSH_UNIT_WORD, MINLSH_UNIT_STOPWORD};
+    uint64_t rs = 7;
+    size_t f, u, it, bad = 0;
+    for (f = 0; f < sizeof flagsets / sizeof *flagsets; f++)
+        for (u = 0; u < 2; u++) {
+            uint32_t ascii_flags = flagsets[f] & MINLSH_NORM_ALL;
+            minlsh_shingler *sh = mk(units[u], 2, flagsets[f]);
+            minlsh_shingler *ref = NULL;
+            minlsh_shingleset *a = NULL, *b = NULL;
+            minlsh_shinglestream *st = NULL;
+            /* the ASCII counterparts the Unicode flags bring */
+            if (flagsets[f] & MINLSH_NORM_UCASEFOLD) ascii_flags |= MINLSH_NORM_CASEFOLD;
+            if (flagsets[f] & MINLSH_NORM_UPUNCT) ascii_flags |= MINLSH_NORM_PUNCT;
+            if (flagsets[f] & MINLSH_NORM_UWHITESPACE) ascii_flags |= MINLSH_NORM_WHITESPACE;
+            ref = mk(units[u], 2, ascii_flags & ~MINLSH_NORM_HTML);
+            minlsh_shingleset_new(&a, NULL);
+            minlsh_shingleset_new(&b, NULL);
+            EXPECT_OK(minlsh_shinglestream_new(&st, sh, NULL));
+            for (it = 0; it < 400; it++) {
+                char text[512];
+                uint8_t staged[512 * MINLSH__UNICODE_GROW], fa[16], fb[16];
+                size_t len = 0, m = 1 + (size_t)(tl_rand(&rs) % 30), i, got = 0, one[512],
+                       cuts[2];
+                for (i = 0; i < m; i++) {
+                    const char *x = pool[tl_rand(&rs) % (sizeof pool / sizeof *pool)];
+                    memcpy(text + len, x, strlen(x));
+                    len += strlen(x);
+                }
+                EXPECT_OK(minlsh__unicode_normalize(flagsets[f], 1, (const uint8_t *)text, len,
+                                                    staged, sizeof staged, &got));
+                EXPECT_OK(minlsh_shingler_hash(sh, text, len, a, fa));
+                EXPECT_OK(minlsh_shingler_hash(ref, staged, got, b, fb));
+                if ((memcmp(fa, fb, 16) != 0 ||
+                     minlsh_shingleset_count(a) != minlsh_shingleset_count(b) ||
+                     (minlsh_shingleset_count(a) != 0 &&
+                      memcmp(minlsh_shingleset_view_hashes(a), minlsh_shingleset_view_hashes(b),
+                             8 * minlsh_shingleset_count(a)) != 0)) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\"", flagsets[f], units[u], (int)len, text);
+                /* fed in pieces, each piece's leading ASCII goes round the
+                 * stage after what the stage holds from the last piece */
+                for (i = 0; i + 1 < len; i++) one[i] = i + 1;
+                if (!same_output(sh, (const uint8_t *)text, len, one, len ? len - 1 : 0, st, b,
+                                 fb, a) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\" byte by byte", flagsets[f], units[u],
+                            (int)len, text);
+                for (i = 0; i < 2; i++) cuts[i] = (size_t)(tl_rand(&rs) % (len + 1));
+                if (cuts[0] > cuts[1]) { size_t t = cuts[0]; cuts[0] = cuts[1]; cuts[1] = t; }
+                if (!same_output(sh, (const uint8_t *)text, len, cuts, 2, st, b, fb, a) &&
+                    bad++ < 3)
+                    TL_FAIL("flags %x unit %u: \"%.*s\" cut at %zu %zu", flagsets[f], units[u],
+                            (int)len, text, cuts[0], cuts[1]);
+            }
+            minlsh_shinglestream_free(st);
+            minlsh_shingleset_free(a);
+            minlsh_shingleset_free(b);
+            minlsh_shingler_free(sh);
+            minlsh_shingler_free(ref);
         }
     EXPECT_EQ_INT(bad, 0);
 }
@@ -507,11 +684,13 @@ int main(int argc, char **argv) {
     RUN(test_casefold);
     RUN(test_classes);
     RUN(test_split);
+    RUN(test_ascii_direct);
     RUN(test_invalid);
     RUN(test_end_to_end);
     RUN(test_flags_and_ids);
     RUN(test_chinese_similarity);
     RUN(test_docs_example);
+    RUN(test_docs_default_example);
     RUN(test_streaming);
     RUN(test_random_streaming);
     return TL_SUMMARY("unicode");

@@ -131,7 +131,7 @@ func (g *golden) shingler(t *testing.T, i int) *Shingler {
 	o.UnicodePunct = c.Flags&normUPunct != 0
 	o.UnicodeSpace = c.Flags&normUSpace != 0
 	o.FoldDigits = c.Flags&normDigits != 0
-	o.CJKWords = c.Flags&normCJKWords != 0
+	o.NoCJKWords = c.Flags&normCJKWords == 0 // on by default
 	if c.Key != nil {
 		o.Key = unhex(t, *c.Key)
 	}

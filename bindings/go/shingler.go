@@ -63,8 +63,9 @@ const (
 // 15.0.0). It is part of the config id of a shingler that uses them.
 func UnicodeVersion() int { return int(C.minlsh_unicode_version()) }
 
-// ShinglerOptions configure a Shingler. The zero value means word
-// 5-shingles, no normalisation and the default key.
+// ShinglerOptions configure a Shingler. The zero value means the library's
+// defaults: word 5-shingles, each CJK or Thai character a word of its own
+// (NoCJKWords turns that off), no other normalisation, the default key.
 type ShinglerOptions struct {
 	Unit          Unit // 0 means UnitWord
 	K             int  // units per shingle, 1..64; 0 means 5 (3 for UnitStopword)
@@ -81,8 +82,13 @@ type ShinglerOptions struct {
 	UnicodeSpace bool // White_Space is whitespace
 	FoldDigits   bool // Nd digits to ASCII 0-9
 	// CJKWords makes each Han, Hiragana, Katakana, Thai, Lao, Khmer and
-	// Myanmar character a word of its own (word units).
+	// Myanmar character a word of its own (word units). It is on unless
+	// NoCJKWords is set; setting it says so explicitly.
 	CJKWords bool
+	// NoCJKWords turns the default CJKWords off: the configuration (and
+	// config id) of minlsh 0.1's default, as the command's --no-cjk-words.
+	// Setting both is an error.
+	NoCJKWords bool
 	// Key is the 16-byte SipHash key; nil means the public default key. Use
 	// a secret key for hostile input.
 	Key []byte
@@ -148,6 +154,9 @@ func NewShingler(opts ShinglerOptions) (*Shingler, error) {
 	if k < 0 || k > 1<<31 || unit < 0 || unit > 1<<31 {
 		return nil, paramError("minlsh_shingler_new", fmt.Sprintf("unit %d, k %d", unit, k))
 	}
+	if opts.CJKWords && opts.NoCJKWords {
+		return nil, paramError("NewShingler", "CJKWords and NoCJKWords both set")
+	}
 	so.unit = C.uint32_t(unit)
 	so.k = C.uint32_t(k)
 	var flags C.uint32_t
@@ -168,7 +177,7 @@ func NewShingler(opts ShinglerOptions) (*Shingler, error) {
 		bits C.uint32_t
 	}{{opts.NFKC, normNFKC}, {opts.Casefold, normUCasefold | normCasefold},
 		{opts.UnicodePunct, normUPunct | normPunct}, {opts.UnicodeSpace, normUSpace | normWhitespace},
-		{opts.FoldDigits, normDigits}, {opts.CJKWords, normCJKWords}} {
+		{opts.FoldDigits, normDigits}, {!opts.NoCJKWords, normCJKWords}} {
 		if o.on {
 			flags |= o.bits
 		}

@@ -106,6 +106,7 @@ typedef struct engine {
     unsigned ent_len;
     /* the Unicode stage, between HTML and the byte tables */
     int uni;
+    int ascii_direct; /* word units, a Unicode flag, no NFKC: see push_text */
     minlsh__unorm un;
 } engine;
 
@@ -167,6 +168,8 @@ static void engine_init(engine *e, const minlsh_shingler *cfg, int sink,
         e->hcap = MINLSH__SHINGLE_BATCH;
     }
     e->uni = (cfg->flags & MINLSH_NORM_UNICODE) != 0;
+    e->ascii_direct = e->uni && !(cfg->flags & MINLSH_NORM_NFKC) &&
+                      cfg->unit >= MINLSH_UNIT_WORD;
     minlsh__unorm_init(&e->un, cfg->flags,
                        (cfg->flags & MINLSH_NORM_CJK_WORDS) && cfg->unit >= MINLSH_UNIT_WORD,
                        units_emit, e);
@@ -401,42 +404,50 @@ static int end_word(engine *e) {
 }
 
 /* WORD and STOPWORD modes: maximal runs of word bytes; bytes deleted by
- * PUNCT are skipped without ending a word. */
-static int run_words(engine *e, const uint8_t *p, size_t n) {
-    const uint8_t *wc = e->cfg->wclass;
+ * PUNCT are skipped without ending a word. wc is the shingler's wclass, or
+ * its wclass_ascii for text the Unicode stage has not seen: then the loop
+ * stops before the first byte that is not ASCII (the stage would pass the
+ * ASCII ones on unchanged). Both tables take the same loop, so the default
+ * flags cost ASCII text nothing. Returns how many bytes it took in *done. */
+static int run_words(engine *e, const uint8_t *wc, const uint8_t *p, size_t n, size_t *done) {
     size_t i = 0;
-    int rc;
+    uint8_t c = 0;
+    int rc = 0;
     while (i < n) {
         uint8_t *b;
         size_t len;
-        uint8_t c;
         if (!e->in_word) {
-            while (i < n && wc[p[i]] <= MINLSH__W_DEL) i++;
-            if (i == n) break;
+            while (i < n && ((c = wc[p[i]]) | MINLSH__W_DEL) == MINLSH__W_DEL) i++;
+            if (i == n || c == MINLSH__W_ESC) break;
             if (e->nunits > 0) e->buf[e->len++] = ' ';
             e->cur = e->len;
             e->in_word = 1;
         }
         b = e->buf;
         len = e->len;
-        while (i < n && (c = wc[p[i]]) != MINLSH__W_SEP) {
+        while (i < n && (c = wc[p[i]]) > MINLSH__W_ESC) {
             b[len] = c;               /* room was reserved for all of p */
             len += c != MINLSH__W_DEL; /* a deleted byte is overwritten */
             i++;
         }
         e->len = len;
-        if (i == n) break;
+        if (i == n || c == MINLSH__W_ESC) break;
         i++; /* the separator */
-        if ((rc = end_word(e)) != 0) return rc;
+        if ((rc = end_word(e)) != 0) break;
     }
-    return 0;
+    *done = i;
+    return rc;
 }
 
-/* Text for the byte tables and the units. */
-static int units_text(engine *e, const uint8_t *p, size_t n) {
+/* Text for the byte tables and the units. With ascii (word units only),
+ * the text is the Unicode stage's input: its leading ASCII bytes go to the
+ * units as the stage would have passed them on, and *done says how many. */
+static int units_text_mode(engine *e, const uint8_t *p, size_t n, int ascii, size_t *done) {
+    size_t n0 = n;
     int rc;
     while (n > 0) {
-        size_t m = n < BLOCK ? n : BLOCK;
+        size_t m = n < BLOCK ? n : BLOCK, used = m;
+        const uint8_t *wc = ascii ? e->cfg->wclass_ascii : e->cfg->wclass;
         /* Worst case output per input byte: 3 (an invalid byte becomes
          * EF BF BD), plus a pending space and pending UTF-8 bytes. */
         size_t need = (e->unit == MINLSH_UNIT_CODEPOINT ? 3 * m : m) + 16;
@@ -449,24 +460,45 @@ static int units_text(engine *e, const uint8_t *p, size_t n) {
             rc = run_bytewise(e, p, m, 1);
             break;
         default:
-            rc = run_words(e, p, m);
+            rc = run_words(e, wc, p, m, &used);
             break;
         }
         if (rc != 0) return rc;
-        p += m;
-        n -= m;
+        p += used;
+        n -= used;
+        if (used < m) break;
     }
+    if (ascii) *done = n0 - n;
     return 0;
+}
+
+static int units_text(engine *e, const uint8_t *p, size_t n) {
+    return units_text_mode(e, p, n, 0, NULL);
 }
 
 static int units_emit(void *ctx, const uint8_t *p, size_t n) {
     return units_text((engine *)ctx, p, n);
 }
 
-/* Text that HTML processing (if any) let through. */
+/* Text that HTML processing (if any) let through. Without NFKC the
+ * Unicode stage passes ASCII on as it is (the byte tables do what its
+ * flags do to ASCII) and holds nothing back before it, so for word units
+ * text that starts with ASCII goes straight to the units up to its first
+ * other byte, read once: the default flags (CJK_WORDS) cost nothing on
+ * ASCII text. The rest of the text goes through the stage. */
 static int push_text(engine *e, const uint8_t *p, size_t n) {
-    if (e->uni) return minlsh__unorm_feed(&e->un, p, n);
-    return units_text(e, p, n);
+    if (!e->uni) return units_text(e, p, n);
+    if (e->ascii_direct && n > 0 && p[0] < 0x80) {
+        size_t done;
+        int rc;
+        if ((rc = minlsh__unorm_release(&e->un)) != 0 ||
+            (rc = units_text_mode(e, p, n, 1, &done)) != 0)
+            return rc;
+        p += done;
+        n -= done;
+        if (n == 0) return 0;
+    }
+    return minlsh__unorm_feed(&e->un, p, n);
 }
 
 /* ---- HTML ------------------------------------------------------------------ */

@@ -87,8 +87,11 @@ typedef struct minlsh__stoplist {
 
 /* Byte classes for word units (table wclass): */
 #define MINLSH__W_SEP 0 /* ends a word */
-#define MINLSH__W_DEL 1 /* deleted by PUNCT: ignored, does not end a word */
-/* any other value: a word byte, already case-folded as the flags say */
+#define MINLSH__W_ESC 1 /* table wclass_ascii: not ASCII, for the Unicode stage */
+#define MINLSH__W_DEL 2 /* deleted by PUNCT: ignored, does not end a word */
+/* any other value (0x30 and up): a word byte, already case-folded as the
+ * flags say. So "> W_ESC" is one test for "inside a word" in both tables,
+ * and "(c | W_DEL) == W_DEL" one for "between words". */
 
 /* Byte actions for byte and code-point units (table bact): */
 #define MINLSH__B_KEEP 0 /* emit bmap[b] */
@@ -103,6 +106,7 @@ struct minlsh_shingler {
     uint64_t max_bytes; /* 0: no limit */
     uint64_t config_id;
     uint8_t wclass[256]; /* word units: MINLSH__W_* or the folded byte */
+    uint8_t wclass_ascii[256]; /* wclass, but MINLSH__W_ESC for 0x80..0xFF */
     uint8_t bact[256];   /* byte/code-point units: MINLSH__B_* */
     uint8_t bmap[256];   /* byte/code-point units: the folded byte */
     minlsh__stoplist stop; /* empty unless unit is STOPWORD */

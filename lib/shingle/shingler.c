@@ -14,8 +14,12 @@ int minlsh_shingler_options_init(minlsh_shingler_options *opts,
                                  uint32_t version) {
     static const minlsh_shingler_options init = MINLSH_SHINGLER_OPTIONS_INIT;
     if (opts == NULL) return MINLSH_E_NULL;
-    if (version != MINLSH_SHINGLER_OPTIONS_VERSION) return MINLSH_E_VERSION;
+    if (version < 1 || version > MINLSH_SHINGLER_OPTIONS_VERSION) return MINLSH_E_VERSION;
     *opts = init;
+    opts->version = version;
+    /* Version 1's defaults had no Unicode flag: a caller that asks for them
+     * keeps its configuration id. */
+    if (version == 1) opts->flags = 0;
     return 0;
 }
 
@@ -42,11 +46,12 @@ static void build_tables(minlsh_shingler *s) {
         if ((s->flags & MINLSH_NORM_CASEFOLD) && c >= 'A' && c <= 'Z')
             folded = (uint8_t)(c + 32);
         if (is_word_byte(c))
-            s->wclass[c] = folded; /* never 0 or 1: those are not word bytes */
+            s->wclass[c] = folded; /* never 0, 1 or 2: those are not word bytes */
         else if ((s->flags & MINLSH_NORM_PUNCT) && is_punct(c))
             s->wclass[c] = MINLSH__W_DEL;
         else
             s->wclass[c] = MINLSH__W_SEP;
+        s->wclass_ascii[c] = c < 0x80 ? s->wclass[c] : MINLSH__W_ESC;
         s->bmap[c] = folded;
         if ((s->flags & MINLSH_NORM_PUNCT) && is_punct(c))
             s->bact[c] = MINLSH__B_DEL;
@@ -85,7 +90,10 @@ static uint64_t compute_config_id(const minlsh_shingler *s) {
 int minlsh_shingler_new(minlsh_shingler **out,
                         const minlsh_shingler_options *opts,
                         const minlsh_allocator *alloc) {
-    static const minlsh_shingler_options defaults = MINLSH_SHINGLER_OPTIONS_INIT;
+    /* NULL has always meant these: flags 0, so callers passing NULL keep
+     * their hashes now that the newer version's defaults split CJK words. */
+    static const minlsh_shingler_options defaults = {1, MINLSH_UNIT_WORD, 5, 0,
+                                                     NULL, NULL, 0, 0};
     minlsh_allocator a;
     minlsh_shingler *s;
     const uint8_t *key;
@@ -94,8 +102,10 @@ int minlsh_shingler_new(minlsh_shingler **out,
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (opts == NULL) opts = &defaults;
-    /* Version 1 is the only layout so far: it has every field. */
-    if (opts->version != MINLSH_SHINGLER_OPTIONS_VERSION) return MINLSH_E_VERSION;
+    /* Versions 1 and 2 share one layout (only their defaults differ), so
+     * every field is read for both. */
+    if (opts->version < 1 || opts->version > MINLSH_SHINGLER_OPTIONS_VERSION)
+        return MINLSH_E_VERSION;
     if (opts->unit < MINLSH_UNIT_BYTE || opts->unit > MINLSH_UNIT_STOPWORD ||
         opts->k < 1 || opts->k > MINLSH_SHINGLE_K_MAX ||
         (opts->flags & ~(MINLSH_NORM_ALL | MINLSH_NORM_UNICODE)) != 0)
@@ -117,6 +127,14 @@ int minlsh_shingler_new(minlsh_shingler **out,
     if (s->flags & MINLSH_NORM_UCASEFOLD) s->flags |= MINLSH_NORM_CASEFOLD;
     if (s->flags & MINLSH_NORM_UPUNCT) s->flags |= MINLSH_NORM_PUNCT;
     if (s->flags & MINLSH_NORM_UWHITESPACE) s->flags |= MINLSH_NORM_WHITESPACE;
+    /* CJK_WORDS alone does nothing to bytes and code points but send the
+     * text through the Unicode stage's decoding, which would turn invalid
+     * bytes into U+FFFD. Dropped there, so that the default options give a
+     * byte or code-point shingler exactly flags 0's: the hashes and the
+     * configuration id it always had. */
+    if (s->unit <= MINLSH_UNIT_CODEPOINT &&
+        (s->flags & MINLSH_NORM_UNICODE) == MINLSH_NORM_CJK_WORDS)
+        s->flags &= ~(uint32_t)MINLSH_NORM_CJK_WORDS;
     s->max_bytes = opts->max_document_bytes;
     build_tables(s);
 

@@ -252,14 +252,9 @@ MINLSH__INLINE int passes(const minlsh__unorm *u, const minlsh__ucd_record *r) {
            (!u->nfkc || r->ccc == 0);
 }
 
-/* A run of code points that pass (the state has no pending UTF-8 bytes):
- * the bytes before the last one go out as they are, straight from the
- * input; under NFKC the last (cp, record r) is held, since a combining mark
- * may follow. ASCII always passes: the byte tables do what the Unicode
- * flags do to it. */
-static int pass_run(minlsh__unorm *u, const uint8_t *p, size_t before, size_t lastlen,
-                    uint32_t cp, const minlsh__ucd_record *r) {
-    size_t n = before + lastlen;
+/* What is held goes out before a code point that passes: the window, the
+ * space that ends a one-character word, the output buffer. */
+static int release_held(minlsh__unorm *u) {
     int rc;
     if (u->segn > 0) {
         rc = u->segn == 1 ? put_cp(u, u->seg[0], u->held) : seg_flush(u);
@@ -271,6 +266,19 @@ static int pass_run(minlsh__unorm *u, const uint8_t *p, size_t before, size_t la
         u->out[u->outn++] = ' ';
         u->open = 0;
     }
+    return 0;
+}
+
+/* A run of code points that pass (the state has no pending UTF-8 bytes):
+ * the bytes before the last one go out as they are, straight from the
+ * input; under NFKC the last (cp, record r) is held, since a combining mark
+ * may follow. ASCII always passes: the byte tables do what the Unicode
+ * flags do to it. */
+static int pass_run(minlsh__unorm *u, const uint8_t *p, size_t before, size_t lastlen,
+                    uint32_t cp, const minlsh__ucd_record *r) {
+    size_t n = before + lastlen;
+    int rc;
+    if ((rc = release_held(u)) != 0) return rc;
     if (u->nfkc) {
         n = before;
         u->seg[0] = cp;
@@ -399,6 +407,14 @@ int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n) {
         }
     }
     return 0;
+}
+
+int minlsh__unorm_release(minlsh__unorm *u) {
+    int rc;
+    /* An ASCII byte never continues a UTF-8 sequence. */
+    if ((rc = u8_abandon(u)) != 0) return rc;
+    if ((rc = release_held(u)) != 0) return rc;
+    return out_flush(u);
 }
 
 int minlsh__unorm_finish(minlsh__unorm *u) {

@@ -97,6 +97,10 @@ void minlsh__unorm_init(minlsh__unorm *u, uint32_t flags, int split,
 /* Forget the document in progress. */
 void minlsh__unorm_reset(minlsh__unorm *u);
 int minlsh__unorm_feed(minlsh__unorm *u, const uint8_t *p, size_t n);
+/* An ASCII byte comes next and the caller will pass it on itself (only
+ * without NFKC, where no code point is held for composition): emit what is
+ * held as that byte would have made the stage emit it. */
+int minlsh__unorm_release(minlsh__unorm *u);
 /* End of the document: everything held is emitted; then as after reset. */
 int minlsh__unorm_finish(minlsh__unorm *u);
 /* The most bytes, and the most code points, feeding n more bytes and

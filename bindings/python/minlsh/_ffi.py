@@ -267,6 +267,8 @@ DEDUP_OPTIONS_VERSION = 1
 KEEP_FIRST, KEEP_LONGEST = 1, 2
 GROUP_COMPONENTS, GROUP_STRICT = 1, 2
 VERIFY_EXACT, VERIFY_SIGNATURE = 1, 2
+# The binding sets every field itself, so version 1 (the layout, shared by
+# version 2, whose only change is the C defaults) is all it needs.
 SHINGLER_OPTIONS_VERSION = 1
 PLAN_OPTIONS_VERSION = 1
 

@@ -74,7 +74,10 @@ class Shingler:
     ``casefold`` (full case folding; implies ``lowercase``), ``unicode_punct``
     (delete P* and S*; implies ``strip_punct``), ``unicode_space`` (White_Space
     is space; implies ``collapse_space``), ``fold_digits`` (Nd to ASCII),
-    ``cjk_words`` (each Han, kana, Thai, Lao, Khmer, Myanmar character a word).
+    ``cjk_words`` (each Han, kana, Thai, Lao, Khmer, Myanmar character a word;
+    **on by default**, so that word shingles work on Chinese, Japanese and
+    Thai; ``cjk_words=False`` gives minlsh 0.1's default configuration and
+    config id, as the command's ``--no-cjk-words``).
     ``normalize=True`` sets all but ``html``, as the command's ``--normalize``
     does. ``key`` is a 16-byte SipHash key (default: the library's public
     default key; use a secret key for hostile input). ``stopwords`` is a
@@ -92,7 +95,7 @@ class Shingler:
                  collapse_space=False, html=False, normalize=False, key=None,
                  stopwords=None, max_document_bytes=0, nfkc=False, casefold=False,
                  unicode_punct=False, unicode_space=False, fold_digits=False,
-                 cjk_words=False):
+                 cjk_words=True):
         self._handle = None
         if isinstance(unit, str):
             name = unit.strip().lower()

@@ -217,6 +217,26 @@ def test_dataframe_input_and_options(program, client, tmp_path):
         assert stats[name] == value, name
 
 
+def test_cjk_words_by_default():
+    """The default shingling makes each Chinese character a word, as the
+    command's: two 300-character texts that differ in one character are a
+    pair; with cjk_words=False (minlsh 0.1's default) each is one word and
+    they are not. (Dask's local threads.)"""
+    chars = "\u6211\u4eec\u4eca\u5929\u53bb\u516c\u56ed\u770b\u82b1\u548c\u6811\u6728" \
+            "\u5929\u6c14\u5f88\u597d"
+    rnd = random.Random(3)
+    a = "".join(rnd.choice(chars) for _ in range(300))
+    b = a[:150] + "\u732b" + a[151:]
+    docs = [{"id": "a", "text": a}, {"id": "b", "text": b},
+            {"id": "c", "text": "\u4e00\u4e8c\u4e09\u56db\u4e94\u516d" * 50}]
+    bag = db.from_sequence(docs, npartitions=2)
+    pairs = mdask.dedup(bag, threshold=0.9, output="pairs").compute()
+    assert [tuple(p) for p in pairs[["a", "b"]].values] == [("a", "b")]
+    assert float(pairs["similarity"].iloc[0]) >= 291 / 301
+    old = mdask.dedup(bag, threshold=0.9, output="pairs", cjk_words=False).compute()
+    assert len(old) == 0
+
+
 def test_hot_bucket_cap():
     """Buckets over max_bucket are left out whole and reported, never
     silently; without a cap every pair is found. (Dask's local threads.)"""
@@ -260,7 +280,7 @@ def test_band_keys_matrix():
         "7f220adb844e7eac", "cc34452562bd1594", "8cc1ce302a86349a", "f6af09a17c724e67"]
     assert ["%016x" % int(x) for x in mdask.band_keys_matrix(fox, 2, 3)[0]] == [
         "81c3a35ab58504f3", "3030459499186e58"]
-    assert minlsh.Shingler("word", 3).config_id == 0x97bf10c1483fdc85
+    assert minlsh.Shingler("word", 3, cjk_words=False).config_id == 0x97bf10c1483fdc85
     with pytest.raises(minlsh.ParameterError):
         mdask.band_keys_matrix(sigs, 20, 7)
 

@@ -22,9 +22,11 @@ def shingler_of(case):
     if case["flags"] & 0x8:
         opts["html"] = True
     for bit, name in ((0x10, "nfkc"), (0x20, "casefold"), (0x40, "unicode_punct"),
-                      (0x80, "unicode_space"), (0x100, "fold_digits"), (0x200, "cjk_words")):
+                      (0x80, "unicode_space"), (0x100, "fold_digits")):
         if case["flags"] & bit:
             opts[name] = True
+    # on by default: said either way
+    opts["cjk_words"] = bool(case["flags"] & 0x200)
     if case["key"] is not None:
         opts["key"] = bytes.fromhex(case["key"])
     return minlsh.Shingler.from_spec(case["spec"], **opts)

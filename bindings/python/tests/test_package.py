@@ -58,7 +58,8 @@ def test_unicode_options():
     assert len(uni.shingles("\u6211\u4eec\u4eca\u5929")) == 3  # four Han characters, four words
     # normalize means every option but html, as the command's --normalize
     assert minlsh.Shingler(normalize=True).flags == 0x3F7
-    assert minlsh.Shingler(casefold=True).flags == 0x21
+    assert minlsh.Shingler(casefold=True).flags == 0x221  # cjk_words is on by default
+    assert minlsh.Shingler(casefold=True, cjk_words=False).flags == 0x21
     ascii_only = minlsh.Shingler(lowercase=True, strip_punct=True, collapse_space=True)
     assert ascii_only.config_id != minlsh.Shingler(normalize=True).config_id
 
@@ -222,3 +223,47 @@ def test_typed_package():
     assert hints == {"other": minlsh.MinHash, "return": float}
     assert typing.get_type_hints(minlsh.MinHashLSH.query)["return"] == \
         typing.List[typing.Hashable]
+
+
+# Two 300-character Chinese texts that differ in one character (the
+# characters of a 16-character sentence in a fixed pseudo-random order).
+_ZH = "\u6211\u4eec\u4eca\u5929\u53bb\u516c\u56ed\u770b\u82b1\u548c\u6811\u6728" \
+      "\u5929\u6c14\u5f88\u597d"
+
+
+def _chinese_pair():
+    import random
+    rnd = random.Random(3)
+    a = "".join(rnd.choice(_ZH) for _ in range(300))
+    b = a[:150] + "\u732b" + a[151:]
+    return a, b
+
+
+def test_cjk_words_by_default():
+    a, b = _chinese_pair()
+    default = minlsh.Shingler()
+    assert default.flags == 0x200
+    sa, sb = set(default.shingles(a)), set(default.shingles(b))
+    # 296 shingles each, at most 5 differ: J >= 291 / 301
+    assert len(sa) > 250 and len(sa & sb) / len(sa | sb) >= 291 / 301
+    ma = minlsh.MinHash.from_text(a, 128)
+    mb = minlsh.MinHash.from_text(b, 128)
+    assert ma.jaccard(mb) > 0.85
+    # the old default: one giant word each, nothing in common
+    old = minlsh.Shingler(cjk_words=False)
+    assert old.flags == 0
+    assert len(old.shingles(a)) == 1 and set(old.shingles(a)) != set(old.shingles(b))
+    assert minlsh.MinHash.from_text(a, 128, shingler=old).jaccard(
+        minlsh.MinHash.from_text(b, 128, shingler=old)) < 0.1
+    # ASCII text: the same hashes either way; only the config id differs
+    text = "The quick brown fox jumps over the lazy dog near the river bank"
+    assert list(default.shingles(text)) == list(old.shingles(text))
+
+
+def test_old_default_config_id(golden):
+    # cjk_words=False is minlsh 0.1's default configuration, id for id
+    old = minlsh.Shingler(cjk_words=False)
+    case = next(c for c in golden["shinglers"] if c["spec"] == "word:5" and c["flags"] == 0)
+    assert old.config_id == int(case["config_id"], 16) == 0x84F6FE21AC593947
+    new = next(c for c in golden["shinglers"] if c["spec"] == "word:5" and c["flags"] == 0x200)
+    assert minlsh.Shingler().config_id == int(new["config_id"], 16) != old.config_id

@@ -102,7 +102,8 @@ def test_specification_reproduces_the_hashes():
     for split in (False, True):
         sh = minlsh.Shingler("word", k, normalize=True) if split else minlsh.Shingler(
             "word", k, nfkc=True, casefold=True, unicode_punct=True, unicode_space=True,
-            fold_digits=True, lowercase=True, strip_punct=True, collapse_space=True)
+            fold_digits=True, lowercase=True, strip_punct=True, collapse_space=True,
+            cjk_words=False)
         assert sh.flags == (0x3F7 if split else 0x1F7)
         for _ in range(400):
             parts = []
