@@ -11,6 +11,8 @@
 #                     `bench dedup`: the dedup section alone).
 #                     BENCH_FLAGS=--quick: smaller sizes (100,000 documents
 #                     for dedup), to try it out
+#   make bench-mapped  queries (plain and limited) of a mapped index with a
+#                     delta against the loaded index, per call (bench/mapped.c)
 #   make bench-unicode  the cost per byte of the Unicode flags (bench/unicode.c):
 #                     English, French, Russian and Chinese text under every
 #                     Unicode flag, and under the ASCII flags, against
@@ -79,7 +81,8 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-oph bench-unicode bench-index
+.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-oph bench-unicode bench-index \
+  bench-mapped
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
@@ -100,6 +103,10 @@ bench-huge: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 BENCH_INDEX_SIZES ?= 1000000
 bench-index: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 	$(BENCH_BIN) crawler $(BENCH_RUNS) --sizes "$(BENCH_INDEX_SIZES)" $(BENCH_FLAGS)
+
+# Queries of a mapped index with a delta against the loaded index (bench/mapped.c).
+bench-mapped: $(BUILD)/bench/mapped
+	$(BUILD)/bench/mapped
 
 bench-scale: $(BENCH_BIN)
 	$(BENCH_BIN) scale
