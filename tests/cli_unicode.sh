@@ -6,14 +6,8 @@
 # them, and an index made with the ASCII flags still works as before.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-: "${BUILD:=build}"
-M=$BUILD/minlsh
-tmp=${MINLSH_TEST_TMP:-/tmp}/cli_unicode.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; shift; for l in "$@"; do echo "$l" | head -n 8 | sed 's/^/  /'; done; fail=$((fail + 1)); }
+. tests/lib.sh
+tl_begin cli_unicode
 check() { # NAME FILE WANT: the file's content is exactly WANT
     if [ "$(cat "$2")" = "$3" ]; then ok "$1"; else ko "$1" "got:" "$(cat "$2")" "expected:" "$3"; fi
 }
@@ -65,6 +59,4 @@ if "$M" index create -q --lowercase --strip-punct --collapse-space "$tmp/a.idx" 
     [ ! -s "$tmp/out" ]; then ok index_ascii_query
 else ko index_ascii_query "$(cat "$tmp/out" "$tmp/err")"; fi
 
-rm -rf "$tmp"
-echo "cli_unicode: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
