@@ -195,8 +195,10 @@ sleep 0.3
 kill -KILL "$kpid" 2> /dev/null
 wait "$kpid" 2> /dev/null
 if [ -z "$(ls -A "$spill")" ]; then ok dedup_memory_killed_no_files; else ko dedup_memory_killed_no_files "$(ls "$spill")"; fi
-# A full disk (a file size limit here): one clear message, status 1.
-( trap '' XFSZ; ulimit -f 64; exec "$M" dedup -q --jsonl --memory 1 --tmpdir "$spill" "$C/corpus.jsonl" ) \
+# A full disk (a file size limit here): one clear message, status 1. (In a
+# coverage build the limit would tear its counters file too, and every later
+# process would find it torn: they go to a scratch GCOV_PREFIX.)
+( trap '' XFSZ; ulimit -f 64; GCOV_PREFIX=$tmp/gcov; export GCOV_PREFIX; exec "$M" dedup -q --jsonl --memory 1 --tmpdir "$spill" "$C/corpus.jsonl" ) \
     > "$tmp/out" 2> "$tmp/err"
 st=$?
 if [ "$st" -eq 1 ] && grep -q 'cannot write temporary files in .*spill' "$tmp/err"; then ok dedup_memory_disk_full
