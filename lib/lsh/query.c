@@ -175,7 +175,7 @@ static int minlsh__collect(const minlsh_index *file, const minlsh_index *mem,
                            const uint32_t *sig, const uint64_t *keys, const size_t *pos,
                            uint64_t max_members, minlsh__lsh_scratch *ds,
                            minlsh__lsh_scratch *gs, uint32_t *done) {
-    uint32_t j, bands = file != NULL ? file->bands : mem->bands;
+    uint32_t j, bands = file != NULL ? file->bands : mem != NULL ? mem->bands : 0;
     uint64_t members = 0;
     int rc = 0;
     *done = 0;
