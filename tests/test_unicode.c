@@ -287,6 +287,21 @@ static void test_chinese_similarity(void) {
 }
 
 /* docs/shingling.md 10.1, value for value. */
+/* Document d of a worked example in docs/shingling.md: its fingerprint (hex)
+ * and its n shingle hashes, in order. */
+static void expect_hashed(const minlsh_shingler *sh, minlsh_shingleset *set, size_t d,
+                          const char *text, const uint64_t *want, size_t n, const char *fp_hex) {
+    uint8_t fp[16];
+    char hex[33];
+    size_t i;
+    EXPECT_OK(minlsh_shingler_hash(sh, text, strlen(text), set, fp));
+    for (i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
+    EXPECT_MSG(strcmp(hex, fp_hex) == 0, "document %zu: fingerprint %s", d, hex);
+    EXPECT_EQ_INT(minlsh_shingleset_count(set), n);
+    for (i = 0; i < n && i < minlsh_shingleset_count(set); i++)
+        EXPECT_EQ_U64(minlsh_shingleset_view_hashes(set)[i], want[i]);
+}
+
 static void test_docs_example(void) {
     static const struct {
         const char *text;
@@ -315,17 +330,8 @@ static void test_docs_example(void) {
     minlsh_shingleset_new(&set, NULL);
     minlsh_shingler_config_id(&id, sh);
     EXPECT_EQ_U64(id, 0x8f8eaf9e325634bau);
-    for (d = 0; d < sizeof docs / sizeof docs[0]; d++) {
-        uint8_t fp[16];
-        char hex[33];
-        size_t i;
-        EXPECT_OK(minlsh_shingler_hash(sh, docs[d].text, strlen(docs[d].text), set, fp));
-        for (i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
-        EXPECT_MSG(strcmp(hex, docs[d].fp) == 0, "document %zu: fingerprint %s", d, hex);
-        EXPECT_EQ_INT(minlsh_shingleset_count(set), docs[d].n);
-        for (i = 0; i < docs[d].n && i < minlsh_shingleset_count(set); i++)
-            EXPECT_EQ_U64(minlsh_shingleset_view_hashes(set)[i], docs[d].set[i]);
-    }
+    for (d = 0; d < sizeof docs / sizeof docs[0]; d++)
+        expect_hashed(sh, set, d, docs[d].text, docs[d].set, docs[d].n, docs[d].fp);
     minlsh_shingleset_free(set);
     minlsh_shingler_free(sh);
 }
@@ -357,17 +363,8 @@ static void test_docs_default_example(void) {
     minlsh_shingleset_new(&set, NULL);
     minlsh_shingler_config_id(&id, sh);
     EXPECT_EQ_U64(id, 0x9146460a92fa52d1u);
-    for (d = 0; d < sizeof docs / sizeof docs[0]; d++) {
-        uint8_t fp[16];
-        char hex[33];
-        size_t i;
-        EXPECT_OK(minlsh_shingler_hash(sh, docs[d].text, strlen(docs[d].text), set, fp));
-        for (i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
-        EXPECT_MSG(strcmp(hex, docs[d].fp) == 0, "document %zu: fingerprint %s", d, hex);
-        EXPECT_EQ_INT(minlsh_shingleset_count(set), docs[d].n);
-        for (i = 0; i < docs[d].n && i < minlsh_shingleset_count(set); i++)
-            EXPECT_EQ_U64(minlsh_shingleset_view_hashes(set)[i], docs[d].set[i]);
-    }
+    for (d = 0; d < sizeof docs / sizeof docs[0]; d++)
+        expect_hashed(sh, set, d, docs[d].text, docs[d].set, docs[d].n, docs[d].fp);
     /* without the flag the Chinese text is one word: one shingle */
     EXPECT_OK(minlsh_shingler_hash(old, docs[0].text, strlen(docs[0].text), set, NULL));
     EXPECT_EQ_INT(minlsh_shingleset_count(set), 1);
