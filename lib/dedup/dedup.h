@@ -178,6 +178,9 @@ int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
 /* Start making spare chunks for the records of the batches to come, in
  * the background on the pool. */
 void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want);
+/* Fault in the n bytes at p (one write per page; the content is left
+ * undefined), so that the kernel zeroes them on the calling thread now. */
+void minlsh__dedup_touch_pages(uint8_t *p, size_t n);
 /* Bytes the budget gives to a part, in sixteenths (all of it without a
  * budget): records 1, band and fingerprint runs 1, pending documents 1,
  * candidate buffers 1 and runs 1, decisions 2 (once candidates are gone),

@@ -205,6 +205,11 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
     return 0;
 }
 
+void minlsh__dedup_touch_pages(uint8_t *p, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i += 4096) p[i] = 0;
+}
+
 /* The background run: only its own fields (incoming) are written. Only
  * worker 0 can be the caller, and it is elsewhere; a pool without threads
  * does it at the wait, which costs the caller what it would have anyway. */
@@ -216,9 +221,8 @@ static int minlsh__dedup_prepare_run(void *ctx, unsigned worker, size_t begin, s
     (void)end;
     while (c->n_incoming < c->want_incoming) {
         uint8_t *p = (uint8_t *)minlsh__malloc(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
-        size_t i;
         if (p == NULL) break; /* only a head start: the adding thread will try */
-        for (i = 0; i < MINLSH__DEDUP_CHUNK_BYTES; i += 4096) p[i] = 0;
+        minlsh__dedup_touch_pages(p, MINLSH__DEDUP_CHUNK_BYTES);
         c->incoming[c->n_incoming++] = p;
     }
     return 0;

@@ -972,10 +972,10 @@ typedef struct minlsh__dedup_touch {
 
 static int minlsh__dedup_touch_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     const minlsh__dedup_touch *t = (const minlsh__dedup_touch *)ctx;
-    size_t i, stop = end * MINLSH__DEDUP_TOUCH_BLOCK;
+    size_t start = begin * MINLSH__DEDUP_TOUCH_BLOCK, stop = end * MINLSH__DEDUP_TOUCH_BLOCK;
     (void)worker;
     if (stop > t->bytes) stop = t->bytes;
-    for (i = begin * MINLSH__DEDUP_TOUCH_BLOCK; i < stop; i += 4096) t->p[i] = 0;
+    minlsh__dedup_touch_pages(t->p + start, stop - start);
     return 0;
 }
 
