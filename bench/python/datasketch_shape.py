@@ -118,6 +118,7 @@ def main():
     print("words_per_doc: %d..%d" % (lo, hi))
     print("tokens: %d" % ntok)
     print("minlsh_library: %s (%s kernel)" % (minlsh.LIBRARY, minlsh.simd_kernel()))
+    print("minlsh_speedups: %s" % (minlsh.SPEEDUPS or "none (the ctypes paths)"))
 
     names = ("sign", "build", "query", "total")
     # The runs of the three pipelines are interleaved, so that a machine

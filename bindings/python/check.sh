@@ -2,12 +2,19 @@
 # The Python binding's test runs (make check-python; mk/bindings.mk).
 #   BIND_PREFIX  where the library is installed (lib/libminlsh.so.0)
 #   BIND_WORK    a scratch directory of the build (a venv and a copy of the sources)
+#   BIND_SPEEDUPS  the C accelerator built from the tree (make python-speedups)
 #   PYTHON       the interpreter that sees Debian's packages (/usr/bin/python3)
-# Runs the suite three times and stops at the first failure:
-#   1. the source tree, library named by MINLSH_LIBRARY
-#   2. the source tree, library found by the system loader (LD_LIBRARY_PATH)
+# Runs the suite three times and stops at the first failure, so that both the
+# accelerator's paths and the ctypes paths are always tested
+# (MINLSH_EXPECT_SPEEDUPS makes the tests check which one is in use):
+#   1. the source tree, library named by MINLSH_LIBRARY, the accelerator
+#      named by MINLSH_SPEEDUPS
+#   2. the source tree, library found by the system loader (LD_LIBRARY_PATH),
+#      without the accelerator (MINLSH_SPEEDUPS=0)
 #   3. pip install --no-build-isolation --no-index into a virtual environment
 #      (offline, with Debian's setuptools), tests run against the installed copy
+#      with the accelerator pip built (required here: a build that failed
+#      silently would otherwise leave it untested)
 #   4. the same install with the library bundled (MINLSH_BUNDLE_LIBRARY, as a
 #      build from the source tree does): the package loads its own copy with
 #      no MINLSH_LIBRARY nor LD_LIBRARY_PATH, and is typed (py.typed)
@@ -15,18 +22,20 @@ set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 : "${PYTHON:=/usr/bin/python3}"
-: "${BIND_PREFIX:?}" "${BIND_WORK:?}"
+: "${BIND_PREFIX:?}" "${BIND_WORK:?}" "${BIND_SPEEDUPS:?}"
 lib="$BIND_PREFIX/lib/libminlsh.so.0"
 tests="$root/bindings/python/tests"
 export PYTHONDONTWRITEBYTECODE=1
-unset MINLSH_LIBRARY PYTHONPATH || true
+unset MINLSH_LIBRARY MINLSH_SPEEDUPS PYTHONPATH || true
 
-echo "bindings: pytest 1/3: source tree, MINLSH_LIBRARY=$lib"
+echo "bindings: pytest 1/3: source tree, MINLSH_LIBRARY=$lib, MINLSH_SPEEDUPS=$BIND_SPEEDUPS"
 env PYTHONPATH="$root/bindings/python" MINLSH_LIBRARY="$lib" MINLSH_EXPECT_PACKAGE=source \
+    MINLSH_SPEEDUPS="$BIND_SPEEDUPS" MINLSH_EXPECT_SPEEDUPS="$BIND_SPEEDUPS" \
     "$PYTHON" -m pytest -p no:cacheprovider "$tests"
 
-echo "bindings: pytest 2/3: source tree, system loader (LD_LIBRARY_PATH=$BIND_PREFIX/lib)"
+echo "bindings: pytest 2/3: source tree, system loader (LD_LIBRARY_PATH=$BIND_PREFIX/lib), MINLSH_SPEEDUPS=0"
 env PYTHONPATH="$root/bindings/python" LD_LIBRARY_PATH="$BIND_PREFIX/lib" \
+    MINLSH_SPEEDUPS=0 MINLSH_EXPECT_SPEEDUPS=0 \
     MINLSH_EXPECT_PACKAGE=source "$PYTHON" -m pytest -p no:cacheprovider -q "$tests"
 
 echo "bindings: pytest 3/3: pip install --no-build-isolation --no-index into a venv"
@@ -43,7 +52,11 @@ rm -f "$src"/minlsh/libminlsh.so*
 MINLSH_BUNDLE_LIBRARY=0 "$venv/bin/python" -m pip install --quiet --no-index \
     --no-build-isolation --disable-pip-version-check "$src"
 cd "$BIND_WORK"
-env MINLSH_LIBRARY="$lib" MINLSH_EXPECT_PACKAGE="$venv" \
+# The accelerator must have been built there (setuptools only warns when it
+# cannot build it).
+built=$(find "$venv" -path '*/minlsh/_speedups*.so' | head -n 1)
+[ -n "$built" ] || { echo "bindings: pip did not build minlsh._speedups (pip without --quiet says why)"; exit 1; }
+env MINLSH_LIBRARY="$lib" MINLSH_EXPECT_PACKAGE="$venv" MINLSH_EXPECT_SPEEDUPS="$built" \
     "$venv/bin/python" -m pytest -p no:cacheprovider -q "$tests"
 
 echo "bindings: python 4/4: pip install with the library bundled, no MINLSH_LIBRARY"

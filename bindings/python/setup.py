@@ -1,17 +1,23 @@
-"""Build hook: bundle the C library when the package is built from the
-minlsh source tree.
+"""Build hooks: the optional C accelerator, and the C library bundled when
+the package is built from the minlsh source tree.
 
-Everything else is in pyproject.toml. When build/libminlsh.so.0 of the
-source tree exists (after `make`), or MINLSH_BUNDLE_LIBRARY names a
-library file, it is copied next to the package as libminlsh.so.0, where
-the package looks first (docs/ffi.md); MINLSH_BUNDLE_LIBRARY=0 turns the
-copy off, so the installed package finds the system's library by its
-SONAME.
+Everything else is in pyproject.toml.
+
+minlsh._speedups (minlsh/_speedups.c) is an optional extension: it needs
+a C compiler and Python's headers (Debian: python3-dev), and when it cannot
+be built, setuptools only warns and the package runs its ctypes paths, with
+the same results (docs/ffi.md). It does not link libminlsh.
+
+When build/libminlsh.so.0 of the source tree exists (after `make`), or
+MINLSH_BUNDLE_LIBRARY names a library file, it is copied next to the
+package as libminlsh.so.0, where the package looks first (docs/ffi.md);
+MINLSH_BUNDLE_LIBRARY=0 turns the copy off, so the installed package finds
+the system's library by its SONAME.
 """
 import os
 import shutil
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,4 +46,6 @@ class BuildPy(build_py):
             self.announce("minlsh: bundled %s" % lib, level=2)
 
 
-setup(cmdclass={"build_py": BuildPy})
+SPEEDUPS = Extension("minlsh._speedups", ["minlsh/_speedups.c"], optional=True)
+
+setup(cmdclass={"build_py": BuildPy}, ext_modules=[SPEEDUPS])

@@ -1,9 +1,10 @@
 """minlsh: near-duplicate detection (shingling, MinHash, LSH banding).
 
-A ctypes binding of the C library libminlsh (no compiler needed). The
-library is found through the MINLSH_LIBRARY environment variable (a full
-path), then as libminlsh.so.0 next to this package, then through the system
-loader. See docs/ffi.md in the minlsh sources.
+A ctypes binding of the C library libminlsh, with an optional C accelerator
+(minlsh._speedups; no compiler is needed without it, and results are the
+same). The library is found through the MINLSH_LIBRARY environment variable
+(a full path), then as libminlsh.so.0 next to this package, then through the
+system loader. See docs/ffi.md in the minlsh sources.
 
 Quick start::
 
@@ -49,6 +50,10 @@ __version__ = "0.1.0"
 
 #: Where the C library was loaded from.
 LIBRARY = _ffi.LIBRARY
+#: Where the optional C accelerator minlsh._speedups was loaded from, or
+#: None when it is not in use (not built, or MINLSH_SPEEDUPS=0): results are
+#: the same either way.
+SPEEDUPS = _ffi.SPEEDUPS
 #: Largest num_perm, largest shingle size, the SipHash key size and the
 #: library's default shingle key.
 FAMILY_K_MAX = _ffi.FAMILY_K_MAX
@@ -66,7 +71,7 @@ __all__ = [
     "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
     "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel", "unicode_version",
-    "LIBRARY", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",
+    "LIBRARY", "SPEEDUPS", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",
     "E_NULL", "E_PARAM", "E_NOMEM", "E_BUFSIZE", "E_IO", "E_FORMAT", "E_CORRUPT", "E_MISMATCH",
     "E_TOOBIG", "E_EXISTS", "E_NOTFOUND", "E_VERSION", "E_STATE", "E_UNSUPPORTED",
     "E_BUSY",

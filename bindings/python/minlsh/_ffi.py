@@ -7,7 +7,9 @@ and turn return codes into exceptions with :func:`check`.
 ctypes releases the interpreter lock around every call into a ``CDLL``, so
 long calls (signing, queries, saves) let other Python threads run.
 :data:`gil_lib` is the one exception, for calls shorter than the lock's
-round trip.
+round trip. :data:`speedups` is the optional C accelerator (minlsh._speedups):
+the same results as the Python code it replaces, without the Python work per
+token and per query.
 """
 
 import ctypes
@@ -506,6 +508,56 @@ KEY_BYTES = lib.minlsh_key_bytes()
 FINGERPRINT_BYTES = lib.minlsh_fingerprint_bytes()
 DEFAULT_KEY = ctypes.string_at(lib.minlsh_default_key(), KEY_BYTES)
 UINT64_MAX = (1 << 64) - 1
+
+
+# ---- the optional accelerator --------------------------------------------------
+
+#: What minlsh._speedups's functions promise (its API constant); another
+#: value is a stale build of another version of the package.
+SPEEDUPS_API = 1
+
+
+def _load_speedups():
+    """(module, path) of the C accelerator minlsh._speedups, or (None, None).
+
+    MINLSH_SPEEDUPS=PATH loads that file (a build from the source tree,
+    make python-speedups) and fails if it cannot; MINLSH_SPEEDUPS=0 turns it
+    off; otherwise the one pip built next to the package is used when it is
+    there, and its absence is silent: the ctypes paths give the same results.
+    """
+    choice = os.environ.get("MINLSH_SPEEDUPS", "")
+    if choice == "0":
+        return None, None
+    if choice:
+        import importlib.machinery
+        import importlib.util
+        try:
+            loader = importlib.machinery.ExtensionFileLoader("minlsh._speedups", choice)
+            spec = importlib.util.spec_from_file_location("minlsh._speedups", choice,
+                                                          loader=loader)
+            mod = importlib.util.module_from_spec(spec)
+            loader.exec_module(mod)
+        except (ImportError, OSError) as exc:
+            raise ImportError("minlsh: MINLSH_SPEEDUPS=%s: cannot load it: %s"
+                              % (choice, exc)) from None
+        if getattr(mod, "API", None) != SPEEDUPS_API:
+            raise ImportError("minlsh: MINLSH_SPEEDUPS=%s is for another version of the "
+                              "package (API %s, expected %d)"
+                              % (choice, getattr(mod, "API", None), SPEEDUPS_API))
+        return mod, choice
+    try:
+        from . import _speedups as mod
+    except ImportError:
+        return None, None
+    if getattr(mod, "API", None) != SPEEDUPS_API:
+        return None, None
+    return mod, mod.__file__
+
+
+speedups, SPEEDUPS = _load_speedups()
+if speedups is not None:
+    # The query helper calls the library ctypes loaded, never a copy of its own.
+    speedups.bind(ctypes.cast(lib.minlsh_index_query, c_void_p).value)
 
 
 # ---- small helpers shared by the modules -------------------------------------

@@ -206,10 +206,17 @@ def _sign_into(fam, docs, addr, key=None):
         _sign_chunk(fam, docs[i:i + _SIGN_CHUNK_DOCS], addr + 4 * k * i, key)
 
 
+#: minlsh._speedups.join_tokens when the accelerator is loaded: _joined's
+#: bytes without a Python step per token, or None where it does not apply.
+_join_tokens_fast = _ffi.speedups.join_tokens if _ffi.speedups is not None else None
+
+
 def _sign_chunk(fam, docs, addr, key):
     n, k = len(docs), fam.k
     doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), map(len, docs))))
-    data = _joined(docs)
+    data = _join_tokens_fast(docs) if _join_tokens_fast is not None else None
+    if data is None:
+        data = _joined(docs)
     if data is not None:
         rc = lib.minlsh_family_sign_delimited(fam.handle, key, data, len(data), 0,
                                               doc_offsets.buffer_info()[0], n, addr, n * k, None)

@@ -1,0 +1,281 @@
+/* minlsh._speedups: an optional C accelerator for the ctypes binding.
+ *
+ * The package works, with the same bits, without it (docs/ffi.md); it only
+ * removes Python work from the two hot loops of datasketch's idioms:
+ *
+ *  - join_tokens(docs): the NUL-joined bytes that _minhash._joined builds
+ *    with str.join and str.encode, read straight from the token objects (a
+ *    join costs a Python-level step per token; here it is a type check and a
+ *    memcpy). None when the fast path does not apply, and the Python code
+ *    takes its own path.
+ *  - query(handle, sig, id_to_key): MinHashLSH.query's fast path, one C call
+ *    instead of a ctypes call plus a list comprehension. None on any failure,
+ *    and the Python code takes its locked path (same results, same errors).
+ *
+ * It does not link libminlsh: bind() receives the address of
+ * minlsh_index_query from the library ctypes loaded, so there is never a
+ * second copy of the library in the process. No Python code runs while
+ * either function reads its inputs, and the interpreter lock is held
+ * throughout (so, as for _ffi.gil_lib, no index writer can start during the
+ * query).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+/* Bumped when a function's contract changes; _ffi refuses another one. */
+#define SPEEDUPS_API 1
+/* MINLSH_E_BUFSIZE of include/minlsh.h (error codes are never renumbered;
+ * the tests compare it with _ffi.E_BUFSIZE). Not included: the package is
+ * built without the C sources. */
+#define E_BUFSIZE (-4)
+/* Query ids that fit on the stack; more come from the heap. A per-call
+ * buffer, so a call made from a finalizer during the list's allocation
+ * cannot overwrite another's ids. */
+#define STACK_IDS 256
+
+/* minlsh_index_query */
+typedef int (*index_query_fn)(const void *index, const uint32_t *sig, size_t k_sig,
+                              uint64_t *ids, double *similarity, size_t cap,
+                              size_t *n_out);
+
+typedef struct {
+    index_query_fn index_query; /* NULL until bind() */
+} speedups_state;
+
+/* A token's bytes: str as UTF-8 (kind 1), bytes as they are (kind 2).
+ * Returns NULL with an exception set when a str has no UTF-8 form (a lone
+ * surrogate), as str.encode("utf-8") raises. */
+static const char *token_bytes(PyObject *t, int kind, Py_ssize_t *len)
+{
+    if (kind == 1) {
+        /* An ASCII str is its own UTF-8: skip the call (a third of the
+         * time per token once the objects are in cache). */
+        if (PyUnicode_IS_COMPACT_ASCII(t)) {
+            *len = PyUnicode_GET_LENGTH(t);
+            return (const char *)PyUnicode_DATA(t);
+        }
+        return PyUnicode_AsUTF8AndSize(t, len);
+    }
+    *len = PyBytes_GET_SIZE(t);
+    return PyBytes_AS_STRING(t);
+}
+
+/* 1 for str (subclasses too: str.join reads their value), 2 for bytes, 0
+ * for anything else (bytes.join reads other bytes-like objects through
+ * their buffers: the Python path's business). */
+static int token_kind(PyObject *t)
+{
+    if (PyUnicode_Check(t))
+        return 1;
+    if (PyBytes_CheckExact(t))
+        return 2;
+    return 0;
+}
+
+PyDoc_STRVAR(join_tokens_doc,
+"join_tokens(docs) -> bytes or None\n\n"
+"Every token of every non-empty document of docs (a list or tuple of lists\n"
+"or tuples) joined with one NUL byte: exactly _minhash._joined(docs). None\n"
+"when the tokens are not all str or all bytes, or a document is neither a\n"
+"list nor a tuple.");
+
+static PyObject *join_tokens(PyObject *module, PyObject *docs)
+{
+    (void)module;
+    if (!PyList_Check(docs) && !PyTuple_Check(docs))
+        Py_RETURN_NONE;
+    Py_ssize_t nd = PySequence_Fast_GET_SIZE(docs);
+    PyObject **dv = PySequence_Fast_ITEMS(docs);
+    int kind = 0;
+    Py_ssize_t total = 0, ntok = 0;
+    PyObject *etype = NULL, *evalue = NULL, *etb = NULL;
+
+    /* Sizes first. An encoding error is kept until every token's type is
+     * known: the Python path returns None for mixed types before it
+     * encodes anything. */
+    for (Py_ssize_t d = 0; d < nd; d++) {
+        PyObject *doc = dv[d];
+        if (!PyList_Check(doc) && !PyTuple_Check(doc))
+            goto not_here;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(doc);
+        PyObject **tv = PySequence_Fast_ITEMS(doc);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int k = token_kind(tv[i]);
+            if (k == 0 || (kind != 0 && k != kind))
+                goto not_here;
+            kind = k;
+            if (etype)
+                continue;
+            Py_ssize_t len;
+            if (!token_bytes(tv[i], kind, &len)) {
+                PyErr_Fetch(&etype, &evalue, &etb);
+                continue;
+            }
+            if (len >= PY_SSIZE_T_MAX - total)
+                goto not_here; /* cannot be allocated: let Python say so */
+            total += len + 1;
+        }
+        ntok += n;
+    }
+    if (etype) {
+        PyErr_Restore(etype, evalue, etb);
+        return NULL;
+    }
+    /* Documents without tokens add nothing, so the result is the flat
+     * sequence of tokens with a NUL between two neighbours. */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, ntok ? total - 1 : 0);
+    if (!out || !ntok)
+        return out;
+    char *pos = PyBytes_AS_STRING(out), *end = pos + (total - 1);
+    for (Py_ssize_t d = 0; d < nd; d++) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(dv[d]);
+        PyObject **tv = PySequence_Fast_ITEMS(dv[d]);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_ssize_t len;
+            const char *s = token_bytes(tv[i], kind, &len); /* cached: cannot fail */
+            /* Nothing can change the lists between the passes (no Python
+             * code runs), but a write past the end must stay impossible. */
+            if (!s || len > end - pos) {
+                Py_DECREF(out);
+                PyErr_SetString(PyExc_RuntimeError, "join_tokens: the tokens changed");
+                return NULL;
+            }
+            memcpy(pos, s, (size_t)len);
+            pos += len;
+            if (pos < end)
+                *pos++ = '\0';
+        }
+    }
+    return out;
+
+not_here:
+    Py_XDECREF(etype);
+    Py_XDECREF(evalue);
+    Py_XDECREF(etb);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(bind_doc,
+"bind(address)\n\n"
+"The address of minlsh_index_query in the library the package loaded\n"
+"(ctypes.cast(lib.minlsh_index_query, ctypes.c_void_p).value).");
+
+/* An address given as a Python int (ctypes' c_void_p values are never
+ * negative); 0 with an exception set for anything else. */
+static uintptr_t as_address(PyObject *v)
+{
+    unsigned long long a = PyLong_AsUnsignedLongLong(v);
+    if (a == (unsigned long long)-1 && PyErr_Occurred())
+        return 0;
+    if (a > UINTPTR_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "not an address");
+        return 0;
+    }
+    return (uintptr_t)a;
+}
+
+static PyObject *bind(PyObject *module, PyObject *address)
+{
+    speedups_state *st = PyModule_GetState(module);
+    uintptr_t a = as_address(address);
+    if (!a) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "bind: a NULL address");
+        return NULL;
+    }
+    st->index_query = (index_query_fn)a;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(query_doc,
+"query(handle, sig, id_to_key) -> list or None\n\n"
+"The keys (id_to_key[id]) of minlsh_index_query's candidates for the\n"
+"signature in sig (a buffer of uint32 values) in the index handle (int),\n"
+"in id order; None if the call fails, an id has no key, or bind() was not\n"
+"called, so that the caller asks again through its own path.");
+
+static PyObject *query(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speedups_state *st = PyModule_GetState(module);
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "query takes 3 arguments");
+        return NULL;
+    }
+    PyObject *id_to_key = args[2];
+    void *index = (void *)as_address(args[0]);
+    if (!st->index_query || !index || !PyDict_CheckExact(id_to_key))
+        goto not_here;
+    Py_buffer sig;
+    if (PyObject_GetBuffer(args[1], &sig, PyBUF_SIMPLE) < 0)
+        goto not_here;
+    if (sig.len % (Py_ssize_t)sizeof(uint32_t)) {
+        PyBuffer_Release(&sig);
+        goto not_here;
+    }
+    size_t k = (size_t)sig.len / sizeof(uint32_t);
+    uint64_t stack[STACK_IDS], *ids = stack;
+    size_t n = 0;
+    int rc = st->index_query(index, sig.buf, k, ids, NULL, STACK_IDS, &n);
+    if (rc == E_BUFSIZE) {
+        /* n is the count needed; the index cannot change meanwhile (the
+         * interpreter lock is held, so no writer runs). */
+        ids = PyMem_Malloc(n * sizeof *ids);
+        rc = ids ? st->index_query(index, sig.buf, k, ids, NULL, n, &n) : -1;
+    }
+    PyBuffer_Release(&sig);
+    PyObject *out = rc == 0 ? PyList_New((Py_ssize_t)n) : NULL;
+    for (size_t i = 0; out && i < n; i++) {
+        PyObject *id = PyLong_FromUnsignedLongLong(ids[i]);
+        PyObject *key = id ? PyDict_GetItemWithError(id_to_key, id) : NULL; /* borrowed */
+        Py_XDECREF(id);
+        if (!key) {
+            Py_CLEAR(out);
+            break;
+        }
+        Py_INCREF(key);
+        PyList_SET_ITEM(out, (Py_ssize_t)i, key);
+    }
+    if (ids != stack)
+        PyMem_Free(ids);
+    if (out)
+        return out;
+
+not_here:
+    PyErr_Clear(); /* the locked path raises whatever is due */
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"join_tokens", join_tokens, METH_O, join_tokens_doc},
+    {"bind", bind, METH_O, bind_doc},
+    {"query", (PyCFunction)(void (*)(void))query, METH_FASTCALL, query_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "minlsh._speedups",
+    "Optional C accelerator of the minlsh ctypes binding (docs/ffi.md).",
+    sizeof(speedups_state),
+    methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void);
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    ((speedups_state *)PyModule_GetState(m))->index_query = NULL;
+    if (PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0
+            || PyModule_AddIntConstant(m, "E_BUFSIZE", E_BUFSIZE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
