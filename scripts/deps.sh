@@ -7,7 +7,8 @@
 #                                and its sanitizer runtime, g++ (header check),
 #                                cmake (the CMake build and package), unicode-data
 #                                (tests/unicode_tables.sh, scripts/gen_unicode.py)
-#   sh scripts/deps.sh python  build + pytest, numpy, setuptools, wheel, pip, venv
+#   sh scripts/deps.sh python  build + Python's headers (the optional C accelerator),
+#                                pytest, numpy, setuptools, wheel, pip, venv
 #                                (the Python binding; make check-python)
 #   sh scripts/deps.sh go      build + the Go toolchain (the Go binding; make check-go)
 #   sh scripts/deps.sh dask    python + Dask, distributed, pandas (minlsh.dask;
@@ -18,7 +19,7 @@
 set -eu
 build="gcc make libc6-dev pkg-config binutils zlib1g-dev libzstd-dev"
 test="$build libsodium-dev python3 clang libclang-rt-14-dev g++ gawk cmake zstd unicode-data"
-python="$build python3 python3-pytest python3-numpy python3-setuptools python3-wheel python3-pip python3-venv"
+python="$build python3 python3-dev python3-pytest python3-numpy python3-setuptools python3-wheel python3-pip python3-venv"
 go="$build golang-go"
 dask="$python python3-dask python3-distributed python3-pandas"
 hardening="$test abigail-tools lcov valgrind cppcheck"
