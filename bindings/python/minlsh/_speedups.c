@@ -90,12 +90,12 @@ static PyObject *join_tokens(PyObject *module, PyObject *docs)
     Py_ssize_t nd = PySequence_Fast_GET_SIZE(docs);
     PyObject **dv = PySequence_Fast_ITEMS(docs);
     int kind = 0;
-    Py_ssize_t total = 0, ntok = 0;
-    PyObject *etype = NULL, *evalue = NULL, *etb = NULL;
+    Py_ssize_t total = 0, ntok = 0, len;
+    PyObject *unencodable = NULL;
 
-    /* Sizes first. An encoding error is kept until every token's type is
-     * known: the Python path returns None for mixed types before it
-     * encodes anything. */
+    /* Sizes first. A token that cannot be encoded raises only once every
+     * token's type is known: the Python path returns None for mixed types
+     * before it encodes anything. */
     for (Py_ssize_t d = 0; d < nd; d++) {
         PyObject *doc = dv[d];
         if (!PyList_Check(doc) && !PyTuple_Check(doc))
@@ -107,11 +107,12 @@ static PyObject *join_tokens(PyObject *module, PyObject *docs)
             if (k == 0 || (kind != 0 && k != kind))
                 goto not_here;
             kind = k;
-            if (etype)
+            if (unencodable)
                 continue;
-            Py_ssize_t len;
             if (!token_bytes(tv[i], kind, &len)) {
-                PyErr_Fetch(&etype, &evalue, &etb);
+                PyErr_Clear();
+                unencodable = tv[i];
+                Py_INCREF(unencodable);
                 continue;
             }
             if (len >= PY_SSIZE_T_MAX - total)
@@ -120,8 +121,9 @@ static PyObject *join_tokens(PyObject *module, PyObject *docs)
         }
         ntok += n;
     }
-    if (etype) {
-        PyErr_Restore(etype, evalue, etb);
+    if (unencodable) {
+        token_bytes(unencodable, kind, &len); /* raises again */
+        Py_DECREF(unencodable);
         return NULL;
     }
     /* Documents without tokens add nothing, so the result is the flat
@@ -134,7 +136,6 @@ static PyObject *join_tokens(PyObject *module, PyObject *docs)
         Py_ssize_t n = PySequence_Fast_GET_SIZE(dv[d]);
         PyObject **tv = PySequence_Fast_ITEMS(dv[d]);
         for (Py_ssize_t i = 0; i < n; i++) {
-            Py_ssize_t len;
             const char *s = token_bytes(tv[i], kind, &len); /* cached: cannot fail */
             /* Nothing can change the lists between the passes (no Python
              * code runs), but a write past the end must stay impossible. */
@@ -152,9 +153,7 @@ static PyObject *join_tokens(PyObject *module, PyObject *docs)
     return out;
 
 not_here:
-    Py_XDECREF(etype);
-    Py_XDECREF(evalue);
-    Py_XDECREF(etb);
+    Py_XDECREF(unencodable);
     Py_RETURN_NONE;
 }
 

@@ -96,7 +96,8 @@ def test_join_tokens_matches_joined(docs):
 NOT_HERE = [
     [["str", b"bytes"]],
     [["str"], [b"bytes"]],
-    [[b"bytes"], ["\ud800"]],           # mixed: None before any encoding error
+    [[b"bytes"], ["\ud800"]],           # mixed: None, not an encoding error
+    [["\ud800"], [b"bytes"]],
     [[bytearray(b"ba")]],
     [[b"a", memoryview(b"mv")]],
     [[Bytes(b"sub")]],
