@@ -306,16 +306,22 @@ static int write_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     int rc;
     for (t = begin; t < end; t++) {
         uint64_t at = w->first + (uint64_t)t * WRITE_CHUNK, name_at;
+        /* Formatted into copies on this stack: the buffers of neighbouring
+         * chunks share cache lines, and other workers fill those. */
+        cli_buf out = w->out[t];
+        size_t count = 0;
         if ((rc = minlsh_dedup_copy_decisions(w->D->engine, at, dec, WRITE_CHUNK, &got)) != 0)
             return rc;
-        buf_clear(&w->out[t]);
-        w->count[t] = 0;
+        buf_clear(&out);
         if (got > 0) name_at = names_at(&w->D->names, (size_t)at);
-        for (j = 0; j < got; j++) {
+        for (j = 0; j < got && rc >= 0; j++) {
             cli_name name = names_step(&w->D->names, &name_at);
-            if ((rc = w->fn(w->ctx, worker, &w->out[t], at + j, name, &dec[j])) < 0) return rc;
-            w->count[t] += (size_t)rc;
+            if ((rc = w->fn(w->ctx, worker, &out, at + j, name, &dec[j])) >= 0)
+                count += (size_t)rc;
         }
+        w->out[t] = out;
+        w->count[t] = count;
+        if (rc < 0) return rc;
     }
     return 0;
 }
