@@ -109,6 +109,7 @@ typedef struct pipeline {
     uint64_t docs, bytes;
     uint64_t empty, too_large;
     int signing; /* the pool signs busy in the background (overlap) */
+    int expected; /* cfg->expect has been called */
 } pipeline;
 
 /* ---- the workers -------------------------------------------------------- */
@@ -414,6 +415,14 @@ static int flush(pipeline *pl) {
         b->sel[b->n_sel++] = i;
     }
     rc = rc < 0 ? rc : 0;
+    if (pl->cfg->expect != NULL && !pl->expected && pl->docs > 0 && pl->in->total_known) {
+        /* Files: one document each. JSON Lines: as many as the first
+         * batch's bytes per document say (compressed input: fewer). */
+        uint64_t per = pl->bytes / pl->docs;
+        pl->expected = 1;
+        if (!pl->cfg->o->jsonl) pl->cfg->expect(pl->cfg->ctx, pl->in->n);
+        else if (per > 0) pl->cfg->expect(pl->cfg->ctx, pl->in->total_bytes / per);
+    }
     if (!background && pl->cfg->family != NULL) {
         sign_start(pl, b, 1);
         sign_wait(pl);
