@@ -439,6 +439,8 @@ uint64_t names_at(const name_table *t, size_t i);
 cli_name names_step(const name_table *t, uint64_t *at);
 /* Start fetching the hash slot a name of hash h would be looked up in. */
 void names_prefetch(const name_table *t, uint64_t h);
+/* Room for n names in all without growing the table again. */
+void names_reserve(name_table *t, size_t n);
 /* Add a name without looking for it (no hash, no duplicate check): for a
  * reader that only gets names by number; a later names_add hashes them all,
  * names_find on such a table looks at each name. */
@@ -534,6 +536,11 @@ typedef struct pipeline_cfg {
     /* Called for every selected document, in input order, on the calling
      * thread, with its signature if family is set; non-zero stops the run. */
     int (*on_doc)(void *ctx, const doc_view *d);
+    /* NULL, or called once, after the first batch, with how many documents
+     * the input should hold in all, estimated from its size and the first
+     * batch's bytes per document (only when every input's size is known):
+     * room made at once instead of by doubling on the way. */
+    void (*expect)(void *ctx, uint64_t docs);
     /* Offer empty documents (no set) to select and on_doc like the others;
      * otherwise they are only counted and reported as skipped. */
     int offer_empty;

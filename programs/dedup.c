@@ -96,6 +96,7 @@ const char cli_help_dedup[] =
  * document. */
 typedef struct dedup {
     const cli_opts *o;
+    uint64_t memory; /* the engine's budget (0: none) */
     name_table names;
     minlsh_dedup *engine;
     uint32_t k;
@@ -147,6 +148,18 @@ static int dedup_select(void *ctx, const doc_view *d) {
     }
     if (D->keep_records) remember(D, d);
     return 1;
+}
+
+/* The name table made big enough at once: growing it later rehashes every
+ * name on the calling thread while the pool waits. A budget's sixteenth at
+ * most (about 7 bytes a name), in case the first documents were unusually
+ * short. */
+static void dedup_expect(void *ctx, uint64_t docs) {
+    dedup *D = ctx;
+    uint64_t most = D->memory / 16 / 7;
+    if (D->memory != 0 && docs > most) docs = most;
+    if (docs > UINT32_MAX) docs = UINT32_MAX;
+    names_reserve(&D->names, (size_t)(docs + docs / 8));
 }
 
 static void dedup_will_select(void *ctx, uint64_t name_hash) {
@@ -306,16 +319,22 @@ static int write_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     int rc;
     for (t = begin; t < end; t++) {
         uint64_t at = w->first + (uint64_t)t * WRITE_CHUNK, name_at;
+        /* Formatted into copies on this stack: the buffers of neighbouring
+         * chunks share cache lines, and other workers fill those. */
+        cli_buf out = w->out[t];
+        size_t count = 0;
         if ((rc = minlsh_dedup_copy_decisions(w->D->engine, at, dec, WRITE_CHUNK, &got)) != 0)
             return rc;
-        buf_clear(&w->out[t]);
-        w->count[t] = 0;
+        buf_clear(&out);
         if (got > 0) name_at = names_at(&w->D->names, (size_t)at);
-        for (j = 0; j < got; j++) {
+        for (j = 0; j < got && rc >= 0; j++) {
             cli_name name = names_step(&w->D->names, &name_at);
-            if ((rc = w->fn(w->ctx, worker, &w->out[t], at + j, name, &dec[j])) < 0) return rc;
-            w->count[t] += (size_t)rc;
+            if ((rc = w->fn(w->ctx, worker, &out, at + j, name, &dec[j])) >= 0)
+                count += (size_t)rc;
         }
+        w->out[t] = out;
+        w->count[t] = count;
+        if (rc < 0) return rc;
     }
     return 0;
 }
@@ -521,7 +540,7 @@ int cmd_dedup(cli_opts *o) {
     eo.rows = ri.rows;
     eo.threads = o->threads;
     eo.max_bucket = o->max_bucket;
-    eo.memory = ri.memory = o->memory_set ? o->memory : default_memory();
+    eo.memory = ri.memory = D.memory = o->memory_set ? o->memory : default_memory();
     eo.tmpdir = o->tmpdir;
     if ((rc = minlsh_dedup_new(&D.engine, sh, family, &eo, NULL)) != 0)
         dedup_die(o, rc);
@@ -532,6 +551,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.pool = cli_pool_new(o->threads);
     cfg.select = dedup_select;
     cfg.will_select = dedup_will_select;
+    cfg.expect = dedup_expect;
     cfg.on_doc = dedup_on_doc;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
     cfg.overlap = 1;     /* select only numbers and spools documents */

@@ -66,12 +66,13 @@ cli_name names_get(const name_table *t, size_t i) {
     return name_next(t, &p);
 }
 
-static void rehash(name_table *t) {
+/* Slots for want names at most 3/4 full (names_append may have stored many
+ * without slots), and all the names there are put in them. */
+static void rehash(name_table *t, size_t want) {
     size_t size = t->mask ? (t->mask + 1) * 2 : 64, i;
     uint64_t p = 0;
-    /* Room for every name at most 3/4 full (names_append may have stored
-     * many without slots). */
-    while ((t->n + 1) * 4 > size * 3) size *= 2;
+    if (want < t->n + 1) want = t->n + 1;
+    while (want * 4 > size * 3) size *= 2;
     free(t->slots);
     free(t->tags);
     t->slots = xcalloc(size, sizeof *t->slots);
@@ -137,6 +138,13 @@ void names_prefetch(const name_table *t, uint64_t h) {
 #endif
 }
 
+void names_reserve(name_table *t, size_t n) {
+    /* A table of names without slots stays so until names_add. */
+    if (t->mask == 0 && t->n > 0) return;
+    if (n > SIZE_MAX / 8) n = SIZE_MAX / 8;
+    if (n * 4 > (t->mask + 1) * 3) rehash(t, n);
+}
+
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i) {
     uint64_t h;
     size_t slot;
@@ -192,7 +200,7 @@ int names_add_hashed(name_table *t, const char *s, size_t n, int json, uint64_t 
     size_t slot;
     if (n > UINT32_MAX) n = UINT32_MAX; /* names are never that long */
     if (t->n >= UINT32_MAX - 1) cli_die_lib("names", MINLSH_E_TOOBIG); /* 2^32 - 2 at most */
-    if (t->mask == 0 || (t->n + 1) * 4 > (t->mask + 1) * 3) rehash(t);
+    if (t->mask == 0 || (t->n + 1) * 4 > (t->mask + 1) * 3) rehash(t, 0);
     slot = (size_t)h & t->mask;
     while (t->slots[slot] != 0) {
         if (t->tags[slot] == (uint8_t)(h >> 56)) {

@@ -66,12 +66,15 @@ typedef struct worker_state {
     minlsh_shingleset *set;
     cli_buf text; /* decoded JSON text */
     unsigned char *rbuf;
+    char pad[64]; /* the next worker's fields on other cache lines */
 } worker_state;
 
-/* One worker's shingle sets of a batch. */
+/* One worker's shingle sets of a batch. 128 bytes apart, so that workers
+ * bumping their own counts never write to a cache line another reads. */
 typedef struct arena {
     uint64_t *v;
     size_t n, cap;
+    char pad[128 - sizeof(uint64_t *) - 2 * sizeof(size_t)];
 } arena;
 
 /* A batch of jobs and all that their documents point into. */
@@ -84,6 +87,7 @@ typedef struct batch {
     size_t n_sign, cap_sign;
     cli_buf data;
     uint64_t file_bytes;
+    size_t n_files; /* jobs that are files */
     uint32_t *sigs;
     size_t sigs_cap;
     arena *arenas; /* per worker */
@@ -105,6 +109,7 @@ typedef struct pipeline {
     uint64_t docs, bytes;
     uint64_t empty, too_large;
     int signing; /* the pool signs busy in the background (overlap) */
+    int expected; /* cfg->expect has been called */
 } pipeline;
 
 /* ---- the workers -------------------------------------------------------- */
@@ -389,7 +394,11 @@ static int flush(pipeline *pl) {
     if (b->n_jobs == 0) return 0;
     sign_wait(pl); /* prev is signed, and the pool free */
     for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
-    rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, 1, shingle_range, pl);
+    /* Files one at a time (their sizes vary widely); lines and texts a few
+     * at a time, so that claiming them costs little and two workers seldom
+     * write to neighbouring jobs. */
+    rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, b->n_files > 0 ? 1 : 8, shingle_range,
+                          pl);
     if (rc != 0) cli_die_lib("shingling", rc);
     if (background) sign_start(pl, b, 0);
     b->n_sel = 0;
@@ -406,6 +415,14 @@ static int flush(pipeline *pl) {
         b->sel[b->n_sel++] = i;
     }
     rc = rc < 0 ? rc : 0;
+    if (pl->cfg->expect != NULL && !pl->expected && pl->docs > 0 && pl->in->total_known) {
+        /* Files: one document each. JSON Lines: as many as the first
+         * batch's bytes per document say (compressed input: fewer). */
+        uint64_t per = pl->bytes / pl->docs;
+        pl->expected = 1;
+        if (!pl->cfg->o->jsonl) pl->cfg->expect(pl->cfg->ctx, pl->in->n);
+        else if (per > 0) pl->cfg->expect(pl->cfg->ctx, pl->in->total_bytes / per);
+    }
     if (!background && pl->cfg->family != NULL) {
         sign_start(pl, b, 1);
         sign_wait(pl);
@@ -418,6 +435,7 @@ static int flush(pipeline *pl) {
     pl->fill = prev;
     prev->n_jobs = 0;
     prev->file_bytes = 0;
+    prev->n_files = 0;
     buf_clear(&prev->data);
     return rc;
 }
@@ -642,6 +660,7 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
             if (batch_full(&pl) && (rc = flush(&pl)) != 0) break;
             new_job(&pl, JOB_FILE, i);
             pl.fill->file_bytes += in->v[i].size;
+            pl.fill->n_files++;
         }
     }
     if (rc == 0) rc = flush(&pl);

@@ -33,8 +33,13 @@ struct minlsh__pool {
     minlsh__pool_fn fn;
     void *ctx;
     size_t n_items, chunk;
+    /* The counters every claim writes get cache lines of their own: a
+     * claim by one thread must not evict the run's fields (or the other
+     * thread's mutex) from the other threads' caches. */
+    char pad_before[64];
     atomic_size_t next; /* first item of the next chunk */
     atomic_int result;  /* first non-zero return of fn */
+    char pad_after[64];
 #if !defined(MINLSH_NO_THREADS)
     unsigned n_threads; /* threads started: size - 1 */
     pthread_t *threads;
@@ -49,14 +54,18 @@ struct minlsh__pool {
 
 /* Claim chunks until none is left or some worker failed. */
 static void minlsh__pool_take(minlsh__pool *p, unsigned id) {
+    /* The run's fields do not change until it ends: read once. */
+    const minlsh__pool_fn fn = p->fn;
+    void *const ctx = p->ctx;
+    const size_t n = p->n_items, chunk = p->chunk;
     for (;;) {
         size_t begin, end;
         int rc;
         if (atomic_load_explicit(&p->result, memory_order_relaxed) != 0) return;
-        begin = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
-        if (begin >= p->n_items) return;
-        end = p->n_items - begin > p->chunk ? begin + p->chunk : p->n_items;
-        rc = p->fn(p->ctx, id, begin, end);
+        begin = atomic_fetch_add_explicit(&p->next, chunk, memory_order_relaxed);
+        if (begin >= n) return;
+        end = n - begin > chunk ? begin + chunk : n;
+        rc = fn(ctx, id, begin, end);
         if (rc != 0) {
             int zero = 0;
             atomic_compare_exchange_strong(&p->result, &zero, rc);

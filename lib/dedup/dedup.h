@@ -58,9 +58,10 @@ typedef struct minlsh__dedup_rec {
 
 /* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES.
  * Spare chunks are made and touched by a pool worker in the background
- * after a batch is banded (into `incoming`, taken over when the pool is
- * next used), so that the page faults of fresh memory are neither the
- * adding thread's nor on anyone's way. */
+ * after a batch is banded and whenever the spares run out (into
+ * `incoming`, taken over when the pool is next used or a chunk is
+ * wanted), so that the page faults of fresh memory are neither the adding
+ * thread's nor on anyone's way. */
 typedef struct minlsh__dedup_chunks {
     uint8_t **v;
     size_t n, cap;
@@ -175,8 +176,9 @@ int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
  * 8-byte words). The head goes to *head. */
 int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
                            uint64_t **buf, size_t *cap, const void **out);
-/* Start making spare chunks for the records of the batches to come, in
- * the background on the pool. */
+/* Start making up to want spare chunks for the records to come, in the
+ * background on the pool, as far as the records' share of the budget
+ * allows (nothing without a second thread). */
 void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want);
 /* Fault in the n bytes at p (one write per page; the content is left
  * undefined), so that the kernel zeroes them on the calling thread now. */

@@ -188,6 +188,9 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
         int rc = minlsh__reserve(&d->alloc, &v, &c->cap, c->n, c->n + 1, sizeof *c->v);
         c->v = (uint8_t **)v;
         if (rc != 0) return rc;
+        /* What the background has made so far is collected first. */
+        if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare == 0 && d->pool_busy)
+            (void)minlsh__dedup_pool(d);
         if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare > 0) {
             p = c->spare[--c->n_spare];
         } else {
@@ -198,6 +201,10 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
         c->v[c->n++] = p;
         c->used = 0;
         c->size = size;
+        /* Out of spares (before the first batch is banded, or when one
+         * batch took more than the last): a few more in the background. */
+        if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare == 0 && !d->pool_busy)
+            minlsh__dedup_chunks_prepare(d, MINLSH__DEDUP_SPARE / 4);
     }
     *out = c->v[c->n - 1] + c->used;
     c->used += n;
@@ -231,6 +238,11 @@ static int minlsh__dedup_prepare_run(void *ctx, unsigned worker, size_t begin, s
 void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
     minlsh__pool *pool = minlsh__dedup_pool(d);
     minlsh__dedup_chunks *c = &d->chunks;
+    uint64_t share = minlsh__dedup_share(d, 1);
+    /* Within the records' share of the budget, spares included. */
+    uint64_t room = share > c->bytes ? (share - c->bytes) / MINLSH__DEDUP_CHUNK_BYTES : 0;
+    if (d->records_in_file) return;
+    if (want > room) want = (size_t)room;
     if (want > MINLSH__DEDUP_SPARE - c->n_spare) want = MINLSH__DEDUP_SPARE - c->n_spare;
     if (pool == NULL || minlsh__pool_size(pool) < 2 || want == 0) return;
     c->want_incoming = want;

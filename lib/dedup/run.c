@@ -253,13 +253,8 @@ int minlsh__dedup_flush(minlsh_dedup *d, int more) {
     /* As many spare chunks as the last batch's records took, while they
      * stay in memory and within their share. */
     c.spare_chunks = 0;
-    if (more && !d->records_in_file) {
-        uint64_t want = d->chunks.batch_bytes / MINLSH__DEDUP_CHUNK_BYTES + 1;
-        uint64_t room = minlsh__dedup_share(d, 1) > d->chunks.bytes
-                            ? (minlsh__dedup_share(d, 1) - d->chunks.bytes) / MINLSH__DEDUP_CHUNK_BYTES
-                            : 0;
-        c.spare_chunks = (size_t)(want < room ? want : room);
-    }
+    if (more && !d->records_in_file)
+        c.spare_chunks = (size_t)(d->chunks.batch_bytes / MINLSH__DEDUP_CHUNK_BYTES + 1);
     fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
     if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
