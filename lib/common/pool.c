@@ -146,9 +146,9 @@ int minlsh__pool_new(minlsh__pool **out, const minlsh_allocator *a, unsigned thr
     p->size = 1;
     atomic_init(&p->next, 0);
     atomic_init(&p->result, 0);
+#if !defined(MINLSH_NO_THREADS)
     atomic_init(&p->generation, 0);
     atomic_init(&p->active, 0);
-#if !defined(MINLSH_NO_THREADS)
     if (threads > 1) {
         unsigned i;
         p->threads = (pthread_t *)minlsh__calloc(&al, threads - 1, sizeof *p->threads);
