@@ -3,7 +3,7 @@
  * it was added, whatever its length (empty, longer than a chunk) and
  * wherever it falls (groups of names across chunk ends); repeats are found
  * with their first number; a path and a JSON id with the same bytes are
- * different names.
+ * different names; room reserved ahead keeps the table from growing.
  */
 #include "testlib.h"
 
@@ -93,8 +93,50 @@ static void test_append(void) {
     names_free(&t);
 }
 
+/* names_reserve: room made once, before or after names were added, keeps
+ * every name findable under its number and the table from growing again;
+ * a reservation smaller than the table changes nothing; on a table of
+ * appended names (no slots yet) it waits for names_add. */
+static void test_reserve(void) {
+    name_table t;
+    char nm[32];
+    size_t i, at = 0, slots;
+    int bad = 0;
+    memset(&t, 0, sizeof t);
+    for (i = 0; i < 500; i++) {
+        int n = snprintf(nm, sizeof nm, "id-%zu", i);
+        EXPECT(names_add(&t, nm, (size_t)n, 1, NULL) == 1);
+    }
+    names_reserve(&t, 100000);
+    slots = t.mask + 1;
+    EXPECT(slots * 3 >= (size_t)100000 * 4);
+    EXPECT(slots <= (size_t)100000 * 4 / 3 * 2);
+    for (i = 500; i < 100000; i++) {
+        int n = snprintf(nm, sizeof nm, "id-%zu", i);
+        if (names_add(&t, nm, (size_t)n, 1, NULL) != 1) bad++;
+    }
+    EXPECT_EQ_INT(bad, 0);
+    EXPECT_EQ_U64(t.mask + 1, slots); /* no growth on the way */
+    for (i = 0; i < 100000; i += 97) {
+        int n = snprintf(nm, sizeof nm, "id-%zu", i);
+        if (names_add(&t, nm, (size_t)n, 1, &at) != 0 || at != i) bad++;
+    }
+    EXPECT_EQ_INT(bad, 0);
+    names_reserve(&t, 10);
+    EXPECT_EQ_U64(t.mask + 1, slots);
+    names_free(&t);
+
+    memset(&t, 0, sizeof t);
+    names_append(&t, "a", 1, 0);
+    names_reserve(&t, 1000);
+    EXPECT_EQ_U64(t.mask, 0);
+    EXPECT(names_add(&t, "a", 1, 0, &at) == 0 && at == 0);
+    names_free(&t);
+}
+
 int main(void) {
     RUN(test_round_trip);
     RUN(test_append);
+    RUN(test_reserve);
     return TL_SUMMARY("names");
 }
