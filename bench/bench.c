@@ -106,6 +106,8 @@ typedef struct options {
     uint64_t dedup_docs; /* 0: the default for the mode */
     const char *minlsh, *gen_docs;
     const char *sizes; /* bench huge: document counts, e.g. "1000000 10000000" */
+    const char *threads_list; /* bench threads: thread counts, e.g. "1 2 4" */
+    int reps;                 /* bench threads: runs per count (0: 1) */
 } options;
 
 static corpus_vocab vocab;
@@ -802,8 +804,20 @@ static pid_t start(char *const argv[], int fd_in, int fd_out, const char *tmpdir
  * the file `out` (NULL: inherited): its wall time and its own peak RSS
  * (wait4 gives the child's, not the largest over all children). 0 if it
  * exited with status 0. */
+static int spawn_ru(char *const argv[], const char *in, const char *out, double *wall,
+                    struct rusage *usage);
+
 static int spawn(char *const argv[], const char *in, const char *out, double *wall,
                  double *rss_mib) {
+    struct rusage ru;
+    int rc = spawn_ru(argv, in, out, wall, &ru);
+    *rss_mib = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+    return rc;
+}
+
+/* spawn, with the child's whole resource usage (CPU times, peak RSS). */
+static int spawn_ru(char *const argv[], const char *in, const char *out, double *wall,
+                    struct rusage *usage) {
     struct rusage ru;
     int st = 0, fi = -1, fo = -1;
     double t0 = wall_now();
@@ -816,9 +830,10 @@ static int spawn(char *const argv[], const char *in, const char *out, double *wa
     pid = start(argv, fi, fo, NULL);
     if (fi >= 0) close(fi);
     if (fo >= 0) close(fo);
+    memset(usage, 0, sizeof *usage);
     if (pid < 0 || wait4(pid, &st, 0, &ru) != pid) return -1;
     *wall = wall_now() - t0;
-    *rss_mib = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+    *usage = ru;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -1015,6 +1030,115 @@ static int run_dedup(const options *o) {
     printf("\n");
     print_dedup_summary(&sm);
     return sm.have_dedup ? 0 : 1;
+}
+
+/* ---- bench threads: one corpus at every thread count -------------------------- */
+
+static double tv_seconds(const struct timeval *tv) {
+    return (double)tv->tv_sec + (double)tv->tv_usec * 1e-6;
+}
+
+/* A 64-bit FNV-1a of a whole file (0 if it cannot be read): runs at every
+ * thread count must write the same decisions. */
+static uint64_t file_fnv(const char *path) {
+    uint64_t h = UINT64_C(1469598103934665603);
+    unsigned char buf[1 << 16];
+    size_t n, i;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (i = 0; i < n; i++) h = (h ^ buf[i]) * UINT64_C(1099511628211);
+    fclose(f);
+    return h;
+}
+
+/* `minlsh dedup --jsonl -q --output decisions --threads T` as fresh
+ * processes on one generated corpus (default 5M documents, --dedup-docs),
+ * for each T of --threads-list (default "1 2 4 8 16"), best wall time of
+ * --reps runs (default 1) each, interleaved: wall, user and system CPU,
+ * peak RSS and speed-up over the first count; every run's decisions must
+ * be the same bytes. For many-core machines (make bench-threads). */
+static int run_threads(const options *o) {
+    uint64_t n = o->dedup_docs ? o->dedup_docs : o->quick ? 200000 : 5000000;
+    const char *list = o->threads_list ? o->threads_list : "1 2 4 8 16";
+    char docs[512], dec[512], nbuf[32], seed[32], tbuf[16][16];
+    double wall[16], user[16], sys[16], rss[16], bytes = 0;
+    uint64_t sum0 = 0;
+    int nt = 0, r, k, ok = 1, reps = o->reps > 0 ? o->reps : 1;
+    const char *p = list;
+    while (*p != '\0' && nt < 16) {
+        char *end;
+        unsigned long t = strtoul(p, &end, 10);
+        if (end == p) {
+            p++;
+            continue;
+        }
+        snprintf(tbuf[nt], sizeof tbuf[nt], "%lu", t);
+        wall[nt] = 1e30;
+        user[nt] = sys[nt] = rss[nt] = 0;
+        nt++;
+        p = end;
+    }
+    if (nt == 0 || access(o->minlsh, X_OK) != 0 || access(o->gen_docs, X_OK) != 0 ||
+        temp_file(docs, sizeof docs, "docs") != 0 || temp_file(dec, sizeof dec, "dec") != 0) {
+        printf("bench threads: needs %s, %s and a thread list\n", o->minlsh, o->gen_docs);
+        return 1;
+    }
+    snprintf(nbuf, sizeof nbuf, "%llu", (unsigned long long)n);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    {
+        char *gen[] = {(char *)o->gen_docs, nbuf, "--seed", seed, NULL};
+        double w, m;
+        FILE *f;
+        if (spawn(gen, NULL, docs, &w, &m) != 0) ok = 0;
+        f = fopen(docs, "rb");
+        if (f != NULL && fseek(f, 0, SEEK_END) == 0) bytes = (double)ftell(f);
+        if (f != NULL) fclose(f);
+    }
+    printf("== minlsh dedup at each thread count (fresh processes, best of %d, interleaved) ==\n"
+           "  %llu documents (bench/gen_docs, %.0f MB), %u online CPUs\n"
+           "  minlsh dedup --jsonl -q --output decisions --threads T FILE > decisions\n",
+           reps, (unsigned long long)n, bytes / 1e6, online_cpus());
+    for (r = 0; r < reps && ok; r++) {
+        for (k = 0; k < nt && ok; k++) {
+            char *cmd[] = {(char *)o->minlsh, "dedup", "--jsonl", "-q", "--output", "decisions",
+                           "--threads", tbuf[k], docs, NULL};
+            struct rusage ru;
+            double w;
+            uint64_t h;
+            if (spawn_ru(cmd, NULL, dec, &w, &ru) != 0) {
+                printf("  --threads %s failed\n", tbuf[k]);
+                ok = 0;
+                break;
+            }
+            h = file_fnv(dec);
+            if (r == 0 && k == 0) sum0 = h;
+            else if (h != sum0) {
+                printf("  --threads %s wrote other decisions than --threads %s\n", tbuf[k],
+                       tbuf[0]);
+                ok = 0;
+            }
+            if (w < wall[k]) {
+                wall[k] = w;
+                user[k] = tv_seconds(&ru.ru_utime);
+                sys[k] = tv_seconds(&ru.ru_stime);
+            }
+            if ((double)ru.ru_maxrss / 1024.0 > rss[k]) rss[k] = (double)ru.ru_maxrss / 1024.0;
+        }
+    }
+    remove(docs);
+    remove(dec);
+    if (!ok) return 1;
+    printf("  %-8s %9s %9s %9s %12s %9s %9s\n", "threads", "wall s", "user s", "sys s",
+           "docs/s", "speed-up", "RSS MiB");
+    for (k = 0; k < nt; k++)
+        printf("  %-8s %9.2f %9.2f %9.2f %12.0f %8.2fx %9.0f\n", tbuf[k], wall[k], user[k],
+               sys[k], (double)n / wall[k], wall[0] / wall[k], rss[k]);
+    printf("\n");
+    for (k = 1; k < nt; k++)
+        printf("dedup_threads%s_over_%s: %.2f\n", tbuf[k], tbuf[0], wall[0] / wall[k]);
+    printf("dedup_decisions_identical: yes\n");
+    return 0;
 }
 
 /* ---- bench huge: generated documents streamed through minlsh dedup ------------ */
@@ -1645,6 +1769,8 @@ int main(int argc, char **argv) {
     o.minlsh = NULL;
     o.gen_docs = NULL;
     o.sizes = NULL;
+    o.threads_list = NULL;
+    o.reps = 0;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--words") == 0 && i + 1 < argc) o.words = argv[++i];
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
@@ -1655,11 +1781,15 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--minlsh") == 0 && i + 1 < argc) o.minlsh = argv[++i];
         else if (strcmp(argv[i], "--gen-docs") == 0 && i + 1 < argc) o.gen_docs = argv[++i];
         else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) o.sizes = argv[++i];
+        else if (strcmp(argv[i], "--threads-list") == 0 && i + 1 < argc)
+            o.threads_list = argv[++i];
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) o.reps = atoi(argv[++i]);
         else if (argv[i][0] != '-') what = argv[i];
         else {
-            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup|huge|crawler] [--words FILE]\n"
-                            "             [--seed N] [--quick] [--dedup-docs N] [--sizes \"N1 N2 ...\"]\n"
-                            "             [--minlsh PATH] [--gen-docs PATH]\n");
+            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup|threads|huge|crawler]\n"
+                            "             [--words FILE] [--seed N] [--quick] [--dedup-docs N]\n"
+                            "             [--sizes \"N1 N2 ...\"] [--threads-list \"T1 T2 ...\"]\n"
+                            "             [--reps N] [--minlsh PATH] [--gen-docs PATH]\n");
             return 2;
         }
     }
@@ -1691,6 +1821,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "kernels") == 0) return run_kernels(&o);
     if (strcmp(what, "dedup") == 0) return run_dedup(&o);
     if (strcmp(what, "huge") == 0) return run_huge(&o);
+    if (strcmp(what, "threads") == 0) return run_threads(&o);
     if (strcmp(what, "crawler") == 0) return run_crawler(&o);
     fprintf(stderr, "bench: unknown benchmark %s\n", what);
     return 2;

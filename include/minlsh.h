@@ -1197,7 +1197,8 @@ MINLSH_API int minlsh_index_save_mapped(const minlsh_index *index, const char *p
  * the handle's copy. save, save_buffer, save_mapped, copy_stats, the pairs
  * and clusters of an index and merge as a source first load a copy into
  * memory. The file must not be truncated while it is mapped
- * (minlsh's own saves replace it by renaming, which a mapping survives).
+ * (minlsh's own saves replace it by renaming, which a mapping survives): a
+ * read past a cut raises SIGBUS (docs/api.md says how to guard against it).
  * Errors: as minlsh_index_load, MINLSH_E_NOMEM (one byte per block is
  * allocated). Threads: the handle may be read by any number of threads. */
 MINLSH_API int minlsh_index_map(minlsh_index **out, const char *path,
@@ -1220,9 +1221,12 @@ MINLSH_API int minlsh_index_map(minlsh_index **out, const char *path,
  * index over its file and starts an empty journal. A reader opens the index
  * and its journal with MINLSH_JOURNAL_READ (under a shared lock).
  *
- * Crash safety: a record cut short by a crash, or damaged, ends the replay
- * (it and every record after it are dropped; MINLSH_JOURNAL_WRITE cuts
- * them off the file); a sync that returned 0 is never lost. The journal
+ * Crash safety: a record cut short or damaged with no commit record after
+ * it is the torn tail of a sync that never returned: it is dropped
+ * (MINLSH_JOURNAL_WRITE cuts it off the file). A damaged record with a
+ * commit record after it is damage to synced records: the open fails with
+ * MINLSH_E_CORRUPT and nothing is cut. A sync that returned 0 is never
+ * lost. The journal
  * names its file by the file's trailer checksum, so a journal left beside
  * a file saved since (a compaction killed after the save, or a save by
  * another means) is stale: skipped on read, replaced on write, never
@@ -1241,16 +1245,18 @@ typedef struct minlsh_journal minlsh_journal;
 typedef int (*minlsh_journal_record_fn)(void *opaque, uint32_t op, uint64_t id,
                                         const void *data, size_t len);
 
-/* Open the journal at path for index (loaded or mapped, as it came from its
- * file: the journal must name that file) and replay its records into index
+/* Open the journal at path (its symbolic links followed) for index (loaded
+ * or mapped, as it came from its file: the journal must name that file;
+ * an index that came from no file is refused) and replay its records into index
  * in order (insert or remove), calling on_record (may be NULL) for each.
  * No file at path: nothing to replay (MINLSH_JOURNAL_WRITE creates it). A
  * stale journal is not replayed (_WRITE replaces it by an empty one).
  * mode MINLSH_JOURNAL_READ never writes; _WRITE cuts a damaged tail and
  * keeps the file open for appending.
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (mode), MINLSH_E_FORMAT (not a
- * journal), MINLSH_E_CORRUPT (damaged header; a record the index refuses,
- * such as an insert of an id it has), MINLSH_E_MISMATCH (k, seed, config
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (mode), MINLSH_E_STATE (index came
+ * from no file: save it first), MINLSH_E_FORMAT (not a journal),
+ * MINLSH_E_CORRUPT (damaged header; a damaged record before committed
+ * ones; a record the index refuses, such as an insert of an id it has), MINLSH_E_MISMATCH (k, seed, config
  * id, b or r differ from the index's), MINLSH_E_IO, MINLSH_E_NOMEM, what
  * on_record returned, and the index's insert errors. On error index may
  * hold part of the journal: free it. Threads: index is written. */
@@ -1297,8 +1303,8 @@ MINLSH_API void minlsh_journal_free(minlsh_journal *journal);
 /* An advisory lock for processes that share one saved file (an index, a
  * matrix). A save replaces the file by renaming a new one over it, so a
  * lock on the file itself would lock the old inode, which later processes
- * no longer see: the lock is taken on a companion file, PATH.lock (PATH
- * with ".lock" appended), created empty (mode 0666 less the umask) if it
+ * no longer see: the lock is taken on a companion file, PATH.lock (PATH,
+ * its symbolic links followed, with ".lock" appended), created empty (mode 0666 less the umask) if it
  * does not exist and never removed (removing it would let two processes
  * lock two different files). The lock is flock(2)'s: it belongs to the
  * handle (two handles exclude each other even in one process), is
@@ -1333,6 +1339,19 @@ MINLSH_API int minlsh_filelock_new(minlsh_filelock **out, const char *path,
                                    const minlsh_allocator *alloc);
 /* Release the lock. NULL is a no-op. */
 MINLSH_API void minlsh_filelock_free(minlsh_filelock *lock);
+
+/* Write len bytes of data to path as every minlsh save writes its files:
+ * atomically (a temporary beside it, fsynced, renamed over it, the folder
+ * fsynced), the new file keeping the mode and group of the one it replaces
+ * (a group that cannot be kept takes its permissions with it), symbolic
+ * links followed (the file they name is replaced), a device or FIFO written
+ * in place, never replaced. For front ends' own files (the command's SVG).
+ * alloc: NULL for malloc, or the allocator of its few small buffers.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_NOMEM,
+ * MINLSH_E_IO (a folder: errno EISDIR; else errno as the failing call left
+ * it). Threads: any. */
+MINLSH_API int minlsh_file_save(const char *path, const void *data, size_t len,
+                                const minlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
 /* Dedup engine                                                             */

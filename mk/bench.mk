@@ -27,6 +27,11 @@
 #                     dedup has --memory; else n/a), recall of the planted
 #                     pairs, time growth exponent between successive sizes.
 #                     Try it with BENCH_HUGE_SIZES="20000 40000"
+#   make bench-threads  NOT in CI: BENCH_THREADS_DOCS (default 5M) generated
+#                     documents through minlsh dedup at each thread count of
+#                     BENCH_THREADS_LIST (default "1 2 4 8 16"): wall, user
+#                     and system seconds, peak RSS, speed-up over the first
+#                     count; the decisions must be identical at every count
 #   make bench-index  NOT in CI: `bench crawler`: for each N of
 #                     BENCH_INDEX_SIZES (default 1000000), minlsh index
 #                     create + add of N generated documents (the build), add
@@ -83,7 +88,7 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge bench-python bench-oph bench-unicode bench-index \
+.PHONY: bench bench-scale bench-hot bench-huge bench-threads bench-python bench-oph bench-unicode bench-index \
   bench-mapped
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
@@ -99,6 +104,17 @@ bench-unicode: $(BUILD)/bench/unicode
 BENCH_HUGE_SIZES ?= 1000000 10000000 100000000
 bench-huge: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 	$(BENCH_BIN) huge $(BENCH_RUNS) --sizes "$(BENCH_HUGE_SIZES)" $(BENCH_FLAGS)
+
+# Not in CI: one corpus (BENCH_THREADS_DOCS generated documents) through
+# minlsh dedup at each of BENCH_THREADS_LIST, fresh processes: wall, user
+# and system time, peak RSS, speed-up over the first count, and a check that
+# every count writes the same decisions. For a many-core machine.
+BENCH_THREADS_DOCS ?= 5000000
+BENCH_THREADS_LIST ?= 1 2 4 8 16
+BENCH_THREADS_REPS ?= 1
+bench-threads: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
+	$(BENCH_BIN) threads $(BENCH_RUNS) --dedup-docs $(BENCH_THREADS_DOCS) \
+	  --threads-list "$(BENCH_THREADS_LIST)" --reps $(BENCH_THREADS_REPS) $(BENCH_FLAGS)
 
 # Not in CI: a 1M-document index built, added to and queried through the
 # command (about a minute and 1.5 GB of disk).

@@ -125,9 +125,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 const char *cli_plural(uint64_t n);
 /* Seconds on a monotonic clock. */
 double cli_now(void);
-/* Write data to path atomically (temporary file, fsync, rename).
- * Returns 0 or -1 with errno set. */
-int cli_write_atomic(const char *path, const void *data, size_t len);
+/* A file of path is about to be mapped: if another program truncates it
+ * meanwhile, a read of the mapping raises SIGBUS, which from here on prints
+ * "minlsh: PATH: damaged index: ..." and exits with status 1 instead of
+ * killing the process without a word. */
+void cli_guard_mapped(const char *path);
 /* Format x as a JSON number that reads back as the same double (shortest
  * round trip), always with a '.' or exponent ("1.0", not "1"). */
 void cli_format_double(char out[32], double x);

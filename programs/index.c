@@ -15,6 +15,7 @@
  * writer that loaded an older version.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "cli.h"
 
 #include <dirent.h>
@@ -58,10 +59,14 @@ const char cli_help_index_add[] =
     "Usage: minlsh index add [OPTIONS] INDEX PATH...\n"
     "\n"
     "Add documents (files, or JSON Lines records with --jsonl) to INDEX. Names\n"
-    "already in the index are reported and skipped. The index is saved once,\n"
-    "atomically, at the end: a failed run leaves it as it was. INDEX.lock is\n"
-    "locked from the load to the save, so concurrent adds all keep their\n"
-    "documents.\n"
+    "already in the index are reported and skipped. The documents go to\n"
+    "INDEX.journal, which is synced at the end: from then on they survive a\n"
+    "crash or kill -9, and a run that fails or is killed before adds none of\n"
+    "them. When the journal passes 1/32 of the index file (at least 1 MiB) it is\n"
+    "folded into INDEX, atomically ('index compact' does it at once). INDEX.lock\n"
+    "is held exclusively for the whole run, so concurrent adds all keep their\n"
+    "documents. A journal damaged before records it acknowledged stops the run\n"
+    "and is left as it is.\n"
     "\n"
     "      --novel-only        add only documents with no near-duplicate (estimated\n"
     "                          similarity >= the index's threshold) in the index or\n"
@@ -226,6 +231,15 @@ static int index_shingler(cli_index *x, const cli_opts *o) {
 
 #define LOCK_NONE 0
 
+/* The file path names, its links followed (realpath), so that the journal
+ * and the temporaries of an index reached through a link are those beside
+ * the file, as its lock is; the path as given when it cannot be resolved
+ * (the open that follows reports why). Freed by the caller. */
+static char *index_real_path(const char *path) {
+    char *real = realpath(path, NULL);
+    return real != NULL ? real : xstrdup(path);
+}
+
 /* A save writes PATH.tmp-<16 hex digits> and renames it over PATH; a save
  * cut short (kill -9, a crash, a power cut) leaves that file behind. Under
  * the exclusive lock no other save can be under way, so any such file is
@@ -290,12 +304,14 @@ static int index_lock(minlsh_filelock **out, const char *path, uint32_t mode,
     if (rc == 0) {
         if (mode == MINLSH_LOCK_EXCLUSIVE) {
             cli_buf jp = {NULL, 0, 0};
-            remove_stale_temps(path);
-            buf_adds(&jp, path);
+            char *real = index_real_path(path);
+            remove_stale_temps(real);
+            buf_adds(&jp, real);
             buf_adds(&jp, ".journal");
             buf_addc(&jp, '\0');
             remove_stale_temps(jp.p);
             buf_free(&jp);
+            free(real);
         }
         return 0;
     }
@@ -333,15 +349,21 @@ static int journal_record(void *opaque, uint32_t op, uint64_t id, const void *da
  * lock, else for reading. */
 static int index_journal(cli_index *x, uint32_t lock) {
     cli_buf jp = {NULL, 0, 0};
+    char *real = index_real_path(x->path);
     int rc;
-    buf_adds(&jp, x->path);
+    buf_adds(&jp, real);
     buf_adds(&jp, ".journal");
     buf_addc(&jp, '\0');
+    free(real);
     x->journal_write = lock == MINLSH_LOCK_EXCLUSIVE;
     rc = minlsh_journal_open(&x->journal, x->index, jp.p,
                              x->journal_write ? MINLSH_JOURNAL_WRITE : MINLSH_JOURNAL_READ,
                              journal_record, x);
-    if (rc != 0) {
+    if (rc == MINLSH_E_CORRUPT)
+        cli_msg("%s: %s (%s): a damaged record lies before records that were committed; "
+                "the journal was left as it is (copy it aside before repairing it)", jp.p,
+                minlsh_strerror(rc), minlsh_error_name(rc));
+    else if (rc != 0) {
         int err = errno;
         cli_msg("%s: %s (%s)%s%s", jp.p, minlsh_strerror(rc), minlsh_error_name(rc),
                 rc == MINLSH_E_IO ? ": " : "", rc == MINLSH_E_IO ? strerror(err) : "");
@@ -364,11 +386,20 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o,
                 errno == ENOENT ? " (create it with 'minlsh index create')" : "");
         return CLI_FAILED;
     }
+    if (!S_ISREG(st.st_mode)) {
+        cli_msg("%s: cannot open the index: %s, not an index file", path,
+                S_ISDIR(st.st_mode)    ? "a directory"
+                : S_ISFIFO(st.st_mode) ? "a FIFO"
+                : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                             : "not a regular file");
+        return CLI_FAILED;
+    }
     if (lo != NULL && (rc = index_lock(&x->lock, path, lock, lo)) != 0) return rc;
     /* add and query read the file in place (a version 2 file is not
      * loaded; add's documents go to the journal); the others need the
      * index in memory. */
     errno = 0;
+    if (o != NULL) cli_guard_mapped(path);
     if (o != NULL)
         rc = minlsh_index_map(&x->index, path, NULL);
     else

@@ -133,7 +133,7 @@ static const cli_command *find_command(int argc, char **argv, int *used) {
 }
 
 static const char index_help[] =
-    "Usage: minlsh index create|add|query|stats|merge|remove INDEX ...\n"
+    "Usage: minlsh index create|add|query|stats|merge|remove|compact INDEX ...\n"
     "\n"
     "A persistent band index, for documents that arrive over time:\n"
     "  minlsh index create INDEX [OPTIONS]       create an empty index\n"
@@ -204,7 +204,7 @@ int main(int argc, char **argv) {
     cmd = find_command(argc - 1, argv + 1, &used);
     if (cmd == NULL) {
         if (strcmp(argv[1], "index") == 0) {
-            if (argc == 2) return cli_usage_error(NULL, "index: a subcommand is needed (create, add, query, stats, merge)");
+            if (argc == 2) return cli_usage_error(NULL, "index: a subcommand is needed (create, add, query, stats, merge, remove, compact)");
             if (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)
                 return help(1, argv + 1);
             return cli_usage_error("index", "unknown subcommand '%s'", argv[2]);

@@ -247,8 +247,10 @@ int cmd_params(cli_opts *o) {
     if (o->svg != NULL) {
         cli_buf b = {NULL, 0, 0};
         svg_build(&b, &pr);
-        if (cli_write_atomic(o->svg, b.p, b.n) != 0) {
-            cli_msg("%s: cannot write: %s", o->svg, strerror(errno));
+        errno = 0;
+        if ((rc = minlsh_file_save(o->svg, b.p, b.n, NULL)) != 0) {
+            if (rc == MINLSH_E_NOMEM) cli_die_lib(o->svg, rc);
+            cli_msg("%s: cannot write: %s", o->svg, strerror(errno ? errno : EIO));
             buf_free(&b);
             return cli_finish_stdout(CLI_FAILED);
         }

@@ -1,12 +1,14 @@
 /*
- * util.c: checked allocation, growable buffers, messages, atomic file
- * writes, clocks and number formatting for the minlsh command.
+ * util.c: checked allocation, growable buffers, messages, the guard of
+ * mapped files, clocks and number formatting for the minlsh command.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,53 +290,34 @@ double cli_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int write_all(int fd, const char *p, size_t len) {
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
+/* ---- mapped files --------------------------------------------------------- */
+
+/* Formatted beforehand: a signal handler may only write it. */
+static char mapped_msg[4352];
+static size_t mapped_msg_len;
+
+static void mapped_file_changed(int sig) {
+    ssize_t n;
+    (void)sig;
+    n = write(2, mapped_msg, mapped_msg_len);
+    (void)n;
+    _exit(CLI_FAILED);
 }
 
-int cli_write_atomic(const char *path, const void *data, size_t len) {
-    size_t n = strlen(path);
-    char *tmp = xmalloc(n + 16);
-    mode_t mask;
-    int fd, err;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp-XXXXXX", 12);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        err = errno;
-        free(tmp);
-        errno = err;
-        return -1;
-    }
-    mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, data, len) != 0 ||
-        fsync(fd) != 0) {
-        err = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        errno = err;
-        return -1;
-    }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        err = errno;
-        unlink(tmp);
-        free(tmp);
-        errno = err;
-        return -1;
-    }
-    free(tmp);
-    return 0;
+void cli_guard_mapped(const char *path) {
+    struct sigaction sa;
+    int n = snprintf(mapped_msg, sizeof mapped_msg,
+                     "minlsh: %s: damaged index: the file changed while this process had it "
+                     "mapped (another program truncated or rewrote it in place; minlsh's own "
+                     "saves replace it by renaming, which a mapping survives)\n",
+                     path);
+    if (n < 0) return;
+    mapped_msg_len = (size_t)n < sizeof mapped_msg ? (size_t)n : sizeof mapped_msg - 1;
+    mapped_msg[mapped_msg_len - 1] = '\n';
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mapped_file_changed;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGBUS, &sa, NULL);
 }
 
 void cli_format_double(char out[32], double x) {

@@ -791,6 +791,21 @@ static int run_filelock_new(fx *f) {
 }
 static void obs_lock(fx *f, obs *o) { obs_u64(o, f->lock != NULL); }
 
+/* over a file already there (v 1) or none (v 0) */
+static void setup_file_save(fx *f) {
+    (void)f;
+    remove(file_path);
+    if (f->v == 1 && minlsh_file_save(file_path, "old", 3, NULL) != 0) TL_FAIL("setup: file");
+}
+static int run_file_save(fx *f) {
+    (void)f;
+    return minlsh_file_save(file_path, "new bytes", 9, &AL);
+}
+static void obs_saved_file(fx *f, obs *o) {
+    (void)f;
+    obs_file(o);
+}
+
 static void result_query_many(fx *f, obs *o) {
     obs_index(o, f->ix);
     obs_u64(o, f->n);
@@ -853,6 +868,7 @@ static const op ops[] = {
     {"index_insert_novel", 8, setup_index_full, run_insert_novel, obs_ix, result_insert_novel,
      NULL},
     {"filelock_new", 1, setup_none, run_filelock_new, obs_lock, obs_lock, NULL},
+    {"file_save", 2, setup_file_save, run_file_save, obs_saved_file, obs_saved_file, NULL},
     {"pairs_from_index", 2, setup_index_full, run_index_pairs, obs_ix_pairs, obs_ix_pairs, NULL},
     {"clusters_from_index", 2, setup_index_full, run_index_clusters, obs_ix_clusters,
      obs_ix_clusters, NULL},

@@ -274,17 +274,37 @@ static void test_torn(void) {
         EXPECT_EQ_INT(bad, 0);
         free(five);
     }
-    /* A flipped byte in record 4: records 0..3 replay, the rest are cut. */
+    /* A flipped bit in the record of sync 4, with the commits of syncs 4 to
+     * 9 after it: synced records lie past the damage, so it is no torn
+     * tail. Both modes refuse, and the file is left whole. */
     full[64 + 4 * rec + 30] ^= 1;
-    tl_write_file(jpath, full, len);
-    ix = NULL;
-    memset(&s, 0, sizeof s);
-    EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
-    EXPECT_OK(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, on_record, &s));
-    EXPECT_EQ_U64(s.n, 4);
-    EXPECT_EQ_INT(file_size(jpath), (long)(64 + 4 * rec));
-    minlsh_journal_free(j);
-    minlsh_index_free(ix);
+    {
+        uint32_t mode;
+        for (mode = MINLSH_JOURNAL_READ; mode <= MINLSH_JOURNAL_WRITE; mode++) {
+            tl_write_file(jpath, full, len);
+            ix = NULL;
+            EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
+            EXPECT_ERR(minlsh_journal_open(&j, ix, jpath, mode, NULL, NULL), MINLSH_E_CORRUPT);
+            EXPECT(j == NULL);
+            EXPECT_EQ_INT(file_size(jpath), (long)len);
+            minlsh_index_free(ix);
+        }
+        /* The same damage in the last sync's commit record, with nothing
+         * after it, cannot be told from a sync that never returned: that
+         * sync alone is dropped. */
+        full[64 + 4 * rec + 30] ^= 1;
+        full[len - 12] ^= 1;
+        tl_write_file(jpath, full, len);
+        ix = NULL;
+        memset(&s, 0, sizeof s);
+        EXPECT_OK(minlsh_index_map(&ix, ipath, NULL));
+        EXPECT_OK(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, on_record, &s));
+        EXPECT_EQ_U64(s.n, 9);
+        EXPECT_EQ_INT(file_size(jpath), (long)(64 + 9 * rec));
+        minlsh_journal_free(j);
+        minlsh_index_free(ix);
+        full[len - 12] ^= 1;
+    }
     /* A damaged header is refused, a foreign file too. */
     full[20] ^= 1;
     tl_write_file(jpath, full, len);
@@ -301,6 +321,20 @@ static void test_torn(void) {
     minlsh_index_free(mem);
     unlink(ipath);
     unlink(jpath);
+}
+
+/* A journal extends a file: an index that came from none has nothing for
+ * it to name, and a first save would make its synced records stale. */
+static void test_needs_file(void) {
+    minlsh_index *ix = new_index(NULL, B);
+    minlsh_journal *j = NULL;
+    const char *jpath = tl_tmp_path("journal_nofile.ix.journal");
+    unlink(jpath);
+    EXPECT_ERR(minlsh_journal_open(&j, ix, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL),
+               MINLSH_E_STATE);
+    EXPECT(j == NULL);
+    EXPECT(file_size(jpath) < 0); /* nothing created */
+    minlsh_index_free(ix);
 }
 
 /* A compaction killed between its save and the new journal: the old
@@ -335,6 +369,14 @@ static void test_stale(void) {
     EXPECT_EQ_INT(file_size(jpath), 64); /* replaced by an empty one */
     minlsh_journal_free(j);
     /* Another banding: not this index's journal. */
+    {
+        const char *opath = tl_tmp_path("journal_stale_other.ix");
+        EXPECT_OK(minlsh_index_save_mapped(other, opath));
+        minlsh_index_free(other);
+        other = NULL;
+        EXPECT_OK(minlsh_index_map(&other, opath, NULL));
+        unlink(opath);
+    }
     EXPECT_ERR(minlsh_journal_open(&j, other, jpath, MINLSH_JOURNAL_READ, NULL, NULL),
                MINLSH_E_MISMATCH);
     EXPECT_ERR(minlsh_journal_open(&j, ix, jpath, 5, NULL, NULL), MINLSH_E_PARAM);
@@ -555,6 +597,7 @@ static void test_kill(void) {
 int main(void) {
     RUN(test_replay);
     RUN(test_torn);
+    RUN(test_needs_file);
     RUN(test_stale);
     RUN(test_nomem);
     RUN(test_kill);

@@ -232,7 +232,8 @@ typedef struct minlsh__writer {
     size_t cap;
     /* file mode */
     int fd;
-    char *path;
+    int through; /* written in place (a device, a FIFO): no temporary */
+    char *path;  /* symbolic links followed */
     char *tmp;
     char *dir; /* the directory to fsync after the rename (allocated up front:
                   nothing may fail for want of memory after the rename) */
@@ -245,10 +246,22 @@ typedef struct minlsh__writer {
 /* Buffer mode: bytes beyond cap are counted but not written; finish then
  * returns MINLSH_E_BUFSIZE. dst may be NULL when cap is 0. */
 void minlsh__writer_init_buffer(minlsh__writer *w, void *dst, size_t cap);
-/* File mode: creates "<path>.tmp-XXXXXX" in the same directory.
- * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_IO. */
+/* File mode: creates "<path>.tmp-<16 hex digits>" beside the file path
+ * names, its symbolic links followed (the file is replaced, the links
+ * stay), with the mode and group of the file it will replace, or of like
+ * (may be NULL) when there is none. A path that names a device or a FIFO is
+ * written in place, never replaced by a regular file; a directory is
+ * refused (errno EISDIR).
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_IO (errno as the failing
+ * call left it). */
 int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
-                             const char *path);
+                             const char *path, const char *like);
+/* path with the symbolic links of its last component followed (a relative
+ * target taken from the link's folder; a dangling link gives its target),
+ * in a new string (*out, freed with a), so that one file reached through
+ * links has one lock, one journal and one place for its temporaries.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOMEM, MINLSH_E_IO (a loop: ELOOP). */
+int minlsh__path_resolve(const minlsh_allocator *a, const char *path, char **out);
 void minlsh__writer_put(minlsh__writer *w, const void *p, size_t n);
 void minlsh__writer_put64(minlsh__writer *w, uint64_t v);
 void minlsh__writer_sum_begin(minlsh__writer *w);
@@ -364,9 +377,9 @@ int minlsh__load_path(void *out, const char *path, const minlsh_load_options *op
 /* A handle's writer: the whole file (header to trailer) for handle ctx. */
 typedef void (*minlsh__write_fn)(const void *ctx, minlsh__writer *w);
 /* The body of every _save: path NULL (MINLSH_E_NULL), then the atomic
- * writer (minlsh__writer_init_file, minlsh__writer_finish). */
-int minlsh__save_path(const minlsh_allocator *a, const char *path, minlsh__write_fn write,
-                      const void *ctx);
+ * writer (minlsh__writer_init_file with like, minlsh__writer_finish). */
+int minlsh__save_path(const minlsh_allocator *a, const char *path, const char *like,
+                      minlsh__write_fn write, const void *ctx);
 /* The body of every _save_buffer: buf NULL with cap > 0 (MINLSH_E_NULL),
  * then the bytes, MINLSH_E_BUFSIZE with the size in *n_out if short. */
 int minlsh__save_buffer(void *buf, size_t cap, size_t *n_out, minlsh__write_fn write,

@@ -57,20 +57,152 @@ static char *minlsh__dir_of(const minlsh_allocator *a, const char *path) {
     return dir;
 }
 
+/* Readlink into a fresh string; NULL with errno set on failure. */
+static char *minlsh__readlink_dup(const minlsh_allocator *a, const char *path, size_t hint) {
+    size_t cap = hint > 0 && hint < ((size_t)1 << 20) ? hint + 1 : 256;
+    for (;;) {
+        char *t = (char *)minlsh__malloc(a, cap);
+        ssize_t n;
+        if (t == NULL) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        n = readlink(path, t, cap);
+        if (n < 0) {
+            int err = errno;
+            minlsh__free(a, t);
+            errno = err;
+            return NULL;
+        }
+        if ((size_t)n < cap) {
+            t[n] = '\0';
+            return t;
+        }
+        minlsh__free(a, t);
+        if (cap > ((size_t)1 << 24)) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        cap *= 2;
+    }
+}
+
+/* Symbolic links are followed as the kernel would, at most this many. */
+#define MINLSH__SYMLINK_HOPS 40
+
+int minlsh__path_resolve(const minlsh_allocator *a, const char *path, char **out) {
+    char *cur;
+    int hops;
+    *out = NULL;
+    if (path == NULL) return MINLSH_E_NULL;
+    cur = minlsh__strdup_cat(a, path, "");
+    if (cur == NULL) return MINLSH_E_NOMEM;
+    for (hops = 0; hops <= MINLSH__SYMLINK_HOPS; hops++) {
+        struct stat st;
+        const char *slash;
+        char *target, *next;
+        /* Not there, or not readable: the path as it is (the open that
+         * follows reports what is wrong). */
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) {
+            *out = cur;
+            return 0;
+        }
+        target = minlsh__readlink_dup(a, cur, (size_t)st.st_size);
+        if (target == NULL) {
+            int err = errno;
+            minlsh__free(a, cur);
+            errno = err;
+            return err == ENOMEM ? MINLSH_E_NOMEM : MINLSH_E_IO;
+        }
+        slash = strrchr(cur, '/');
+        if (target[0] == '/' || slash == NULL) {
+            next = target;
+        } else {
+            /* A relative target is relative to the link's directory. */
+            size_t dn = (size_t)(slash - cur) + 1, tn = strlen(target), total;
+            next = NULL;
+            if (minlsh__add_size(&total, dn, tn + 1) == 0)
+                next = (char *)minlsh__malloc(a, total);
+            if (next != NULL) {
+                memcpy(next, cur, dn);
+                memcpy(next + dn, target, tn + 1);
+            }
+            minlsh__free(a, target);
+            if (next == NULL) {
+                minlsh__free(a, cur);
+                return MINLSH_E_NOMEM;
+            }
+        }
+        minlsh__free(a, cur);
+        cur = next;
+    }
+    minlsh__free(a, cur);
+    errno = ELOOP;
+    return MINLSH_E_IO;
+}
+
+/* Open a file that is written in place rather than replaced (a device, a
+ * FIFO: replacing it by a regular file would break whatever it was for). */
+static int minlsh__writer_open_through(minlsh__writer *w) {
+    do w->fd = open(w->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    while (w->fd < 0 && errno == EINTR);
+    if (w->fd < 0) {
+        int err = errno;
+        minlsh__writer_abort(w);
+        errno = err;
+        return MINLSH_E_IO;
+    }
+    w->through = 1;
+    return 0;
+}
+
+/* Give the new file fd the mode and group of the file it replaces (or of
+ * like). A group that cannot be kept takes the group's permissions with it,
+ * so a replacement never reaches more people than the file did. */
+static int minlsh__writer_keep_mode(int fd, const struct stat *old) {
+    mode_t mode = old->st_mode & 07777;
+    struct stat now;
+    if (fstat(fd, &now) != 0) return MINLSH_E_IO;
+    if (now.st_gid != old->st_gid && fchown(fd, (uid_t)-1, old->st_gid) != 0)
+        mode &= (mode_t)~07070; /* group bits and set-group-id */
+    return fchmod(fd, mode) == 0 ? 0 : MINLSH_E_IO;
+}
+
 int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
-                             const char *path) {
+                             const char *path, const char *like) {
+    struct stat old;
+    int have_old = 0, rc;
     memset(w, 0, sizeof *w);
     w->fd = -1;
     w->to_file = 1;
     w->alloc = a;
     minlsh__sum_init(&w->sum);
     if (path == NULL) return MINLSH_E_NULL;
-    if (path[0] == '\0') return MINLSH_E_IO; /* as open("") would say */
-    w->path = minlsh__strdup_cat(a, path, "");
-    w->tmp = minlsh__strdup_cat(a, path, ".tmp-0000000000000000");
-    w->dir = minlsh__dir_of(a, path);
+    if (path[0] == '\0') {
+        errno = ENOENT;
+        return MINLSH_E_IO; /* as open("") would say */
+    }
+    /* The file a link names is replaced; the link stays a link. */
+    if ((rc = minlsh__path_resolve(a, path, &w->path)) != 0) return rc;
     w->buf = (uint8_t *)minlsh__malloc(a, MINLSH__WRITE_BUF);
-    if (w->path == NULL || w->tmp == NULL || w->dir == NULL || w->buf == NULL) {
+    if (w->buf == NULL) {
+        minlsh__writer_abort(w);
+        return MINLSH_E_NOMEM;
+    }
+    if (stat(w->path, &old) == 0) {
+        if (S_ISDIR(old.st_mode)) {
+            minlsh__writer_abort(w);
+            errno = EISDIR;
+            return MINLSH_E_IO;
+        }
+        if (!S_ISREG(old.st_mode)) return minlsh__writer_open_through(w);
+        have_old = 1;
+    } else if (like != NULL && stat(like, &old) == 0 && S_ISREG(old.st_mode)) {
+        have_old = 1;
+    }
+    w->tmp = minlsh__strdup_cat(a, w->path, ".tmp-0000000000000000");
+    w->dir = minlsh__dir_of(a, w->path);
+    if (w->tmp == NULL || w->dir == NULL) {
         minlsh__writer_abort(w);
         return MINLSH_E_NOMEM;
     }
@@ -96,9 +228,17 @@ int minlsh__writer_init_file(minlsh__writer *w, const minlsh_allocator *a,
         }
     }
     if (w->fd < 0) {
+        int err = errno;
         minlsh__free(a, w->tmp);
         w->tmp = NULL; /* nothing to unlink */
         minlsh__writer_abort(w);
+        errno = err;
+        return MINLSH_E_IO;
+    }
+    if (have_old && minlsh__writer_keep_mode(w->fd, &old) != 0) {
+        int err = errno;
+        minlsh__writer_abort(w);
+        errno = err;
         return MINLSH_E_IO;
     }
     return 0;
@@ -199,12 +339,25 @@ int minlsh__writer_finish(minlsh__writer *w, size_t *n_out) {
     }
     minlsh__writer_flush(w);
     rc = w->err;
+    if (w->through) {
+        /* Devices and FIFOs may not sync; there is nothing to rename. */
+        if (rc == 0 && fsync(w->fd) != 0 && errno != EINVAL && errno != EROFS &&
+            errno != ENOTSUP)
+            rc = MINLSH_E_IO;
+        if (close(w->fd) != 0 && rc == 0) rc = MINLSH_E_IO;
+        w->fd = -1;
+        if (n_out != NULL && rc == 0) *n_out = (size_t)w->total;
+        minlsh__writer_release(w);
+        return rc;
+    }
     if (rc == 0 && fsync(w->fd) != 0) rc = MINLSH_E_IO;
     if (close(w->fd) != 0 && rc == 0) rc = MINLSH_E_IO;
     w->fd = -1;
     if (rc == 0 && rename(w->tmp, w->path) != 0) rc = MINLSH_E_IO;
     if (rc != 0) {
+        int err = errno; /* the failing call's, for the caller's message */
         minlsh__writer_abort(w);
+        errno = err;
         return rc;
     }
     /* The data is in place; a failed directory fsync only weakens
@@ -224,16 +377,24 @@ int minlsh__writer_finish(minlsh__writer *w, size_t *n_out) {
  * MINLSH_E_TOOBIG with nothing open. */
 static int minlsh__open_regular(const char *path, int *fd, size_t *size) {
     struct stat st;
-    int rc = 0;
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = 0, err = 0;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+     * below); on a regular file the flag changes nothing. */
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (*fd < 0) return MINLSH_E_IO;
-    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
+    if (fstat(*fd, &st) != 0 || st.st_size < 0) {
+        err = errno;
         rc = MINLSH_E_IO;
-    else if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX)
+    } else if (!S_ISREG(st.st_mode)) {
+        err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        rc = MINLSH_E_IO;
+    } else if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
         rc = MINLSH_E_TOOBIG;
+    }
     if (rc != 0) {
         close(*fd);
         *fd = -1;
+        errno = err;
         return rc;
     }
     *size = (size_t)st.st_size;

@@ -2,6 +2,9 @@
  * Advisory locks for processes sharing one saved file (minlsh.h,
  * "Sharing an index file between processes").
  *
+ * PATH's symbolic links are followed first: a file reached by two names
+ * is locked through one companion file, beside the file itself.
+ *
  * Why a companion file: saves rename a new file over the old one, so after
  * the first save a lock on PATH itself would be held on an inode nobody
  * opens any more, and the next process would lock the new one: two
@@ -53,21 +56,32 @@ static void minlsh__sleep_ms(uint32_t ms) {
 }
 
 /* Open (creating if allowed) path.lock; -1 with errno set on failure. */
-static int minlsh__lock_open(const minlsh_allocator *a, const char *path, uint32_t mode) {
-    size_t n = strlen(path), total;
-    char *name;
-    int fd, err;
+static int minlsh__lock_open(const minlsh_allocator *a, const char *link_path,
+                             uint32_t mode) {
+    size_t n, total;
+    char *name, *path;
+    int fd, err, rc;
+    /* Through links, one file has one lock: the one beside the file. */
+    rc = minlsh__path_resolve(a, link_path, &path);
+    if (rc != 0) {
+        if (rc == MINLSH_E_NOMEM) errno = ENOMEM;
+        return rc == MINLSH_E_NOMEM ? -2 : -1;
+    }
+    n = strlen(path);
     if (minlsh__add_size(&total, n, sizeof ".lock") != 0) {
+        minlsh__free(a, path);
         errno = ENAMETOOLONG;
         return -1;
     }
     name = (char *)minlsh__malloc(a, total);
     if (name == NULL) {
+        minlsh__free(a, path);
         errno = ENOMEM;
         return -2;
     }
     memcpy(name, path, n);
     memcpy(name + n, ".lock", sizeof ".lock");
+    minlsh__free(a, path);
     do fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     while (fd < 0 && errno == EINTR);
     /* A reader in a directory it may not write to can still lock a lock

@@ -58,15 +58,38 @@ int minlsh__load_path(void *out, const char *path, const minlsh_load_options *op
     return rc;
 }
 
-int minlsh__save_path(const minlsh_allocator *a, const char *path, minlsh__write_fn write,
-                      const void *ctx) {
+int minlsh__save_path(const minlsh_allocator *a, const char *path, const char *like,
+                      minlsh__write_fn write, const void *ctx) {
     minlsh__writer w;
     int rc;
     if (path == NULL) return MINLSH_E_NULL;
-    rc = minlsh__writer_init_file(&w, a, path);
+    rc = minlsh__writer_init_file(&w, a, path, like);
     if (rc != 0) return rc;
     write(ctx, &w);
     return minlsh__writer_finish(&w, NULL);
+}
+
+/* minlsh_file_save's writer: the caller's bytes as they are. */
+typedef struct minlsh__raw_bytes {
+    const void *data;
+    size_t len;
+} minlsh__raw_bytes;
+
+static void minlsh__raw_write(const void *ctx, minlsh__writer *w) {
+    const minlsh__raw_bytes *r = (const minlsh__raw_bytes *)ctx;
+    minlsh__writer_put(w, r->data, r->len);
+}
+
+int minlsh_file_save(const char *path, const void *data, size_t len,
+                     const minlsh_allocator *alloc) {
+    minlsh__raw_bytes r;
+    minlsh_allocator a;
+    int rc;
+    if (path == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
+    if ((rc = minlsh__alloc_setup(&a, alloc)) != 0) return rc;
+    r.data = data;
+    r.len = len;
+    return minlsh__save_path(&a, path, NULL, minlsh__raw_write, &r);
 }
 
 int minlsh__save_buffer(void *buf, size_t cap, size_t *n_out, minlsh__write_fn write,

@@ -290,6 +290,7 @@ void minlsh_index_free(minlsh_index *index) {
     minlsh__metadata_free(&index->meta, &al);
     minlsh__lsh_map_free(index);
     minlsh_index_free(index->delta);
+    minlsh__free(&al, index->file_path);
     minlsh__free(&al, index);
 }
 

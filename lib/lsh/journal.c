@@ -14,11 +14,13 @@
  * replaced by writers, and never applied twice.
  *
  * Each sync writes its records and then a commit record; replay applies
- * records up to the last commit, stopping at the first record that is
- * incomplete or fails its checksum (the tail a dying write leaves), so a
- * sync cut short by a kill adds nothing, and the next open for writing
- * cuts the file back to that commit. Records after a damaged one are
- * dropped with it.
+ * records up to the last commit. A record that is incomplete or fails its
+ * checksum is the tail a dying write leaves only if no commit record
+ * follows it anywhere in the file: then the sync it belongs to never
+ * returned, it is dropped, and the next open for writing cuts the file
+ * back to the last commit. A commit record after it means records that a
+ * sync acknowledged lie beyond the damage: the journal is damaged, the open
+ * fails with MINLSH_E_CORRUPT and nothing is cut.
  */
 #include "lsh.h"
 
@@ -64,14 +66,15 @@ static void minlsh__journal_write_head(const void *ctx, minlsh__writer *w) {
 }
 
 /* Replace the journal by an empty one that extends j->base (atomic), and
- * open it for appending. */
-static int minlsh__journal_reset(minlsh_journal *j) {
+ * open it for appending. A new journal takes the mode and group of the
+ * index's file (index_path, may be NULL): it holds the same documents. */
+static int minlsh__journal_reset(minlsh_journal *j, const char *index_path) {
     minlsh__journal_head hd;
     int rc;
     minlsh__fd_close(j->fd);
     j->fd = -1;
     hd.j = j;
-    rc = minlsh__save_path(&j->alloc, j->path, minlsh__journal_write_head, &hd);
+    rc = minlsh__save_path(&j->alloc, j->path, index_path, minlsh__journal_write_head, &hd);
     if (rc == 0) rc = minlsh__file_open_at(j->path, MINLSH__HEADER_BYTES, &j->fd);
     if (rc == 0) j->synced = MINLSH__HEADER_BYTES;
     return rc;
@@ -99,8 +102,28 @@ static size_t minlsh__journal_record(const uint8_t *p, size_t avail, uint32_t k,
     return 4 + body + 8;
 }
 
+/* The 32 bytes of a commit record: body length 20, the op, id 0, no
+ * values, no data, then the sum of the 24 bytes before it. */
+#define MINLSH__JOURNAL_COMMIT_BYTES 32
+
+/* 1 if a whole commit record starts anywhere in buf(from..len): found after
+ * a damaged record, it proves the damage is not a torn tail. A byte-by-byte
+ * search, since the damage may have hidden where records begin; a false
+ * match needs 64 bits of checksum to agree. */
+static int minlsh__journal_commit_after(const uint8_t *buf, size_t len, size_t from) {
+    size_t p;
+    for (p = from + 1; p < len && len - p >= MINLSH__JOURNAL_COMMIT_BYTES; p++) {
+        if (minlsh__load32le(buf + p) == 20 &&
+            minlsh__load32le(buf + p + 4) == MINLSH__JOURNAL_COMMIT &&
+            minlsh__load64le(buf + p + 24) == minlsh__sum64(buf + p, 24))
+            return 1;
+    }
+    return 0;
+}
+
 /* Apply the committed records of buf[64..len) to index: *good is the end of
- * the last commit record before the first damaged or incomplete one. */
+ * the last commit record. MINLSH_E_CORRUPT when a damaged record has a
+ * commit record after it (it is not a torn tail). */
 static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const uint8_t *buf,
                                   size_t len, minlsh_journal_record_fn on_record, void *opaque,
                                   uint64_t *good) {
@@ -116,6 +139,7 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
         off += step;
         if (op == MINLSH__JOURNAL_COMMIT) end = off;
     }
+    if (off < len && minlsh__journal_commit_after(buf, len, off)) return MINLSH_E_CORRUPT;
     for (off = MINLSH__HEADER_BYTES; off < end; off += step) {
         int rc;
         step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,
@@ -144,7 +168,7 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
                         uint32_t mode, minlsh_journal_record_fn on_record, void *opaque) {
     minlsh_journal *j;
     uint8_t *buf = NULL;
-    size_t len = 0, n;
+    size_t len = 0;
     minlsh__header h;
     uint64_t good = MINLSH__HEADER_BYTES;
     int rc, exists;
@@ -152,6 +176,9 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
     *out = NULL;
     if (index == NULL || path == NULL) return MINLSH_E_NULL;
     if (mode != MINLSH_JOURNAL_READ && mode != MINLSH_JOURNAL_WRITE) return MINLSH_E_PARAM;
+    /* A journal names the file it extends; an index that came from no file
+     * would have its records counted stale by the first save. */
+    if (index->file_bytes == 0) return MINLSH_E_STATE;
     j = (minlsh_journal *)minlsh__malloc(&index->alloc, sizeof *j);
     if (j == NULL) return MINLSH_E_NOMEM;
     memset(j, 0, sizeof *j);
@@ -164,13 +191,14 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
     j->seed = index->seed;
     j->config_id = index->config_id;
     j->base = index->file_tag;
-    n = strlen(path) + 1;
-    j->path = (char *)minlsh__malloc(&j->alloc, n);
-    if (j->path == NULL) {
+    /* Reached through links, the journal is still one file: its reset
+     * renames over the file the links name. */
+    rc = minlsh__path_resolve(&j->alloc, path, &j->path);
+    if (rc != 0) {
         minlsh_journal_free(j);
-        return MINLSH_E_NOMEM;
+        return rc;
     }
-    memcpy(j->path, path, n);
+    path = j->path;
     exists = minlsh__file_exists(path);
     rc = exists < 0 ? exists : 0;
     if (rc == 0 && exists) rc = minlsh__file_read(&j->alloc, path, &buf, &len);
@@ -192,7 +220,7 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
         if (exists)
             rc = minlsh__file_open_at(path, good, &j->fd); /* a torn tail is cut */
         else
-            rc = minlsh__journal_reset(j);
+            rc = minlsh__journal_reset(j, index->file_path);
     }
     if (rc != 0) {
         minlsh_journal_free(j);
@@ -309,7 +337,7 @@ int minlsh_journal_compact(minlsh_journal *j, minlsh_index *index, const char *i
     j->base = tag;
     j->records = 0;
     j->buf_len = 0;
-    return minlsh__journal_reset(j);
+    return minlsh__journal_reset(j, index_path);
 }
 
 void minlsh_journal_free(minlsh_journal *j) {

@@ -187,7 +187,13 @@ struct minlsh_index {
     minlsh_index *delta; /* a mapped handle's inserts since the file (NULL: none yet) */
     uint64_t file_tag;   /* the last 8 bytes of the file it came from (0: none) */
     uint64_t file_bytes; /* that file's size */
+    char *file_path;     /* that file, links followed (NULL: a buffer, or none):
+                            a journal created for it takes its mode and group */
 };
+
+/* Remember path as the file ix came from (index_load, index_map); on
+ * failure (MINLSH_E_NOMEM) ix is freed and *out cleared. */
+int minlsh__lsh_note_file(minlsh_index **out, const char *path);
 
 MINLSH__INLINE uint64_t *minlsh__lsh_id_at(const minlsh_index *ix, size_t slot) {
     return (uint64_t *)minlsh__store_at(&ix->ids, slot);

@@ -166,7 +166,7 @@ int minlsh_index_map(minlsh_index **out, const char *path, const minlsh_load_opt
         /* An older file has no band entries: it is loaded. */
         rc = minlsh__load_buffer(out, data, len, opts, minlsh__lsh_parse);
         minlsh__file_unmap(data, len);
-        return rc;
+        return rc == 0 ? minlsh__lsh_note_file(out, path) : rc;
     }
     if (rc != 0) {
         minlsh__file_unmap(data, len);
@@ -194,7 +194,7 @@ int minlsh_index_map(minlsh_index **out, const char *path, const minlsh_load_opt
     ix->file_bytes = len;
     minlsh__metadata_borrow(&ix->meta, &ix->alloc, data + mp->meta_off, mp->meta_len);
     *out = ix;
-    return 0;
+    return minlsh__lsh_note_file(out, path);
 }
 
 void minlsh__lsh_map_free(minlsh_index *ix) {
@@ -661,7 +661,7 @@ int minlsh_index_save_mapped(const minlsh_index *index, const char *path) {
         o.rank = rank;
         o.run = run;
         o.sums = sums;
-        rc = minlsh__save_path(&ix->alloc, path, minlsh__mapped_write, &o);
+        rc = minlsh__save_path(&ix->alloc, path, NULL, minlsh__mapped_write, &o);
     }
     minlsh__free(&ix->alloc, ids);
     minlsh__free(&ix->alloc, run);

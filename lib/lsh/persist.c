@@ -64,7 +64,7 @@ int minlsh_index_save(const minlsh_index *index, const char *path) {
     if (rc == 0) {
         o.ix = index;
         o.ids = ids;
-        rc = minlsh__save_path(&index->alloc, path, minlsh__index_write, &o);
+        rc = minlsh__save_path(&index->alloc, path, NULL, minlsh__index_write, &o);
         minlsh__free(&index->alloc, ids);
     }
     minlsh_index_free(tmp);
@@ -165,9 +165,21 @@ int minlsh_index_load_buffer(minlsh_index **out, const void *buf, size_t len,
     return minlsh__load_buffer(out, buf, len, opts, minlsh__lsh_parse);
 }
 
+int minlsh__lsh_note_file(minlsh_index **out, const char *path) {
+    minlsh_index *ix = *out;
+    if (minlsh__path_resolve(&ix->alloc, path, &ix->file_path) != 0) {
+        minlsh_index_free(ix);
+        *out = NULL;
+        return MINLSH_E_NOMEM;
+    }
+    return 0;
+}
+
 int minlsh_index_load(minlsh_index **out, const char *path,
                       const minlsh_load_options *opts) {
+    int rc;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
-    return minlsh__load_path(out, path, opts, minlsh__lsh_parse);
+    rc = minlsh__load_path(out, path, opts, minlsh__lsh_parse);
+    return rc == 0 ? minlsh__lsh_note_file(out, path) : rc;
 }

@@ -205,7 +205,7 @@ static void minlsh__matrix_write(const void *ctx, minlsh__writer *w) {
 
 int minlsh_sigmatrix_save(const minlsh_sigmatrix *matrix, const char *path) {
     if (matrix == NULL) return MINLSH_E_NULL;
-    return minlsh__save_path(&matrix->alloc, path, minlsh__matrix_write, matrix);
+    return minlsh__save_path(&matrix->alloc, path, NULL, minlsh__matrix_write, matrix);
 }
 
 int minlsh_sigmatrix_save_buffer(const minlsh_sigmatrix *matrix, void *buf,
