@@ -147,7 +147,7 @@ enum {
     O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE, O_MEMORY, O_TMPDIR,
     O_NOVEL_ONLY, O_LOCK_TIMEOUT, O_NO_LOCK, O_SCHEME, O_NFKC, O_CASEFOLD,
     O_UNICODE_PUNCT, O_UNICODE_SPACE, O_FOLD_DIGITS, O_CJK_WORDS, O_NO_CJK_WORDS,
-    O_COUNT
+    O_STATS, O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
 /* Option groups. */
@@ -181,6 +181,7 @@ enum {
 typedef struct cli_opts {
     uint64_t given; /* OPT(x) for every option on the command line */
     int quiet, progress, jsonl, force, all;
+    int stats; /* --stats: where the time went, stage by stage */
     const char *id_field, *text_field;
     double threshold;
     uint32_t num_perm, bands, rows;
@@ -557,6 +558,12 @@ typedef struct pipeline_stats {
     uint64_t docs, bytes;
     uint64_t empty, too_large; /* documents skipped (warned about) */
     double seconds;
+    /* Where the time went (wall seconds on the calling thread, CPU seconds
+     * summed over the workers): */
+    double shingle_wall, shingle_cpu; /* reading files, parsing, shingling */
+    double sign_busy, sign_cpu;       /* signing (the pool's busy time) */
+    double select_wall, deliver_wall; /* the caller's select and on_doc */
+    double serial;                    /* the caller working, the pool idle */
 } pipeline_stats;
 
 /* Read, shingle (and sign) every document of the files in `in`. Bad inputs

@@ -85,6 +85,8 @@ const char cli_help_dedup[] =
     "Run:\n"
     "      --threads N         worker threads (default: the number of CPUs)\n"
     "      --progress          show progress even if stderr is not a terminal\n"
+    "      --stats             also say where the time went: each stage's wall and\n"
+    "                          CPU time, and the calling thread's serial time\n"
     "  -q, --quiet             no progress line and no summary\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -503,6 +505,53 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
     }
 }
 
+/* CPU seconds of the whole process so far (every thread), user and system. */
+static void process_cpu(double *user, double *sys) {
+    struct rusage ru;
+    *user = *sys = 0;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return;
+    *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+    *sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* The points between the run's stages: wall seconds and process CPU. */
+typedef struct stage_mark {
+    double wall, user, sys;
+} stage_mark;
+
+static stage_mark stage_now(void) {
+    stage_mark m;
+    m.wall = cli_now();
+    process_cpu(&m.user, &m.sys);
+    return m;
+}
+
+static double stage_cpu(const stage_mark *a, const stage_mark *b) {
+    return (b->user - a->user) + (b->sys - a->sys);
+}
+
+/* --stats: where the time went. The input stage is the pipeline (reading,
+ * shingling and signing on the pool, the engine taking documents and banding
+ * batches in the background); its serial time is the calling thread's work
+ * while the pool had none, the part that more threads cannot shorten. */
+static void print_stats(const pipeline_stats *p, const stage_mark m[4]) {
+    double in_cpu = stage_cpu(&m[0], &m[1]);
+    double other = in_cpu - p->shingle_cpu - p->sign_cpu;
+    cli_msg("stats: input %.2f s wall, %.2f s CPU: shingle %.2f s wall, %.2f s CPU; sign "
+            "%.2f s CPU (pool busy %.2f s); engine intake and the calling thread %.2f s CPU",
+            m[1].wall - m[0].wall, in_cpu, p->shingle_wall, p->shingle_cpu, p->sign_cpu,
+            p->sign_busy, other > 0 ? other : 0.0);
+    cli_msg("stats: calling thread: select %.2f s, deliver %.2f s; serial (working while the "
+            "pool waits) %.2f s, %.1f%% of the run",
+            p->select_wall, p->deliver_wall, p->serial,
+            m[3].wall > m[0].wall ? 100.0 * p->serial / (m[3].wall - m[0].wall) : 0.0);
+    cli_msg("stats: engine run %.2f s wall, %.2f s CPU; output %.2f s wall, %.2f s CPU; "
+            "total %.2f s wall, user %.2f s, system %.2f s",
+            m[2].wall - m[1].wall, stage_cpu(&m[1], &m[2]), m[3].wall - m[2].wall,
+            stage_cpu(&m[2], &m[3]), m[3].wall - m[0].wall, m[3].user - m[0].user,
+            m[3].sys - m[0].sys);
+}
+
 /* Without --memory: half the physical memory, so that a corpus larger than
  * the machine spills and completes while anything smaller stays in memory
  * (the engine uses files only past its budget). 4 GiB if it is unknown. */
@@ -522,6 +571,7 @@ int cmd_dedup(cli_opts *o) {
     run_info ri;
     size_t n_out = 0;
     const char *what = "cluster";
+    stage_mark marks[4];
     int rc;
     memset(&D, 0, sizeof D);
     D.o = o;
@@ -559,8 +609,11 @@ int cmd_dedup(cli_opts *o) {
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
     if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0) dedup_die(o, MINLSH_E_IO);
     cfg.ctx = &D;
+    marks[0] = stage_now();
     pipeline_run_paths(&cfg, o->args, o->n_args, "dedup:", &ri.st);
+    marks[1] = stage_now();
     if ((rc = minlsh_dedup_run(D.engine)) != 0) dedup_die(o, rc);
+    marks[2] = stage_now();
     minlsh_dedup_copy_stats(&st, D.engine);
     if (st.capped_buckets > 0)
         cli_msg("warning: %llu band bucket%s over --max-bucket %llu left out: pairs in them "
@@ -580,10 +633,12 @@ int cmd_dedup(cli_opts *o) {
     } else {
         n_out = walk_clusters(&D, NULL, 1);
     }
+    marks[3] = stage_now();
     if (!o->quiet) {
         fflush(stdout);
         summary(&D, &ri, &st, n_out, what);
     }
+    if (o->stats) print_stats(&ri.st, marks);
     minlsh__pool_free(cfg.pool);
     minlsh_dedup_free(D.engine);
     minlsh__tmpfile_close(&D.spool);

@@ -21,6 +21,7 @@ static const opt_spec specs[] = {
     {"help", O_HELP, 0},
     {"quiet", O_QUIET, 0},
     {"progress", O_PROGRESS, 0},
+    {"stats", O_STATS, 0},
     {"jsonl", O_JSONL, 0},
     {"id-field", O_ID_FIELD, 1},
     {"text-field", O_TEXT_FIELD, 1},
@@ -464,6 +465,7 @@ static void set_flag(cli_opts *o, int id) {
     switch (id) {
     case O_QUIET: o->quiet = 1; break;
     case O_PROGRESS: o->progress = 1; break;
+    case O_STATS: o->stats = 1; break;
     case O_JSONL: o->jsonl = 1; break;
     case O_FORCE: o->force = 1; break;
     case O_ALL: o->all = 1; break;

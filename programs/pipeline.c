@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define BATCH_MAX_JOBS 1024
 #define BATCH_MAX_BYTES (8u << 20)      /* text held in memory per batch */
@@ -66,6 +67,8 @@ typedef struct worker_state {
     minlsh_shingleset *set;
     cli_buf text; /* decoded JSON text */
     unsigned char *rbuf;
+    double shingle_cpu, sign_cpu; /* this thread's CPU seconds in each stage */
+    double sign_end;              /* when it last finished a chunk of signing */
     char pad[64]; /* the next worker's fields on other cache lines */
 } worker_state;
 
@@ -110,6 +113,8 @@ typedef struct pipeline {
     uint64_t empty, too_large;
     int signing; /* the pool signs busy in the background (overlap) */
     int expected; /* cfg->expect has been called */
+    double sign_started; /* when the signing under way began */
+    pipeline_stats time; /* the timing fields, summed over the batches */
 } pipeline;
 
 /* ---- the workers -------------------------------------------------------- */
@@ -238,29 +243,41 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
     return rc;
 }
 
+/* CPU seconds of the calling thread: two reads per chunk of jobs cost
+ * nothing beside the chunk. */
+static double thread_cpu(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int shingle_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     pipeline *pl = ctx;
+    worker_state *w = &pl->ws[worker];
+    double cpu = thread_cpu();
     size_t i;
-    for (i = begin; i < end; i++) {
-        int rc = run_job(pl, &pl->ws[worker], worker, i);
-        if (rc != 0) return rc;
-    }
-    return 0;
+    int rc = 0;
+    for (i = begin; i < end && rc == 0; i++) rc = run_job(pl, w, worker, i);
+    w->shingle_cpu += thread_cpu() - cpu;
+    return rc;
 }
 
 static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     pipeline *pl = ctx;
     const batch *b = pl->busy;
+    worker_state *w = &pl->ws[worker];
+    double cpu = thread_cpu();
     size_t i;
-    (void)worker;
-    for (i = begin; i < end; i++) {
+    int rc = 0;
+    for (i = begin; i < end && rc == 0; i++) {
         const job *j = &b->jobs[b->sign[i]];
         const uint64_t *set = j->set_n > 0 ? b->arenas[j->worker].v + j->set_off : NULL;
-        int rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, b->sigs + i * pl->k,
-                                    pl->k, NULL);
-        if (rc != 0) return rc;
+        rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, b->sigs + i * pl->k, pl->k,
+                                NULL);
     }
-    return 0;
+    w->sign_cpu += thread_cpu() - cpu;
+    w->sign_end = cli_now();
+    return rc;
 }
 
 /* ---- the calling thread ------------------------------------------------- */
@@ -340,10 +357,17 @@ static int deliver(pipeline *pl, batch *b) {
 
 /* Wait for the background signing of the busy batch, if any. */
 static void sign_wait(pipeline *pl) {
+    double end;
+    unsigned i;
     int rc;
     if (!pl->signing) return;
     pl->signing = 0;
     if ((rc = minlsh__pool_wait(pl->cfg->pool)) != 0) cli_die_lib("signing", rc);
+    /* The pool was busy until its last chunk ended; a caller that came
+     * later worked alone meanwhile. */
+    for (i = 0, end = pl->sign_started; i < pl->n_ws; i++)
+        if (pl->ws[i].sign_end > end) end = pl->ws[i].sign_end;
+    pl->time.sign_busy += end - pl->sign_started;
 }
 
 /* Start signing b's jobs that are selected (only_selected) or may be:
@@ -369,9 +393,11 @@ static void sign_start(pipeline *pl, batch *b, int only_selected) {
     v = b->sigs;
     xgrow(&v, &b->sigs_cap, b->n_sign * pl->k, sizeof *b->sigs);
     b->sigs = v;
+    pl->sign_started = cli_now();
     if (pl->cfg->pool == NULL) { /* nothing to start: sign now */
         int rc = minlsh__pool_run(NULL, b->n_sign, 16, sign_range, pl);
         if (rc != 0) cli_die_lib("signing", rc);
+        pl->time.sign_busy += cli_now() - pl->sign_started;
         return;
     }
     minlsh__pool_start(pl->cfg->pool, b->n_sign, 16, sign_range, pl);
@@ -391,16 +417,20 @@ static int flush(pipeline *pl) {
     size_t i;
     int rc;
     void *v;
+    double t;
     if (b->n_jobs == 0) return 0;
     sign_wait(pl); /* prev is signed, and the pool free */
     for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
     /* Files one at a time (their sizes vary widely); lines and texts a few
      * at a time, so that claiming them costs little and two workers seldom
      * write to neighbouring jobs. */
+    t = cli_now();
     rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, b->n_files > 0 ? 1 : 8, shingle_range,
                           pl);
     if (rc != 0) cli_die_lib("shingling", rc);
+    pl->time.shingle_wall += cli_now() - t;
     if (background) sign_start(pl, b, 0);
+    t = cli_now();
     b->n_sel = 0;
     for (i = 0; i < b->n_jobs; i++) {
         /* Random lookups in a large table: asked for ahead, they arrive
@@ -423,13 +453,16 @@ static int flush(pipeline *pl) {
         if (!pl->cfg->o->jsonl) pl->cfg->expect(pl->cfg->ctx, pl->in->n);
         else if (per > 0) pl->cfg->expect(pl->cfg->ctx, pl->in->total_bytes / per);
     }
+    pl->time.select_wall += cli_now() - t;
     if (!background && pl->cfg->family != NULL) {
         sign_start(pl, b, 1);
         sign_wait(pl);
     }
+    t = cli_now();
     if (rc == 0 && prev->pending) rc = deliver(pl, prev);
     b->pending = 1;
     if (rc == 0 && !pl->cfg->overlap) rc = deliver(pl, b);
+    pl->time.deliver_wall += cli_now() - t;
     progress_update(pl->cfg->progress, pl->docs, pl->bytes);
     /* The other batch is delivered: it is the one to fill now. */
     pl->fill = prev;
@@ -666,13 +699,26 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     if (rc == 0) rc = flush(&pl);
     sign_wait(&pl);
     /* The last batch, kept back for the next one that never came. */
-    for (i = 0; i < 2 && rc == 0; i++)
-        if (pl.b[i].pending) rc = deliver(&pl, &pl.b[i]);
+    {
+        double t = cli_now();
+        for (i = 0; i < 2 && rc == 0; i++)
+            if (pl.b[i].pending) rc = deliver(&pl, &pl.b[i]);
+        pl.time.deliver_wall += cli_now() - t;
+    }
+    *st = pl.time;
     st->docs = pl.docs;
     st->bytes = pl.bytes;
     st->empty = pl.empty;
     st->too_large = pl.too_large;
     st->seconds = cli_now() - start;
+    for (i = 0; i < pl.n_ws; i++) {
+        st->shingle_cpu += pl.ws[i].shingle_cpu;
+        st->sign_cpu += pl.ws[i].sign_cpu;
+    }
+    /* Whatever the caller did outside the pool's runs: reading, selecting,
+     * delivering while no signing was left. */
+    st->serial = st->seconds - st->shingle_wall - st->sign_busy;
+    if (st->serial < 0) st->serial = 0;
     workers_free(&pl);
     buf_free(&pl.line);
     stream_free(&pl.rd);

@@ -546,4 +546,15 @@ assert [int(h, 16) for h in hexline] == rec["signature"] and hexline != classic
     else ko sig_oph "$(cat "$tmp/out")" "$(cat "$tmp/sig_oph.hex")"; fi
 fi
 
+# dedup --stats: three lines of stage times after the (quiet) run, the same
+# output as without it, the serial share as a percentage of the run.
+if run dedup_stats 0 "$M" dedup -q --stats --threads 2 "$E"; then
+    "$M" dedup -q --threads 2 "$E" > "$tmp/no_stats" 2> /dev/null
+    if [ "$(grep -c '^minlsh: stats: ' "$tmp/err")" -eq 3 ] && cmp -s "$tmp/out" "$tmp/no_stats" &&
+       grep -Eq 'serial \(working while the pool waits\) [0-9.]+ s, [0-9.]+% of the run' "$tmp/err" &&
+       grep -Eq '^minlsh: stats: input [0-9.]+ s wall, [0-9.]+ s CPU: shingle' "$tmp/err"
+    then ok dedup_stats_lines
+    else ko dedup_stats_lines "$(cat "$tmp/err")"; fi
+fi
+
 finish
