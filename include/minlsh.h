@@ -1278,6 +1278,23 @@ MINLSH_API int minlsh_journal_append(minlsh_journal *journal, uint32_t op, uint6
  * of its records. On error nothing of them counts and they stay buffered.
  * Errors: MINLSH_E_NULL, MINLSH_E_STATE, MINLSH_E_IO, MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_journal_sync(minlsh_journal *journal);
+/* Catch up with the records other processes synced to the journal since
+ * this handle last read or wrote it: a writer that keeps its mapped index
+ * and journal open between lock acquisitions calls this after taking the
+ * lock, instead of mapping the index again and replaying the whole journal.
+ * Reads only the new bytes (nothing new: one stat), applies their committed
+ * records to index in order and calls on_record (may be NULL) for each, as
+ * an open would; a writer's handle then appends after them (a torn tail
+ * left by a dead writer is cut off first).
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (records appended here and not
+ * synced: sync first; or the journal was replaced or created since, by a
+ * compaction: free the journal, map the index again and reopen it),
+ * MINLSH_E_CORRUPT (as for open; the file is left as it is), MINLSH_E_IO,
+ * MINLSH_E_NOMEM, what on_record returned, the index's insert errors; on
+ * an error other than the first MINLSH_E_STATE, index may hold part of the
+ * new records: free both and start over. Threads: index is written. */
+MINLSH_API int minlsh_journal_refresh(minlsh_journal *journal, minlsh_index *index,
+                                      minlsh_journal_record_fn on_record, void *opaque);
 /* Bytes of the journal (header, records on disk and buffered) and records
  * (replayed and appended since the last compaction). */
 MINLSH_API uint64_t minlsh_journal_bytes(const minlsh_journal *journal);

@@ -323,6 +323,119 @@ static void test_torn(void) {
     unlink(jpath);
 }
 
+/* Two handles on one index and journal, as two processes sharing them
+ * (each holding the lock in turn): each catches up with the other's synced
+ * records by reading only the new bytes, never by mapping and replaying
+ * again. */
+static void test_refresh(void) {
+    const char *ipath, *jpath;
+    minlsh_index *mem = new_index(NULL, B), *a = NULL, *b = NULL, *c = NULL;
+    minlsh_journal *ja = NULL, *jb = NULL, *jc = NULL;
+    unsigned char *bytes;
+    size_t len = 0;
+    long before;
+    uint64_t id;
+    seen s;
+    FILE *f;
+    paths("journal_refresh.ix", &ipath, &jpath);
+    unlink(jpath);
+    for (id = 1; id <= 40; id++) EXPECT_OK(add_doc(mem, NULL, id));
+    EXPECT_OK(minlsh_index_save_mapped(mem, ipath));
+    EXPECT_OK(minlsh_index_map(&a, ipath, NULL));
+    EXPECT_OK(minlsh_index_map(&b, ipath, NULL));
+    EXPECT_OK(minlsh_journal_open(&ja, a, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL));
+    EXPECT_OK(minlsh_journal_open(&jb, b, jpath, MINLSH_JOURNAL_WRITE, NULL, NULL));
+    EXPECT_OK(minlsh_journal_refresh(jb, b, NULL, NULL)); /* nothing new */
+    for (id = 41; id <= 50; id++) EXPECT_OK(add_doc(a, ja, id));
+    EXPECT_OK(minlsh_journal_sync(ja));
+    memset(&s, 0, sizeof s);
+    EXPECT_OK(minlsh_journal_refresh(jb, b, on_record, &s));
+    EXPECT_EQ_U64(s.n, 10);
+    EXPECT_EQ_U64(s.bad, 0);
+    EXPECT_EQ_U64(minlsh_index_count(b), 50);
+    EXPECT(same_index(a, b));
+    /* b appends after a's records; records not yet synced come first. */
+    for (id = 51; id <= 55; id++) EXPECT_OK(add_doc(b, jb, id));
+    EXPECT_ERR(minlsh_journal_refresh(jb, b, NULL, NULL), MINLSH_E_STATE);
+    EXPECT_OK(minlsh_journal_sync(jb));
+    memset(&s, 0, sizeof s);
+    EXPECT_OK(minlsh_journal_refresh(ja, a, on_record, &s));
+    EXPECT_EQ_U64(s.n, 5);
+    EXPECT(same_index(a, b));
+    /* A newcomer replaying the whole journal sees the same. */
+    EXPECT_OK(minlsh_index_map(&c, ipath, NULL));
+    EXPECT_OK(minlsh_journal_open(&jc, c, jpath, MINLSH_JOURNAL_READ, NULL, NULL));
+    EXPECT(same_index(a, c));
+    minlsh_journal_free(jc);
+    minlsh_index_free(c);
+    /* A dead writer's torn tail: cut by the next writer's refresh, which
+     * then appends where it was. */
+    before = file_size(jpath);
+    f = fopen(jpath, "ab");
+    if (f != NULL) {
+        static const unsigned char torn[30];
+        fwrite(torn, 1, sizeof torn, f);
+        fclose(f);
+    }
+    EXPECT_OK(minlsh_journal_refresh(jb, b, NULL, NULL));
+    EXPECT_EQ_INT(file_size(jpath), before);
+    EXPECT_OK(add_doc(b, jb, 56));
+    EXPECT_OK(minlsh_journal_sync(jb));
+    EXPECT_OK(minlsh_journal_refresh(ja, a, NULL, NULL));
+    EXPECT_EQ_U64(minlsh_index_count(a), 56);
+    /* Damage in records b has not read yet, with a commit after them. */
+    before = file_size(jpath);
+    for (id = 57; id <= 58; id++) EXPECT_OK(add_doc(a, ja, id));
+    EXPECT_OK(minlsh_journal_sync(ja));
+    bytes = tl_read_file(jpath, &len);
+    if (bytes != NULL && len > (size_t)before + 40) {
+        bytes[before + 30] ^= 8;
+        tl_write_file(jpath, bytes, len);
+        EXPECT_ERR(minlsh_journal_refresh(jb, b, NULL, NULL), MINLSH_E_CORRUPT);
+        EXPECT_EQ_INT(file_size(jpath), (long)len); /* nothing cut */
+        bytes[before + 30] ^= 8;
+        tl_write_file(jpath, bytes, len);
+    }
+    free(bytes);
+    EXPECT_OK(minlsh_journal_refresh(jb, b, NULL, NULL));
+    EXPECT_EQ_U64(minlsh_index_count(b), 58);
+    /* The n-th allocation of a refresh failing: MINLSH_E_NOMEM, no leak. */
+    {
+        testalloc ta;
+        minlsh_allocator al = ta_allocator(&ta);
+        int i, rc = MINLSH_E_NOMEM;
+        for (i = 1; i < 200 && rc == MINLSH_E_NOMEM; i++) {
+            c = NULL;
+            jc = NULL;
+            EXPECT_OK(minlsh_index_map(&c, ipath, LOAD_OPTS(NULL, 0, &al)));
+            EXPECT_OK(minlsh_journal_open(&jc, c, jpath, MINLSH_JOURNAL_READ, NULL, NULL));
+            EXPECT_OK(add_doc(a, ja, 1000 + (uint64_t)i));
+            EXPECT_OK(minlsh_journal_sync(ja));
+            ta_fail_nth(&ta, 1 + i / 2);
+            rc = minlsh_journal_refresh(jc, c, NULL, NULL);
+            ta_fail_nth(&ta, 0);
+            EXPECT(rc == 0 || rc == MINLSH_E_NOMEM);
+            if (rc == 0) EXPECT(same_index(a, c));
+            minlsh_journal_free(jc);
+            minlsh_index_free(c);
+            EXPECT_EQ_INT(ta_blocks(&ta), 0);
+        }
+        EXPECT_EQ_INT(rc, 0);
+        EXPECT_OK(minlsh_journal_refresh(jb, b, NULL, NULL));
+    }
+    /* A compaction replaces the journal: the other handle must start over. */
+    EXPECT_OK(minlsh_journal_compact(ja, a, ipath));
+    EXPECT_ERR(minlsh_journal_refresh(jb, b, NULL, NULL), MINLSH_E_STATE);
+    EXPECT_OK(minlsh_journal_refresh(ja, a, NULL, NULL));
+    minlsh_journal_free(ja);
+    minlsh_journal_free(jb);
+    minlsh_index_free(a);
+    minlsh_index_free(b);
+    minlsh_index_free(mem);
+    unlink(ipath);
+    unlink(jpath);
+}
+
 /* A journal extends a file: an index that came from none has nothing for
  * it to name, and a first save would make its synced records stale. */
 static void test_needs_file(void) {
@@ -598,6 +711,7 @@ int main(void) {
     RUN(test_replay);
     RUN(test_torn);
     RUN(test_needs_file);
+    RUN(test_refresh);
     RUN(test_stale);
     RUN(test_nomem);
     RUN(test_kill);

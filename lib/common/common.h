@@ -290,6 +290,13 @@ void minlsh__file_unmap(const void *data, size_t len);
  * (and synced); write at an offset; fdatasync; truncate; close. The last 8
  * bytes of a file and its size (a saved file's checksum names it). */
 int minlsh__file_exists(const char *path);
+/* The device, inode and size of the file at path (links followed).
+ * Errors: MINLSH_E_NOTFOUND (no file), MINLSH_E_IO. */
+int minlsh__file_stat(const char *path, uint64_t *dev, uint64_t *ino, uint64_t *size);
+/* The bytes of a regular file from offset from to its end (none if it is
+ * shorter), as minlsh__file_read. */
+int minlsh__file_read_from(const minlsh_allocator *a, const char *path, uint64_t from,
+                           uint8_t **data, size_t *len);
 int minlsh__file_open_at(const char *path, uint64_t keep, int *fd);
 int minlsh__fd_write_at(int fd, const void *p, size_t n, uint64_t off);
 int minlsh__fd_sync(int fd);

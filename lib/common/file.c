@@ -469,6 +469,50 @@ int minlsh__file_exists(const char *path) {
     return errno == ENOENT ? 0 : MINLSH_E_IO;
 }
 
+int minlsh__file_stat(const char *path, uint64_t *dev, uint64_t *ino, uint64_t *size) {
+    struct stat st;
+    if (stat(path, &st) != 0) return errno == ENOENT ? MINLSH_E_NOTFOUND : MINLSH_E_IO;
+    *dev = (uint64_t)st.st_dev;
+    *ino = (uint64_t)st.st_ino;
+    *size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    return 0;
+}
+
+int minlsh__file_read_from(const minlsh_allocator *a, const char *path, uint64_t from,
+                           uint8_t **data, size_t *len) {
+    uint8_t *buf;
+    size_t size, n, off = 0;
+    int fd, rc;
+    *data = NULL;
+    *len = 0;
+    if ((rc = minlsh__open_regular(path, &fd, &size)) != 0) return rc;
+    if ((uint64_t)size <= from) {
+        close(fd);
+        return 0;
+    }
+    n = size - (size_t)from;
+    buf = (uint8_t *)minlsh__malloc(a, n);
+    if (buf == NULL) {
+        close(fd);
+        return MINLSH_E_NOMEM;
+    }
+    while (off < n) {
+        ssize_t r = pread(fd, buf + off, n - off, (off_t)(from + off));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            close(fd);
+            minlsh__free(a, buf);
+            return MINLSH_E_IO;
+        }
+        if (r == 0) break; /* shrank under us: fewer bytes */
+        off += (size_t)r;
+    }
+    close(fd);
+    *data = buf;
+    *len = off;
+    return 0;
+}
+
 int minlsh__file_open_at(const char *path, uint64_t keep, int *fd) {
     struct stat st;
     *fd = open(path, O_WRONLY | O_CLOEXEC);

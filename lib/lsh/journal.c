@@ -43,6 +43,8 @@ struct minlsh_journal {
     uint64_t records; /* replayed and appended */
     uint32_t k, scheme, bands, rows;
     uint64_t seed, config_id, base;
+    uint64_t dev, ino; /* the file read or written last (refresh's check) */
+    int exists;        /* whether there was one (a reader's may be missing) */
 };
 
 typedef struct minlsh__journal_head {
@@ -121,14 +123,14 @@ static int minlsh__journal_commit_after(const uint8_t *buf, size_t len, size_t f
     return 0;
 }
 
-/* Apply the committed records of buf[64..len) to index: *good is the end of
- * the last commit record. MINLSH_E_CORRUPT when a damaged record has a
- * commit record after it (it is not a torn tail). */
+/* Apply the committed records of buf[start..len) to index: *good is the end
+ * of the last commit record (start if none). MINLSH_E_CORRUPT when a damaged
+ * record has a commit record after it (it is not a torn tail). */
 static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const uint8_t *buf,
-                                  size_t len, minlsh_journal_record_fn on_record, void *opaque,
-                                  uint64_t *good) {
+                                  size_t start, size_t len, minlsh_journal_record_fn on_record,
+                                  void *opaque, uint64_t *good) {
     uint32_t sig[MINLSH_FAMILY_K_MAX];
-    size_t off = MINLSH__HEADER_BYTES, step, end = MINLSH__HEADER_BYTES;
+    size_t off = start, step, end = start;
     const uint8_t *vals, *data;
     size_t data_len;
     uint64_t id;
@@ -140,7 +142,7 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
         if (op == MINLSH__JOURNAL_COMMIT) end = off;
     }
     if (off < len && minlsh__journal_commit_after(buf, len, off)) return MINLSH_E_CORRUPT;
-    for (off = MINLSH__HEADER_BYTES; off < end; off += step) {
+    for (off = start; off < end; off += step) {
         int rc;
         step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,
                                       &data_len);
@@ -162,6 +164,15 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
     }
     *good = end;
     return 0;
+}
+
+/* Which file the journal is now (after an open, a reset), so that a refresh
+ * tells more records in it from a new journal in its place. */
+static int minlsh__journal_note_file(minlsh_journal *j) {
+    uint64_t size;
+    int rc = minlsh__file_stat(j->path, &j->dev, &j->ino, &size);
+    j->exists = rc == 0;
+    return rc == MINLSH_E_NOTFOUND ? 0 : rc;
 }
 
 int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *path,
@@ -209,7 +220,8 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
                         h.seed != j->seed || h.config_id != j->config_id))
             rc = MINLSH_E_MISMATCH;
         if (rc == 0 && h.count == j->base) {
-            rc = minlsh__journal_replay(j, index, buf, len, on_record, opaque, &good);
+            rc = minlsh__journal_replay(j, index, buf, MINLSH__HEADER_BYTES, len, on_record,
+                                        opaque, &good);
             j->synced = good;
         } else if (rc == 0) {
             exists = 0; /* stale: it extends a file that has been replaced */
@@ -222,12 +234,42 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
         else
             rc = minlsh__journal_reset(j, index->file_path);
     }
+    if (!exists) j->synced = MINLSH__HEADER_BYTES;
+    if (rc == 0) rc = minlsh__journal_note_file(j);
     if (rc != 0) {
         minlsh_journal_free(j);
         return rc;
     }
-    if (!exists) j->synced = MINLSH__HEADER_BYTES;
     *out = j;
+    return 0;
+}
+
+int minlsh_journal_refresh(minlsh_journal *j, minlsh_index *index,
+                           minlsh_journal_record_fn on_record, void *opaque) {
+    uint64_t dev, ino, size, good = 0;
+    uint8_t *tail = NULL;
+    size_t len = 0;
+    int rc;
+    if (j == NULL || index == NULL) return MINLSH_E_NULL;
+    if (j->buf_len > 0) return MINLSH_E_STATE; /* its own records first */
+    rc = minlsh__file_stat(j->path, &dev, &ino, &size);
+    /* No file, or another one: a compaction replaced the journal (and the
+     * index file with it), so the caller maps the index again. */
+    if (rc == MINLSH_E_NOTFOUND || (rc == 0 && (dev != j->dev || ino != j->ino)))
+        return j->exists ? MINLSH_E_STATE : (rc == MINLSH_E_NOTFOUND ? 0 : MINLSH_E_STATE);
+    if (rc != 0) return rc;
+    if (size == j->synced) return 0; /* nothing new: one stat */
+    if (size < j->synced) return MINLSH_E_CORRUPT; /* cut below what was committed */
+    rc = minlsh__file_read_from(&j->alloc, j->path, j->synced, &tail, &len);
+    if (rc == 0)
+        rc = minlsh__journal_replay(j, index, tail, 0, len, on_record, opaque, &good);
+    minlsh__free(&j->alloc, tail);
+    if (rc != 0) return rc;
+    j->synced += good;
+    /* A writer's next sync goes after the last commit: a torn tail another
+     * process left is cut, as an open for writing would. */
+    if (j->fd >= 0 && good < len && minlsh__fd_truncate(j->fd, j->synced) != 0)
+        return MINLSH_E_IO;
     return 0;
 }
 
@@ -337,7 +379,8 @@ int minlsh_journal_compact(minlsh_journal *j, minlsh_index *index, const char *i
     j->base = tag;
     j->records = 0;
     j->buf_len = 0;
-    return minlsh__journal_reset(j, index_path);
+    rc = minlsh__journal_reset(j, index_path);
+    return rc == 0 ? minlsh__journal_note_file(j) : rc;
 }
 
 void minlsh_journal_free(minlsh_journal *j) {
