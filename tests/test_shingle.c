@@ -1632,6 +1632,53 @@ static int count_emit(void *ctx, const uint64_t *h, size_t n) {
     return 0;
 }
 
+/* A long document of few distinct shingles (a phrase repeated 2M times):
+ * the collected hashes stay near the distinct count, not one per shingle,
+ * streamed or in one call, and the set is the short document's. */
+static void test_few_distinct_long(void) {
+    static const char phrase[] = "alpha beta gamma delta epsilon zeta eta ";
+    const size_t reps = 2000000, plen = sizeof phrase - 1;
+    size_t len = reps * plen, i, base;
+    char *doc = malloc(len);
+    testalloc m;
+    minlsh_allocator a = ta_allocator(&m);
+    minlsh_shingler *sh = NULL;
+    minlsh_shinglestream *stream = NULL;
+    minlsh_shingleset *longset = NULL, *shortset = NULL, *streamed = NULL;
+    double jac = 0;
+    if (doc == NULL) return;
+    for (i = 0; i < reps; i++) memcpy(doc + i * plen, phrase, plen);
+    EXPECT_OK(minlsh_shingler_new(&sh, NULL, &a)); /* word 5-shingles */
+    EXPECT_OK(minlsh_shingleset_new(&longset, &a));
+    EXPECT_OK(minlsh_shingleset_new(&shortset, &a));
+    EXPECT_OK(minlsh_shingleset_new(&streamed, &a));
+    EXPECT_OK(minlsh_shingler_hash(sh, doc, 20 * plen, shortset, NULL));
+    base = ta_bytes(&m);
+    ta_reset_peak(&m);
+    EXPECT_OK(minlsh_shingler_hash(sh, doc, len, longset, NULL));
+    /* 14M shingles would take 112 MB at 8 bytes each. */
+    EXPECT_MSG(ta_peak(&m) - base < (40u << 20), "peak %zu bytes", ta_peak(&m) - base);
+    EXPECT_EQ_INT(minlsh_shingleset_count(longset), 7);
+    EXPECT_OK(minlsh_shingleset_jaccard(&jac, longset, shortset));
+    EXPECT(jac == 1.0);
+    EXPECT_OK(minlsh_shinglestream_new(&stream, sh, &a));
+    base = ta_bytes(&m);
+    ta_reset_peak(&m);
+    for (i = 0; i < len; i += 65536)
+        EXPECT_OK(minlsh_shinglestream_feed(stream, doc + i, len - i < 65536 ? len - i : 65536));
+    EXPECT_OK(minlsh_shinglestream_finish(stream, streamed, NULL));
+    EXPECT_MSG(ta_peak(&m) - base < (40u << 20), "peak %zu bytes", ta_peak(&m) - base);
+    EXPECT_OK(minlsh_shingleset_jaccard(&jac, streamed, shortset));
+    EXPECT(jac == 1.0);
+    minlsh_shinglestream_free(stream);
+    minlsh_shingleset_free(longset);
+    minlsh_shingleset_free(shortset);
+    minlsh_shingleset_free(streamed);
+    minlsh_shingler_free(sh);
+    EXPECT_EQ_INT(ta_bytes(&m), 0);
+    free(doc);
+}
+
 static void test_bounded_memory(void) {
     testalloc m;
     minlsh_allocator a = ta_allocator(&m);
@@ -1700,5 +1747,6 @@ int main(void) {
     RUN(test_shingleset_ops);
     RUN(test_allocation_failures);
     RUN(test_bounded_memory);
+    RUN(test_few_distinct_long);
     return TL_SUMMARY("shingle");
 }

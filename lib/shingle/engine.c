@@ -64,6 +64,7 @@ typedef struct engine {
     int sink;
     uint64_t *hv; /* hashes not yet handed over */
     size_t hn, hcap;
+    size_t hkept; /* SINK_COLLECT: distinct hashes the last compaction left */
     int (*emit)(void *ctx, const uint64_t *hashes, size_t n);
     void *ctx;
     uint64_t nshingles; /* emitted in this document */
@@ -130,6 +131,7 @@ static void engine_restart(engine *e) {
     minlsh__siphash_init(&e->fp, e->cfg->k0, e->cfg->k1, 1);
     minlsh__siphash_init(&e->whole, e->cfg->k0, e->cfg->k1, 0);
     e->hn = 0;
+    e->hkept = 0;
     e->qn = 0;
     e->nshingles = 0;
     e->synced = 0;
@@ -189,10 +191,33 @@ static void engine_release(engine *e) {
 
 /* ---- output --------------------------------------------------------------- */
 
+static void flush_queue(engine *e);
+
+/* Collected hashes this many and more are sorted and deduplicated in place
+ * each time they double past what the last such pass left: a long document
+ * of few distinct shingles (a word list repeated) then holds memory for its
+ * distinct shingles, not for every shingle. Below it nothing changes; the
+ * finished set is the same either way (it is sorted and deduplicated). */
+#define COMPACT_FLOOR ((size_t)1 << 20)
+
+static void compact_collected(engine *e) {
+    uint64_t *tmp;
+    if (e->hn < COMPACT_FLOOR || e->hn / 2 < e->hkept) return;
+    /* Scratch for the sort; without it the hashes just grow. */
+    tmp = (uint64_t *)minlsh__malloc(&e->cfg->alloc, e->hn * sizeof *tmp);
+    if (tmp == NULL) return;
+    flush_queue(e);
+    e->hn = minlsh__sort_unique_u64(e->hv, e->hv, tmp, e->hn);
+    e->hkept = e->hn;
+    minlsh__free(&e->cfg->alloc, tmp);
+}
+
 static int sink_full(engine *e) {
     int rc;
     switch (e->sink) {
     case SINK_COLLECT:
+        compact_collected(e);
+        if (e->hn < e->hcap) return 0;
         return minlsh__reserve(&e->cfg->alloc, (void **)&e->hv, &e->hcap, e->hn,
                                e->hn + 1, sizeof *e->hv);
     case SINK_CALLBACK:
@@ -869,6 +894,8 @@ static int engine_reserve_chunk(engine *e, size_t n) {
                                              : minlsh__unorm_bound_cps(&e->un, n + ENT_MAX + 2) +
                                                    FLUSH_HASHES;
     }
+    /* Before the buffer may move: the queued shingles point into it. */
+    if (e->sink == SINK_COLLECT && e->hcap - e->hn < hashes) compact_collected(e);
     rc = reserve_buf(e, bytes);
     if (rc == 0 && e->sink == SINK_COLLECT)
         rc = minlsh__reserve(&e->cfg->alloc, (void **)&e->hv, &e->hcap, e->hn,
