@@ -693,7 +693,7 @@ static void test_errors(void) {
     EXPECT_ERR(minlsh_family_new(&f, 0, 1, NULL), MINLSH_E_PARAM);
     EXPECT(f == NULL);
     f = (minlsh_family *)&f;
-    EXPECT_ERR(minlsh_family_new(&f, 1025, 1, NULL), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_new(&f, MINLSH_FAMILY_K_MAX + 1, 1, NULL), MINLSH_E_PARAM);
     EXPECT(f == NULL);
     EXPECT_ERR(minlsh_family_new(&f, 8, 1, &bad), MINLSH_E_PARAM);
     EXPECT(f == NULL);
@@ -704,7 +704,7 @@ static void test_errors(void) {
     minlsh_family_free(NULL);
     EXPECT_EQ_INT(minlsh_family_k(NULL), 0);
     EXPECT_EQ_U64(minlsh_family_seed(NULL), 0);
-    EXPECT_EQ_INT(minlsh_family_k_max(), 1024);
+    EXPECT_EQ_INT(minlsh_family_k_max(), 16384);
     EXPECT_EQ_U64(minlsh_prime(), P);
 
     EXPECT_ERR(minlsh_family_copy_coefficients(NULL, a, NULL, 8, &n_out), MINLSH_E_NULL);
