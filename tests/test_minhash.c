@@ -373,7 +373,7 @@ static void golden_file(const char *file, uint32_t scheme, int want_cases) {
                    name, bad, (unsigned)k, got[0], want[0]);
         if (scheme == MINLSH_SCHEME_OPH) {
             /* Binning is exact however the hashes are split. */
-            uint32_t bins[1024];
+            uint32_t bins[1024], work[2 * 1024];
             EXPECT_OK(minlsh_family_copy_coefficients(f, a, b, 1024, NULL));
             for (i = 0; i < k; i++) bins[i] = MINLSH_EMPTY_VALUE;
             for (i = 0; i < n;) {
@@ -382,7 +382,7 @@ static void golden_file(const char *file, uint32_t scheme, int want_cases) {
                 minlsh__oph_update(a[0], b[0], (uint32_t)k, hashes + i, piece, bins);
                 i += piece;
             }
-            minlsh__family_finish_raw(f, bins);
+            minlsh__family_finish_raw(f, bins, work);
             for (i = 0, bad = 0; i < k; i++) bad += bins[i] != want[i];
             EXPECT_MSG(bad == 0, "golden %s in pieces: %zu values differ", name, bad);
             EXPECT_EQ_INT(minlsh_family_update(f, hashes, (size_t)n, got, (size_t)k),
