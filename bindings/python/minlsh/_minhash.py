@@ -484,11 +484,12 @@ class MinHash:
         for two empty signatures (equal sets, as datasketch says), 0.0 for an
         empty one and another. ValueError for another seed or num_perm."""
         self._check_compatible(other, "jaccard")
-        if self.is_empty() and other.is_empty():
-            return 1.0
         out = c_double()
         check(lib.minlsh_signature_estimate(byref(out), self._sig, other._sig, self._family.k),
               "minlsh_signature_estimate")
+        # The C estimate is 0 when either is empty: only then can both be.
+        if out.value == 0.0 and self.is_empty() and other.is_empty():
+            return 1.0
         return out.value
 
     def count(self) -> float:
