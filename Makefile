@@ -22,6 +22,9 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# The Go binding's sources, a module to use with a replace directive
+# (bindings/go/README.md): Go fetches nothing.
+GODIR ?= $(PREFIX)/share/minlsh/go
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CMAKEDIR ?= $(LIBDIR)/cmake/minlsh
 
@@ -170,6 +173,10 @@ examples: $(EXAMPLE_BIN)
 
 # ---- install ----------------------------------------------------------------
 
+# The package without its tests (they need the source tree's data).
+GO_SOURCES := bindings/go/go.mod bindings/go/README.md \
+  $(filter-out %_test.go,$(sort $(wildcard bindings/go/*.go)))
+
 install: lib program
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	  $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
@@ -186,6 +193,8 @@ install: lib program
 	$(CMAKE_SED) cmake/minlshConfig-make.cmake.in > $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake
 	$(CMAKE_SED) cmake/minlshConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
 	chmod 644 $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
+	install -d $(DESTDIR)$(GODIR)
+	install -m 644 $(GO_SOURCES) $(DESTDIR)$(GODIR)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/minlsh $(DESTDIR)$(MANDIR)/man1/minlsh.1
@@ -193,6 +202,7 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/$(SHARED) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	  $(DESTDIR)$(LIBDIR)/libminlsh.so $(DESTDIR)$(PKGCONFIGDIR)/minlsh.pc \
 	  $(DESTDIR)$(CMAKEDIR)/minlshConfig.cmake $(DESTDIR)$(CMAKEDIR)/minlshConfigVersion.cmake
+	rm -f $(addprefix $(DESTDIR)$(GODIR)/,$(notdir $(GO_SOURCES)))
 
 clean:
 	rm -rf $(BUILD)

@@ -156,7 +156,7 @@ typedef struct minlsh_allocator {
 #define MINLSH_KEY_BYTES 16          /* SipHash key */
 #define MINLSH_FINGERPRINT_BYTES 16  /* document fingerprint */
 #define MINLSH_SHINGLE_K_MAX 64      /* units per shingle */
-#define MINLSH_FAMILY_K_MAX 1024     /* hash functions per family */
+#define MINLSH_FAMILY_K_MAX 16384    /* hash functions per family */
 #define MINLSH_PRIME UINT64_C(0x1FFFFFFFFFFFFFFF) /* 2^61 - 1 */
 #define MINLSH_EMPTY_VALUE UINT32_C(0xFFFFFFFF)   /* every value of an empty-set signature */
 
@@ -383,7 +383,7 @@ MINLSH_API uint64_t minlsh_shinglestream_bytes(const minlsh_shinglestream *strea
  * every value MINLSH_EMPTY_VALUE. */
 typedef struct minlsh_family minlsh_family;
 
-/* Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..1024), MINLSH_E_NOMEM. */
+/* Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..MINLSH_FAMILY_K_MAX), MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_family_new(minlsh_family **out, uint32_t k, uint64_t seed,
                                  const minlsh_allocator *alloc);
 MINLSH_API void minlsh_family_free(minlsh_family *family);
@@ -400,8 +400,9 @@ MINLSH_API int minlsh_family_copy_coefficients(const minlsh_family *family,
 
 /* Sign n shingle hashes (duplicates allowed; order irrelevant) into sig,
  * which needs k entries. n = 0 gives the empty signature.
- * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = k; n_out may be NULL).
- * */
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out = k; n_out may be NULL),
+ * MINLSH_E_NOMEM (an OPH family of k above 1024 only: its work is on the
+ * heap). */
 MINLSH_API int minlsh_family_sign(const minlsh_family *family,
                                   const uint64_t *hashes, size_t n,
                                   uint32_t *sig, size_t cap, size_t *n_out);
@@ -591,7 +592,7 @@ MINLSH_API int minlsh_sigmatrix_map(minlsh_sigmatrix **out, const char *path,
 typedef struct minlsh_plan_options {
     uint32_t version;     /* MINLSH_PLAN_OPTIONS_VERSION */
     uint32_t mode;        /* MINLSH_PLAN_*; default BALANCED */
-    uint32_t k;           /* signature length, 1..1024; default 128 */
+    uint32_t k;           /* signature length, 1..MINLSH_FAMILY_K_MAX; default 128 */
     uint32_t reserved;    /* must be 0 */
     double threshold;     /* t in (0, 1); default 0.8 */
     double weight_fp;     /* >= 0, default 0.5 */
@@ -614,7 +615,7 @@ MINLSH_API int minlsh_plan_compute(uint32_t *bands, uint32_t *rows,
                                    double *fp_area, double *fn_area,
                                    const minlsh_plan_options *opts);
 /* P(candidate | s) for b bands of r rows, s in [0, 1]. Here and in the two
- * functions below b and r must be >= 1 with b*r <= 1024.
+ * functions below b and r must be >= 1 with b*r <= MINLSH_FAMILY_K_MAX.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. */
 MINLSH_API int minlsh_plan_probability(double *out, uint32_t bands,
                                        uint32_t rows, double s);
@@ -897,7 +898,7 @@ extern "C" {
 
 /* minlsh_family_new with a scheme; minlsh_family_new(out, k, seed, alloc)
  * is minlsh_family_new_scheme(out, k, seed, MINLSH_SCHEME_CLASSIC, alloc).
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..1024, unknown
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..MINLSH_FAMILY_K_MAX, unknown
  * scheme), MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_family_new_scheme(minlsh_family **out, uint32_t k,
                                         uint64_t seed, uint32_t scheme,
@@ -946,7 +947,7 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
  * is empty. On error sigs is unchanged. Runs on the calling thread.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (offsets decreasing, or a document
  * past the last token), MINLSH_E_BUFSIZE, MINLSH_E_TOOBIG (n_docs*k does
- * not fit in size_t). */
+ * not fit in size_t), MINLSH_E_NOMEM (as minlsh_family_sign). */
 MINLSH_API int minlsh_family_sign_tokens(const minlsh_family *family,
                                          const uint8_t *key, const void *data,
                                          const size_t *offsets, size_t n_tokens,
@@ -962,7 +963,7 @@ MINLSH_API int minlsh_family_sign_tokens(const minlsh_family *family,
  * Same signatures as minlsh_family_sign_tokens on the same tokens.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (sep > 255, doc_offsets
  * decreasing, another number of separators), MINLSH_E_BUFSIZE,
- * MINLSH_E_TOOBIG. */
+ * MINLSH_E_TOOBIG, MINLSH_E_NOMEM (as minlsh_family_sign). */
 MINLSH_API int minlsh_family_sign_delimited(const minlsh_family *family,
                                             const uint8_t *key,
                                             const void *data, size_t len,

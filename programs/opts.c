@@ -304,6 +304,10 @@ void opts_describe_flags(cli_buf *b, uint32_t flags) {
 
 /* ---- the parser --------------------------------------------------------- */
 
+/* A number macro's digits, for messages that quote a limit. */
+#define OPTS_STR_(x) #x
+#define OPTS_STR(x) OPTS_STR_(x)
+
 static int bad_value(const cli_command *cmd, const char *name, const char *v,
                      const char *expected) {
     return cli_usage_error(cmd->name, "invalid value '%s' for --%s: expected %s",
@@ -364,13 +368,15 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         return 0;
     case O_NUM_PERM:
         if (parse_u32_range(v, 1, MINLSH_FAMILY_K_MAX, &o->num_perm) != 0)
-            return bad_value(cmd, name, v, "an integer from 1 to 1024");
+            return bad_value(cmd, name, v,
+                             "an integer from 1 to " OPTS_STR(MINLSH_FAMILY_K_MAX));
         return 0;
     case O_BANDS:
     case O_ROWS:
         if (parse_u32_range(v, 1, MINLSH_FAMILY_K_MAX,
                             id == O_BANDS ? &o->bands : &o->rows) != 0)
-            return bad_value(cmd, name, v, "an integer from 1 to 1024");
+            return bad_value(cmd, name, v,
+                             "an integer from 1 to " OPTS_STR(MINLSH_FAMILY_K_MAX));
         return 0;
     case O_SHINGLE:
         if (opts_parse_shingle(v, &o->unit, &o->shingle_k) != 0)

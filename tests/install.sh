@@ -112,6 +112,26 @@ then ok installed_command_dedup; else ko installed_command_dedup "$out"; fi
 if [ -s "$prefix/share/man/man1/minlsh.1" ]; then ok installed_man_page
 else ko installed_man_page "no $prefix/share/man/man1/minlsh.1"; fi
 
+# The Go sources, used offline as bindings/go/README.md says: a replace
+# directive to the installed module (no network, no GOPATH download).
+if [ -s "$prefix/share/minlsh/go/go.mod" ] && [ -s "$prefix/share/minlsh/go/minlsh.go" ] &&
+   [ -s "$prefix/share/minlsh/go/README.md" ] && ! ls "$prefix"/share/minlsh/go/*_test.go >/dev/null 2>&1
+then ok installed_go_sources; else ko installed_go_sources "$(ls "$prefix/share/minlsh/go" 2>&1 | head -n 5)"; fi
+if [ -n "${MINLSH_SANITIZE:-}" ] || ! command -v go >/dev/null 2>&1; then
+    ok go_module_recipe_skipped
+else
+    mkdir -p "$tmp/gouser"
+    printf 'module example.com/gouser\n\ngo 1.19\n\nrequire minlsh.example/minlsh v0.0.0\n\nreplace minlsh.example/minlsh => %s\n' \
+        "$prefix/share/minlsh/go" > "$tmp/gouser/go.mod"
+    printf 'package main\n\nimport (\n\t"fmt"\n\n\t"minlsh.example/minlsh"\n)\n\nfunc main() { fmt.Println("minlsh", minlsh.Version()) }\n' \
+        > "$tmp/gouser/main.go"
+    if out=$(cd "$tmp/gouser" && env GOPROXY=off GOFLAGS=-mod=mod GOSUMDB=off GOTOOLCHAIN=local \
+             GOCACHE="$tmp/gocache" GOPATH="$tmp/gopath" CGO_ENABLED=1 go run . 2>&1) &&
+       [ "$out" = "minlsh $(sed -n 's/^#define MINLSH_VERSION_STRING "\(.*\)"/\1/p' include/minlsh.h)" ]
+    then ok go_module_recipe; else ko go_module_recipe "$(echo "$out" | tail -n 5)"; fi
+    chmod -R u+w "$tmp/gopath" 2>/dev/null
+fi
+
 if make -s uninstall BUILD="$BUILD" PREFIX="$prefix" >"$tmp/uninstall.log" 2>&1 &&
    [ -z "$(find "$prefix" -type f -o -type l)" ]
 then ok make_uninstall; else ko make_uninstall "$(find "$prefix" -type f -o -type l | head -n 5)"; fi

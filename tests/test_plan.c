@@ -260,7 +260,7 @@ static void test_threshold(void) {
     EXPECT_ERR(minlsh_plan_threshold(NULL, 20, 5), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_plan_threshold(&t, 0, 5), MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_plan_threshold(&t, 5, 0), MINLSH_E_PARAM);
-    EXPECT_ERR(minlsh_plan_threshold(&t, 1025, 1), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_plan_threshold(&t, MINLSH_FAMILY_K_MAX + 1, 1), MINLSH_E_PARAM);
 }
 
 /* Brute force of RECALL from its definition, through the public helpers. */
@@ -348,7 +348,7 @@ static void test_errors(void) {
     BAD(mode, 0, MINLSH_E_PARAM);
     BAD(mode, 4, MINLSH_E_PARAM);
     BAD(k, 0, MINLSH_E_PARAM);
-    BAD(k, 1025, MINLSH_E_PARAM);
+    BAD(k, MINLSH_FAMILY_K_MAX + 1, MINLSH_E_PARAM);
     BAD(reserved, 1, MINLSH_E_PARAM);
     BAD(threshold, 0.0, MINLSH_E_PARAM);
     BAD(threshold, 1.0, MINLSH_E_PARAM);
@@ -371,15 +371,15 @@ static void test_errors(void) {
     bad.k = 1;
     EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &bad));
     EXPECT(b == 1 && r == 1);
-    bad.k = 1024;
+    bad.k = MINLSH_FAMILY_K_MAX;
     bad.threshold = DBL_MIN;
     EXPECT_OK(minlsh_plan_compute(&b, &r, NULL, NULL, &bad));
 
     EXPECT_ERR(minlsh_plan_probability(NULL, 20, 5, 0.5), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_plan_probability(&x, 0, 5, 0.5), MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_plan_probability(&x, 20, 0, 0.5), MINLSH_E_PARAM);
-    EXPECT_ERR(minlsh_plan_probability(&x, 1025, 1, 0.5), MINLSH_E_PARAM);
-    EXPECT_ERR(minlsh_plan_probability(&x, 33, 32, 0.5), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_plan_probability(&x, MINLSH_FAMILY_K_MAX + 1, 1, 0.5), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_plan_probability(&x, 129, 128, 0.5), MINLSH_E_PARAM);
     EXPECT_OK(minlsh_plan_probability(&x, 32, 32, 0.5));
     EXPECT_ERR(minlsh_plan_probability(&x, 20, 5, -0.001), MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_plan_probability(&x, 20, 5, 1.001), MINLSH_E_PARAM);
@@ -388,7 +388,7 @@ static void test_errors(void) {
     EXPECT_ERR(minlsh_plan_areas(NULL, NULL, 20, 5, 0.5), MINLSH_E_NULL);
     EXPECT_ERR(minlsh_plan_areas(&x, &y, 0, 5, 0.5), MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_plan_areas(&x, &y, 20, 0, 0.5), MINLSH_E_PARAM);
-    EXPECT_ERR(minlsh_plan_areas(&x, &y, 1024, 2, 0.5), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_plan_areas(&x, &y, MINLSH_FAMILY_K_MAX, 2, 0.5), MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_plan_areas(&x, &y, 20, 5, 0.0), MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_plan_areas(&x, &y, 20, 5, 1.0), MINLSH_E_PARAM);
     EXPECT_ERR(minlsh_plan_areas(&x, &y, 20, 5, nan), MINLSH_E_PARAM);

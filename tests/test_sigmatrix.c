@@ -439,7 +439,7 @@ static void test_refuse_foreign_and_future(void) {
     minlsh__store32le(b + 16, 0);
     reseal_header(b);
     EXPECT_ERR(load_copy(&out, b, len, NULL, 0), MINLSH_E_CORRUPT);
-    minlsh__store32le(b + 16, 1025);
+    minlsh__store32le(b + 16, MINLSH_FAMILY_K_MAX + 1);
     reseal_header(b);
     EXPECT_ERR(load_copy(&out, b, len, NULL, 0), MINLSH_E_CORRUPT);
     minlsh__store32le(b + 16, 2);

@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -36,16 +37,15 @@ const (
 	VerifySignature Verify = C.MINLSH_VERIFY_SIGNATURE // the signature estimate (no sets kept)
 )
 
-// DedupOptions configure a Dedup. Zero fields take the defaults, except
-// Seed, which is used as given (DefaultDedupOptions sets it to 1, as the
-// minlsh command does).
+// DedupOptions configure a Dedup. Zero fields take the defaults (as in every
+// options struct of this package): DedupOptions{} is DefaultDedupOptions().
 type DedupOptions struct {
 	Keep      Keep    // 0: KeepFirst
 	Group     Group   // 0: GroupComponents
 	Verify    Verify  // 0: VerifyExact
 	Threshold float64 // Jaccard threshold in (0, 1]; 0: 0.8
-	NumPerm   int     // MinHash values per signature, 1..1024; 0: 128
-	Seed      uint64  // MinHash family seed
+	NumPerm   int     // MinHash values per signature, 1..FamilyKMax; 0: 128
+	Seed      uint64  // MinHash family seed; 0: 1
 	Scheme    Scheme  // how signatures are made; 0: SchemeClassic
 	// Bands and Rows set the banding (both or neither, Bands*Rows <=
 	// NumPerm); 0, 0: planned so that P(candidate | Threshold) >= 0.999.
@@ -88,6 +88,9 @@ type Decision struct {
 	Similarity float64
 	Kept       bool // kept, or dropped
 	Exact      bool // dropped as an exact copy of the representative
+	// ID and RepresentativeID are the string ids of the document and of its
+	// representative (AddNamed); the document numbers in decimal otherwise.
+	ID, RepresentativeID string
 }
 
 // DedupStats are the engine's counts (minlsh_dedup_stats); those of the run
@@ -115,6 +118,9 @@ type DedupStats struct {
 type Dedup struct {
 	mu sync.RWMutex
 	p  *C.minlsh_dedup
+	// ids[i] is document i's string id; nil until AddNamed*, then one per
+	// document (a document added without one has its number, in decimal).
+	ids []string
 }
 
 // NewDedup creates an engine.
@@ -165,11 +171,14 @@ func NewDedup(opts DedupOptions) (*Dedup, error) {
 		defer C.free(unsafe.Pointer(dir))
 		eo.tmpdir = dir
 	}
-	k := opts.NumPerm
+	k, seed := opts.NumPerm, opts.Seed
 	if k == 0 {
-		k = 128
+		k = defaultK
 	}
-	f, err := familyFor(k, opts.Seed, opts.Scheme)
+	if seed == 0 {
+		seed = defaultSeed
+	}
+	f, err := familyFor(k, seed, opts.Scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -327,8 +336,64 @@ func (d *Dedup) Decisions() ([]Decision, error) {
 		r := &raw[i]
 		out[i] = Decision{Cluster: uint64(r.cluster), Representative: uint64(r.representative),
 			Similarity: float64(r.similarity), Kept: r.kept != 0, Exact: r.exact != 0}
+		out[i].ID, out[i].RepresentativeID = d.idOf(uint64(i)), d.idOf(out[i].Representative)
 	}
 	return out, nil
+}
+
+func (d *Dedup) idOf(doc uint64) string {
+	if doc < uint64(len(d.ids)) {
+		return d.ids[doc]
+	}
+	return strconv.FormatUint(doc, 10)
+}
+
+// AddNamed adds documents with string ids (a file name, a URL, a JSON
+// record's id), as Python's minlsh.dedup takes (id, text) pairs and the
+// command names its inputs: Decision.ID and Decision.RepresentativeID give
+// them back. Ids are not checked for uniqueness; documents added by AddTexts
+// have their number as id. ErrParam if the lengths differ.
+func (d *Dedup) AddNamed(ids []string, texts [][]byte) error {
+	if len(ids) != len(texts) {
+		return paramError("Dedup.AddNamed", fmt.Sprintf("%d ids for %d texts", len(ids),
+			len(texts)))
+	}
+	return d.addNamed(ids, func() error { return d.AddTexts(texts) })
+}
+
+// AddNamedStrings is AddNamed for string texts.
+func (d *Dedup) AddNamedStrings(ids []string, texts []string) error {
+	if len(ids) != len(texts) {
+		return paramError("Dedup.AddNamedStrings", fmt.Sprintf("%d ids for %d texts",
+			len(ids), len(texts)))
+	}
+	return d.addNamed(ids, func() error { return d.AddStrings(texts) })
+}
+
+// addNamed records the ids of the documents add adds: all of them, or all
+// but those a *BatchError lists.
+func (d *Dedup) addNamed(ids []string, add func() error) error {
+	before := d.Count()
+	err := add()
+	var refused []int
+	if be, ok := err.(*BatchError); ok {
+		refused = be.Index
+	} else if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for uint64(len(d.ids)) < before {
+		d.ids = append(d.ids, strconv.FormatUint(uint64(len(d.ids)), 10))
+	}
+	for i, id := range ids {
+		if len(refused) > 0 && refused[0] == i {
+			refused = refused[1:]
+			continue
+		}
+		d.ids = append(d.ids, id)
+	}
+	return err
 }
 
 // Stats returns the engine's counts.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,6 +124,10 @@ func TestDedupSmall(t *testing.T) {
 		{Cluster: 0, Representative: 0, Similarity: dec[3].Similarity},
 		{Cluster: 4, Representative: 4, Similarity: 1, Kept: true}, // empty: kept, alone
 		{Cluster: 5, Representative: 5, Similarity: 1, Kept: true},
+	}
+	for i := range want { // no names given: the document numbers
+		want[i].ID = strconv.Itoa(i)
+		want[i].RepresentativeID = strconv.FormatUint(want[i].Representative, 10)
 	}
 	if !reflect.DeepEqual(dec, want) || dec[3].Similarity < 0.5 || dec[3].Similarity >= 1 {
 		t.Fatalf("decisions\n got %+v\nwant %+v", dec, want)
@@ -238,7 +243,7 @@ func TestDedupPolicies(t *testing.T) {
 func TestDedupErrors(t *testing.T) {
 	for _, o := range []DedupOptions{
 		{Keep: 3}, {Group: -1}, {Verify: 9}, {Threshold: 1.5}, {Threshold: -0.1},
-		{Bands: 4}, {Rows: 4}, {Bands: 20, Rows: 20}, {NumPerm: 5000}, {NumPerm: -1},
+		{Bands: 4}, {Rows: 4}, {Bands: 20, Rows: 20}, {NumPerm: FamilyKMax + 1}, {NumPerm: -1},
 		{Threads: -1}, {MaxBucket: 1}, {Bands: -1, Rows: 2},
 	} {
 		if d, err := NewDedup(o); !errors.Is(err, ErrParam) {

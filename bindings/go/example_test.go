@@ -207,3 +207,66 @@ func ExampleJournal() {
 	// 3 true
 	// 2 2
 }
+
+// Keep only the novel documents: the index holds the family (k 128, seed 1)
+// and the threshold, and plans its bands and rows from the threshold
+// (bindings/go/README.md shows this example).
+func ExampleIndex_InsertNovel() {
+	sh, err := minlsh.NewShingler(minlsh.ShinglerOptions{K: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sh.Close()
+	idx, err := minlsh.NewIndex(minlsh.IndexConfig{Threshold: 0.7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer idx.Close()
+	for i, text := range []string{
+		"the quick brown fox jumps over the lazy dog near the river bank",
+		"the quick brown fox jumps over the lazy dog near the river bank today",
+		"an entirely different sentence about something else",
+	} {
+		m, err := idx.SignText(sh, []byte(text))
+		if err != nil {
+			log.Fatal(err)
+		}
+		r, err := idx.InsertNovel(uint64(i), m, minlsh.NovelOptions{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(i, r.Novel)
+	}
+	// Output:
+	// 0 true
+	// 1 false
+	// 2 true
+}
+
+// Deduplicate a batch of named documents: decisions carry the names.
+func ExampleDedup_AddNamedStrings() {
+	d, err := minlsh.NewDedup(minlsh.DedupOptions{Threshold: 0.5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	err = d.AddNamedStrings([]string{"a.txt", "b.txt", "c.txt"}, []string{
+		"the quick brown fox jumps over the lazy dog near the river bank",
+		"the quick brown fox jumps over the lazy dog near the river bank today",
+		"an entirely different sentence about something else",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := d.Run(); err != nil {
+		log.Fatal(err)
+	}
+	decisions, _ := d.Decisions()
+	for _, dec := range decisions {
+		fmt.Println(dec.ID, dec.Kept, dec.RepresentativeID)
+	}
+	// Output:
+	// a.txt true a.txt
+	// b.txt false a.txt
+	// c.txt true c.txt
+}

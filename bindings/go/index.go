@@ -14,16 +14,44 @@ import (
 	"unsafe"
 )
 
-// IndexConfig describes a new band index: the signatures' family (K, Seed),
-// the banding (Bands x Rows <= K, e.g. from Plan) and a ConfigID stored with
-// the index and checked on load (normally Shingler.ConfigID; 0 if unused).
+// IndexConfig describes a band index: the signatures' family (K, Seed,
+// Scheme), the similarity it is for (Threshold), the banding (Bands x Rows
+// <= K) and a ConfigID stored with the index and checked on load (normally
+// Shingler.ConfigID; 0 if unused).
+//
+// As in every options struct of this package, a zero field means its
+// default: K 128, Seed 1 (the command's and Python's), Scheme SchemeClassic,
+// Threshold 0.8, and Bands and Rows (both 0) planned from Threshold with
+// Plan's defaults. ConfigID 0 is "no configuration". A family of seed 0 is
+// reached only through NewFamily and the signatures it makes.
 type IndexConfig struct {
-	K        int
-	Seed     uint64
-	Scheme   Scheme // the signatures' scheme; the zero value is SchemeClassic
-	Bands    int
-	Rows     int
-	ConfigID uint64
+	K         int
+	Seed      uint64
+	Scheme    Scheme
+	Threshold float64 // InsertNovel's threshold unless its options give one
+	Bands     int
+	Rows      int
+	ConfigID  uint64
+}
+
+const (
+	defaultK         = 128
+	defaultSeed      = 1
+	defaultThreshold = 0.8
+)
+
+// withDefaults fills the zero fields but the banding.
+func (c IndexConfig) withDefaults() IndexConfig {
+	if c.K == 0 {
+		c.K = defaultK
+	}
+	if c.Seed == 0 {
+		c.Seed = defaultSeed
+	}
+	if c.Threshold == 0 {
+		c.Threshold = defaultThreshold
+	}
+	return c
 }
 
 // Index is a band index over signatures, keyed by caller-chosen 64-bit ids
@@ -31,8 +59,9 @@ type IndexConfig struct {
 // and saves share a read lock; Insert, Remove, SetMetadata and Close take
 // the write lock. Every result is sorted and independent of insertion order.
 type Index struct {
-	mu sync.RWMutex
-	p  *C.minlsh_index
+	mu        sync.RWMutex
+	p         *C.minlsh_index
+	threshold float64
 }
 
 // Candidate is a query result: an indexed id and its estimated Jaccard.
@@ -47,11 +76,21 @@ type Pair struct {
 	Similarity float64
 }
 
-// NewIndex creates an empty index.
+// NewIndex creates an empty index (zero fields of cfg: see IndexConfig).
+// With Bands and Rows both 0 the banding is planned from the threshold:
+// Plan(PlanOptions{Threshold: cfg.Threshold, K: cfg.K}).
 func NewIndex(cfg IndexConfig) (*Index, error) {
+	cfg = cfg.withDefaults()
 	f, err := familyFor(cfg.K, cfg.Seed, cfg.Scheme)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Bands == 0 && cfg.Rows == 0 {
+		p, err := Plan(PlanOptions{Threshold: cfg.Threshold, K: cfg.K})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Bands, cfg.Rows = p.Bands, p.Rows
 	}
 	b, r, err := bandsRows("minlsh_index_new", cfg.Bands, cfg.Rows)
 	if err != nil {
@@ -59,7 +98,7 @@ func NewIndex(cfg IndexConfig) (*Index, error) {
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	x := &Index{}
+	x := &Index{threshold: cfg.Threshold}
 	if rc := C.minlsh_index_new(&x.p, f.p, C.uint64_t(cfg.ConfigID), b, r, nil); rc != 0 {
 		return nil, newError(rc, "minlsh_index_new", fmt.Sprintf("k %d, bands %d, rows %d",
 			cfg.K, cfg.Bands, cfg.Rows))
@@ -69,12 +108,14 @@ func NewIndex(cfg IndexConfig) (*Index, error) {
 }
 
 // loadWith calls load with the options expect asks for (nil: none): the
-// family of its K and Seed, read-locked for the call, and its ConfigID.
+// family of its K and Seed (zero fields: their defaults), read-locked for the
+// call, and its ConfigID.
 func loadWith(expect *IndexConfig, load func(*C.minlsh_load_options) C.int) (C.int, error) {
 	if expect == nil {
 		return load(nil), nil
 	}
-	f, err := familyFor(expect.K, expect.Seed, expect.Scheme)
+	cfg := expect.withDefaults()
+	f, err := familyFor(cfg.K, cfg.Seed, cfg.Scheme)
 	if err != nil {
 		return 0, err
 	}
@@ -87,7 +128,9 @@ func loadWith(expect *IndexConfig, load func(*C.minlsh_load_options) C.int) (C.i
 
 // LoadIndex loads an index file (minlsh_index_load). With expect nil any
 // valid file loads; otherwise its K, Seed and ConfigID must match (else
-// ErrMismatch). Bands and rows always come from the file.
+// ErrMismatch; zero K and Seed mean 128 and 1, as for NewIndex). Bands and
+// rows always come from the file; the threshold is expect's, else the
+// banding's (1/Bands)^(1/Rows).
 func LoadIndex(path string, expect *IndexConfig) (*Index, error) {
 	return openIndex(path, expect, false)
 }
@@ -130,6 +173,13 @@ func openIndex(path string, expect *IndexConfig, mapped bool) (*Index, error) {
 	if rc != 0 {
 		return nil, newError(rc, op, path)
 	}
+	if expect != nil && expect.Threshold != 0 {
+		x.threshold = expect.Threshold
+	} else {
+		var t C.double
+		_ = C.minlsh_plan_threshold(&t, C.minlsh_index_bands(x.p), C.minlsh_index_rows(x.p))
+		x.threshold = float64(t)
+	}
 	runtime.SetFinalizer(x, (*Index).Close)
 	return x, nil
 }
@@ -151,7 +201,8 @@ func (x *Index) Config() IndexConfig {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return IndexConfig{K: int(C.minlsh_index_k(x.p)), Seed: uint64(C.minlsh_index_seed(x.p)),
-		Bands: int(C.minlsh_index_bands(x.p)), Rows: int(C.minlsh_index_rows(x.p)),
+		Threshold: x.threshold,
+		Bands:     int(C.minlsh_index_bands(x.p)), Rows: int(C.minlsh_index_rows(x.p)),
 		ConfigID: uint64(C.minlsh_index_config_id(x.p)),
 		Scheme:   Scheme(C.minlsh_index_scheme(x.p))}
 }
@@ -171,6 +222,37 @@ func (x *Index) sig(m MinHash, op string) error {
 			"is (k %d, seed %d, %v)", len(m.Values), m.Seed, m.Scheme, k, seed, scheme))
 	}
 	return nil
+}
+
+// Sign is the signature of a set of 64-bit hashes (e.g. Shingler.Hash)
+// under the index's family: no K, Seed or Scheme to repeat.
+func (x *Index) Sign(hashes []uint64) (MinHash, error) {
+	f, err := x.family()
+	if err != nil {
+		return MinHash{}, err
+	}
+	return f.Sign(hashes)
+}
+
+// SignText shingles text with s and signs it under the index's family.
+func (x *Index) SignText(s *Shingler, text []byte) (MinHash, error) {
+	f, err := x.family()
+	if err != nil {
+		return MinHash{}, err
+	}
+	return f.SignText(s, text)
+}
+
+func (x *Index) family() (*Family, error) {
+	x.mu.RLock()
+	if x.p == nil {
+		x.mu.RUnlock()
+		return nil, closedError("Index.Sign")
+	}
+	k, seed := int(C.minlsh_index_k(x.p)), uint64(C.minlsh_index_seed(x.p))
+	scheme := Scheme(C.minlsh_index_scheme(x.p))
+	x.mu.RUnlock()
+	return familyFor(k, seed, scheme)
 }
 
 // Insert adds a document; ErrExists if the id is already there. The

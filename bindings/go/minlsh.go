@@ -51,7 +51,7 @@ const (
 	KeyBytes         = 16         // SipHash key
 	FingerprintBytes = 16         // document fingerprint
 	ShingleKMax      = 64         // units per shingle
-	FamilyKMax       = 1024       // hash functions per family
+	FamilyKMax       = 16384      // hash functions per family
 	EmptyValue       = 0xFFFFFFFF // every value of the empty set's signature
 )
 

@@ -24,7 +24,7 @@ import (
 // NovelOptions tells InsertNovel what a near-duplicate is.
 type NovelOptions struct {
 	// Threshold: a candidate whose similarity reaches it is a near-duplicate,
-	// in (0, 1]. Give the threshold the banding was planned for (0: 0.8).
+	// in (0, 1]; 0: the index's (IndexConfig.Threshold).
 	Threshold float64
 	// Verify, if set, gives a candidate's exact similarity (e.g. the Jaccard
 	// of stored shingle sets) in place of its signature estimate. Candidates
@@ -68,6 +68,7 @@ func (x *Index) InsertNovel(id uint64, m MinHash, opts NovelOptions) (Novelty, e
 		"minlsh_novel_options_init"); err != nil {
 		return Novelty{}, err
 	}
+	o.threshold = C.double(x.threshold)
 	if opts.Threshold != 0 {
 		o.threshold = C.double(opts.Threshold)
 	}

@@ -18,6 +18,8 @@
 #   4. the same install with the library bundled (MINLSH_BUNDLE_LIBRARY, as a
 #      build from the source tree does): the package loads its own copy with
 #      no MINLSH_LIBRARY nor LD_LIBRARY_PATH, and is typed (py.typed)
+#   5. reinstalled from the same folder (its build/ kept) with
+#      MINLSH_BUNDLE_LIBRARY=0, then bundled again: the switch holds both ways
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -73,4 +75,25 @@ assert os.path.exists(os.path.join(pkg, "py.typed"))
 m = minlsh.MinHash.bulk([["a", "b"], ["a", "b"]])
 assert m[0] == m[1] and not m[0].is_empty()
 print("bundled:", minlsh.LIBRARY)
+'
+
+echo "bindings: python 5/5: reinstalled over the bundled build with MINLSH_BUNDLE_LIBRARY=0, then bundled again"
+# The same source folder, whose build/ holds the bundled copy from 4/4: the
+# switch must hold anyway, in both directions.
+MINLSH_BUNDLE_LIBRARY=0 "$venv2/bin/python" -m pip install --quiet --no-index --force-reinstall \
+    --no-deps --no-build-isolation --disable-pip-version-check "$src"
+env -u LD_LIBRARY_PATH MINLSH_LIBRARY="$lib" "$venv2/bin/python" -c '
+import os, minlsh
+pkg = os.path.dirname(minlsh.__file__)
+assert not os.path.exists(os.path.join(pkg, "libminlsh.so.0")), "bundled despite MINLSH_BUNDLE_LIBRARY=0"
+assert os.path.samefile(minlsh.LIBRARY, os.environ["MINLSH_LIBRARY"]), minlsh.LIBRARY
+print("not bundled:", minlsh.LIBRARY)
+'
+MINLSH_BUNDLE_LIBRARY="$lib" "$venv2/bin/python" -m pip install --quiet --no-index --force-reinstall \
+    --no-deps --no-build-isolation --disable-pip-version-check "$src"
+env -u LD_LIBRARY_PATH "$venv2/bin/python" -c '
+import os, minlsh
+pkg = os.path.dirname(minlsh.__file__)
+assert os.path.samefile(minlsh.LIBRARY, os.path.join(pkg, "libminlsh.so.0")), minlsh.LIBRARY
+print("bundled again:", minlsh.LIBRARY)
 '

@@ -12,7 +12,8 @@ When build/libminlsh.so.0 of the source tree exists (after `make`), or
 MINLSH_BUNDLE_LIBRARY names a library file, it is copied next to the
 package as libminlsh.so.0, where the package looks first (docs/ffi.md);
 MINLSH_BUNDLE_LIBRARY=0 turns the copy off, so the installed package finds
-the system's library by its SONAME.
+the system's library by its SONAME; a copy left in build/ by an earlier
+build is removed then, so the switch holds on a reinstall too.
 """
 import os
 import shutil
@@ -40,10 +41,15 @@ class BuildPy(build_py):
     def run(self):
         super().run()
         lib = library_to_bundle()
+        dst = os.path.join(self.build_lib, "minlsh", SONAME)
         if lib:
-            dst = os.path.join(self.build_lib, "minlsh", SONAME)
             shutil.copyfile(os.path.realpath(lib), dst)
             self.announce("minlsh: bundled %s" % lib, level=2)
+        elif os.path.exists(dst):
+            # build/ outlives a build: a copy bundled by an earlier one would
+            # otherwise go into this package too.
+            os.remove(dst)
+            self.announce("minlsh: removed %s bundled by an earlier build" % dst, level=2)
 
 
 SPEEDUPS = Extension("minlsh._speedups", ["minlsh/_speedups.c"], optional=True)

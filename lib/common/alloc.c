@@ -99,3 +99,13 @@ void minlsh__secure_zero(void *p, size_t n) {
     static void *(*const volatile memset_v)(void *, int, size_t) = memset;
     if (p != NULL && n > 0) memset_v(p, 0, n);
 }
+
+void *minlsh__kbuf_get(const minlsh_allocator *a, void *stack, size_t stack_n, size_t n,
+                       size_t size) {
+    if (n <= stack_n) return stack;
+    return minlsh__calloc(a, n, size);
+}
+
+void minlsh__kbuf_put(const minlsh_allocator *a, const void *stack, void *p) {
+    if (p != stack) minlsh__free(a, p);
+}

@@ -51,6 +51,19 @@ void minlsh__free(const minlsh_allocator *a, void *ptr);
 int minlsh__reserve(const minlsh_allocator *a, void **ptr, size_t *cap,
                     size_t used, size_t need, size_t elem);
 
+/* Per-signature scratch (a signature's values, its band keys or positions):
+ * up to MINLSH__K_STACK elements live in the caller's stack array, longer
+ * ones (k up to MINLSH_FAMILY_K_MAX) in a heap block, so that no call needs
+ * more than a few KiB of stack whatever k is: threads of musl, of Go's cgo
+ * calls or of a Python thread_stack_size may have 128 KiB or less. */
+#define MINLSH__K_STACK 1024
+/* stack (room for stack_n elements of size bytes) when n elements fit
+ * there, else n * size bytes from a; NULL when that fails. */
+void *minlsh__kbuf_get(const minlsh_allocator *a, void *stack, size_t stack_n, size_t n,
+                       size_t size);
+/* Releases what minlsh__kbuf_get returned (nothing when it was stack). */
+void minlsh__kbuf_put(const minlsh_allocator *a, const void *stack, void *p);
+
 /* Overflow-checked arithmetic: 0 on success, MINLSH_E_TOOBIG on overflow. */
 MINLSH__INLINE int minlsh__mul_size(size_t *out, size_t a, size_t b) {
     if (b != 0 && a > SIZE_MAX / b) return MINLSH_E_TOOBIG;

@@ -400,10 +400,9 @@ static int minlsh__dedup_pend_grow(minlsh_dedup *d) {
 /* Add one document: all or nothing (every step that can fail comes before
  * the document is counted). hashes: its set (n, strictly increasing); sig:
  * its signature, or NULL to make it here. */
-static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
-                             const uint32_t *sig, const uint8_t *fp, uint64_t length) {
+static int minlsh__dedup_add_signed(minlsh_dedup *d, const uint64_t *hashes, size_t n,
+                                    const uint32_t *sig, const uint8_t *fp, uint64_t length) {
     int exact = d->opts.verify == MINLSH_VERIFY_EXACT, rc, empty;
-    uint32_t own[MINLSH_FAMILY_K_MAX];
     uint64_t at;
     size_t body;
     if (d->n_docs >= MINLSH__DEDUP_MAX_DOCS) return MINLSH_E_TOOBIG;
@@ -423,11 +422,7 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
     }
     /* A document without a shingle is nobody's copy: it stays alone, kept,
      * like any document with no near-duplicate. */
-    empty = n == 0 && (sig == NULL || minlsh_signature_is_empty(sig, d->k) == 1);
-    if (sig == NULL) {
-        minlsh_family_sign(d->family, hashes, n, own, d->k, NULL);
-        sig = own;
-    }
+    empty = n == 0 && minlsh_signature_is_empty(sig, d->k) == 1;
     if (!empty && d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush(d, 1)) != 0) return rc;
     if (!empty && d->pend_n == d->pend_held && (rc = minlsh__dedup_pend_grow(d)) != 0) return rc;
     if (exact && minlsh__mul_size(&body, n, sizeof *hashes) != 0) return MINLSH_E_TOOBIG;
@@ -447,6 +442,19 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
     d->n_docs++;
     d->empty += (uint64_t)empty;
     return 0;
+}
+
+static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
+                             const uint32_t *sig, const uint8_t *fp, uint64_t length) {
+    uint32_t stack[MINLSH__K_STACK], *own;
+    int rc;
+    if (sig != NULL) return minlsh__dedup_add_signed(d, hashes, n, sig, fp, length);
+    own = (uint32_t *)minlsh__kbuf_get(&d->alloc, stack, MINLSH__K_STACK, d->k, sizeof *own);
+    if (own == NULL) return MINLSH_E_NOMEM;
+    rc = minlsh_family_sign(d->family, hashes, n, own, d->k, NULL);
+    if (rc == 0) rc = minlsh__dedup_add_signed(d, hashes, n, own, fp, length);
+    minlsh__kbuf_put(&d->alloc, stack, own);
+    return rc;
 }
 
 int minlsh_dedup_add_set(minlsh_dedup *d, const uint64_t *hashes, size_t n,

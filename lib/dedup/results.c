@@ -31,7 +31,7 @@ int minlsh_dedup_copy_decisions(const minlsh_dedup *d, uint64_t first,
 
 int minlsh_dedup_estimate(double *out, const minlsh_dedup *d, uint64_t a, uint64_t b) {
     minlsh__dedup_rec ha, hb;
-    uint32_t sa[MINLSH_FAMILY_K_MAX], sb[MINLSH_FAMILY_K_MAX];
+    uint32_t stack[2 * MINLSH__K_STACK], *sa;
     int rc;
     if (out == NULL || d == NULL) return MINLSH_E_NULL;
     if (a >= d->n_docs || b >= d->n_docs) return MINLSH_E_NOTFOUND;
@@ -42,9 +42,14 @@ int minlsh_dedup_estimate(double *out, const minlsh_dedup *d, uint64_t a, uint64
         *out = 1.0;
         return 0;
     }
-    if ((rc = minlsh__dedup_signature(d, a, sa)) != 0) return rc;
-    if ((rc = minlsh__dedup_signature(d, b, sb)) != 0) return rc;
-    return minlsh_signature_estimate(out, sa, sb, d->k);
+    sa = (uint32_t *)minlsh__kbuf_get(&d->alloc, stack, 2 * MINLSH__K_STACK, 2 * (size_t)d->k,
+                                      sizeof *sa);
+    if (sa == NULL) return MINLSH_E_NOMEM;
+    if ((rc = minlsh__dedup_signature(d, a, sa)) == 0 &&
+        (rc = minlsh__dedup_signature(d, b, sa + d->k)) == 0)
+        rc = minlsh_signature_estimate(out, sa, sa + d->k, d->k);
+    minlsh__kbuf_put(&d->alloc, stack, sa);
+    return rc;
 }
 
 int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {

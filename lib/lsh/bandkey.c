@@ -39,6 +39,10 @@ uint64_t minlsh__lsh_band_key(const uint32_t *sig, uint32_t j, uint32_t rows) {
 #endif
 }
 
+uint64_t minlsh__lsh_band_key_le(const uint8_t *band, uint32_t j, uint32_t rows) {
+    return minlsh__siphash24_u64(j, MINLSH__BAND_KEY_SALT, band, (size_t)rows * 4);
+}
+
 void minlsh__lsh_band_keys_portable(const uint32_t *sig, uint32_t bands,
                                     uint32_t rows, uint64_t *keys) {
     uint32_t j;

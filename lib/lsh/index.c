@@ -177,20 +177,23 @@ static void minlsh__group_band(minlsh_index *ix, uint32_t g, const uint64_t *key
     }
 }
 
-/* Unlink group g from every band. */
-static void minlsh__group_unband(minlsh_index *ix, uint32_t g) {
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
+/* Unlink group g from every band; keys: room for b band keys, or NULL to
+ * compute each key when its band is reached (no prefetch then). */
+static void minlsh__group_unband(minlsh_index *ix, uint32_t g, uint64_t *keys) {
     const uint32_t *sig = minlsh__lsh_gsig(ix, g);
     uint32_t j;
     /* Keys are recomputed rather than stored: 8 bytes per (group, band)
      * saved for b SipHashes per removed signature. */
-    minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
-    for (j = 0; j < ix->bands; j++)
-        minlsh__prefetch_home(&ix->band[j], (uint32_t)(keys[j] >> 32), 1);
+    if (keys != NULL) {
+        minlsh__lsh_band_keys(sig, ix->bands, ix->rows, keys);
+        for (j = 0; j < ix->bands; j++)
+            minlsh__prefetch_home(&ix->band[j], (uint32_t)(keys[j] >> 32), 1);
+    }
     for (j = 0; j < ix->bands; j++) {
         minlsh__lsh_table *t = &ix->band[j];
+        uint64_t key = keys != NULL ? keys[j] : minlsh__lsh_band_key(sig, j, ix->rows);
         int found;
-        size_t p = minlsh__bucket_pos(ix, j, keys[j], sig + (size_t)j * ix->rows, &found);
+        size_t p = minlsh__bucket_pos(ix, j, key, sig + (size_t)j * ix->rows, &found);
         uint32_t v, prev, n, next, f;
         minlsh__lsh_node *first;
         if (!found) continue; /* cannot happen: g is linked under this key */
@@ -508,26 +511,32 @@ static int minlsh__insert_commit(minlsh_index *ix, uint64_t id, const uint32_t *
 }
 
 int minlsh__lsh_insert(minlsh_index *ix, uint64_t id, const uint32_t *sig) {
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
+    uint64_t stack[MINLSH__K_STACK];
     minlsh__ins_prep pp;
     int rc;
-    pp.keys = keys;
+    pp.keys = (uint64_t *)minlsh__kbuf_get(&ix->alloc, stack, MINLSH__K_STACK, ix->bands,
+                                           sizeof *stack);
+    if (pp.keys == NULL) return MINLSH_E_NOMEM;
     minlsh__insert_prepare(ix, id, sig, &pp);
     rc = minlsh__insert_commit(ix, id, sig, &pp);
     minlsh__stream_fence();
+    minlsh__kbuf_put(&ix->alloc, stack, pp.keys);
     return rc;
 }
 
 int minlsh__lsh_insert_keyed(minlsh_index *ix, uint64_t id, const uint32_t *sig,
                              const uint64_t *keys) {
-    uint64_t own[MINLSH_FAMILY_K_MAX];
+    uint64_t stack[MINLSH__K_STACK];
     minlsh__ins_prep pp;
     int rc;
-    memcpy(own, keys, (size_t)ix->bands * sizeof *own);
-    pp.keys = own;
+    pp.keys = (uint64_t *)minlsh__kbuf_get(&ix->alloc, stack, MINLSH__K_STACK, ix->bands,
+                                           sizeof *stack);
+    if (pp.keys == NULL) return MINLSH_E_NOMEM;
+    memcpy(pp.keys, keys, (size_t)ix->bands * sizeof *pp.keys);
     minlsh__insert_prepare_keys(ix, id, sig, &pp, 1);
     rc = minlsh__insert_commit(ix, id, sig, &pp);
     minlsh__stream_fence();
+    minlsh__kbuf_put(&ix->alloc, stack, pp.keys);
     return rc;
 }
 
@@ -610,6 +619,7 @@ int minlsh_index_insert_many(minlsh_index *index, const uint64_t *ids, const uin
 }
 
 int minlsh_index_remove(minlsh_index *index, uint64_t id) {
+    uint64_t stack[MINLSH__K_STACK], *keys;
     minlsh__lsh_doc *d;
     minlsh__lsh_group *gr;
     uint32_t slot, g;
@@ -619,6 +629,9 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
     if (minlsh__lsh_is_mapped(index)) return minlsh__lsh_map_remove(index, id);
     p = minlsh__id_pos(index, id, minlsh__id_tag(id), &found);
     if (!found) return MINLSH_E_NOTFOUND;
+    /* A removal cannot fail (a merge's rollback relies on it): with more
+     * bands than the stack holds, each key is computed where it is used. */
+    keys = index->bands <= MINLSH__K_STACK ? stack : NULL;
     slot = index->idt.e[p].val;
     d = minlsh__lsh_doc_at(index, slot);
     g = d->group;
@@ -636,7 +649,7 @@ int minlsh_index_remove(minlsh_index *index, uint64_t id) {
         } else {
             const uint32_t *sig = minlsh__lsh_gsig(index, g);
             size_t sp;
-            minlsh__group_unband(index, g);
+            minlsh__group_unband(index, g, keys);
             if (minlsh__sig_find(index, sig, minlsh__sig_tag(sig, index->k), &sp) == g)
                 minlsh__tab_delete_at(&index->sigt, sp);
         }

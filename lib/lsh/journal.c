@@ -129,12 +129,13 @@ static int minlsh__journal_commit_after(const uint8_t *buf, size_t len, size_t f
 static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const uint8_t *buf,
                                   size_t start, size_t len, minlsh_journal_record_fn on_record,
                                   void *opaque, uint64_t *good) {
-    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint32_t stack[MINLSH__K_STACK], *sig;
     size_t off = start, step, end = start;
     const uint8_t *vals, *data;
     size_t data_len;
     uint64_t id;
     uint32_t op, v;
+    int rc = 0;
     /* Where the committed records end. */
     while ((step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,
                                           &data_len)) != 0) {
@@ -142,8 +143,9 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
         if (op == MINLSH__JOURNAL_COMMIT) end = off;
     }
     if (off < len && minlsh__journal_commit_after(buf, len, off)) return MINLSH_E_CORRUPT;
-    for (off = start; off < end; off += step) {
-        int rc;
+    sig = (uint32_t *)minlsh__kbuf_get(&j->alloc, stack, MINLSH__K_STACK, j->k, sizeof *sig);
+    if (sig == NULL) return MINLSH_E_NOMEM;
+    for (off = start; off < end && rc == 0; off += step) {
         step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,
                                       &data_len);
         if (op == MINLSH__JOURNAL_COMMIT) continue;
@@ -157,13 +159,12 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
         }
         /* A record that does not fit the index: not this index's journal. */
         if (rc == MINLSH_E_EXISTS || rc == MINLSH_E_NOTFOUND) rc = MINLSH_E_CORRUPT;
-        if (rc != 0) return rc;
-        if (on_record != NULL && (rc = on_record(opaque, op, id, data, data_len)) != 0)
-            return rc;
-        j->records++;
+        if (rc == 0 && on_record != NULL) rc = on_record(opaque, op, id, data, data_len);
+        if (rc == 0) j->records++;
     }
-    *good = end;
-    return 0;
+    minlsh__kbuf_put(&j->alloc, stack, sig);
+    if (rc == 0) *good = end;
+    return rc;
 }
 
 /* Which file the journal is now (after an open, a reset), so that a refresh

@@ -242,6 +242,9 @@ void minlsh__lsh_band_keys(const uint32_t *sig, uint32_t bands, uint32_t rows,
                            uint64_t *keys);
 /* One band's key. */
 uint64_t minlsh__lsh_band_key(const uint32_t *sig, uint32_t j, uint32_t rows);
+/* The same key from band j's r values stored as 4r little-endian bytes (a
+ * saved record): the bytes are the message, nothing is decoded. */
+uint64_t minlsh__lsh_band_key_le(const uint8_t *band, uint32_t j, uint32_t rows);
 typedef void (*minlsh__lsh_band_keys_fn)(const uint32_t *sig, uint32_t bands,
                                          uint32_t rows, uint64_t *keys);
 void minlsh__lsh_band_keys_portable(const uint32_t *sig, uint32_t bands,
@@ -280,6 +283,11 @@ uint32_t minlsh__lsh_equal_count_avx2(const uint32_t *a, const uint32_t *b, uint
 #if MINLSH__WITH_AVX512
 uint32_t minlsh__lsh_equal_count_avx512(const uint32_t *a, const uint32_t *b, uint32_t k);
 #endif
+
+/* persist.c: a saved record (id, then the k values, little-endian), given
+ * to put(ctx, bytes, n) in pieces of at most a few KiB whatever k is. */
+void minlsh__lsh_put_record(uint64_t id, const uint32_t *sig, uint32_t k,
+                            void (*put)(void *ctx, const void *p, size_t n), void *ctx);
 
 /* minlsh_signature_estimate for two signatures known not to be empty (the
  * same double: equal positions / k). */

@@ -208,7 +208,7 @@ void minlsh__lsh_map_free(minlsh_index *ix) {
 
 int minlsh__lsh_unmapped(const minlsh_index *ix, minlsh_index **tmp) {
     const minlsh__lsh_map *mp = ix->map;
-    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint32_t stack[MINLSH__K_STACK], *sig;
     minlsh_index *copy;
     minlsh__header h;
     minlsh__load ld;
@@ -237,13 +237,15 @@ int minlsh__lsh_unmapped(const minlsh_index *ix, minlsh_index **tmp) {
     nd = ix->delta != NULL ? ix->delta->count : 0;
     if (nd > 0) {
         ids = (uint64_t *)minlsh__malloc(&ix->alloc, nd * sizeof *ids);
-        if (ids == NULL) rc = MINLSH_E_NOMEM;
+        sig = (uint32_t *)minlsh__kbuf_get(&ix->alloc, stack, MINLSH__K_STACK, ix->k, sizeof *sig);
+        if (ids == NULL || sig == NULL) rc = MINLSH_E_NOMEM;
         if (rc == 0) (void)minlsh_index_copy_ids(ix->delta, ids, nd, NULL);
         for (i = 0; i < nd && rc == 0; i++) {
             (void)minlsh_index_copy_signature(ix->delta, ids[i], sig, ix->k, NULL);
             rc = minlsh__lsh_insert(copy, ids[i], sig);
         }
         minlsh__free(&ix->alloc, ids);
+        if (sig != NULL) minlsh__kbuf_put(&ix->alloc, stack, sig);
     }
     if (rc != 0) {
         minlsh_index_free(copy);
@@ -412,7 +414,7 @@ int minlsh__lsh_map_band(const minlsh_index *ix, const uint32_t *sig, uint64_t k
                          uint64_t room, minlsh__lsh_scratch *ds, uint64_t *band_members) {
     const minlsh__lsh_map *mp = ix->map;
     const uint32_t *vals = sig + (size_t)j * ix->rows;
-    uint32_t own[MINLSH_FAMILY_K_MAX], tag = (uint32_t)(key >> 32);
+    uint32_t tag = (uint32_t)(key >> 32);
     minlsh__map_band b;
     size_t p;
     int rc = 0;
@@ -429,13 +431,12 @@ int minlsh__lsh_map_band(const minlsh_index *ix, const uint32_t *sig, uint64_t k
             b.rc = MINLSH_E_CORRUPT;
             break;
         }
-        for (v = 0; v < ix->rows; v++)
-            diff |= minlsh__load32le(r + 8 + 4 * ((size_t)j * ix->rows + v)) ^ vals[v];
+        const uint8_t *band = r + 8 + 4 * (size_t)j * ix->rows;
+        for (v = 0; v < ix->rows; v++) diff |= minlsh__load32le(band + 4 * (size_t)v) ^ vals[v];
         if (diff != 0) {
             /* Another bucket under the same tag, unless the whole keys
              * collide (as minlsh__lsh_band_match decides). */
-            minlsh__map_sig(r, ix->k, own);
-            if (minlsh__lsh_band_key(own, j, ix->rows) != key) continue;
+            if (minlsh__lsh_band_key_le(band, j, ix->rows) != key) continue;
         }
         if (++*band_members > room) break;
         if ((rc = minlsh__lsh_scratch_push(ds, &d)) != 0) break;
@@ -450,13 +451,17 @@ int minlsh__lsh_map_emit(const minlsh_index *ix, const uint32_t *sig, minlsh__ls
                          uint64_t *ids, double *similarity, size_t cap, size_t *n_out) {
     const minlsh__lsh_map *mp = ix->map;
     uint64_t *dv = (uint64_t *)ds->p;
-    uint32_t own[MINLSH_FAMILY_K_MAX];
+    uint32_t stack[MINLSH__K_STACK], *own = stack;
     size_t i, n;
     /* Document numbers follow the ids: sorted numbers are sorted ids. */
     minlsh__sort_u64(dv, ds->n);
     n = ds->n = minlsh__unique_u64(dv, ds->n);
     if (n_out != NULL) *n_out = n;
     if (cap < n) return MINLSH_E_BUFSIZE;
+    if (similarity != NULL && n > 0) {
+        own = (uint32_t *)minlsh__kbuf_get(&ix->alloc, stack, MINLSH__K_STACK, ix->k, sizeof *own);
+        if (own == NULL) return MINLSH_E_NOMEM;
+    }
     for (i = 0; i < n; i++) {
         /* Every record here was checked when its band entry was read. */
         const uint8_t *r = mp->data + MINLSH__MAP_DATA + (size_t)dv[i] * mp->item;
@@ -466,6 +471,7 @@ int minlsh__lsh_map_emit(const minlsh_index *ix, const uint32_t *sig, minlsh__ls
             similarity[i] = minlsh__lsh_estimate(sig, own, ix->k);
         }
     }
+    minlsh__kbuf_put(&ix->alloc, stack, own);
     return 0;
 }
 
@@ -498,6 +504,10 @@ static void minlsh__blk_put(minlsh__blk_writer *bw, const void *p, size_t n) {
     }
 }
 
+static void minlsh__blk_put_record(void *bw, const void *p, size_t n) {
+    minlsh__blk_put((minlsh__blk_writer *)bw, p, n);
+}
+
 typedef struct minlsh__mapped_out {
     const minlsh_index *ix;
     const uint64_t *ids;  /* ascending, ix->count */
@@ -513,13 +523,13 @@ typedef struct minlsh__mapped_out {
 static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
     const minlsh__mapped_out *o = (const minlsh__mapped_out *)ctx;
     const minlsh_index *ix = o->ix;
-    uint8_t rec[8 + 4 * MINLSH_FAMILY_K_MAX], dir[MINLSH__MAP_DIR];
+    uint8_t dir[MINLSH__MAP_DIR];
     size_t item = 8 + 4 * (size_t)ix->k, i, p;
     uint64_t bands_off, meta_off;
     minlsh__blk_writer bw;
     minlsh__header h;
     minlsh__sum ss;
-    uint32_t j, v;
+    uint32_t j;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, MINLSH__MAGIC_INDEX, 8);
     h.version = MINLSH__INDEX_VERSION_MAPPED;
@@ -550,9 +560,7 @@ static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
     for (i = 0; i < ix->count; i++) {
         uint32_t slot = o->order[i];
         const uint32_t *sig = minlsh__lsh_gsig(ix, minlsh__lsh_doc_at(ix, slot)->group);
-        minlsh__store64le(rec, o->ids[i]);
-        for (v = 0; v < ix->k; v++) minlsh__store32le(rec + 8 + 4 * (size_t)v, sig[v]);
-        minlsh__blk_put(&bw, rec, item);
+        minlsh__lsh_put_record(o->ids[i], sig, ix->k, minlsh__blk_put_record, &bw);
     }
     /* Each band: its table in tag order; the documents of one tag (one
      * bucket or a few) in document order, so the bytes depend only on the

@@ -50,7 +50,7 @@ static void minlsh__merge_undo(minlsh_index *dst, const uint64_t *ids, size_t n,
 
 int minlsh_index_merge(minlsh_index *dst, const minlsh_index *src,
                        uint64_t id_offset) {
-    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint32_t stack[MINLSH__K_STACK], *sig = NULL;
     minlsh_allocator scratch;
     uint64_t *ids = NULL;
     size_t n = 0, i, got;
@@ -89,6 +89,11 @@ int minlsh_index_merge(minlsh_index *dst, const minlsh_index *src,
 
     /* The inserts; undone if one fails. */
     k = minlsh_index_k(src);
+    sig = (uint32_t *)minlsh__kbuf_get(&scratch, stack, MINLSH__K_STACK, k, sizeof *sig);
+    if (sig == NULL) {
+        rc = MINLSH_E_NOMEM;
+        goto done;
+    }
     for (i = 0; i < n; i++) {
         rc = minlsh_index_copy_signature(src, ids[i], sig, k, &got);
         if (rc == 0) rc = minlsh_index_insert(dst, ids[i] + id_offset, sig, k);
@@ -99,6 +104,7 @@ int minlsh_index_merge(minlsh_index *dst, const minlsh_index *src,
     }
 
 done:
+    if (sig != NULL) minlsh__kbuf_put(&scratch, stack, sig);
     minlsh__free(&scratch, ids);
     return rc;
 }

@@ -90,7 +90,7 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
     double sims_stack[MINLSH__NOVEL_STACK];
     uint64_t *ids = ids_stack;
     double *sims = sims_stack;
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
+    uint64_t stack[MINLSH__K_STACK], *keys = stack;
     minlsh_novel_result res;
     size_t n = 0;
     int rc, keyed = 0;
@@ -108,6 +108,9 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
         rc = minlsh_index_query(index, sig, k_sig, ids, sims, MINLSH__NOVEL_STACK, &n);
     } else {
         if (minlsh__lsh_find_id(index, id) != MINLSH__LSH_NIL) return MINLSH_E_EXISTS;
+        keys = (uint64_t *)minlsh__kbuf_get(&index->alloc, stack, MINLSH__K_STACK, index->bands,
+                                            sizeof *stack);
+        if (keys == NULL) return MINLSH_E_NOMEM;
         /* The query's band keys are the insert's too: computed once. */
         rc = minlsh__lsh_query_keys(index, sig, keys, &keyed, ids, sims, MINLSH__NOVEL_STACK,
                                     &n);
@@ -133,6 +136,7 @@ int minlsh_index_insert_novel(minlsh_novel_result *result, minlsh_index *index, 
         minlsh__free(&index->alloc, ids);
         minlsh__free(&index->alloc, sims);
     }
+    minlsh__kbuf_put(&index->alloc, stack, keys);
     if (rc == 0) *result = res;
     return rc;
 }

@@ -23,13 +23,31 @@ typedef struct minlsh__index_out {
     const uint64_t *ids;
 } minlsh__index_out;
 
+void minlsh__lsh_put_record(uint64_t id, const uint32_t *sig, uint32_t k,
+                            void (*put)(void *ctx, const void *p, size_t n), void *ctx) {
+    uint8_t piece[8 + 4 * MINLSH__K_STACK], *at = piece + 8;
+    uint32_t v;
+    minlsh__store64le(piece, id);
+    for (v = 0; v < k; v++) {
+        if (at == piece + sizeof piece) {
+            put(ctx, piece, sizeof piece);
+            at = piece;
+        }
+        minlsh__store32le(at, sig[v]);
+        at += 4;
+    }
+    put(ctx, piece, (size_t)(at - piece));
+}
+
+static void minlsh__index_put(void *w, const void *p, size_t n) {
+    minlsh__writer_put((minlsh__writer *)w, p, n);
+}
+
 static void minlsh__index_write(const void *ctx, minlsh__writer *w) {
     const minlsh_index *ix = ((const minlsh__index_out *)ctx)->ix;
     const uint64_t *ids = ((const minlsh__index_out *)ctx)->ids;
-    uint8_t rec[8 + 4 * MINLSH_FAMILY_K_MAX];
     minlsh__header h;
     size_t i;
-    uint32_t v;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, MINLSH__MAGIC_INDEX, 8);
     h.version = MINLSH__FORMAT_VERSION;
@@ -44,9 +62,7 @@ static void minlsh__index_write(const void *ctx, minlsh__writer *w) {
     for (i = 0; i < ix->count; i++) {
         uint32_t slot = minlsh__lsh_find_id(ix, ids[i]);
         const uint32_t *sig = minlsh__lsh_gsig(ix, minlsh__lsh_doc_at(ix, slot)->group);
-        minlsh__store64le(rec, ids[i]);
-        for (v = 0; v < ix->k; v++) minlsh__store32le(rec + 8 + 4 * (size_t)v, sig[v]);
-        minlsh__writer_put(w, rec, 8 + 4 * (size_t)ix->k);
+        minlsh__lsh_put_record(ids[i], sig, ix->k, minlsh__index_put, w);
     }
     minlsh__metadata_write(w, ix->meta.data, ix->meta.len);
     minlsh__trailer_write(w);
@@ -98,7 +114,7 @@ int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
     minlsh_index *ix;
     size_t item = 8 + 4 * (size_t)h->k, i, n;
     uint32_t v;
-    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint32_t stack[MINLSH__K_STACK], *sig;
     minlsh__lsh_batch bt;
     int rc;
     if (h->bands == 0 || h->rows == 0 || (uint64_t)h->bands * h->rows > h->k)
@@ -116,7 +132,8 @@ int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
     rc = minlsh__lsh_index_create(&ix, h->k, h->flags, h->seed, h->config_id, h->bands, h->rows,
                                   &ld->alloc);
     if (rc != 0) return rc;
-    rc = minlsh__lsh_reserve(ix, n);
+    sig = (uint32_t *)minlsh__kbuf_get(&ix->alloc, stack, MINLSH__K_STACK, h->k, sizeof *sig);
+    rc = sig == NULL ? MINLSH_E_NOMEM : minlsh__lsh_reserve(ix, n);
     if (rc == 0) rc = minlsh__metadata_set(&ix->meta, &ix->alloc, meta, meta_len);
     minlsh__lsh_batch_begin(ix, &bt);
     for (i = 0; i < n && rc == 0; i++) {
@@ -125,6 +142,7 @@ int minlsh__lsh_from_records(minlsh_index **out, const minlsh__header *h,
         rc = minlsh__lsh_insert(ix, minlsh__load64le(p), sig);
         if (rc == 0) minlsh__lsh_batch_sample(ix, &bt, i + 1, n);
     }
+    if (sig != NULL) minlsh__kbuf_put(&ix->alloc, stack, sig);
     if (rc != 0) {
         minlsh_index_free(ix);
         return rc;

@@ -27,16 +27,22 @@ int minlsh_index_copy_signature(const minlsh_index *index, uint64_t id, uint32_t
     uint32_t slot;
     if (index == NULL) return MINLSH_E_NULL;
     if (minlsh__lsh_is_mapped(index)) {
-        uint32_t own[MINLSH_FAMILY_K_MAX];
-        int rc = minlsh__lsh_map_copy_signature(index, id, own);
+        uint32_t stack[MINLSH__K_STACK], *own;
+        int rc;
+        own = (uint32_t *)minlsh__kbuf_get(&index->alloc, stack, MINLSH__K_STACK, index->k,
+                                           sizeof *own);
+        if (own == NULL) return MINLSH_E_NOMEM;
+        rc = minlsh__lsh_map_copy_signature(index, id, own);
         if (rc == MINLSH_E_NOTFOUND && index->delta != NULL)
-            return minlsh_index_copy_signature(index->delta, id, sig, cap, n_out);
-        if (rc != 0) return rc;
-        if (n_out != NULL) *n_out = index->k;
-        if (cap < index->k) return MINLSH_E_BUFSIZE;
-        if (sig == NULL) return MINLSH_E_NULL;
-        memcpy(sig, own, (size_t)index->k * sizeof *sig);
-        return 0;
+            rc = minlsh_index_copy_signature(index->delta, id, sig, cap, n_out);
+        else if (rc == 0) {
+            if (n_out != NULL) *n_out = index->k;
+            if (cap < index->k) rc = MINLSH_E_BUFSIZE;
+            else if (sig == NULL) rc = MINLSH_E_NULL;
+            else memcpy(sig, own, (size_t)index->k * sizeof *sig);
+        }
+        minlsh__kbuf_put(&index->alloc, stack, own);
+        return rc;
     }
     slot = minlsh__lsh_find_id(index, id);
     if (slot == MINLSH__LSH_NIL) return MINLSH_E_NOTFOUND;
@@ -82,6 +88,26 @@ typedef struct minlsh__q_prep {
     uint64_t *keys;
     size_t *pos; /* per band: the first entry with the key's tag, or SIZE_MAX */
 } minlsh__q_prep;
+
+/* keys and pos of qp: the caller's stack arrays (MINLSH__K_STACK each) or,
+ * for more bands, the heap. */
+static int minlsh__q_prep_get(const minlsh_index *ix, uint64_t *keys, size_t *pos,
+                              minlsh__q_prep *qp) {
+    qp->keys = (uint64_t *)minlsh__kbuf_get(&ix->alloc, keys, MINLSH__K_STACK, ix->bands,
+                                            sizeof *keys);
+    qp->pos = (size_t *)minlsh__kbuf_get(&ix->alloc, pos, MINLSH__K_STACK, ix->bands,
+                                         sizeof *pos);
+    if (qp->keys != NULL && qp->pos != NULL) return 0;
+    if (qp->keys != NULL) minlsh__kbuf_put(&ix->alloc, keys, qp->keys);
+    if (qp->pos != NULL) minlsh__kbuf_put(&ix->alloc, pos, qp->pos);
+    return MINLSH_E_NOMEM;
+}
+
+static void minlsh__q_prep_put(const minlsh_index *ix, const uint64_t *keys, const size_t *pos,
+                               minlsh__q_prep *qp) {
+    minlsh__kbuf_put(&ix->alloc, keys, qp->keys);
+    minlsh__kbuf_put(&ix->alloc, pos, qp->pos);
+}
 
 static void minlsh__query_prepare(const minlsh_index *index, const uint32_t *sig,
                                   minlsh__q_prep *qp) {
@@ -283,9 +309,11 @@ static int minlsh__query_mapped(const minlsh_index *ix, const uint32_t *sig,
                                 uint64_t max_members, uint64_t *ids, double *similarity,
                                 size_t cap, size_t *n_out, uint32_t *bands_searched) {
     const minlsh_index *delta = ix->delta != NULL && ix->delta->count > 0 ? ix->delta : NULL;
-    uint64_t keys[MINLSH_FAMILY_K_MAX], dstack[MINLSH__QUERY_STACK], gstack[MINLSH__QUERY_STACK];
-    size_t pos[MINLSH_FAMILY_K_MAX], nb = 0, nd = 0, i;
+    uint64_t *keys, dstack[MINLSH__QUERY_STACK], gstack[MINLSH__QUERY_STACK];
+    size_t *pos, nb = 0, nd = 0, i;
     minlsh__lsh_scratch ds, gs;
+    uint64_t qp_keys[MINLSH__K_STACK];
+    size_t qp_pos[MINLSH__K_STACK];
     minlsh__q_prep qp;
     uint64_t *di = NULL;
     double *dsim = NULL;
@@ -296,8 +324,10 @@ static int minlsh__query_mapped(const minlsh_index *ix, const uint32_t *sig,
         if (bands_searched != NULL) *bands_searched = ix->bands;
         return 0;
     }
-    qp.keys = keys;
-    qp.pos = pos;
+    rc = minlsh__q_prep_get(ix, qp_keys, qp_pos, &qp);
+    if (rc != 0) return rc;
+    keys = qp.keys;
+    pos = qp.pos;
     if (delta != NULL) {
         /* The delta's table positions; its band keys are the file's. */
         minlsh__query_prepare(delta, sig, &qp);
@@ -350,40 +380,49 @@ static int minlsh__query_mapped(const minlsh_index *ix, const uint32_t *sig,
     minlsh__free(&ix->alloc, dsim);
     minlsh__lsh_scratch_free(&ds);
     minlsh__lsh_scratch_free(&gs);
+    minlsh__q_prep_put(ix, qp_keys, qp_pos, &qp);
     return rc;
 }
 
 static int minlsh__query(const minlsh_index *index, const uint32_t *sig, size_t k_sig,
                          uint64_t max_members, uint64_t *ids, double *similarity,
                          size_t cap, size_t *n_out, uint32_t *bands_searched) {
-    uint64_t keys[MINLSH_FAMILY_K_MAX];
-    size_t pos[MINLSH_FAMILY_K_MAX];
+    uint64_t keys[MINLSH__K_STACK];
+    size_t pos[MINLSH__K_STACK];
     minlsh__q_prep qp;
+    int rc;
     if (index == NULL || sig == NULL) return MINLSH_E_NULL;
     if (k_sig != index->k) return MINLSH_E_PARAM;
     if (ids == NULL && cap > 0) return MINLSH_E_NULL;
     if (minlsh__lsh_is_mapped(index))
         return minlsh__query_mapped(index, sig, max_members, ids, similarity, cap, n_out,
                                     bands_searched);
-    qp.keys = keys;
-    qp.pos = pos;
+    rc = minlsh__q_prep_get(index, keys, pos, &qp);
+    if (rc != 0) return rc;
     minlsh__query_prepare(index, sig, &qp);
     minlsh__query_probe(index, &qp);
-    return minlsh__query_finish(index, sig, &qp, max_members, ids, similarity, cap, n_out,
-                                bands_searched);
+    rc = minlsh__query_finish(index, sig, &qp, max_members, ids, similarity, cap, n_out,
+                              bands_searched);
+    minlsh__q_prep_put(index, keys, pos, &qp);
+    return rc;
 }
 
 int minlsh__lsh_query_keys(const minlsh_index *ix, const uint32_t *sig, uint64_t *keys,
                            int *keyed, uint64_t *ids, double *similarity, size_t cap,
                            size_t *n_out) {
-    size_t pos[MINLSH_FAMILY_K_MAX];
+    size_t stack[MINLSH__K_STACK];
     minlsh__q_prep qp;
+    int rc;
     qp.keys = keys;
-    qp.pos = pos;
+    qp.pos = (size_t *)minlsh__kbuf_get(&ix->alloc, stack, MINLSH__K_STACK, ix->bands,
+                                        sizeof *stack);
+    if (qp.pos == NULL) return MINLSH_E_NOMEM;
     minlsh__query_prepare(ix, sig, &qp);
     *keyed = !qp.empty;
     minlsh__query_probe(ix, &qp);
-    return minlsh__query_finish(ix, sig, &qp, 0, ids, similarity, cap, n_out, NULL);
+    rc = minlsh__query_finish(ix, sig, &qp, 0, ids, similarity, cap, n_out, NULL);
+    minlsh__kbuf_put(&ix->alloc, stack, qp.pos);
+    return rc;
 }
 
 int minlsh_index_query(const minlsh_index *index, const uint32_t *sig,

@@ -146,24 +146,44 @@ void minlsh__family_update_raw(const minlsh_family *family, uint32_t *sig,
                                                 hashes, n, sig);
 }
 
-void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig) {
-    uint32_t tmp[MINLSH_FAMILY_K_MAX];
+const minlsh_allocator *minlsh__family_alloc(const minlsh_family *family) {
+    return &family->alloc;
+}
+
+uint32_t *minlsh__family_work_get(const minlsh_family *family, uint32_t *stack) {
+    if (family->scheme != MINLSH_SCHEME_OPH) return stack;
+    return (uint32_t *)minlsh__kbuf_get(&family->alloc, stack, MINLSH__FAMILY_WORK_STACK,
+                                        2 * (size_t)family->k, sizeof *stack);
+}
+
+void minlsh__family_work_put(const minlsh_family *family, const uint32_t *stack,
+                             uint32_t *work) {
+    minlsh__kbuf_put(&family->alloc, stack, work);
+}
+
+void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig, uint32_t *work) {
     if (family->scheme != MINLSH_SCHEME_OPH) return;
-    minlsh__oph_densify(family->dkey, family->probes, family->k, sig, tmp);
-    memcpy(sig, tmp, (size_t)family->k * sizeof *sig);
+    /* The densified values in work[0..k), the densifier's lists after them. */
+    minlsh__oph_densify(family->dkey, family->probes, family->k, sig, work,
+                        (uint16_t *)(void *)(work + family->k));
+    memcpy(sig, work, (size_t)family->k * sizeof *sig);
 }
 
 int minlsh_family_sign(const minlsh_family *family, const uint64_t *hashes,
                        size_t n, uint32_t *sig, size_t cap, size_t *n_out) {
+    uint32_t stack[MINLSH__FAMILY_WORK_STACK], *work;
     uint32_t i;
     int rc;
     if (family == NULL) return MINLSH_E_NULL;
     if (hashes == NULL && n > 0) return MINLSH_E_NULL;
     rc = minlsh__family_check_sig(family, sig, cap, n_out);
     if (rc != 0) return rc;
+    work = minlsh__family_work_get(family, stack);
+    if (work == NULL) return MINLSH_E_NOMEM;
     for (i = 0; i < family->k; i++) sig[i] = MINLSH_EMPTY_VALUE;
     minlsh__family_update_raw(family, sig, hashes, n);
-    minlsh__family_finish_raw(family, sig);
+    minlsh__family_finish_raw(family, sig, work);
+    minlsh__family_work_put(family, stack, work);
     return 0;
 }
 

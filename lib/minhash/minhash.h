@@ -27,15 +27,26 @@ int minlsh__family_check_sig(const minlsh_family *family, const uint32_t *sig,
 void minlsh__family_update_raw(const minlsh_family *family, uint32_t *sig,
                                const uint64_t *hashes, size_t n);
 /* Turn what _update_raw accumulated into the signature: nothing for the
- * classic scheme, densification for OPH. */
-void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig);
+ * classic scheme, densification for OPH, which works in work (2k words, from
+ * minlsh__family_work_get; unused by the classic scheme). */
+void minlsh__family_finish_raw(const minlsh_family *family, uint32_t *sig, uint32_t *work);
+/* The work of minlsh__family_finish_raw: stack (MINLSH__FAMILY_WORK_STACK
+ * words) when it is enough, else a heap block (OPH with k above
+ * MINLSH__K_STACK); NULL when that fails. Got before anything is written,
+ * so that a failure leaves the caller's output as it was. */
+/* The family's allocator (for scratch its callers need). */
+const minlsh_allocator *minlsh__family_alloc(const minlsh_family *family);
+#define MINLSH__FAMILY_WORK_STACK (2 * MINLSH__K_STACK)
+uint32_t *minlsh__family_work_get(const minlsh_family *family, uint32_t *stack);
+void minlsh__family_work_put(const minlsh_family *family, const uint32_t *stack,
+                             uint32_t *work);
 
 /* One-permutation hashing's densification (oph.c, docs/minhash.md section
  * 7; the binning is minlsh__oph_update in kernel.h): out (k values) = the densified signature of the raw bins (bins with
  * MINLSH_EMPTY_VALUE are empty); all bins empty gives the empty signature.
- * bins and out must not overlap. */
+ * bins and out must not overlap; scratch holds 2k entries. */
 void minlsh__oph_densify(uint64_t dkey, const uint16_t *probes, uint32_t k,
-                         const uint32_t *bins, uint32_t *out);
+                         const uint32_t *bins, uint32_t *out, uint16_t *scratch);
 /* Probes per empty bin before the circular fallback, and how many of them
  * the family's table holds (the rest are computed when reached). */
 #define MINLSH__OPH_PROBES 64

@@ -41,13 +41,16 @@ void minlsh__oph_probes(uint64_t dkey, uint32_t k, uint16_t *probes) {
             probes[(size_t)j * MINLSH__OPH_TABLED + t] = (uint16_t)minlsh__oph_probe(dkey, k, j, t);
 }
 
+/* Bins are numbered in 16 bits (the probe table and the lists below). */
+_Static_assert(MINLSH_FAMILY_K_MAX <= 65536, "OPH bin numbers are 16-bit");
+
 void minlsh__oph_densify(uint64_t dkey, const uint16_t *probes, uint32_t k,
-                         const uint32_t *bins, uint32_t *out) {
+                         const uint32_t *bins, uint32_t *out, uint16_t *scratch) {
     /* empty[]: the empty bins, listed without a branch (whether a bin is
      * empty is a coin toss the branch predictor loses); next[i]: the first
      * non-empty bin at or after i, circularly, built only if some bin needs
      * the fallback. */
-    uint16_t empty[MINLSH_FAMILY_K_MAX], next[MINLSH_FAMILY_K_MAX];
+    uint16_t *empty = scratch, *next = scratch + k;
     int have_next = 0;
     uint32_t j, t, e, n_empty = 0, src = 0;
     for (j = 0; j < k; j++) {

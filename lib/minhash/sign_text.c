@@ -21,8 +21,9 @@ int minlsh_family_sign_text(const minlsh_family *family,
                             size_t len, uint32_t *sig, size_t cap,
                             size_t *n_out) {
     /* Work on a copy so that a failure half-way (NOMEM, TOOBIG) leaves the
-     * caller's buffer as it was. 4 KiB of stack at most. */
-    uint32_t tmp[MINLSH_FAMILY_K_MAX];
+     * caller's buffer as it was: the copy in work[0..k), the densifier's
+     * work after it. */
+    uint32_t stack[MINLSH__FAMILY_WORK_STACK + MINLSH__K_STACK], *work;
     minlsh__sign_text_ctx ctx;
     uint32_t i, k;
     int rc;
@@ -31,12 +32,18 @@ int minlsh_family_sign_text(const minlsh_family *family,
     rc = minlsh__family_check_sig(family, sig, cap, n_out);
     if (rc != 0) return rc;
     k = minlsh_family_k(family);
-    for (i = 0; i < k; i++) tmp[i] = MINLSH_EMPTY_VALUE;
+    work = (uint32_t *)minlsh__kbuf_get(minlsh__family_alloc(family), stack,
+                                        MINLSH__FAMILY_WORK_STACK + MINLSH__K_STACK,
+                                        3 * (size_t)k, sizeof *stack);
+    if (work == NULL) return MINLSH_E_NOMEM;
+    for (i = 0; i < k; i++) work[i] = MINLSH_EMPTY_VALUE;
     ctx.family = family;
-    ctx.sig = tmp;
+    ctx.sig = work;
     rc = minlsh__shingler_each(shingler, text, len, minlsh__sign_text_emit, &ctx);
-    if (rc != 0) return rc;
-    minlsh__family_finish_raw(family, tmp);
-    memcpy(sig, tmp, (size_t)k * sizeof *sig);
-    return 0;
+    if (rc == 0) {
+        minlsh__family_finish_raw(family, work, work + k);
+        memcpy(sig, work, (size_t)k * sizeof *sig);
+    }
+    minlsh__kbuf_put(minlsh__family_alloc(family), stack, work);
+    return rc;
 }

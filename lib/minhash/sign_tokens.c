@@ -40,6 +40,7 @@ int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key, c
     const uint8_t *msg[MINLSH__TOKEN_CHUNK];
     size_t len[MINLSH__TOKEN_CHUNK];
     uint64_t hashes[MINLSH__TOKEN_CHUNK];
+    uint32_t stack[MINLSH__FAMILY_WORK_STACK], *work;
     const minlsh__siphash_many_kernel *kernel;
     uint64_t k0, k1;
     size_t k, need, d, t, c, j, end;
@@ -55,6 +56,8 @@ int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key, c
     /* (NULL, 0) is a size query, as for every caller buffer. */
     if (cap < need) return MINLSH_E_BUFSIZE;
     if (sigs == NULL && need > 0) return MINLSH_E_NULL;
+    work = minlsh__family_work_get(family, stack);
+    if (work == NULL) return MINLSH_E_NOMEM;
     if (key == NULL) key = minlsh_default_key();
     k0 = minlsh__load64le(key);
     k1 = minlsh__load64le(key + 8);
@@ -73,8 +76,9 @@ int minlsh_family_sign_tokens(const minlsh_family *family, const uint8_t *key, c
             kernel->hash(k0, k1, msg, len, c, hashes);
             minlsh__family_update_raw(family, sig, hashes, c);
         }
-        minlsh__family_finish_raw(family, sig);
+        minlsh__family_finish_raw(family, sig, work);
     }
+    minlsh__family_work_put(family, stack, work);
     return 0;
 }
 
@@ -213,6 +217,7 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
     const uint8_t *msg[MINLSH__TOKEN_CHUNK];
     size_t lens[MINLSH__TOKEN_CHUNK];
     uint64_t hashes[MINLSH__TOKEN_CHUNK];
+    uint32_t stack[MINLSH__FAMILY_WORK_STACK], *work;
     const minlsh__siphash_many_kernel *kernel;
     minlsh__split sp;
     uint64_t k0, k1;
@@ -234,6 +239,8 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
     if (n_tokens == 0 ? len != 0 : seps != n_tokens - 1) return MINLSH_E_PARAM;
     if (cap < need) return MINLSH_E_BUFSIZE;
     if (sigs == NULL && need > 0) return MINLSH_E_NULL;
+    work = minlsh__family_work_get(family, stack);
+    if (work == NULL) return MINLSH_E_NOMEM;
     if (key == NULL) key = minlsh_default_key();
     k0 = minlsh__load64le(key);
     k1 = minlsh__load64le(key + 8);
@@ -251,7 +258,8 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
             kernel->hash(k0, k1, msg, lens, c, hashes);
             minlsh__family_update_raw(family, sig, hashes, c);
         }
-        minlsh__family_finish_raw(family, sig);
+        minlsh__family_finish_raw(family, sig, work);
     }
+    minlsh__family_work_put(family, stack, work);
     return 0;
 }

@@ -10,11 +10,12 @@ import math
 import os
 import threading
 from ctypes import byref, c_double, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import check, lib, reading, writing
 from ._minhash import SCHEMES as _SCHEMES
+from ._minhash import datasketch_refusal as _datasketch_refusal
 from ._minhash import (LeanMinHash, MinHash, family, matrix_bytes as _matrix_bytes,
                        signature_buffer)
 
@@ -629,12 +630,32 @@ class MinHashLSH:
         """True when no key is indexed."""
         return len(self) == 0
 
-    def keys(self) -> List[Hashable]:
-        """The keys, in insertion order (a list)."""
+    @property
+    def keys(self) -> Keys:
+        """The keys, as datasketch's key storage (``key in lsh.keys``,
+        ``for key in lsh.keys``, ``lsh.keys.keys()``, ``len``), and callable:
+        ``lsh.keys()`` is the list of keys in insertion order."""
+        return Keys(self)
+
+    def _key_list(self):
         if self._pending:
             self._flush()
         with reading(self._lock):
             return [self._id_to_key[i] for i in sorted(self._id_to_key)]
+
+    def _band_keys_of(self, key):
+        """The b band keys of key's signature (KeyError if absent)."""
+        if self._pending:
+            self._flush()
+        with reading(self._lock):
+            h = self._h()
+            ident = self._key_to_id[key]
+            b, r, k = lib.minlsh_index_bands(h), lib.minlsh_index_rows(h), lib.minlsh_index_k(h)
+            sig, out = (c_uint32 * k)(), (c_uint64 * b)()
+            check(lib.minlsh_index_copy_signature(h, ident, sig, k, None),
+                  "minlsh_index_copy_signature")
+            check(lib.minlsh_band_keys(sig, k, b, r, out, b, None), "minlsh_band_keys")
+            return list(out)
 
     def get_minhash(self, key: Hashable) -> MinHash:
         """A MinHash with the signature stored for ``key`` (KeyError if absent)."""
@@ -760,7 +781,18 @@ class MinHashLSH:
                     "threshold": self._threshold, "weights": self._weights,
                     "mode": self._mode, "buffer_size": self._buffer_size}
 
+    # A datasketch pickle of a MinHashLSH names one of these bound methods
+    # (its band hash); unpickling looks it up before __setstate__, which
+    # then says what the pickle is.
+    def _byteswap(self, hs):
+        raise TypeError("datasketch's band hash: not used by minlsh")
+
+    _hashed_byteswap = _byteswap
+
     def __setstate__(self, state):
+        if isinstance(state, dict) and "hashtables" in state:
+            raise ValueError(_datasketch_refusal(
+                "pickle of a MinHashLSH", ", then insert them into a minlsh MinHashLSH"))
         if not isinstance(state, dict) or state.get("version") != 1:
             raise ValueError("not a pickled minlsh MinHashLSH of this version")
         self._handle = None
@@ -1197,6 +1229,63 @@ class MinHashLSH:
         self._weights = tuple(float(x) for x in w) if isinstance(w, list) and len(w) == 2 else None
         m = doc.get("mode")
         self._mode = m if m in MODES else None
+
+
+class Keys:
+    """``lsh.keys``: the keys of a MinHashLSH as datasketch's key storage
+    presents them, a live view (it follows the index). ``key in lsh.keys``,
+    ``for key in lsh.keys`` and ``len(lsh.keys)`` as for a set;
+    ``keys()`` and calling it (``lsh.keys()``, minlsh's own spelling) give
+    the list in insertion order; ``has_key``, ``size``; ``get(key)`` and
+    ``lsh.keys[key]`` give the key's band keys (datasketch: the bands'
+    bytes), ``itemcounts()`` the number of bands of each key."""
+
+    __slots__ = ("_lsh",)
+
+    def __init__(self, lsh: MinHashLSH) -> None:
+        self._lsh = lsh
+
+    def __call__(self) -> List[Hashable]:
+        return self._lsh._key_list()
+
+    def keys(self) -> List[Hashable]:
+        """The keys in insertion order (a list)."""
+        return self._lsh._key_list()
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._lsh
+
+    def has_key(self, key: Hashable) -> bool:
+        """``key in lsh``."""
+        return key in self._lsh
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._lsh._key_list())
+
+    def __len__(self) -> int:
+        return len(self._lsh)
+
+    def size(self) -> int:
+        """The number of keys."""
+        return len(self._lsh)
+
+    def get(self, key: Hashable) -> List[int]:
+        """The key's b band keys, in band order (KeyError if absent)."""
+        return self._lsh._band_keys_of(key)
+
+    __getitem__ = get
+
+    def getmany(self, *keys: Hashable) -> List[List[int]]:
+        """:meth:`get` of each key."""
+        return [self.get(k) for k in keys]
+
+    def itemcounts(self) -> Dict[Hashable, int]:
+        """Each key with its number of band keys (the index's b)."""
+        b = self._lsh.params[0]
+        return {k: b for k in self._lsh._key_list()}
+
+    def __repr__(self) -> str:
+        return "Keys(%r)" % (self._lsh._key_list(),)
 
 
 class MinHashLSHInsertionSession:

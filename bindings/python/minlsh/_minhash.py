@@ -263,13 +263,13 @@ class MinHash:
     datasketch's values (another hash and another family), so compare
     minlsh MinHash objects with each other, not with datasketch's.
 
-    ``permutations`` is accepted and ignored (the family of a (num_perm,
-    seed) is built once and cached); ``gpu_mode`` "disable" and "detect"
-    run on the CPU, "always" raises RuntimeError as datasketch does without
-    a GPU. An empty MinHash has the empty-set signature (every value
-    0xFFFFFFFF), whose Jaccard estimate with anything is 0 (datasketch
-    gives 1.0 for two empty ones: here empty documents are never
-    near-duplicates).
+    ``permutations`` is checked for its length and otherwise ignored (the
+    family of a (num_perm, seed) is built once and cached); ``gpu_mode``
+    "disable" and "detect" run on the CPU, "always" raises RuntimeError as
+    datasketch does without a GPU. An empty MinHash has the empty-set
+    signature (every value 0xFFFFFFFF); two empty ones have Jaccard 1.0 (as
+    in datasketch: the same set), an empty one and another 0.0. An index
+    still never makes an empty document a candidate.
 
     Like any Python object, one MinHash should not be updated from several
     threads at once; different MinHash objects are independent.
@@ -303,6 +303,8 @@ class MinHash:
                 hashvalues = hashvalues.tolist()
             hashvalues = list(hashvalues)
             num_perm = len(hashvalues)
+        if permutations is not None and len(permutations[0]) != num_perm:
+            raise ValueError("Numbers of hash values and permutations mismatch")
         self._family = family(num_perm, seed, scheme)
         self._sig = _u32_buffer(num_perm)
         if hashvalues is None:
@@ -478,12 +480,16 @@ class MinHash:
                                            self._sig, self._family.k), "minlsh_family_update")
 
     def jaccard(self, other: MinHash) -> float:
-        """The estimated Jaccard similarity (fraction of equal values; 0 when
-        either signature is empty). ValueError for another seed or num_perm."""
+        """The estimated Jaccard similarity (fraction of equal values): 1.0
+        for two empty signatures (equal sets, as datasketch says), 0.0 for an
+        empty one and another. ValueError for another seed or num_perm."""
         self._check_compatible(other, "jaccard")
         out = c_double()
         check(lib.minlsh_signature_estimate(byref(out), self._sig, other._sig, self._family.k),
               "minlsh_signature_estimate")
+        # The C estimate is 0 when either is empty: only then can both be.
+        if out.value == 0.0 and self.is_empty() and other.is_empty():
+            return 1.0
         return out.value
 
     def count(self) -> float:
@@ -523,14 +529,21 @@ class MinHash:
         self._set_values(values)
 
     @property
-    def permutations(self) -> Tuple[List[int], List[int]]:
-        """The family's coefficients (a, b) as two lists of num_perm ints
-        (h_i(x) = (a_i * x + b_i) mod (2**61 - 1), value = h >> 29); read-only."""
+    def permutations(self) -> Any:
+        """The family's coefficients, shaped as datasketch shapes them: a
+        (2, num_perm) uint64 numpy array (row 0 the a_i, row 1 the b_i;
+        ``a, b = m.permutations`` works), or without numpy a tuple of two
+        ``array.array('Q')``. h_i(x) = (a_i * x + b_i) mod (2**61 - 1), value
+        h >> 29 (datasketch: mod 2**61 - 1, value the low 32 bits). A copy."""
         k = self._family.k
         a, b_ = (c_uint64 * k)(), (c_uint64 * k)()
         check(lib.minlsh_family_copy_coefficients(self._family.handle, a, b_, k, None),
               "minlsh_family_copy_coefficients")
-        return (list(a), list(b_))
+        if _ffi.numpy is not None:
+            np = _ffi.numpy
+            return np.vstack([np.frombuffer(a, dtype=np.uint64),
+                              np.frombuffer(b_, dtype=np.uint64)])
+        return (array.array("Q", a), array.array("Q", b_))
 
     def copy(self) -> MinHash:
         """An independent copy (same family, values and hashfunc)."""
@@ -573,6 +586,8 @@ class MinHash:
         return state + (self._family.scheme,) if self._family.scheme else state
 
     def __setstate__(self, state):
+        if isinstance(state, dict):
+            raise ValueError(datasketch_refusal("pickle of a MinHash"))
         k, seed, raw = state[:3]
         self._family = family(k, seed, state[4] if len(state) > 4 else 0)
         self._hashfunc = state[3] if len(state) > 3 else None
@@ -595,11 +610,15 @@ class MinHash:
 
 class LeanMinHash(MinHash):
     """A frozen MinHash, as datasketch's: ``LeanMinHash(minhash)`` or
-    ``LeanMinHash(seed=..., hashvalues=...)``; no ``update`` (TypeError).
-    Hashable. ``serialize``/``deserialize`` use datasketch's byte layout:
-    the seed as a signed 64-bit int, the number of values as a 32-bit int,
-    then the values as 32-bit unsigned ints, in the ``byteorder`` given (a
-    :mod:`struct` byte-order character, default native "@")."""
+    ``LeanMinHash(seed=..., hashvalues=...)``; no ``update`` (TypeError),
+    but ``merge``, ``clear`` and assigning ``hashvalues`` as in datasketch
+    (a hash key should not be changed while it is in a dict). Hashable. ``serialize`` writes an
+    8-byte mark (``b"mlsh"``, a layout version, the scheme, two zero bytes)
+    and then datasketch's layout: the seed as a signed 64-bit int, the
+    number of values as a 32-bit int, the values as 32-bit unsigned ints, in
+    the ``byteorder`` given (a :mod:`struct` byte-order character, default
+    native "@"). ``deserialize`` refuses bytes without the mark: they are
+    datasketch's, whose values cannot be compared with minlsh's."""
 
     __slots__ = ()
 
@@ -629,57 +648,86 @@ class LeanMinHash(MinHash):
         """Not available: a LeanMinHash is frozen (TypeError)."""
         raise TypeError("Cannot update a LeanMinHash")
 
-    def clear(self) -> None:
-        """Not available: a LeanMinHash is frozen (TypeError)."""
-        raise TypeError("Cannot clear a LeanMinHash")
-
-    def merge(self, other: MinHash) -> None:
-        """Not available: a LeanMinHash is frozen (TypeError); use
-        :meth:`union`."""
-        raise TypeError("Cannot merge into a LeanMinHash")
-
-    @MinHash.hashvalues.setter
-    def hashvalues(self, values: Iterable[int]) -> None:
-        raise AttributeError("a LeanMinHash is frozen")
-
     def bytesize(self, byteorder: str = "@") -> int:
         """The size in bytes of :meth:`serialize`'s output."""
-        return struct.calcsize("%sqi%dI" % (byteorder, len(self)))
+        return struct.calcsize("%s%sqi%dI" % (byteorder, _LEAN_HEAD, len(self)))
 
     def serialize(self, buf: Any, byteorder: str = "@") -> None:
-        """Write the seed, the length and the values into ``buf`` (a writable
-        buffer of at least :meth:`bytesize` bytes; ValueError if shorter)."""
+        """Write the mark, the seed, the length and the values into ``buf`` (a
+        writable buffer of at least :meth:`bytesize` bytes; ValueError if
+        shorter)."""
         if len(buf) < self.bytesize(byteorder):
             raise ValueError("The buffer does not have enough space for holding this MinHash.")
         seed = self.seed
         if seed >= 1 << 63:  # the layout stores a signed 64-bit seed
             seed -= 1 << 64
-        struct.pack_into("%sqi%dI" % (byteorder, len(self)), buf, 0, seed, len(self),
+        struct.pack_into("%s%sqi%dI" % (byteorder, _LEAN_HEAD, len(self)), buf, 0,
+                         _LEAN_MAGIC, _LEAN_VERSION, self._family.scheme, seed, len(self),
                          *self._sig)
 
     @classmethod
-    def deserialize(cls, buf: Any, byteorder: str = "@") -> LeanMinHash:
-        """The LeanMinHash written by :meth:`serialize` (or by datasketch's
-        LeanMinHash.serialize) at the start of ``buf``."""
-        head = "%sqi" % byteorder
-        seed, num_perm = struct.unpack_from(head, buf, 0)
+    def deserialize(cls, buf: Any, byteorder: str = "@", *,
+                    legacy: bool = False) -> LeanMinHash:
+        """The LeanMinHash written by :meth:`serialize` at the start of
+        ``buf``. Bytes in datasketch's layout without minlsh's mark raise
+        ValueError (datasketch's values are another hash's); ``legacy=True``
+        accepts them as minlsh 0.1.0 wrote them (the caller vouches that
+        minlsh made them)."""
+        view = memoryview(buf).cast("B")
+        if bytes(view[:4]) == _LEAN_MAGIC:
+            head = "%s%sqi" % (byteorder, _LEAN_HEAD)
+            _, version, scheme, seed, num_perm = struct.unpack_from(head, view, 0)
+            if version != _LEAN_VERSION or scheme >= len(SCHEMES):
+                raise ValueError("bad LeanMinHash buffer: layout %d, scheme %d"
+                                 % (version, scheme))
+        elif legacy:
+            head, scheme = "%sqi" % byteorder, 0
+            seed, num_perm = struct.unpack_from(head, view, 0)
+        else:
+            raise ValueError(datasketch_refusal("LeanMinHash.serialize output",
+                                                "; bytes that minlsh 0.1.0 wrote load with "
+                                                "deserialize(buf, legacy=True)"))
         if not 1 <= num_perm <= _ffi.FAMILY_K_MAX:
             raise ValueError("bad LeanMinHash buffer: %d values" % num_perm)
-        values = struct.unpack_from("%s%dI" % (byteorder, num_perm), buf,
+        values = struct.unpack_from("%s%dI" % (byteorder, num_perm), view,
                                     struct.calcsize(head))
-        return cls(seed=seed & _ffi.UINT64_MAX, hashvalues=values)
+        lean = object.__new__(cls)
+        MinHash.__init__(lean, seed=seed & _ffi.UINT64_MAX, hashvalues=values,
+                         scheme=SCHEMES[scheme])
+        return lean
 
     def __getstate__(self):
-        buf = bytearray(self.bytesize("<"))
-        self.serialize(buf, "<")
-        return bytes(buf)
+        return MinHash.__getstate__(self)[:3] + (None, self._family.scheme)
 
     def __setstate__(self, state):
-        other = LeanMinHash.deserialize(state, "<")
-        self._family, self._sig, self._hashfunc = other._family, other._sig, None
+        if isinstance(state, bytearray) or isinstance(state, dict):
+            # datasketch pickles a LeanMinHash as a bytearray (minlsh 0.1.0
+            # as bytes), a MinHash as its __dict__.
+            raise ValueError(datasketch_refusal("pickle of a LeanMinHash"))
+        if isinstance(state, bytes):
+            other = LeanMinHash.deserialize(state, "<", legacy=True)
+            self._family, self._sig, self._hashfunc = other._family, other._sig, None
+            return
+        MinHash.__setstate__(self, state)
 
     def __hash__(self):
         return hash((self.seed, bytes(self._sig)))
+
+
+# LeanMinHash.serialize's mark, before datasketch's layout: the magic, the
+# layout version, the scheme, two zero bytes.
+_LEAN_MAGIC = b"mlsh"
+_LEAN_VERSION = 1
+_LEAN_HEAD = "4sBBxx"
+
+
+def datasketch_refusal(what, extra=""):
+    """The message for data that datasketch made."""
+    return ("this looks like datasketch's %s: minlsh cannot use it, because datasketch's "
+            "values come from another hash (SHA-1) and another family of permutations, so "
+            "they never compare with minlsh's. Re-sign the documents with minlsh from their "
+            "tokens (minlsh.MinHash.bulk(token_lists, num_perm=...) or MinHash.update) and "
+            "save minlsh's objects instead%s" % (what, extra))
 
 
 def matrix_bytes(rows, k, seed, n_expected=None, scheme=0):

@@ -216,12 +216,13 @@ def test_lean_serialize_layout(order):
     m = per_item(words(7), num_perm=32, seed=12345)
     lean = LeanMinHash(m)
     size = lean.bytesize(order)
-    assert size == struct.calcsize(order + "qi32I")
+    # minlsh's 8-byte mark, then datasketch's layout.
+    assert size == 8 + struct.calcsize(order + "qi32I")
     buf = bytearray(size)
     lean.serialize(buf, byteorder=order)
-    seed, k = struct.unpack_from(order + "qi", buf, 0)
+    seed, k = struct.unpack_from(order + "qi", buf, 8)
     assert (seed, k) == (12345, 32)
-    values = struct.unpack_from(order + "32I", buf, struct.calcsize(order + "qi"))
+    values = struct.unpack_from(order + "32I", buf, 8 + struct.calcsize(order + "qi"))
     assert list(values) == as_list(m.hashvalues)
     assert LeanMinHash.deserialize(buf, byteorder=order) == lean
     with pytest.raises(ValueError):
