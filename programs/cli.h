@@ -133,6 +133,13 @@ int cli_write_atomic(const char *path, const void *data, size_t len);
 void cli_format_double(char out[32], double x);
 /* Flush standard output; a write error is reported and gives status 1. */
 int cli_finish_stdout(int status);
+/* bytes in the largest binary unit it reaches ("1 byte", "100 KiB",
+ * "11.8 GiB"): never "0" for a size that is not 0. */
+void cli_format_bytes(char out[32], uint64_t bytes);
+/* Why a file could not be made or written in a directory, from errno:
+ * "no such directory", "not a directory", "not writable (...)", "the disk
+ * is full", "past the file size limit (ulimit -f)", else strerror(err). */
+const char *cli_dir_write_error(int err);
 
 /* ---- opts.c ------------------------------------------------------------- */
 
@@ -338,6 +345,10 @@ typedef struct input_list {
  * o->include (when there are any) and none of o->exclude (fnmatch); paths
  * named on the command line are always kept. */
 void input_walk(input_list *out, char **paths, int n, const cli_opts *o);
+/* Why an --include or --exclude pattern could never match what it seems to
+ * mean (an unclosed '[', a trailing backslash, an unknown [:class:], an
+ * empty pattern), or NULL when fnmatch reads it as written. */
+const char *input_pattern_problem(const char *pattern);
 void input_free(input_list *in);
 /* The name used for a file in messages ("standard input" for "-"). */
 const char *input_where(const input_file *f);

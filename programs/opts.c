@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct opt_spec {
     const char *name;
@@ -344,6 +346,22 @@ bad:
                      "FP,FN: two non-negative numbers, not both 0");
 }
 
+/* Checked now, not when the first temporary file is needed: that may be
+ * an hour into the run. ("" is refused: the library would read it as the
+ * default.) */
+static int set_tmpdir(cli_opts *o, const cli_command *cmd, const char *v) {
+    struct stat st;
+    if (*v == '\0') return bad_value(cmd, "tmpdir", v, "a directory");
+    if (stat(v, &st) != 0)
+        return cli_usage_error(cmd->name, "--tmpdir %s: %s", v, cli_dir_write_error(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cli_usage_error(cmd->name, "--tmpdir %s: %s", v, cli_dir_write_error(ENOTDIR));
+    if (access(v, W_OK | X_OK) != 0)
+        return cli_usage_error(cmd->name, "--tmpdir %s: %s", v, cli_dir_write_error(errno));
+    o->tmpdir = v;
+    return 0;
+}
+
 /* Store the value of option id. Returns 0 or CLI_USAGE. */
 static int set_value(cli_opts *o, const cli_command *cmd, int id,
                      const char *name, const char *v) {
@@ -434,9 +452,7 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
             return bad_value(cmd, name, v, "a size such as 512M or 4G (0: no limit)");
         o->memory_set = 1;
         return 0;
-    case O_TMPDIR:
-        o->tmpdir = v;
-        return 0;
+    case O_TMPDIR: return set_tmpdir(o, cmd, v);
     case O_LOCK_TIMEOUT: {
         double s;
         /* Below the "wait forever" value, in whole milliseconds. */
@@ -452,8 +468,15 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
                              "(0: no limit)");
         return 0;
     case O_KEY_FILE: return read_key_file(o, cmd, "--key-file", v);
-    case O_INCLUDE: add_pattern(&o->include, &o->n_include, &o->cap_include, v); return 0;
-    case O_EXCLUDE: add_pattern(&o->exclude, &o->n_exclude, &o->cap_exclude, v); return 0;
+    case O_INCLUDE:
+    case O_EXCLUDE: {
+        const char *why = input_pattern_problem(v);
+        if (why != NULL)
+            return cli_usage_error(cmd->name, "invalid value '%s' for --%s: %s", v, name, why);
+        if (id == O_INCLUDE) add_pattern(&o->include, &o->n_include, &o->cap_include, v);
+        else add_pattern(&o->exclude, &o->n_exclude, &o->cap_exclude, v);
+        return 0;
+    }
     case O_FORMAT: return set_format(o, cmd, v);
     case O_WEIGHTS: return set_weights(o, cmd, v);
     default: return 0;
