@@ -345,10 +345,6 @@ typedef struct input_list {
  * o->include (when there are any) and none of o->exclude (fnmatch); paths
  * named on the command line are always kept. */
 void input_walk(input_list *out, char **paths, int n, const cli_opts *o);
-/* Why an --include or --exclude pattern could never match what it seems to
- * mean (an unclosed '[', a trailing backslash, an unknown [:class:], an
- * empty pattern), or NULL when fnmatch reads it as written. */
-const char *input_pattern_problem(const char *pattern);
 void input_free(input_list *in);
 /* The name used for a file in messages ("standard input" for "-"). */
 const char *input_where(const input_file *f);

@@ -68,61 +68,6 @@ static char **list_dir(const char *path, size_t *n_out) {
     return names;
 }
 
-/* fnmatch never reports a bad pattern: it matches an unclosed '[' as
- * itself and a trailing backslash or an unknown class as nothing, so a typo
- * would quietly select no file. The pattern is read as fnmatch reads it
- * (flags 0: backslash escapes, also inside brackets). */
-static const char *bracket_problem(const char **pp) {
-    static const char unmatched[] = "unmatched '[' (\\[ matches a literal '[')";
-    static const char *const classes[] = {"alnum", "alpha", "blank", "cntrl",
-                                          "digit", "graph", "lower", "print",
-                                          "punct", "space", "upper", "xdigit"};
-    const char *p = *pp + 1;
-    if (*p == '!' || *p == '^') p++;
-    if (*p == ']') p++; /* first: a member, not the end */
-    for (;;) {
-        if (*p == '\0') return unmatched;
-        if (*p == ']') break;
-        if (*p == '\\') {
-            if (p[1] == '\0') return unmatched;
-            p += 2;
-        } else if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
-            char end = p[1];
-            const char *name = p + 2, *close = name;
-            while (*close != '\0' && !(close[0] == end && close[1] == ']')) close++;
-            if (*close == '\0') return unmatched;
-            if (end == ':') {
-                size_t i, n = (size_t)(close - name);
-                for (i = 0; i < sizeof classes / sizeof classes[0]; i++)
-                    if (strlen(classes[i]) == n && memcmp(classes[i], name, n) == 0) break;
-                if (i == sizeof classes / sizeof classes[0])
-                    return "unknown character class (alnum, alpha, blank, cntrl, digit, graph, "
-                           "lower, print, punct, space, upper, xdigit)";
-            }
-            p = close + 2;
-        } else {
-            p++;
-        }
-    }
-    *pp = p;
-    return NULL;
-}
-
-const char *input_pattern_problem(const char *pattern) {
-    const char *p = pattern;
-    if (*p == '\0') return "an empty pattern matches no file";
-    for (; *p != '\0'; p++) {
-        if (*p == '\\') {
-            if (p[1] == '\0') return "a lone '\\' at the end (\\\\ matches a backslash)";
-            p++;
-        } else if (*p == '[') {
-            const char *why = bracket_problem(&p);
-            if (why != NULL) return why;
-        }
-    }
-    return NULL;
-}
-
 /* A file met in a directory walk: kept by --include and --exclude? */
 static int selected(const cli_opts *o, const char *name) {
     size_t i;
