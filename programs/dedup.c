@@ -11,7 +11,6 @@
 #include "cli.h"
 
 #include <errno.h>
-
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>

@@ -459,9 +459,9 @@ void minlsh__tmpfile_init(minlsh__tmpfile *t) {
     t->size = 0;
 }
 
-/* Keep the first errno (a zero one, which no failing call should leave,
- * as EIO) and leave it in errno for the caller on this thread. The file is
- * const for readers: err is the one field a failed read changes. */
+/* Keep the first errno (EIO for a 0, which no failing call should leave)
+ * and leave it in errno on this thread too. Readers see the file as const:
+ * err is the one field a failed read changes. */
 static int minlsh__tmpfile_fail(const minlsh__tmpfile *t, int err) {
     int expected = 0;
     if (err == 0) err = EIO;
