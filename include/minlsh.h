@@ -1410,7 +1410,11 @@ typedef struct minlsh_dedup_options {
     const char *tmpdir;  /* where those files go (NULL: $TMPDIR, else /tmp);
                             copied. They are made when first needed and
                             unlinked at once, so none survives the process,
-                            however it ends. */
+                            however it ends. When one fails, the call
+                            returns MINLSH_E_IO with errno set on the
+                            caller's thread to why (ENOENT, ENOTDIR, EACCES,
+                            ENOSPC, EFBIG...), even when it failed on one of
+                            the engine's threads. */
 } minlsh_dedup_options;
 
 #define MINLSH_DEDUP_OPTIONS_INIT                                              \

@@ -135,6 +135,13 @@ void cli_guard_mapped(const char *path);
 void cli_format_double(char out[32], double x);
 /* Flush standard output; a write error is reported and gives status 1. */
 int cli_finish_stdout(int status);
+/* bytes in the largest binary unit it reaches ("1 byte", "100 KiB",
+ * "11.8 GiB"): never "0" for a size that is not 0. */
+void cli_format_bytes(char out[32], uint64_t bytes);
+/* Why a file could not be made or written in a directory, from errno:
+ * "no such directory", "not a directory", "not writable (...)", "the disk
+ * is full", "past the file size limit (ulimit -f)", else strerror(err). */
+const char *cli_dir_write_error(int err);
 
 /* ---- opts.c ------------------------------------------------------------- */
 

@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -108,15 +109,22 @@ typedef struct dedup {
     size_t n_off, cap_off;
 } dedup;
 
-/* The engine failed: an I/O error can only be its temporary files. */
+/* A temporary file failed; err is the errno its call left (0: unknown,
+ * when the failure was on a worker of the command's own pool). */
+CLI_NORETURN static void dedup_die_tmp(const cli_opts *o, int err) {
+    const char *dir = o->tmpdir != NULL ? o->tmpdir : getenv("TMPDIR");
+    cli_msg("%s: cannot write temporary files: %s; --tmpdir chooses another directory, "
+            "--memory 0 keeps everything in memory",
+            dir != NULL && dir[0] ? dir : "/tmp",
+            err != 0 ? cli_dir_write_error(err) : "a read or write failed");
+    exit(CLI_FAILED);
+}
+
+/* The engine failed: an I/O error can only be its temporary files, and
+ * errno then says why. */
 CLI_NORETURN static void dedup_die(const cli_opts *o, int rc) {
-    if (rc == MINLSH_E_IO) {
-        const char *dir = o->tmpdir != NULL ? o->tmpdir : getenv("TMPDIR");
-        cli_msg("dedup: cannot write temporary files in %s (disk full, or not writable?); "
-                "--tmpdir chooses another directory, --memory 0 keeps everything in memory",
-                dir != NULL && dir[0] ? dir : "/tmp");
-        exit(1);
-    }
+    int err = errno;
+    if (rc == MINLSH_E_IO) dedup_die_tmp(o, err);
     cli_die_lib("dedup", rc);
 }
 
@@ -136,7 +144,8 @@ static void remember(dedup *D, const doc_view *d) {
     uint64_t at;
     xgrow(&v, &D->cap_off, D->n_off + 2, sizeof *D->off);
     D->off = v;
-    if (minlsh__tmpfile_append(&D->spool, bytes, n, &at) != 0) dedup_die(D->o, MINLSH_E_IO);
+    if (minlsh__tmpfile_append(&D->spool, bytes, n, &at) != 0)
+        dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
     D->off[D->n_off++] = at;
     D->off[D->n_off] = at + n;
 }
@@ -372,7 +381,11 @@ static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, 
         }
         chunks[cur ^ 1] = 0;
         if (chunks[cur] == 0) break;
-        if ((rc = minlsh__pool_wait(pool)) != 0) dedup_die(D->o, rc);
+        if ((rc = minlsh__pool_wait(pool)) != 0) {
+            /* On a worker: errno stayed there; the spool keeps its own. */
+            if (rc == MINLSH_E_IO) dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+            dedup_die(D->o, rc);
+        }
         prev->first = now->first + (uint64_t)chunks[cur] * WRITE_CHUNK;
     }
     for (h = 0; h < 2; h++) {
@@ -495,9 +508,9 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
     {
         struct rusage ru;
         double peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
-        char budget[48];
+        char budget[32];
         if (ri->memory == 0) snprintf(budget, sizeof budget, "no limit");
-        else snprintf(budget, sizeof budget, "%.0f MiB", (double)ri->memory / 1048576.0);
+        else cli_format_bytes(budget, ri->memory);
         cli_msg("%llu kept, %llu dropped; peak memory %.1f MiB (engine %.1f MiB, budget %s), "
                 "temporary files %.1f MiB",
                 (unsigned long long)s->kept, (unsigned long long)s->dropped, peak,
@@ -607,7 +620,8 @@ int cmd_dedup(cli_opts *o) {
     cfg.overlap = 1;     /* select only numbers and spools documents */
     minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
-    if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0) dedup_die(o, MINLSH_E_IO);
+    if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0)
+        dedup_die_tmp(o, minlsh__tmpfile_errno(&D.spool));
     cfg.ctx = &D;
     marks[0] = stage_now();
     pipeline_run_paths(&cfg, o->args, o->n_args, "dedup:", &ri.st);

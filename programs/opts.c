@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct opt_spec {
     const char *name;
@@ -349,6 +351,79 @@ bad:
                      "FP,FN: two non-negative numbers, not both 0");
 }
 
+/* fnmatch never reports a bad pattern: it matches an unclosed '[' as
+ * itself and a trailing backslash or an unknown class as nothing, so a typo
+ * would quietly select no file. The pattern is read as fnmatch reads it
+ * (flags 0: backslash escapes, also inside brackets). */
+static const char *bracket_problem(const char **pp) {
+    static const char unmatched[] = "unmatched '[' (\\[ matches a literal '[')";
+    static const char *const classes[] = {"alnum", "alpha", "blank", "cntrl",
+                                          "digit", "graph", "lower", "print",
+                                          "punct", "space", "upper", "xdigit"};
+    const char *p = *pp + 1;
+    if (*p == '!' || *p == '^') p++;
+    if (*p == ']') p++; /* first: a member, not the end */
+    for (;;) {
+        if (*p == '\0') return unmatched;
+        if (*p == ']') break;
+        if (*p == '\\') {
+            if (p[1] == '\0') return unmatched;
+            p += 2;
+        } else if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+            char end = p[1];
+            const char *name = p + 2, *close = name;
+            while (*close != '\0' && !(close[0] == end && close[1] == ']')) close++;
+            if (*close == '\0') return unmatched;
+            if (end == ':') {
+                size_t i, n = (size_t)(close - name);
+                for (i = 0; i < sizeof classes / sizeof classes[0]; i++)
+                    if (strlen(classes[i]) == n && memcmp(classes[i], name, n) == 0) break;
+                if (i == sizeof classes / sizeof classes[0])
+                    return "unknown character class (alnum, alpha, blank, cntrl, digit, graph, "
+                           "lower, print, punct, space, upper, xdigit)";
+            }
+            p = close + 2;
+        } else {
+            p++;
+        }
+    }
+    *pp = p;
+    return NULL;
+}
+
+/* Why an --include or --exclude pattern could never match what it seems
+ * to mean, or NULL when fnmatch reads it as written. */
+static const char *pattern_problem(const char *pattern) {
+    const char *p = pattern;
+    if (*p == '\0') return "an empty pattern matches no file";
+    for (; *p != '\0'; p++) {
+        if (*p == '\\') {
+            if (p[1] == '\0') return "a lone '\\' at the end (\\\\ matches a backslash)";
+            p++;
+        } else if (*p == '[') {
+            const char *why = bracket_problem(&p);
+            if (why != NULL) return why;
+        }
+    }
+    return NULL;
+}
+
+/* Checked now, not when the first temporary file is needed: that may be
+ * an hour into the run. ("" is refused: the library would read it as the
+ * default.) */
+static int set_tmpdir(cli_opts *o, const cli_command *cmd, const char *v) {
+    struct stat st;
+    if (*v == '\0') return bad_value(cmd, "tmpdir", v, "a directory");
+    if (stat(v, &st) != 0)
+        return cli_usage_error(cmd->name, "--tmpdir %s: %s", v, cli_dir_write_error(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cli_usage_error(cmd->name, "--tmpdir %s: %s", v, cli_dir_write_error(ENOTDIR));
+    if (access(v, W_OK | X_OK) != 0)
+        return cli_usage_error(cmd->name, "--tmpdir %s: %s", v, cli_dir_write_error(errno));
+    o->tmpdir = v;
+    return 0;
+}
+
 /* Store the value of option id. Returns 0 or CLI_USAGE. */
 static int set_value(cli_opts *o, const cli_command *cmd, int id,
                      const char *name, const char *v) {
@@ -441,9 +516,7 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
             return bad_value(cmd, name, v, "a size such as 512M or 4G (0: no limit)");
         o->memory_set = 1;
         return 0;
-    case O_TMPDIR:
-        o->tmpdir = v;
-        return 0;
+    case O_TMPDIR: return set_tmpdir(o, cmd, v);
     case O_LOCK_TIMEOUT: {
         double s;
         /* Below the "wait forever" value, in whole milliseconds. */
@@ -459,8 +532,15 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
                              "(0: no limit)");
         return 0;
     case O_KEY_FILE: return read_key_file(o, cmd, "--key-file", v);
-    case O_INCLUDE: add_pattern(&o->include, &o->n_include, &o->cap_include, v); return 0;
-    case O_EXCLUDE: add_pattern(&o->exclude, &o->n_exclude, &o->cap_exclude, v); return 0;
+    case O_INCLUDE:
+    case O_EXCLUDE: {
+        const char *why = pattern_problem(v);
+        if (why != NULL)
+            return cli_usage_error(cmd->name, "invalid value '%s' for --%s: %s", v, name, why);
+        if (id == O_INCLUDE) add_pattern(&o->include, &o->n_include, &o->cap_include, v);
+        else add_pattern(&o->exclude, &o->n_exclude, &o->cap_exclude, v);
+        return 0;
+    }
     case O_FORMAT: return set_format(o, cmd, v);
     case O_WEIGHTS: return set_weights(o, cmd, v);
     default: return 0;

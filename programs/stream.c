@@ -197,7 +197,11 @@ static ssize_t read_zstd(cli_stream *s, void *buf, size_t n) {
             return corrupt(s, ZSTD_getErrorName(r));
         }
         s->zret = r;
-        s->pending = out.pos == out.size;
+        /* A full buffer may hide more output, unless the frame has ended
+         * (0: decoded and flushed): called again with no input, the decoder
+         * would start on a next frame and ask for its header, which reads as
+         * truncated data when the input ends there. */
+        s->pending = out.pos == out.size && r != 0;
         if (out.pos > 0) return (ssize_t)out.pos;
     }
 }

@@ -320,6 +320,38 @@ void cli_guard_mapped(const char *path) {
     (void)sigaction(SIGBUS, &sa, NULL);
 }
 
+void cli_format_bytes(char out[32], uint64_t bytes) {
+    static const char *const units[] = {"GiB", "MiB", "KiB"};
+    int i;
+    for (i = 0; i < 3; i++) {
+        uint64_t u = UINT64_C(1) << (10 * (3 - i));
+        if (bytes < u) continue;
+        if (bytes % u == 0)
+            snprintf(out, 32, "%llu %s", (unsigned long long)(bytes / u), units[i]);
+        else
+            snprintf(out, 32, "%.1f %s", (double)bytes / (double)u, units[i]);
+        return;
+    }
+    snprintf(out, 32, "%llu byte%s", (unsigned long long)bytes, cli_plural(bytes));
+}
+
+const char *cli_dir_write_error(int err) {
+    static const char *const not_writable = "not writable (permission denied)";
+    switch (err) {
+    case ENOENT: return "no such directory";
+    case ENOTDIR: return "not a directory";
+    case EACCES:
+    case EPERM: return not_writable;
+    case EROFS: return "not writable (a read-only file system)";
+    case ENOSPC: return "the disk is full";
+#if defined(EDQUOT)
+    case EDQUOT: return "the disk quota is used up";
+#endif
+    case EFBIG: return "past the file size limit (ulimit -f)";
+    default: return strerror(err);
+    }
+}
+
 void cli_format_double(char out[32], double x) {
     int prec;
     for (prec = 1; prec <= 17; prec++) {

@@ -163,6 +163,38 @@ st=$?
 if [ "$st" -eq 1 ] && grep -q "trailing.gz:[0-9]*: corrupt gzip data" "$tmp/err"
 then ok gzip_trailing_garbage; else ko gzip_trailing_garbage "status $st" "$(cat "$tmp/err")"; fi
 
+# ---- data that ends where a read ends -------------------------------------------
+# Decompressed sizes that are multiples of every read size up to 1 MiB: the
+# last read fills its buffer exactly, and what follows is the end of the
+# data, not a truncated frame or member. A file and standard input sign as
+# the plain text does; a JSON Lines record with no final newline, too large
+# for --max-doc-size, gives the documented warning and status 0.
+for size in 65536 131072 1048576; do
+    $PY - "$tmp/text$size" "$tmp/line$size.jsonl" "$size" <<'EOF2'
+import sys
+size = int(sys.argv[3])
+words = b" ".join(b"w%d" % (i % 977) for i in range(size))
+open(sys.argv[1], "wb").write(words[:size])
+head, tail = b'{"id": "big", "text": "', b'"}'
+open(sys.argv[2], "wb").write(head + words[:size - len(head) - len(tail)] + tail)
+EOF2
+    for f in "text$size" "line$size.jsonl"; do
+        gz "$tmp/$f" > "$tmp/$f.gz"
+        zs "$tmp/$f" > "$tmp/$f.zst"
+    done
+    "$M" sig -q --num-perm 4 "$tmp/text$size" 2>/dev/null | cut -f 2 > "$tmp/want"
+    for ext in gz zst; do
+        same "boundary_file_${size}_$ext" 0 "$tmp" sh -c "\"$M\" sig -q --num-perm 4 text$size.$ext | cut -f 2"
+        same "boundary_stdin_${size}_$ext" 0 "$tmp" sh -c "\"$M\" sig -q --num-perm 4 - < text$size.$ext | cut -f 2"
+    done
+    for f in "line$size.jsonl" "line$size.jsonl.gz" "line$size.jsonl.zst"; do
+        if run "boundary_too_large_$f" 0 "$M" dedup --jsonl --max-doc-size 100 "$tmp/$f"; then
+            line "boundary_too_large_${f}_warning" "$tmp/err" \
+                "minlsh: $tmp/$f:1: larger than --max-doc-size 100, skipped"
+        fi
+    done
+done
+
 # A large compressed document is streamed: 40 MB of text in a small file.
 $PY -c '
 import gzip, sys

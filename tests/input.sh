@@ -143,5 +143,27 @@ walk exclude_hidden "a.txt b.md sub/c.txt sub/d.TXT " --exclude '.*' tree
 walk include_exclude "a.txt " --include '*.txt' --exclude '.*' --exclude 'c*' tree
 walk named_paths_kept "b.md a.txt " --include '*.txt' tree/b.md tree/a.txt
 walk include_base_name_only "" --include 'sub/*' tree
+# fnmatch has no error for a bad pattern: it reads an unclosed '[' as
+# itself and a trailing backslash or an unknown class as matching nothing,
+# so these would quietly select no file. They are usage errors, named.
+# bad_pattern NAME PATTERN WHY: refused by --include and --exclude alike.
+bad_pattern() {
+    for opt in include exclude; do
+        run "pattern_${opt}_$1" 2 "$M" sig -q --num-perm 1 "--$opt" "$2" tree &&
+            line "pattern_${opt}_$1" err "minlsh: sig: invalid value '$2' for --$opt: $3"
+    done
+}
+U="unmatched '[' (\\[ matches a literal '[')"
+bad_pattern bracket '[' "$U"
+bad_pattern bracket_after_star '*.[ch' "$U"
+bad_pattern bracket_empty '[]' "$U"
+bad_pattern bracket_class_open '[[:alpha:]' "$U"
+bad_pattern backslash_last 'a\' "a lone '\' at the end (\\\\ matches a backslash)"
+bad_pattern unknown_class '[[:word:]]*' "unknown character class (alnum, alpha, blank, cntrl, digit, graph, lower, print, punct, space, upper, xdigit)"
+bad_pattern empty '' "an empty pattern matches no file"
+printf '%s\n' "$T" > 'tree/[x'
+walk pattern_escaped_bracket "[x " --include '\[*' tree
+walk pattern_bracket_member "[x " --include '[[]x' tree
+walk pattern_classes "a.txt b.md sub/c.txt " --include '[[:lower:]].[!T]*' tree
 
 finish

@@ -5,10 +5,22 @@
  * policies, and nothing depends on the thread count or on how documents
  * arrive (texts in batches, or sets one by one).
  */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #define MINLSH_EXPERIMENTAL_API 1
 #include "minlsh.h"
 #include "testalloc.h"
 #include "testlib.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NDOC 400
 #define WORDS 60
@@ -437,6 +449,134 @@ static void test_errors_and_states(void) {
     minlsh_dedup_free(NULL);
 }
 
+/* A spill: n texts with a memory budget and the temporary files in dir.
+ * Returns the first error code, with *err the errno just after the call
+ * that returned it. */
+typedef struct spill {
+    const char *dir;
+    uint32_t threads;
+    uint64_t memory;
+    char **texts;
+    const size_t *lens;
+    size_t n;
+} spill;
+
+static int spill_run(const spill *sp, int *err) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    minlsh_dedup *d = NULL;
+    size_t i;
+    int rc;
+    o.threshold = T;
+    o.memory = sp->memory;
+    o.tmpdir = sp->dir;
+    o.threads = sp->threads;
+    *err = 0;
+    if ((rc = minlsh_dedup_new(&d, sh, fam, &o, NULL)) != 0) return rc;
+    for (i = 0; i < sp->n && rc == 0; i += 50) {
+        size_t k = sp->n - i < 50 ? sp->n - i : 50;
+        errno = 0;
+        rc = minlsh_dedup_add_texts(d, (const void *const *)(sp->texts + i), sp->lens + i, k,
+                                    NULL);
+        *err = errno;
+    }
+    if (rc == 0) {
+        errno = 0;
+        rc = minlsh_dedup_run(d);
+        *err = errno;
+    }
+    minlsh_dedup_free(d);
+    return rc;
+}
+
+/* In a child process whose files may not pass limit bytes (SIGXFSZ ignored,
+ * so that writes fail with EFBIG): 0 if the spill failed with MINLSH_E_IO
+ * and errno EFBIG, 1 if it succeeded, 2 for another code, 3 for another
+ * errno. */
+static int spill_limited(const spill *sp, rlim_t limit) {
+    pid_t pid;
+    int status = 0;
+    fflush(stdout); /* the child exits through exit(), which flushes */
+    pid = fork();
+    if (pid == 0) {
+        struct rlimit rl, old;
+        int rc, err, out;
+        signal(SIGXFSZ, SIG_IGN);
+        if (getrlimit(RLIMIT_FSIZE, &old) != 0) _exit(100);
+        rl = old;
+        rl.rlim_cur = limit;
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(100);
+        rc = spill_run(sp, &err);
+        out = rc == 0 ? 1 : rc != MINLSH_E_IO ? 2 : err != EFBIG ? 3 : 0;
+        /* exit, not _exit, with the limit lifted: a coverage build writes
+         * its counters at exit. */
+        setrlimit(RLIMIT_FSIZE, &old);
+        exit(out);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 999;
+    return WEXITSTATUS(status);
+}
+
+/* A temporary file that cannot be made or written gives MINLSH_E_IO with
+ * errno saying why, on the calling thread, wherever the call that failed
+ * ran. */
+static void test_temporary_file_errors(void) {
+    char missing[4096], file[4096], dir[4096];
+    static char *shorts[NDOC];
+    static size_t short_lens[NDOC];
+    spill sp;
+    FILE *f;
+    size_t i;
+    int err;
+    snprintf(missing, sizeof missing, "%s", tl_tmp_path("dedup-no-such-dir"));
+    snprintf(file, sizeof file, "%s", tl_tmp_path("dedup-a-file"));
+    snprintf(dir, sizeof dir, "%s", tl_tmp_path("dedup-spill"));
+    f = fopen(file, "w");
+    EXPECT(f != NULL);
+    if (f != NULL) fclose(f);
+    EXPECT(mkdir(dir, 0700) == 0 || errno == EEXIST);
+    /* Half the corpus, everything past a 1-byte budget: the records file
+     * (written on the calling thread) is the first to fail. */
+    sp.texts = docs;
+    sp.lens = lens;
+    sp.n = NDOC / 2;
+    sp.memory = 1;
+    for (sp.threads = 1; sp.threads <= 3; sp.threads += 2) {
+        sp.dir = missing;
+        EXPECT_ERR(spill_run(&sp, &err), MINLSH_E_IO);
+        EXPECT_MSG(err == ENOENT, "%u threads: errno %d, expected ENOENT", sp.threads, err);
+        sp.dir = file;
+        EXPECT_ERR(spill_run(&sp, &err), MINLSH_E_IO);
+        EXPECT_MSG(err == ENOTDIR, "%u threads: errno %d, expected ENOTDIR", sp.threads, err);
+        sp.dir = dir;
+        /* 4 KiB per file: the records take about 100 KiB. */
+        err = spill_limited(&sp, 4096);
+        EXPECT_MSG(err == 0, "%u threads: past the file size limit: %d", sp.threads, err);
+    }
+    EXPECT_EQ_INT(spill_limited(&sp, RLIM_INFINITY), 1);
+    /* Texts of two shingles: 40 bytes of record each, which a 320 KiB
+     * budget keeps in memory, but 200 bytes of band keys, which go to the
+     * runs file: the pool's threads write it, and past the limit they fail
+     * there. */
+    for (i = 0; i < NDOC; i++) {
+        shorts[i] = (char *)malloc(48);
+        EXPECT(shorts[i] != NULL);
+        if (shorts[i] == NULL) return;
+        short_lens[i] = (size_t)snprintf(shorts[i], 48, "w%u x%u y%u z", (unsigned)i,
+                                         (unsigned)(i * 7), (unsigned)(i * 13));
+    }
+    sp.texts = shorts;
+    sp.lens = short_lens;
+    sp.n = NDOC;
+    sp.memory = 320 << 10;
+    sp.threads = 3;
+    err = spill_limited(&sp, 4096);
+    EXPECT_MSG(err == 0, "band runs past the file size limit: %d", err);
+    EXPECT_EQ_INT(spill_limited(&sp, RLIM_INFINITY), 1);
+    for (i = 0; i < NDOC; i++) free(shorts[i]);
+    remove(file);
+    rmdir(dir);
+}
+
 /* Every allocation failing in turn: a clean error, no leak, and a retry of
  * the run after the failure gives the full answer. */
 static void test_allocation_failures(void) {
@@ -622,6 +762,7 @@ int main(void) {
     RUN(test_max_bucket);
     RUN(test_decide);
     RUN(test_errors_and_states);
+    RUN(test_temporary_file_errors);
     RUN(test_allocation_failures);
     for (i = 0; i < NDOC; i++) {
         minlsh_shingleset_free(sets[i]);

@@ -660,7 +660,23 @@ int minlsh__header_read_meta(const void *buf, size_t len, const char magic[8],
 
 void minlsh__tmpfile_init(minlsh__tmpfile *t) {
     t->fd = -1;
+    t->err = 0;
     t->size = 0;
+}
+
+/* Keep the first errno (EIO for a 0, which no failing call should leave)
+ * and leave it in errno on this thread too. Readers see the file as const:
+ * err is the one field a failed read changes. */
+static int minlsh__tmpfile_fail(const minlsh__tmpfile *t, int err) {
+    int expected = 0;
+    if (err == 0) err = EIO;
+    (void)atomic_compare_exchange_strong((_Atomic int *)&t->err, &expected, err);
+    errno = err;
+    return MINLSH_E_IO;
+}
+
+int minlsh__tmpfile_errno(const minlsh__tmpfile *t) {
+    return atomic_load((_Atomic int *)&t->err);
 }
 
 int minlsh__tmpfile_open(minlsh__tmpfile *t, const char *dir) {
@@ -677,9 +693,9 @@ int minlsh__tmpfile_open(minlsh__tmpfile *t, const char *dir) {
     }
 #endif
     n = snprintf(path, sizeof path, "%s/minlsh-XXXXXX", dir);
-    if (n < 0 || (size_t)n >= sizeof path) return MINLSH_E_IO;
+    if (n < 0 || (size_t)n >= sizeof path) return minlsh__tmpfile_fail(t, ENAMETOOLONG);
     fd = mkstemp(path);
-    if (fd < 0) return MINLSH_E_IO;
+    if (fd < 0) return minlsh__tmpfile_fail(t, errno);
     (void)unlink(path);
     (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     t->fd = fd;
@@ -693,7 +709,8 @@ int minlsh__tmpfile_append(minlsh__tmpfile *t, const void *p, size_t n, uint64_t
     while (n > 0) {
         ssize_t w = pwrite(t->fd, b, n, (off_t)at);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return MINLSH_E_IO;
+        if (w < 0) return minlsh__tmpfile_fail(t, errno);
+        if (w == 0) return minlsh__tmpfile_fail(t, EIO); /* no progress, no errno */
         b += w;
         n -= (size_t)w;
         at += (uint64_t)w;
@@ -706,7 +723,8 @@ int minlsh__tmpfile_read(const minlsh__tmpfile *t, uint64_t off, void *p, size_t
     while (n > 0) {
         ssize_t r = pread(t->fd, b, n, (off_t)off);
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return MINLSH_E_IO;
+        if (r < 0) return minlsh__tmpfile_fail(t, errno);
+        if (r == 0) return minlsh__tmpfile_fail(t, EIO); /* shorter than written */
         b += r;
         n -= (size_t)r;
         off += (uint64_t)r;

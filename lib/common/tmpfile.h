@@ -19,8 +19,13 @@
  * range atomically, so threads may append and read concurrently. */
 typedef struct minlsh__tmpfile {
     int fd;
+    int err;       /* errno of the first failure since open; atomic */
     uint64_t size; /* bytes appended; atomic */
 } minlsh__tmpfile;
+/* Each call that fails with MINLSH_E_IO also leaves errno saying why
+ * (ENOENT, ENOTDIR, EACCES, ENOSPC, EFBIG...), and the first such errno is
+ * kept in t->err: a caller may learn it on another thread than the one that
+ * failed (see minlsh__tmpfile_errno). */
 /* Errors: MINLSH_E_IO (the directory cannot hold a file). */
 int minlsh__tmpfile_open(minlsh__tmpfile *t, const char *dir);
 /* Append n bytes; *off (may be NULL) receives where they start.
@@ -28,6 +33,9 @@ int minlsh__tmpfile_open(minlsh__tmpfile *t, const char *dir);
 int minlsh__tmpfile_append(minlsh__tmpfile *t, const void *p, size_t n, uint64_t *off);
 /* Read n bytes at off. Errors: MINLSH_E_IO. */
 int minlsh__tmpfile_read(const minlsh__tmpfile *t, uint64_t off, void *p, size_t n);
+/* The errno of the first failure since the file was opened (the open
+ * included), 0 if none. */
+int minlsh__tmpfile_errno(const minlsh__tmpfile *t);
 /* init marks t as not open, so that close (which releases the space) is a
  * no-op on a file that was never opened. */
 void minlsh__tmpfile_init(minlsh__tmpfile *t);

@@ -167,6 +167,10 @@ struct minlsh_dedup {
 /* engine.c */
 /* f, opened if it is not yet. Errors: MINLSH_E_IO. */
 int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f);
+/* rc, as a public call returns it: after MINLSH_E_IO errno is set, on the
+ * caller's thread, to the failure of a temporary file (which may have been
+ * on a worker), and the files' failures are forgotten for the next call. */
+int minlsh__dedup_io_result(minlsh_dedup *d, int rc);
 /* Read n bytes of the data file at off (written or still buffered). */
 int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n);
 /* The head of document i's record. */

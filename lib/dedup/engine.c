@@ -7,6 +7,8 @@
 
 #include "shingle/shingle.h"
 
+#include <errno.h>
+
 /* Temporary files are made when first needed, so that an engine that never
  * passes its budget never touches tmpdir. Workers (candidate runs) may be
  * the first: the mutex makes that safe. */
@@ -15,6 +17,23 @@ int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f) {
     pthread_mutex_lock(&d->file_mu);
     if (f->fd < 0) rc = minlsh__tmpfile_open(f, d->tmpdir);
     pthread_mutex_unlock(&d->file_mu);
+    return rc;
+}
+
+int minlsh__dedup_io_result(minlsh_dedup *d, int rc) {
+    minlsh__tmpfile *files[4];
+    int err = 0;
+    size_t i;
+    if (rc != MINLSH_E_IO) return rc;
+    files[0] = &d->data;
+    files[1] = &d->runs_file;
+    files[2] = &d->cand_file;
+    files[3] = &d->dec_file;
+    for (i = 0; i < 4; i++) {
+        if (err == 0) err = minlsh__tmpfile_errno(files[i]);
+        files[i]->err = 0;
+    }
+    if (err != 0) errno = err;
     return rc;
 }
 
@@ -471,7 +490,7 @@ int minlsh_dedup_add_set(minlsh_dedup *d, const uint64_t *hashes, size_t n,
         return MINLSH_E_NULL;
     for (i = 1; i < n; i++)
         if (hashes[i] <= hashes[i - 1]) return MINLSH_E_PARAM;
-    return minlsh__dedup_add(d, hashes, n, sig, fp, length);
+    return minlsh__dedup_io_result(d, minlsh__dedup_add(d, hashes, n, sig, fp, length));
 }
 
 /* ---- batches of texts ------------------------------------------------------- */
@@ -556,5 +575,5 @@ int minlsh_dedup_add_texts(minlsh_dedup *d, const void *const *texts, const size
     minlsh__free(&d->alloc, b.fps);
     minlsh__free(&d->alloc, b.sigs);
     minlsh__free(&d->alloc, b.rc);
-    return rc != 0 ? rc : first;
+    return minlsh__dedup_io_result(d, rc != 0 ? rc : first);
 }

@@ -1064,7 +1064,7 @@ int minlsh_dedup_run(minlsh_dedup *d) {
         d->edges = NULL;
         d->decisions = NULL;
         d->n_edges = 0;
-        return rc;
+        return minlsh__dedup_io_result(d, rc);
     }
     /* Not needed any more: the candidate file's space, the batch scratch. */
     minlsh__tmpfile_close(&d->cand_file);
