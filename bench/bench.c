@@ -12,6 +12,11 @@
  *   bench huge   gen_docs N | minlsh dedup - for each N of --sizes (default
  *                1M, 10M, 100M): wall time, peak RSS, docs/s, temp disk,
  *                recall, growth exponent (make bench-huge; not in CI)
+ *   bench components  minlsh dedup on 5,000 near-identical 300-word files (one
+ *                cluster) and on 5,000 unrelated ones (bench/gen_near.py),
+ *                fresh processes interleaved, best of 3: the time ratio
+ *                near/unrelated and each one's peak RSS, also under
+ *                --memory 8M and 1M (make bench-components; not in CI)
  *   bench crawler  the index as a crawler uses it, for each N of --sizes
  *                (default 1M): build an index of N generated documents, add
  *                1,000 more, query one, as fresh `minlsh index` processes
@@ -105,6 +110,7 @@ typedef struct options {
     int quick;
     uint64_t dedup_docs; /* 0: the default for the mode */
     const char *minlsh, *gen_docs;
+    const char *gen_near; /* bench components: bench/gen_near.py */
     const char *sizes; /* bench huge: document counts, e.g. "1000000 10000000" */
     const char *threads_list; /* bench threads: thread counts, e.g. "1 2 4" */
     int reps;                 /* bench threads: runs per count (0: 1) */
@@ -1141,6 +1147,88 @@ static int run_threads(const options *o) {
     return 0;
 }
 
+/* ---- bench components: one cluster against no cluster ------------------------ */
+
+/* In components mode a candidate pair inside one component is not
+ * verified, so a corpus that is one big cluster (every pair a candidate)
+ * should cost about what a corpus without any does. Both corpora are
+ * written by bench/gen_near.py into a temporary folder; each row runs
+ * `minlsh dedup -q --output decisions DIR > /dev/null` as a fresh process,
+ * the rows interleaved, best of 3 wall times, largest peak RSS. */
+static int run_components(const options *o) {
+    static const char *const kinds[2] = {"near", "unrelated"};
+    static const char *const budgets[3] = {NULL, "8M", "1M"};
+    char dir[512], sub[2][600], ndocs[32], seed[32];
+    double t[2][3], rss[2][3];
+    unsigned docs = o->quick ? 1000 : 5000;
+    int k, b, r, ok = 1;
+    const char *tmp = getenv("TMPDIR");
+    if (tmp == NULL || tmp[0] == '\0') tmp = "/tmp";
+    snprintf(dir, sizeof dir, "%s/minlsh-bench-components-XXXXXX", tmp);
+    if (access(o->minlsh, X_OK) != 0 || mkdtemp(dir) == NULL) {
+        printf("skipped: %s is not there (make program) or no temporary folder\n", o->minlsh);
+        return 1;
+    }
+    snprintf(ndocs, sizeof ndocs, "%u", docs);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    for (k = 0; k < 2 && ok; k++) {
+        char *gen[] = {"/usr/bin/python3", (char *)o->gen_near, "--kind", (char *)kinds[k],
+                       "--docs", ndocs, "--words", "300", "--seed", seed, "--out", sub[k], NULL};
+        double w, m;
+        snprintf(sub[k], sizeof sub[k], "%s/%s", dir, kinds[k]);
+        if (spawn(gen, NULL, NULL, &w, &m) != 0) {
+            printf("failed: /usr/bin/python3 %s did not write %s\n", o->gen_near, sub[k]);
+            ok = 0;
+        }
+    }
+    printf("== minlsh dedup, components mode: %u near-identical 300-word files (one cluster) "
+           "against %u unrelated ones ==\n", docs, docs);
+    printf("  minlsh dedup -q --output decisions [--memory M] DIR > /dev/null; fresh processes, "
+           "interleaved, best of 3\n");
+    for (k = 0; k < 2; k++)
+        for (b = 0; b < 3; b++) {
+            t[k][b] = 1e30;
+            rss[k][b] = 0;
+        }
+    for (r = 0; r < 3 && ok; r++)
+        for (b = 0; b < 3 && ok; b++)
+            for (k = 0; k < 2 && ok; k++) {
+                char *cmd[] = {(char *)o->minlsh, "dedup", "-q", "--output", "decisions", sub[k],
+                               NULL, NULL, NULL};
+                double w, m;
+                if (budgets[b] != NULL) {
+                    cmd[5] = "--memory";
+                    cmd[6] = (char *)budgets[b];
+                    cmd[7] = sub[k];
+                }
+                if (spawn(cmd, NULL, "/dev/null", &w, &m) != 0) {
+                    printf("failed: minlsh dedup on %s\n", sub[k]);
+                    ok = 0;
+                }
+                if (w < t[k][b]) t[k][b] = w;
+                if (m > rss[k][b]) rss[k][b] = m;
+            }
+    {
+        char *rm[] = {"/bin/rm", "-rf", dir, NULL};
+        double w, m;
+        (void)spawn(rm, NULL, NULL, &w, &m);
+    }
+    if (!ok) return 1;
+    printf("  %-10s %-10s %10s %14s\n", "corpus", "--memory", "seconds", "peak RSS MiB");
+    for (b = 0; b < 3; b++)
+        for (k = 0; k < 2; k++)
+            printf("  %-10s %-10s %10.3f %14.1f\n", kinds[k], budgets[b] ? budgets[b] : "default",
+                   t[k][b], rss[k][b]);
+    printf("\ncomponents_near_over_unrelated: %.2f\n", t[0][0] / t[1][0]);
+    printf("components_near_seconds: %.3f\n", t[0][0]);
+    printf("components_unrelated_seconds: %.3f\n", t[1][0]);
+    printf("components_near_peak_rss_mib: %.1f\n", rss[0][0]);
+    printf("components_unrelated_peak_rss_mib: %.1f\n", rss[1][0]);
+    printf("components_near_peak_rss_mib_memory_8M: %.1f\n", rss[0][1]);
+    printf("components_near_peak_rss_mib_memory_1M: %.1f\n", rss[0][2]);
+    return 0;
+}
+
 /* ---- bench huge: generated documents streamed through minlsh dedup ------------ */
 
 /* Whether `minlsh dedup --help` mentions opt. */
@@ -1768,6 +1856,7 @@ int main(int argc, char **argv) {
     o.dedup_docs = 0;
     o.minlsh = NULL;
     o.gen_docs = NULL;
+    o.gen_near = "bench/gen_near.py";
     o.sizes = NULL;
     o.threads_list = NULL;
     o.reps = 0;
@@ -1780,6 +1869,7 @@ int main(int argc, char **argv) {
             o.dedup_docs = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--minlsh") == 0 && i + 1 < argc) o.minlsh = argv[++i];
         else if (strcmp(argv[i], "--gen-docs") == 0 && i + 1 < argc) o.gen_docs = argv[++i];
+        else if (strcmp(argv[i], "--gen-near") == 0 && i + 1 < argc) o.gen_near = argv[++i];
         else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) o.sizes = argv[++i];
         else if (strcmp(argv[i], "--threads-list") == 0 && i + 1 < argc)
             o.threads_list = argv[++i];
@@ -1790,6 +1880,10 @@ int main(int argc, char **argv) {
                             "             [--words FILE] [--seed N] [--quick] [--dedup-docs N]\n"
                             "             [--sizes \"N1 N2 ...\"] [--threads-list \"T1 T2 ...\"]\n"
                             "             [--reps N] [--minlsh PATH] [--gen-docs PATH]\n");
+            fprintf(stderr, "usage: bench [all|scale|hot|index|kernels|dedup|huge|crawler|components]\n"
+                            "             [--words FILE] [--seed N] [--quick] [--dedup-docs N]\n"
+                            "             [--sizes \"N1 N2 ...\"] [--minlsh PATH] [--gen-docs PATH]\n"
+                            "             [--gen-near PATH]\n");
             return 2;
         }
     }
@@ -1823,6 +1917,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "huge") == 0) return run_huge(&o);
     if (strcmp(what, "threads") == 0) return run_threads(&o);
     if (strcmp(what, "crawler") == 0) return run_crawler(&o);
+    if (strcmp(what, "components") == 0) return run_components(&o);
     fprintf(stderr, "bench: unknown benchmark %s\n", what);
     return 2;
 }

@@ -1400,7 +1400,11 @@ typedef struct minlsh_dedup_options {
     uint32_t bands;      /* b and r; both 0 (default): planned so that */
     uint32_t rows;       /* P(candidate | threshold) >= 0.999 */
     uint32_t threads;    /* 0 (default): one per online processor */
-    uint32_t reserved;   /* must be 0 */
+    uint32_t all_pairs;  /* 1: verify every candidate pair, for
+                            minlsh_pairs_from_dedup; 0 (default): with
+                            GROUP_COMPONENTS, a pair already inside one
+                            component is not verified (the decisions are
+                            the same) and minlsh_pairs_from_dedup refuses */
     uint64_t max_bucket; /* a band bucket of more distinct documents is left
                             out (counted in the stats); 0 (default): no cap */
     uint64_t memory;     /* bytes the engine's growing data may take in memory
@@ -1499,7 +1503,9 @@ typedef struct minlsh_dedup_stats {
     uint64_t documents;      /* added */
     uint64_t empty;          /* with no shingle: never near-duplicates */
     uint64_t exact_groups;   /* groups of two or more exact copies */
-    uint64_t candidates;     /* distinct candidate pairs of distinct texts */
+    uint64_t candidates;     /* distinct candidate pairs of distinct texts
+                                verified (GROUP_COMPONENTS without
+                                all_pairs: not those already joined) */
     uint64_t verified;       /* candidates that passed the threshold */
     uint64_t capped_buckets; /* buckets left out by max_bucket */
     uint64_t kept;
@@ -1515,8 +1521,9 @@ MINLSH_API int minlsh_dedup_copy_stats(minlsh_dedup_stats *stats,
 
 /* Every verified pair of documents (exact copies included, similarity 1),
  * document numbers as ids; max_pairs as everywhere.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not run), MINLSH_E_PARAM
- * (allocator), MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not run, or GROUP_COMPONENTS
+ * without all_pairs: pairs inside a component were not verified),
+ * MINLSH_E_PARAM (allocator), MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 MINLSH_API int minlsh_pairs_from_dedup(minlsh_pairs **out,
                                        const minlsh_dedup *dedup,
                                        uint64_t max_pairs,

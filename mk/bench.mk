@@ -39,6 +39,12 @@
 #                     times side by side, the two ratios to the build (goal
 #                     1/20 each), open and compaction times, file size, peak
 #                     RSS, growth exponents between successive sizes
+#   make bench-components  NOT in CI: `bench components`: minlsh dedup on
+#                     5,000 near-identical 300-word files (one cluster, every
+#                     pair a candidate) against 5,000 unrelated ones
+#                     (bench/gen_near.py), fresh processes interleaved: the
+#                     time ratio and each one's peak RSS, also under
+#                     --memory 8M and 1M
 #   make bench-oph    the accuracy of classic and OPH signatures side by
 #                     side: estimator bias and RMSE against exact Jaccard
 #                     at k = 64, 128, 256 for sets smaller than k and large
@@ -88,8 +94,8 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
-.PHONY: bench bench-scale bench-hot bench-huge bench-threads bench-python bench-oph bench-unicode bench-index \
-  bench-mapped
+.PHONY: bench bench-scale bench-hot bench-huge bench-threads bench-python bench-oph bench-unicode \
+  bench-index bench-mapped bench-components
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
@@ -121,6 +127,10 @@ bench-threads: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 BENCH_INDEX_SIZES ?= 1000000
 bench-index: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 	$(BENCH_BIN) crawler $(BENCH_RUNS) --sizes "$(BENCH_INDEX_SIZES)" $(BENCH_FLAGS)
+
+# Not in CI: one big cluster against none (about a minute).
+bench-components: $(BENCH_BIN) $(PROGRAM)
+	$(BENCH_BIN) components --minlsh $(PROGRAM) --gen-near bench/gen_near.py $(BENCH_FLAGS)
 
 # Queries of a mapped index with a delta against the loaded index (bench/mapped.c).
 bench-mapped: $(BUILD)/bench/mapped

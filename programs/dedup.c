@@ -602,6 +602,7 @@ int cmd_dedup(cli_opts *o) {
     eo.bands = ri.bands;
     eo.rows = ri.rows;
     eo.threads = o->threads;
+    eo.all_pairs = o->output == OUTPUT_PAIRS;
     eo.max_bucket = o->max_bucket;
     eo.memory = ri.memory = D.memory = o->memory_set ? o->memory : default_memory();
     eo.tmpdir = o->tmpdir;

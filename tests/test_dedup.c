@@ -157,6 +157,7 @@ static void test_pairs_against_brute_force(void) {
     static char seen[NDOC][NDOC];
     o.threshold = T;
     o.threads = 2;
+    o.all_pairs = 1;
     d = run_engine(&o, 0);
     EXPECT_OK(minlsh_pairs_from_dedup(&p, d, 0, NULL));
     memset(seen, 0, sizeof seen);
@@ -298,59 +299,153 @@ static void test_invariance(void) {
 
 /* Any memory budget, from tiny (many runs in temporary files) to none,
  * gives the same bits, and the files are used when, and only when, the
- * budget is short. */
+ * budget is short; with every pair verified or not (then the same
+ * decisions, and counts that depend on neither budget nor threads). */
 static void test_memory_budgets(void) {
     minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
     static minlsh_dedup_decision a[NDOC], b[NDOC];
     uint64_t budgets[] = {1, 20000, 300000, 1 << 26};
-    minlsh_dedup_stats st;
+    minlsh_dedup_stats st, st0;
     minlsh_dedup *d;
     minlsh_pairs *pa = NULL, *pb = NULL;
     size_t t, i;
-    uint32_t verify;
-    for (verify = MINLSH_VERIFY_EXACT; verify <= MINLSH_VERIFY_SIGNATURE; verify++) {
-        o.threshold = T;
-        o.verify = verify;
-        o.memory = 0;
-        o.threads = 2;
-        d = run_engine(&o, 0);
-        decisions_of(d, a);
-        EXPECT_OK(minlsh_pairs_from_dedup(&pa, d, 0, NULL));
-        EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
-        EXPECT_EQ_U64(st.temp_bytes, 0);
-        minlsh_dedup_free(d);
-        for (t = 0; t < sizeof budgets / sizeof budgets[0]; t++) {
-            o.memory = budgets[t];
-            o.threads = (uint32_t)(1 + t % 3);
-            d = run_engine(&o, t % 2);
+    uint32_t verify, all;
+    for (verify = MINLSH_VERIFY_EXACT; verify <= MINLSH_VERIFY_SIGNATURE; verify++)
+        for (all = 0; all <= 1; all++) {
+            o.threshold = T;
+            o.verify = verify;
+            o.all_pairs = 1;
+            o.memory = 0;
+            o.threads = 2;
+            d = run_engine(&o, 0);
+            decisions_of(d, a);
+            EXPECT_OK(minlsh_pairs_from_dedup(&pa, d, 0, NULL));
+            minlsh_dedup_free(d);
+            o.all_pairs = all;
+            d = run_engine(&o, 0);
             decisions_of(d, b);
-            EXPECT_MSG(same_decisions(a, b), "verify %u memory %llu", verify,
-                       (unsigned long long)budgets[t]);
-            EXPECT_OK(minlsh_pairs_from_dedup(&pb, d, 0, NULL));
-            EXPECT_EQ_U64(minlsh_pairs_count(pb), minlsh_pairs_count(pa));
-            for (i = 0; i < minlsh_pairs_count(pa) && i < minlsh_pairs_count(pb); i++) {
-                uint64_t x1, y1, x2, y2;
-                double s1, s2, e1, e2;
-                minlsh_pairs_copy_pair(&x1, &y1, &s1, pa, i);
-                minlsh_pairs_copy_pair(&x2, &y2, &s2, pb, i);
-                EXPECT(x1 == x2 && y1 == y2 && s1 == s2);
-                EXPECT_OK(minlsh_dedup_estimate(&e2, d, x2, y2));
-                e1 = e2;
-                EXPECT(e1 == e2);
+            EXPECT_MSG(same_decisions(a, b), "verify %u all_pairs %u", verify, all);
+            EXPECT_OK(minlsh_dedup_copy_stats(&st0, d));
+            EXPECT_EQ_U64(st0.temp_bytes, 0);
+            minlsh_dedup_free(d);
+            for (t = 0; t < sizeof budgets / sizeof budgets[0]; t++) {
+                o.memory = budgets[t];
+                o.threads = (uint32_t)(1 + t % 3);
+                d = run_engine(&o, t % 2);
+                decisions_of(d, b);
+                EXPECT_MSG(same_decisions(a, b), "verify %u all_pairs %u memory %llu", verify,
+                           all, (unsigned long long)budgets[t]);
+                EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+                EXPECT_EQ_U64(st.candidates, st0.candidates);
+                EXPECT_EQ_U64(st.verified, st0.verified);
+                /* Files only past the budget: the largest holds everything. */
+                if (budgets[t] < (1 << 26))
+                    EXPECT_MSG(st.temp_bytes > 0, "memory %llu", (unsigned long long)budgets[t]);
+                else
+                    EXPECT_EQ_U64(st.temp_bytes, 0);
+                if (!all) {
+                    EXPECT_ERR(minlsh_pairs_from_dedup(&pb, d, 0, NULL), MINLSH_E_STATE);
+                    minlsh_dedup_free(d);
+                    continue;
+                }
+                EXPECT_OK(minlsh_pairs_from_dedup(&pb, d, 0, NULL));
+                EXPECT_EQ_U64(minlsh_pairs_count(pb), minlsh_pairs_count(pa));
+                for (i = 0; i < minlsh_pairs_count(pa) && i < minlsh_pairs_count(pb); i++) {
+                    uint64_t x1, y1, x2, y2;
+                    double s1, s2, e1, e2;
+                    minlsh_pairs_copy_pair(&x1, &y1, &s1, pa, i);
+                    minlsh_pairs_copy_pair(&x2, &y2, &s2, pb, i);
+                    EXPECT(x1 == x2 && y1 == y2 && s1 == s2);
+                    EXPECT_OK(minlsh_dedup_estimate(&e2, d, x2, y2));
+                    e1 = e2;
+                    EXPECT(e1 == e2);
+                }
+                minlsh_pairs_free(pb);
+                pb = NULL;
+                minlsh_dedup_free(d);
             }
+            minlsh_pairs_free(pa);
+            pa = NULL;
+        }
+}
+
+/* The engine on n texts, run; its decisions into x (n of them). */
+static minlsh_dedup *run_texts(const minlsh_dedup_options *o, char **texts, const size_t *tl,
+                               size_t n, minlsh_dedup_decision *x) {
+    minlsh_dedup *d = NULL;
+    size_t got = 0;
+    EXPECT_OK(minlsh_dedup_new(&d, sh, fam, o, NULL));
+    if (d == NULL) return NULL;
+    EXPECT_OK(minlsh_dedup_add_texts(d, (const void *const *)texts, tl, n, NULL));
+    EXPECT_OK(minlsh_dedup_run(d));
+    EXPECT_OK(minlsh_dedup_copy_decisions(d, 0, x, n, &got));
+    EXPECT_EQ_U64(got, n);
+    return d;
+}
+
+/* Components: a candidate pair whose documents verified pairs already
+ * joined is not verified, and nothing else changes. NEAR light edits of
+ * one text (one cluster) and the test corpus's first documents: every
+ * pair of the cluster is a candidate when all are verified; skipping, far
+ * fewer are. */
+#define NEAR 40
+static void test_components_skip_joined(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    static minlsh_dedup_decision a[2 * NEAR], b[2 * NEAR];
+    static char *texts[2 * NEAR];
+    size_t tl[2 * NEAR], i, w, budget;
+    minlsh_dedup_stats all, skip, st;
+    minlsh_dedup *d;
+    uint32_t threads;
+    for (i = 0; i < NEAR; i++) { /* docs[0], then with word 3 + i changed */
+        const char *src = docs[0];
+        char *p = (char *)malloc(lens[0] + 8);
+        size_t word = 0, n = 0;
+        for (w = 0; src[w]; w++) {
+            if (src[w] == ' ') word++;
+            if (word == 3 + i && src[w] != ' ' && i > 0) p[n++] = (char)('A' + i % 26);
+            else p[n++] = src[w];
+        }
+        p[n] = 0;
+        texts[2 * i] = p;
+        tl[2 * i] = n;
+        texts[2 * i + 1] = docs[1 + i]; /* the corpus's own, interleaved */
+        tl[2 * i + 1] = lens[1 + i];
+    }
+    o.threshold = T;
+    o.threads = 2;
+    o.all_pairs = 1;
+    d = run_texts(&o, texts, tl, 2 * NEAR, a);
+    EXPECT_OK(minlsh_dedup_copy_stats(&all, d));
+    minlsh_dedup_free(d);
+    o.all_pairs = 0;
+    d = run_texts(&o, texts, tl, 2 * NEAR, b);
+    EXPECT_OK(minlsh_dedup_copy_stats(&skip, d));
+    minlsh_dedup_free(d);
+    EXPECT(memcmp(a, b, sizeof a) == 0);
+    printf("  every pair: %llu candidates, %llu verified; skipping: %llu, %llu\n",
+           (unsigned long long)all.candidates, (unsigned long long)all.verified,
+           (unsigned long long)skip.candidates, (unsigned long long)skip.verified);
+    /* The cluster's pairs are candidates when all are verified. */
+    EXPECT(all.verified >= NEAR * (NEAR - 1) / 2);
+    EXPECT(skip.candidates * 4 < all.candidates && skip.verified * 4 < all.verified);
+    EXPECT(skip.verified >= NEAR - 1); /* at least a tree of the cluster */
+    EXPECT_EQ_U64(skip.kept, all.kept);
+    /* The same counts and decisions whatever the threads and the budget. */
+    for (threads = 1; threads <= 3; threads++)
+        for (budget = 0; budget <= 1; budget++) {
+            o.threads = threads;
+            o.memory = budget ? 2000 : 0;
+            d = run_texts(&o, texts, tl, 2 * NEAR, b);
             EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
-            /* Files only past the budget: the largest holds everything. */
-            if (budgets[t] < (1 << 26))
-                EXPECT_MSG(st.temp_bytes > 0, "memory %llu", (unsigned long long)budgets[t]);
-            else
-                EXPECT_EQ_U64(st.temp_bytes, 0);
-            minlsh_pairs_free(pb);
-            pb = NULL;
+            EXPECT_MSG(memcmp(a, b, sizeof a) == 0, "threads %u budget %zu", threads, budget);
+            EXPECT(st.candidates == skip.candidates && st.verified == skip.verified);
+            EXPECT(budget == 0 || st.temp_bytes > 0);
             minlsh_dedup_free(d);
         }
-        minlsh_pairs_free(pa);
-        pa = NULL;
-    }
+    o.all_pairs = 2;
+    EXPECT_ERR(minlsh_dedup_new(&d, sh, fam, &o, NULL), MINLSH_E_PARAM);
+    for (i = 0; i < NEAR; i++) free(texts[2 * i]);
 }
 
 static void test_signature_verification(void) {
@@ -360,6 +455,7 @@ static void test_signature_verification(void) {
     size_t i;
     o.threshold = T;
     o.verify = MINLSH_VERIFY_SIGNATURE;
+    o.all_pairs = 1;
     d = run_engine(&o, 0);
     EXPECT_OK(minlsh_pairs_from_dedup(&p, d, 0, NULL));
     EXPECT(minlsh_pairs_count(p) > 0);
@@ -608,10 +704,10 @@ static void test_allocation_failures(void) {
         if (rc == 0) {
             minlsh_pairs *p = NULL;
             minlsh_clusters *c = NULL;
-            rc = minlsh_pairs_from_dedup(&p, d, 0, &al);
-            if (rc == 0) rc = minlsh_clusters_from_dedup(&c, d, &al);
-            EXPECT(rc == 0 || (p == NULL || c == NULL));
-            minlsh_pairs_free(p);
+            /* Components without all_pairs: the pairs are refused. */
+            EXPECT_ERR(minlsh_pairs_from_dedup(&p, d, 0, &al), MINLSH_E_STATE);
+            rc = minlsh_clusters_from_dedup(&c, d, &al);
+            EXPECT(rc == 0 || c == NULL);
             minlsh_clusters_free(c);
         }
         if (rc == 0 && ta_failed(&ta) == 0) {
@@ -677,6 +773,7 @@ static void test_decide(void) {
             o.threshold = T;
             o.keep = keep;
             o.group = group;
+            o.all_pairs = 1;
             d = run_engine(&o, 0);
             decisions_of(d, want);
             EXPECT_OK(minlsh_pairs_from_dedup(&p, d, 0, NULL));
@@ -758,6 +855,7 @@ int main(void) {
     RUN(test_strict);
     RUN(test_invariance);
     RUN(test_memory_budgets);
+    RUN(test_components_skip_joined);
     RUN(test_signature_verification);
     RUN(test_max_bucket);
     RUN(test_decide);

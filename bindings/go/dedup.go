@@ -166,6 +166,7 @@ func NewDedup(opts DedupOptions) (*Dedup, error) {
 	eo.threads = C.uint32_t(opts.Threads)
 	eo.max_bucket = C.uint64_t(opts.MaxBucket)
 	eo.memory = C.uint64_t(opts.Memory)
+	eo.all_pairs = 1 // Pairs lists every verified pair
 	if opts.TmpDir != "" {
 		dir := C.CString(opts.TmpDir)
 		defer C.free(unsafe.Pointer(dir))

@@ -82,10 +82,24 @@ static uint32_t minlsh__dedup_root(uint32_t *parent, uint32_t x) {
     return x;
 }
 
+/* The smaller number is always the root, so every parent is below its
+ * child and one ascending pass flattens the forest; the root is then the
+ * component's smallest document. */
+void minlsh__dedup_join(uint32_t *parent, uint64_t n, const uint32_t *exact_of,
+                        const minlsh__dedup_edge *edges, size_t n_edges) {
+    size_t i;
+    for (i = 0; i < n; i++) parent[i] = exact_of != NULL ? exact_of[i] : (uint32_t)i;
+    for (i = 0; i < n_edges; i++) {
+        uint32_t x = minlsh__dedup_root(parent, edges[i].a);
+        uint32_t y = minlsh__dedup_root(parent, edges[i].b);
+        if (x < y) parent[y] = x;
+        else if (y < x) parent[x] = y;
+    }
+    for (i = 0; i < n; i++) parent[i] = parent[parent[i]];
+}
+
 /* Connected components of the edges and the exact groups; each keeps its
- * best document. The smaller number is always the root, so every parent
- * is below its child and one ascending pass flattens the forest; the root
- * is then the cluster's smallest document. */
+ * best document. */
 static int minlsh__dedup_components(const minlsh__dedup_policy *p, const minlsh_allocator *a,
                                     minlsh__dedup_emit emit, void *ctx) {
     uint32_t *parent, *best = NULL;
@@ -100,14 +114,7 @@ static int minlsh__dedup_components(const minlsh__dedup_policy *p, const minlsh_
             return MINLSH_E_NOMEM;
         }
     }
-    for (i = 0; i < p->n; i++) parent[i] = minlsh__dedup_ex(p, (uint32_t)i);
-    for (i = 0; i < p->n_edges; i++) {
-        uint32_t x = minlsh__dedup_root(parent, p->edges[i].a);
-        uint32_t y = minlsh__dedup_root(parent, p->edges[i].b);
-        if (x < y) parent[y] = x;
-        else if (y < x) parent[x] = y;
-    }
-    for (i = 0; i < p->n; i++) parent[i] = parent[parent[i]];
+    minlsh__dedup_join(parent, p->n, p->exact_of, p->edges, p->n_edges);
     if (best != NULL)
         for (i = 0; i < p->n; i++) {
             uint32_t r = parent[i];

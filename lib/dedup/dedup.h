@@ -217,5 +217,9 @@ minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
  * nor a verified neighbour of its representative. */
 int minlsh__dedup_decide(const minlsh__dedup_policy *p, const minlsh_allocator *a,
                          minlsh__dedup_emit emit, void *ctx);
+/* parent[i] for each of n documents: the smallest document of its
+ * component of the edges and the exact groups (exact_of; NULL: none). */
+void minlsh__dedup_join(uint32_t *parent, uint64_t n, const uint32_t *exact_of,
+                        const minlsh__dedup_edge *edges, size_t n_edges);
 
 #endif /* MINLSH_DEDUP_H */

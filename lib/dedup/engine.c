@@ -55,7 +55,7 @@ static int minlsh__dedup_check_options(const minlsh_dedup_options *o, uint32_t k
     if (!(o->threshold > 0.0 && o->threshold <= 1.0)) return MINLSH_E_PARAM;
     if ((o->bands == 0) != (o->rows == 0)) return MINLSH_E_PARAM;
     if ((uint64_t)o->bands * o->rows > k) return MINLSH_E_PARAM;
-    if (o->reserved != 0) return MINLSH_E_PARAM;
+    if (o->all_pairs > 1) return MINLSH_E_PARAM;
     if (o->max_bucket == 1) return MINLSH_E_PARAM; /* a pair needs two */
     return 0;
 }

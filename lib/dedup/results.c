@@ -121,6 +121,7 @@ int minlsh_pairs_from_dedup(minlsh_pairs **out, const minlsh_dedup *d, uint64_t 
     *out = NULL;
     if (d == NULL) return MINLSH_E_NULL;
     if (!d->ran) return MINLSH_E_STATE;
+    if (d->opts.group == MINLSH_GROUP_COMPONENTS && !d->opts.all_pairs) return MINLSH_E_STATE;
     if ((rc = minlsh__alloc_setup(&al, alloc)) != 0) return rc;
     rc = minlsh__dedup_members(d, &d->alloc, &off, &m);
     if (rc != 0) return rc;

@@ -284,7 +284,10 @@ int minlsh__dedup_flush(minlsh_dedup *d, int more) {
 
 /* ---- merging sorted runs ------------------------------------------------------- */
 
-#define MINLSH__DEDUP_BLOCK 4096 /* records read at once from a file run */
+/* Records read at once from a file run: at most this many, fewer when a
+ * budget shared among many runs says so, at least the minimum. */
+#define MINLSH__DEDUP_BLOCK 4096
+#define MINLSH__DEDUP_BLOCK_MIN 64
 
 typedef struct minlsh__dedup_cursor {
     const minlsh__dedup_run *run;
@@ -312,6 +315,7 @@ typedef struct minlsh__dedup_merge {
     minlsh__dedup_cursor *c;
     minlsh__dedup_entry *tree; /* tree[0]: the winner */
     size_t k;
+    size_t block; /* records per block of a file run */
 } minlsh__dedup_merge;
 
 /* Where an exhausted cursor points: above every record (a record's value
@@ -332,7 +336,7 @@ static int minlsh__dedup_cursor_load(const minlsh__dedup_merge *m, minlsh__dedup
         c->next = c->end;
         return 0;
     }
-    if (n > MINLSH__DEDUP_BLOCK) n = MINLSH__DEDUP_BLOCK;
+    if (n > m->block) n = m->block;
     c->at = n > 0 ? c->block : &minlsh__dedup_end;
     c->left = (size_t)n;
     if (n == 0) return 0;
@@ -403,11 +407,22 @@ static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *
                                     const minlsh__tmpfile *f, const minlsh__dedup_run *runs,
                                     size_t n_runs, uint64_t lo, uint64_t hi, int whole_tail) {
     const minlsh_allocator *a = &d->alloc;
-    size_t i;
+    size_t i, in_file = 0;
     int rc = 0;
     m->d = d;
     m->f = f;
     m->k = n_runs;
+    /* A worker holds up to two merges at once (candidates, and those
+     * verified already): the blocks of one take an eighth of a sixteenth
+     * of the budget per worker, down to the minimum per run. */
+    for (i = 0; i < n_runs; i++) in_file += runs[i].v == NULL;
+    m->block = MINLSH__DEDUP_BLOCK;
+    if (d->opts.memory != 0 && in_file > 0) {
+        uint64_t most = minlsh__dedup_share(d, 1) / 8 / minlsh__pool_size(d->pool) /
+                        (in_file * sizeof(minlsh__kv));
+        if (most < m->block) m->block = most > MINLSH__DEDUP_BLOCK_MIN ? (size_t)most
+                                                                       : MINLSH__DEDUP_BLOCK_MIN;
+    }
     m->c = (minlsh__dedup_cursor *)minlsh__calloc(a, n_runs + 1, sizeof *m->c);
     m->tree = (minlsh__dedup_entry *)minlsh__calloc(a, n_runs + 1, sizeof *m->tree);
     if (m->c == NULL || m->tree == NULL) rc = MINLSH_E_NOMEM;
@@ -418,7 +433,7 @@ static int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *
         if (lo != 0) rc = minlsh__dedup_run_seek(f, &runs[i], lo, &c->next);
         if (rc == 0 && !whole_tail) rc = minlsh__dedup_run_seek(f, &runs[i], hi, &c->end);
         if (rc == 0 && runs[i].v == NULL && c->next < c->end) {
-            c->block = (minlsh__kv *)minlsh__malloc(a, MINLSH__DEDUP_BLOCK * sizeof *c->block);
+            c->block = (minlsh__kv *)minlsh__malloc(a, m->block * sizeof *c->block);
             if (c->block == NULL) rc = MINLSH_E_NOMEM;
         }
         if (rc == 0) rc = minlsh__dedup_cursor_load(m, c);
@@ -584,21 +599,36 @@ static int minlsh__dedup_exact(minlsh_dedup *d) {
 
 /* ---- candidates ------------------------------------------------------------ */
 
+/* A band's pairs in the making: flushed as a sorted run past `limit`
+ * records. */
+typedef struct minlsh__dedup_cbuf {
+    minlsh__kv *v;
+    size_t n, cap;
+} minlsh__dedup_cbuf;
+
 typedef struct minlsh__dedup_cands {
     minlsh_dedup *d;
-    minlsh__dedup_runs *runs; /* per band: its candidate runs */
-    uint64_t *capped;         /* per band */
-    size_t limit;             /* candidate records per band before a run */
-    uint64_t quota;           /* bytes of candidate runs a band keeps in memory */
+    minlsh__dedup_runs *runs;    /* per band: its candidate runs */
+    minlsh__dedup_runs *buckets; /* per band, in the first round of COMPONENTS:
+                                    its buckets of three or more, as runs
+                                    of (key, document) */
+    uint64_t *capped;            /* per band */
+    size_t limit;                /* candidate records per band before a run */
+    uint64_t quota;              /* bytes of runs a band keeps in memory */
+    const uint32_t *root;        /* second round: each document's component
+                                    after the first (NULL in the first) */
 } minlsh__dedup_cands;
 
 /* Sort, drop repeats, store as a run: in memory while the band's quota
  * lasts (*held counts it). */
-static int minlsh__dedup_cand_run(minlsh__dedup_cands *c, size_t j, uint64_t *held,
-                                  minlsh__kv *v, size_t n) {
+static int minlsh__dedup_cand_run(minlsh__dedup_cands *c, minlsh__dedup_runs *rs, uint64_t *held,
+                                  minlsh__dedup_cbuf *b) {
     minlsh_dedup *d = c->d;
-    size_t i, o;
+    minlsh__kv *v = b->v;
+    size_t i, o, n = b->n;
     int in_file, rc;
+    b->v = NULL;
+    b->n = b->cap = 0;
     minlsh__sort_kv(v, n);
     for (i = 1, o = n > 0; i < n; i++)
         if (v[i].key != v[o - 1].key || v[i].val != v[o - 1].val) v[o++] = v[i];
@@ -608,23 +638,78 @@ static int minlsh__dedup_cand_run(minlsh__dedup_cands *c, size_t j, uint64_t *he
         minlsh__free(&d->alloc, v);
         return rc;
     }
-    return minlsh__dedup_run_store(d, &d->cand_file, in_file, &c->runs[j], v, o);
+    return minlsh__dedup_run_store(d, &d->cand_file, in_file, rs, v, o);
 }
 
-/* One band: its runs merged; every bucket of two to max_bucket exact groups
+static int minlsh__dedup_cand_push(minlsh__dedup_cands *c, minlsh__dedup_runs *rs,
+                                   uint64_t *held, minlsh__dedup_cbuf *b, uint64_t key,
+                                   uint64_t val) {
+    int rc;
+    if (b->n == b->cap && b->n >= c->limit && (rc = minlsh__dedup_cand_run(c, rs, held, b)) != 0)
+        return rc;
+    if (b->n == b->cap) {
+        void *p = b->v;
+        rc = minlsh__reserve(&c->d->alloc, &p, &b->cap, b->n, b->n + 1, sizeof *b->v);
+        b->v = (minlsh__kv *)p;
+        if (rc != 0) return rc;
+    }
+    b->v[b->n].key = key;
+    b->v[b->n++].val = val;
+    return 0;
+}
+
+/* The pairs of one bucket of nb exact groups (ascending). STRICT, and
+ * COMPONENTS with every pair wanted: all of them. COMPONENTS otherwise, in
+ * two rounds: first the pairs of its first document and, from a bucket of
+ * three or more, the bucket itself, kept for the second round; then the
+ * other pairs whose documents the first round's verified pairs did not
+ * join (a pair inside a component cannot change a component). */
+static int minlsh__dedup_bucket_pairs(minlsh__dedup_cands *c, size_t j, uint64_t *held,
+                                      minlsh__dedup_cbuf *out, minlsh__dedup_cbuf *keep,
+                                      uint64_t key, const uint64_t *bucket, size_t nb) {
+    size_t x, y;
+    int rc = 0;
+    if (c->root != NULL) {
+        const uint32_t *root = c->root;
+        uint32_t r = root[bucket[1]];
+        for (x = 2; x < nb && root[bucket[x]] == r; x++) {}
+        if (x == nb) return 0; /* one component already */
+        for (x = 1; x < nb && rc == 0; x++)
+            for (y = x + 1; y < nb && rc == 0; y++)
+                if (root[bucket[x]] != root[bucket[y]])
+                    rc = minlsh__dedup_cand_push(c, &c->runs[j], held, out, bucket[x], bucket[y]);
+        return rc;
+    }
+    if (c->buckets == NULL) {
+        for (x = 0; x < nb && rc == 0; x++)
+            for (y = x + 1; y < nb && rc == 0; y++)
+                rc = minlsh__dedup_cand_push(c, &c->runs[j], held, out, bucket[x], bucket[y]);
+        return rc;
+    }
+    for (y = 1; y < nb && rc == 0; y++)
+        rc = minlsh__dedup_cand_push(c, &c->runs[j], held, out, bucket[0], bucket[y]);
+    for (x = 0; nb >= 3 && x < nb && rc == 0; x++)
+        rc = minlsh__dedup_cand_push(c, &c->buckets[j], held, keep, key, bucket[x]);
+    return rc;
+}
+
+/* One band: its runs merged (in the second round of COMPONENTS, the
+ * buckets the first kept); every bucket of two to max_bucket exact groups
  * gives its pairs. A document whose exact group starts before it stands
  * for nothing: its group's first document is in the same bucket. */
 static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
     minlsh_dedup *d = c->d;
     const minlsh_allocator *a = &d->alloc;
+    const minlsh__dedup_runs *in = c->root != NULL ? &c->buckets[j] : &d->band_runs[j];
+    const minlsh__tmpfile *f = c->root != NULL ? &d->cand_file : &d->runs_file;
     minlsh__dedup_merge m;
-    minlsh__kv rec, *out = NULL;
+    minlsh__dedup_cbuf out = {NULL, 0, 0}, keep = {NULL, 0, 0};
+    minlsh__kv rec;
     uint64_t *bucket = NULL, key = 0, held = 0;
-    size_t nb = 0, cap_b = 0, n = 0, cap = 0, x, y;
+    size_t nb = 0, cap_b = 0;
     uint64_t max_bucket = d->opts.max_bucket;
     int rc, more;
-    rc = minlsh__dedup_merge_init(&m, d, &d->runs_file, d->band_runs[j].r, d->band_runs[j].n, 0,
-                                  0, 1);
+    rc = minlsh__dedup_merge_init(&m, d, f, in->r, in->n, 0, 0, 1);
     if (rc != 0) return rc;
     do {
         more = minlsh__dedup_merge_next(&m, &rec);
@@ -633,28 +718,9 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
             break;
         }
         if (nb > 0 && (!more || rec.key != key)) { /* a bucket ends */
-            if (max_bucket != 0 && nb > max_bucket) {
-                c->capped[j]++;
-            } else {
-                for (x = 0; x < nb && rc == 0; x++)
-                    for (y = x + 1; y < nb && rc == 0; y++) {
-                        if (n == cap && n >= c->limit) {
-                            rc = minlsh__dedup_cand_run(c, j, &held, out, n);
-                            out = NULL;
-                            n = cap = 0;
-                            if (rc != 0) break;
-                        }
-                        if (n == cap) {
-                            void *p = out;
-                            rc = minlsh__reserve(a, &p, &cap, n, n + 1, sizeof *out);
-                            out = (minlsh__kv *)p;
-                            if (rc != 0) break;
-                        }
-                        out[n].key = bucket[x];
-                        out[n].val = bucket[y];
-                        n++;
-                    }
-            }
+            if (max_bucket != 0 && nb > max_bucket) c->capped[j]++;
+            else if (nb >= 2)
+                rc = minlsh__dedup_bucket_pairs(c, j, &held, &out, &keep, key, bucket, nb);
             nb = 0;
         }
         if (more && rc == 0 && (key = rec.key, !(d->copies[rec.val / 64] >> (rec.val % 64) & 1))) {
@@ -667,10 +733,13 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
             bucket[nb++] = rec.val; /* ascending within a key */
         }
     } while (more > 0 && rc == 0);
-    minlsh__dedup_merge_free(&m, d->band_runs[j].n);
+    minlsh__dedup_merge_free(&m, in->n);
     minlsh__free(a, bucket);
-    if (rc == 0) return minlsh__dedup_cand_run(c, j, &held, out, n);
-    minlsh__free(a, out);
+    if (rc == 0) rc = minlsh__dedup_cand_run(c, &c->runs[j], &held, &out);
+    if (rc == 0 && c->buckets != NULL && c->root == NULL)
+        rc = minlsh__dedup_cand_run(c, &c->buckets[j], &held, &keep);
+    minlsh__free(a, out.v);
+    minlsh__free(a, keep.v);
     return rc;
 }
 
@@ -724,8 +793,10 @@ typedef struct minlsh__dedup_part_edges {
 
 typedef struct minlsh__dedup_find_parts {
     minlsh_dedup *d;
-    const minlsh__dedup_run *all; /* every band's candidate runs */
+    const minlsh__dedup_run *all;  /* every band's candidate runs */
     size_t n_all, parts;
+    const minlsh__dedup_run *done; /* candidates verified already: not again */
+    size_t n_done;
     uint64_t span;
     minlsh__dedup_verifier *w;      /* per worker */
     minlsh__dedup_part_edges *out;  /* per part */
@@ -767,25 +838,37 @@ static int minlsh__dedup_verify_chunk(minlsh_dedup *d, minlsh__dedup_verifier *w
 }
 
 /* The candidates whose first document is in one part, merged without
- * repeats and verified. */
+ * repeats (and without those verified already) and verified. */
 static int minlsh__dedup_find_part(minlsh__dedup_find_parts *f, unsigned worker, size_t part) {
     minlsh_dedup *d = f->d;
     minlsh__dedup_verifier *w = &f->w[worker];
     minlsh__dedup_part_edges *out = &f->out[part];
-    minlsh__dedup_merge m;
-    minlsh__kv rec, last = {0, 0};
+    minlsh__dedup_merge m, done;
+    minlsh__kv rec, last = {0, 0}, old = {0, 0};
     size_t n = 0;
-    int rc, more, have = 0;
+    int rc, more, have = 0, more_old = 0;
     rc = minlsh__dedup_merge_part(&m, d, &d->cand_file, f->all, f->n_all, f->span, part, f->parts);
     if (rc != 0) return rc;
+    rc = minlsh__dedup_merge_part(&done, d, &d->cand_file, f->done, f->n_done, f->span, part,
+                                  f->parts);
+    if (rc != 0) {
+        minlsh__dedup_merge_free(&m, f->n_all);
+        return rc;
+    }
+    if ((more_old = minlsh__dedup_merge_next(&done, &old)) < 0) rc = more_old;
     do {
-        more = minlsh__dedup_merge_next(&m, &rec);
+        more = rc == 0 ? minlsh__dedup_merge_next(&m, &rec) : 0;
         if (more < 0) rc = more;
         if (more > 0 && !(have && rec.key == last.key && rec.val == last.val)) {
-            w->cand[n++] = rec;
             last = rec;
             have = 1;
-            out->candidates++;
+            while (more_old > 0 && minlsh__dedup_kv_less(&old, &rec))
+                more_old = minlsh__dedup_merge_next(&done, &old);
+            if (more_old < 0) rc = more_old;
+            if (!(more_old > 0 && old.key == rec.key && old.val == rec.val)) {
+                w->cand[n++] = rec;
+                out->candidates++;
+            }
         }
         if (rc == 0 && n > 0 && (n == MINLSH__DEDUP_CHUNK || more == 0)) {
             rc = minlsh__dedup_verify_chunk(d, w, n, out);
@@ -793,6 +876,7 @@ static int minlsh__dedup_find_part(minlsh__dedup_find_parts *f, unsigned worker,
         }
     } while (more > 0 && rc == 0);
     minlsh__dedup_merge_free(&m, f->n_all);
+    minlsh__dedup_merge_free(&done, f->n_done);
     return rc;
 }
 
@@ -804,50 +888,30 @@ static int minlsh__dedup_find_range(void *ctx, unsigned worker, size_t begin, si
     return rc;
 }
 
-/* Candidates of every band, merged without repeats and verified, a part
- * of the first documents per pool item; the parts' edges joined in order. */
-static int minlsh__dedup_find(minlsh_dedup *d) {
+/* Candidate runs merged without repeats (and without those in done) and
+ * verified, a part of the first documents per pool item; the parts' edges
+ * joined in order into *edges (sorted by (a, b)), *n_edges of them, and
+ * the candidates verified added to d->candidates. */
+static int minlsh__dedup_verify_runs(minlsh_dedup *d, const minlsh__dedup_run *all, size_t n_all,
+                                     const minlsh__dedup_run *done, size_t n_done,
+                                     minlsh__dedup_edge **edges, size_t *n_edges) {
     const minlsh_allocator *a = &d->alloc;
-    minlsh__dedup_cands c;
     minlsh__dedup_find_parts f;
-    minlsh__dedup_run *all = NULL;
-    size_t j, i, n_all = 0, workers = 0, n_edges = 0;
-    uint64_t share = minlsh__dedup_share(d, 1);
+    size_t i, workers = minlsh__pool_size(minlsh__dedup_pool(d)), n = 0;
     int rc = 0;
-    memset(&c, 0, sizeof c);
     memset(&f, 0, sizeof f);
-    c.d = d;
-    workers = minlsh__pool_size(minlsh__dedup_pool(d));
-    /* With a budget: the workers' buffers and the bands' runs in memory
-     * take a sixteenth of it each. */
-    c.limit = share == UINT64_MAX ? SIZE_MAX : (size_t)(share / 16 / (workers ? workers : 1));
-    if (c.limit < 64) c.limit = 64;
-    c.quota = share == UINT64_MAX ? UINT64_MAX : share / d->bands;
-    c.runs = (minlsh__dedup_runs *)minlsh__calloc(a, d->bands, sizeof *c.runs);
-    c.capped = (uint64_t *)minlsh__calloc(a, d->bands, sizeof *c.capped);
-    if (c.runs == NULL || c.capped == NULL) rc = MINLSH_E_NOMEM;
-    if (rc == 0)
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_bands_range, &c);
-    /* Every band's candidate runs, in band order. */
-    for (j = 0; j < d->bands && rc == 0; j++) n_all += c.runs[j].n;
-    if (rc == 0) {
-        all = (minlsh__dedup_run *)minlsh__calloc(a, n_all + 1, sizeof *all);
-        if (all == NULL) rc = MINLSH_E_NOMEM;
-    }
-    for (j = 0, n_all = 0; j < d->bands && rc == 0; j++)
-        for (i = 0; i < c.runs[j].n; i++) all[n_all++] = c.runs[j].r[i];
-    d->capped = 0;
-    for (j = 0; j < d->bands && c.capped != NULL; j++) d->capped += c.capped[j];
-    if (rc == 0) {
-        f.d = d;
-        f.all = all;
-        f.n_all = n_all;
-        f.parts = minlsh__dedup_parts(d);
-        f.span = d->n_docs / f.parts + 1;
-        f.w = (minlsh__dedup_verifier *)minlsh__calloc(a, workers, sizeof *f.w);
-        f.out = (minlsh__dedup_part_edges *)minlsh__calloc(a, f.parts, sizeof *f.out);
-        if (f.w == NULL || f.out == NULL) rc = MINLSH_E_NOMEM;
-    }
+    *edges = NULL;
+    *n_edges = 0;
+    f.d = d;
+    f.all = all;
+    f.n_all = n_all;
+    f.done = done;
+    f.n_done = n_done;
+    f.parts = minlsh__dedup_parts(d);
+    f.span = d->n_docs / f.parts + 1;
+    f.w = (minlsh__dedup_verifier *)minlsh__calloc(a, workers, sizeof *f.w);
+    f.out = (minlsh__dedup_part_edges *)minlsh__calloc(a, f.parts, sizeof *f.out);
+    if (f.w == NULL || f.out == NULL) rc = MINLSH_E_NOMEM;
     for (i = 0; i < workers && rc == 0; i++) {
         f.w[i].cand = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *f.w[i].cand);
         f.w[i].order = (minlsh__kv *)minlsh__calloc(a, MINLSH__DEDUP_CHUNK, sizeof *f.w[i].order);
@@ -856,19 +920,18 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
     }
     if (rc == 0)
         rc = minlsh__pool_run(minlsh__dedup_pool(d), f.parts, 1, minlsh__dedup_find_range, &f);
-    d->candidates = 0;
     for (i = 0; i < f.parts && f.out != NULL; i++) {
         d->candidates += f.out[i].candidates;
-        n_edges += f.out[i].n;
+        n += f.out[i].n;
     }
     if (rc == 0) {
-        d->edges = (minlsh__dedup_edge *)minlsh__malloc(a, (n_edges + 1) * sizeof *d->edges);
-        if (d->edges == NULL) rc = MINLSH_E_NOMEM;
+        *edges = (minlsh__dedup_edge *)minlsh__malloc(a, (n + 1) * sizeof **edges);
+        if (*edges == NULL) rc = MINLSH_E_NOMEM;
     }
     for (i = 0; i < f.parts && f.out != NULL; i++) {
         if (rc == 0 && f.out[i].n > 0)
-            memcpy(d->edges + d->n_edges, f.out[i].v, f.out[i].n * sizeof *d->edges);
-        if (rc == 0) d->n_edges += f.out[i].n;
+            memcpy(*edges + *n_edges, f.out[i].v, f.out[i].n * sizeof **edges);
+        if (rc == 0) *n_edges += f.out[i].n;
         minlsh__free(a, f.out[i].v);
     }
     for (i = 0; i < workers && f.w != NULL; i++) {
@@ -880,13 +943,112 @@ static int minlsh__dedup_find(minlsh_dedup *d) {
     }
     minlsh__free(a, f.w);
     minlsh__free(a, f.out);
+    return rc;
+}
+
+/* Every band's pairs of one round; their candidate runs in band order
+ * into *all (*n_all of them; the runs stay the bands'). */
+static int minlsh__dedup_band_round(minlsh_dedup *d, minlsh__dedup_cands *c,
+                                    minlsh__dedup_run **all, size_t *n_all) {
+    size_t j, i, n = 0;
+    int rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands, 1, minlsh__dedup_bands_range, c);
+    *all = NULL;
+    *n_all = 0;
+    for (j = 0; j < d->bands && rc == 0; j++) n += c->runs[j].n;
+    if (rc == 0) {
+        *all = (minlsh__dedup_run *)minlsh__calloc(&d->alloc, n + 1, sizeof **all);
+        if (*all == NULL) rc = MINLSH_E_NOMEM;
+    }
+    for (j = 0; j < d->bands && rc == 0; j++)
+        for (i = 0; i < c->runs[j].n; i++) (*all)[(*n_all)++] = c->runs[j].r[i];
+    return rc;
+}
+
+static void minlsh__dedup_runs_list_free(minlsh_dedup *d, minlsh__dedup_runs *rs) {
+    size_t j, i;
+    if (rs == NULL) return;
+    for (j = 0; j < d->bands; j++) {
+        for (i = 0; i < rs[j].n; i++) minlsh__free(&d->alloc, rs[j].r[i].v);
+        minlsh__free(&d->alloc, rs[j].r);
+    }
+    minlsh__free(&d->alloc, rs);
+}
+
+/* The edges of both rounds, each sorted by (a, b) and without a pair in
+ * common (the second verifies no pair the first did), as one sorted list
+ * into d->edges. */
+static int minlsh__dedup_join_edges(minlsh_dedup *d, const minlsh__dedup_edge *x, size_t nx,
+                                    const minlsh__dedup_edge *y, size_t ny) {
+    size_t i = 0, j = 0, o = 0;
+    d->edges = (minlsh__dedup_edge *)minlsh__malloc(&d->alloc, (nx + ny + 1) * sizeof *d->edges);
+    if (d->edges == NULL) return MINLSH_E_NOMEM;
+    while (i < nx || j < ny) {
+        if (j == ny || (i < nx && (x[i].a < y[j].a || (x[i].a == y[j].a && x[i].b < y[j].b))))
+            d->edges[o++] = x[i++];
+        else d->edges[o++] = y[j++];
+    }
+    d->n_edges = o;
+    return 0;
+}
+
+/* Candidates of every band, verified; in COMPONENTS mode (unless every
+ * pair is wanted) in two rounds, so that the pairs a first round already
+ * joined are neither listed nor verified: see minlsh__dedup_bucket_pairs. */
+static int minlsh__dedup_find(minlsh_dedup *d) {
+    const minlsh_allocator *a = &d->alloc;
+    minlsh__dedup_cands c;
+    minlsh__dedup_runs *first_runs = NULL;
+    minlsh__dedup_run *all = NULL, *again = NULL;
+    minlsh__dedup_edge *first = NULL, *second = NULL;
+    uint32_t *root = NULL;
+    size_t j, n_all = 0, n_again = 0, n_first = 0, n_second = 0, workers, kept = 0;
+    uint64_t share = minlsh__dedup_share(d, 1);
+    int rc = 0;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    d->candidates = 0;
+    workers = minlsh__pool_size(minlsh__dedup_pool(d));
+    /* With a budget: the workers' buffers and the bands' runs in memory
+     * take a sixteenth of it each. */
+    c.limit = share == UINT64_MAX ? SIZE_MAX : (size_t)(share / 16 / (workers ? workers : 1));
+    if (c.limit < 64) c.limit = 64;
+    c.quota = share == UINT64_MAX ? UINT64_MAX : share / d->bands;
+    c.runs = (minlsh__dedup_runs *)minlsh__calloc(a, d->bands, sizeof *c.runs);
+    c.capped = (uint64_t *)minlsh__calloc(a, d->bands, sizeof *c.capped);
+    if (c.runs == NULL || c.capped == NULL) rc = MINLSH_E_NOMEM;
+    if (rc == 0 && d->opts.group == MINLSH_GROUP_COMPONENTS && !d->opts.all_pairs) {
+        c.buckets = (minlsh__dedup_runs *)minlsh__calloc(a, d->bands, sizeof *c.buckets);
+        if (c.buckets == NULL) rc = MINLSH_E_NOMEM;
+    }
+    if (rc == 0) rc = minlsh__dedup_band_round(d, &c, &all, &n_all);
+    d->capped = 0;
+    for (j = 0; j < d->bands && c.capped != NULL; j++) d->capped += c.capped[j];
+    if (rc == 0) rc = minlsh__dedup_verify_runs(d, all, n_all, NULL, 0, &first, &n_first);
+    for (j = 0; j < d->bands && c.buckets != NULL; j++) kept += c.buckets[j].n;
+    if (rc == 0 && kept > 0) {
+        /* The components of the first round's edges, for the second. */
+        root = (uint32_t *)minlsh__malloc(a, ((size_t)d->n_docs + 1) * sizeof *root);
+        if (root == NULL) rc = MINLSH_E_NOMEM;
+        else minlsh__dedup_join(root, d->n_docs, NULL, first, n_first);
+        c.root = root;
+        /* Round two lists its own runs; the first round's stay, as the
+         * pairs not to verify again. */
+        first_runs = c.runs;
+        c.runs = (minlsh__dedup_runs *)minlsh__calloc(a, d->bands, sizeof *c.runs);
+        if (rc == 0 && c.runs == NULL) rc = MINLSH_E_NOMEM;
+        if (rc == 0) rc = minlsh__dedup_band_round(d, &c, &again, &n_again);
+        minlsh__free(a, root);
+        if (rc == 0)
+            rc = minlsh__dedup_verify_runs(d, again, n_again, all, n_all, &second, &n_second);
+    }
+    if (rc == 0) rc = minlsh__dedup_join_edges(d, first, n_first, second, n_second);
+    minlsh__free(a, first);
+    minlsh__free(a, second);
     minlsh__free(a, all);
-    if (c.runs != NULL)
-        for (j = 0; j < d->bands; j++) {
-            for (i = 0; i < c.runs[j].n; i++) minlsh__free(a, c.runs[j].r[i].v);
-            minlsh__free(a, c.runs[j].r);
-        }
-    minlsh__free(a, c.runs);
+    minlsh__free(a, again);
+    minlsh__dedup_runs_list_free(d, first_runs);
+    minlsh__dedup_runs_list_free(d, c.runs);
+    minlsh__dedup_runs_list_free(d, c.buckets);
     minlsh__free(a, c.capped);
     minlsh__dedup_temp_peak(d);
     return rc;

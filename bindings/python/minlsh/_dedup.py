@@ -283,6 +283,7 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
     opts.threads = _count(threads, "threads", 0xFFFFFFFF)
     opts.max_bucket = _ffi.as_u64(max_bucket, "max_bucket")
     opts.memory = _ffi.as_u64(memory, "memory")
+    opts.all_pairs = 1  # DedupResult.pairs() lists every verified pair
     tmpdir_bytes = os.fsencode(tmpdir) if tmpdir is not None else None
     opts.tmpdir = tmpdir_bytes
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:

@@ -218,7 +218,7 @@ class DedupOptions(Structure):
     """minlsh_dedup_options, version 1 (experimental API)."""
     _fields_ = [("version", c_uint32), ("keep", c_uint32), ("group", c_uint32),
                 ("verify", c_uint32), ("threshold", c_double), ("bands", c_uint32),
-                ("rows", c_uint32), ("threads", c_uint32), ("reserved", c_uint32),
+                ("rows", c_uint32), ("threads", c_uint32), ("all_pairs", c_uint32),
                 ("max_bucket", c_uint64), ("memory", c_uint64), ("tmpdir", c_char_p)]
 
 
