@@ -80,7 +80,9 @@ int minlsh_store_compact(minlsh_store *s) {
              * happens next, the records past it are read from there. */
             if (rc == 0) rc = minlsh__journal_rebase(s->jr, tag, offset, s->path);
             if (rc == 0 || minlsh__file_exists(s->tmp_path) != 1) minlsh__store_drop_view(s);
-            if (rc == 0) rc = minlsh__store_load_view(s);
+            /* The new file is mapped with the lock released: PATH cannot
+             * change meanwhile, this compaction lock being held. */
+            if (rc == 0) rc = minlsh__store_reload(s, MINLSH_LOCK_EXCLUSIVE);
         }
         minlsh__store_unlock(s);
         s->in_tx = 0;

@@ -67,29 +67,31 @@ void minlsh__store_drop_view(minlsh_store *s) {
     s->stale = 1;
 }
 
-int minlsh__store_load_view(minlsh_store *s) {
+int minlsh__store_map_view(minlsh_store *s) {
     minlsh_load_options lo = MINLSH_LOAD_OPTIONS_INIT;
     minlsh__store_config cfg;
-    uint64_t base = 0, off = 0;
     int rc;
     minlsh__store_drop_view(s);
     lo.family = s->family;
     lo.config_id = s->cfg.config_id;
     lo.alloc = &s->alloc;
     rc = minlsh_index_map(&s->ix, s->path, &lo);
-    if (rc == 0) rc = minlsh__store_meta_config(s->ix->meta.data, s->ix->meta.len, &cfg, &base, &off);
+    if (rc == 0)
+        rc = minlsh__store_meta_config(s->ix->meta.data, s->ix->meta.len, &cfg, &s->meta_base,
+                                       &s->meta_offset);
     if (rc == 0 && (cfg.config_id != s->cfg.config_id || cfg.flags != s->cfg.flags))
         rc = MINLSH_E_MISMATCH;
     if (rc == 0) rc = minlsh__store_meta_docs(s, s->ix->meta.data, s->ix->meta.len);
-    if (rc == 0)
-        rc = minlsh__journal_open_ex(
-            &s->jr, s->ix, s->journal_path,
-            (s->open_flags & MINLSH_STORE_READONLY) ? MINLSH_JOURNAL_READ : MINLSH_JOURNAL_WRITE,
-            MINLSH__JOURNAL_STRICT | MINLSH__JOURNAL_KEEP_REMOVES, base, off,
-            minlsh__store_on_record, s);
-    /* A journal that extends neither this file nor the one it names:
-     * nothing here can say which records it holds. */
-    if (rc == MINLSH_E_STATE) rc = MINLSH_E_CORRUPT;
+    if (rc != 0) minlsh__store_drop_view(s);
+    return rc;
+}
+
+int minlsh__store_open_journal(minlsh_store *s) {
+    int rc = minlsh__journal_open_ex(
+        &s->jr, s->ix, s->journal_path,
+        (s->open_flags & MINLSH_STORE_READONLY) ? MINLSH_JOURNAL_READ : MINLSH_JOURNAL_WRITE,
+        MINLSH__JOURNAL_STRICT | MINLSH__JOURNAL_KEEP_REMOVES, s->meta_base, s->meta_offset,
+        minlsh__store_on_record, s);
     if (rc != 0) {
         minlsh__store_drop_view(s);
         return rc;
@@ -98,7 +100,32 @@ int minlsh__store_load_view(minlsh_store *s) {
     return 0;
 }
 
-int minlsh__store_catch_up(minlsh_store *s) {
+int minlsh__store_load_view(minlsh_store *s) {
+    int rc = minlsh__store_map_view(s);
+    if (rc == 0) rc = minlsh__store_open_journal(s);
+    /* A journal that extends neither this file nor the one it names:
+     * nothing here can say which records it holds. */
+    return rc == MINLSH_E_STATE ? MINLSH_E_CORRUPT : rc;
+}
+
+int minlsh__store_reload(minlsh_store *s, uint32_t mode) {
+    int rc;
+    /* The mapping and the names, the long part, without the lock (PATH is
+     * only ever replaced by a rename, so what is mapped is a whole file);
+     * the journal under it. Another compaction in between: all under it. */
+    minlsh__store_unlock(s);
+    rc = minlsh__store_map_view(s);
+    if (rc == 0 || rc == MINLSH_E_CORRUPT || rc == MINLSH_E_IO) {
+        int rl = minlsh__store_lock(s, mode);
+        if (rl != 0) return rl;
+    }
+    if (rc == 0) rc = minlsh__store_open_journal(s);
+    if (rc == MINLSH_E_STATE || rc == MINLSH_E_CORRUPT || rc == MINLSH_E_IO)
+        rc = minlsh__store_load_view(s);
+    return rc;
+}
+
+int minlsh__store_catch_up(minlsh_store *s, uint32_t mode) {
     int rc;
     if (!s->stale) {
         rc = minlsh_journal_refresh(s->jr, s->ix, minlsh__store_on_record, s);
@@ -109,7 +136,7 @@ int minlsh__store_catch_up(minlsh_store *s) {
             return rc;
         }
     }
-    return minlsh__store_load_view(s);
+    return minlsh__store_reload(s, mode);
 }
 
 /* The configuration a new store gets from opts. */
@@ -358,7 +385,7 @@ int minlsh_store_begin(minlsh_store *s) {
     if ((s->open_flags & MINLSH_STORE_READONLY) || s->in_tx) return MINLSH_E_STATE;
     rc = minlsh__store_lock(s, MINLSH_LOCK_EXCLUSIVE);
     if (rc != 0) return rc;
-    rc = minlsh__store_catch_up(s);
+    rc = minlsh__store_catch_up(s, MINLSH_LOCK_EXCLUSIVE);
     /* Others may have appended sets since. */
     if (rc == 0 && s->sets_fd >= 0) rc = minlsh__fd_size(s->sets_fd, &s->sets_end);
     if (rc != 0) {
@@ -408,13 +435,13 @@ int minlsh_store_refresh(minlsh_store *s) {
     rc = minlsh__store_lock(s, MINLSH_LOCK_SHARED);
     if (rc != 0) return rc;
     if ((s->open_flags & MINLSH_STORE_READONLY) || s->stale) {
-        rc = minlsh__store_catch_up(s);
+        rc = minlsh__store_catch_up(s, MINLSH_LOCK_SHARED);
     } else {
         /* A writer's handle appends: a torn tail must be cut under the
          * exclusive lock, so it catches up there. */
         minlsh__store_unlock(s);
         rc = minlsh__store_lock(s, MINLSH_LOCK_EXCLUSIVE);
-        if (rc == 0) rc = minlsh__store_catch_up(s);
+        if (rc == 0) rc = minlsh__store_catch_up(s, MINLSH_LOCK_EXCLUSIVE);
     }
     minlsh__store_unlock(s);
     return rc;

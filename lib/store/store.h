@@ -61,6 +61,7 @@ struct minlsh_store {
     minlsh_index *ix;
     minlsh_journal *jr;
     int stale;          /* the view must be loaded again before use */
+    uint64_t meta_base, meta_offset; /* the journal position PATH holds */
     minlsh__store_doc *docs;
     size_t docs_cap;
     uint64_t next_id;   /* ids below it have a doc record */
@@ -107,15 +108,22 @@ int minlsh__store_on_record(void *opaque, uint32_t op, uint64_t id, const void *
                             size_t len);
 /* Drop the view (index, journal, names). */
 void minlsh__store_drop_view(minlsh_store *s);
-/* Map PATH into a fresh view and open the journal (the caller holds the
- * lock: exclusive for a writer). */
+/* Map PATH into a fresh view (names included; no lock needed), then open
+ * its journal (under the lock: exclusive for a writer; MINLSH_E_STATE if
+ * the journal extends another file). */
+int minlsh__store_map_view(minlsh_store *s);
+int minlsh__store_open_journal(minlsh_store *s);
+/* Both, under the lock (a journal of another file: MINLSH_E_CORRUPT). */
 int minlsh__store_load_view(minlsh_store *s);
+/* Load the view again, mapping with the lock (held in mode) released.
+ * On error the lock may not be held. */
+int minlsh__store_reload(minlsh_store *s, uint32_t mode);
 /* Take the lock in mode; release it. */
 int minlsh__store_lock(minlsh_store *s, uint32_t mode);
 void minlsh__store_unlock(minlsh_store *s);
-/* Catch up under the lock held: refresh, or load the view again after a
- * compaction elsewhere. */
-int minlsh__store_catch_up(minlsh_store *s);
+/* Catch up under the lock held in mode: refresh, or load the view again
+ * after a compaction elsewhere. On error the lock may not be held. */
+int minlsh__store_catch_up(minlsh_store *s, uint32_t mode);
 
 /* sets.c: PATH.sets. */
 int minlsh__store_sets_open(minlsh_store *s);
