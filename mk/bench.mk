@@ -11,6 +11,12 @@
 #                     `bench dedup`: the dedup section alone).
 #                     BENCH_FLAGS=--quick: smaller sizes (100,000 documents
 #                     for dedup), to try it out
+#   make bench-store  NOT in CI nor in make bench: 4 writer processes on one
+#                     store of BENCH_STORE_DOCS documents (default 200000;
+#                     1000000 for the 1M figure): pages/s committing every
+#                     page and every 16, and the cost per page with fsync
+#                     free (tmpfs) against the map-and-replay-per-lock
+#                     protocol, side by side in one run (bench/store.c)
 #   make bench-mapped  queries (plain and limited) of a mapped index with a
 #                     delta against the loaded index, per call (bench/mapped.c)
 #   make bench-unicode  the cost per byte of the Unicode flags (bench/unicode.c):
@@ -95,7 +101,7 @@ $(GEN_DOCS) $(RECALL): $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(LINK_FLAGS)
 
 .PHONY: bench bench-scale bench-hot bench-huge bench-threads bench-python bench-oph bench-unicode \
-  bench-index bench-mapped bench-components
+  bench-index bench-mapped bench-components bench-store
 # BENCH_FLAGS: extra options for the bench program, e.g. --quick.
 BENCH_FLAGS ?=
 BENCH_RUNS := --minlsh $(PROGRAM) --gen-docs $(GEN_DOCS)
@@ -131,6 +137,16 @@ bench-index: $(BENCH_BIN) $(PROGRAM) $(GEN_DOCS)
 # Not in CI: one big cluster against none (about a minute).
 bench-components: $(BENCH_BIN) $(PROGRAM)
 	$(BENCH_BIN) components --minlsh $(PROGRAM) --gen-near bench/gen_near.py $(BENCH_FLAGS)
+
+# Not in CI: the store under 4 writer processes (bench/store.c); the store
+# is built in $(BUILD)/bench (a disk, for the fsync figures) and copied to
+# BENCH_STORE_SHM (tmpfs) for the figures without fsync.
+BENCH_STORE_DOCS ?= 200000
+BENCH_STORE_PAGES ?= 500
+BENCH_STORE_SHM ?= /dev/shm
+bench-store: $(BUILD)/bench/store
+	$(BUILD)/bench/store --docs $(BENCH_STORE_DOCS) --pages $(BENCH_STORE_PAGES) \
+	  --dir $(BUILD)/bench --shm $(BENCH_STORE_SHM)
 
 # Queries of a mapped index with a delta against the loaded index (bench/mapped.c).
 bench-mapped: $(BUILD)/bench/mapped

@@ -78,6 +78,17 @@ if "$tmp/crawler" "$tmp/bad.idx" "$tmp/docs/a.txt" >"$tmp/bad.out" 2>&1; then ko
 elif grep -qi 'not a minlsh file\|corrupt' "$tmp/bad.out"; then ok run_crawler_corrupt
 else ko run_crawler_corrupt "$(cat "$tmp/bad.out")"; fi
 
+# crawler_store: the first run keeps a.txt and c.txt and finds b.txt a
+# near-duplicate by exact Jaccard; a second process finds c.txt seen and
+# b.txt a near-duplicate again, from the store on disk.
+rm -f "$tmp/crawl.store"*
+if out=$("$tmp/crawler_store" "$tmp/crawl.store" "$tmp/docs/a.txt" "$tmp/docs/c.txt" "$tmp/docs/sub/b.txt" 2>&1) &&
+   [ "$(echo "$out" | grep -c '^new')" -eq 2 ] && echo "$out" | grep -q "^dup $tmp/docs/sub/b.txt of $tmp/docs/a.txt (0\.9[0-9]*)$"
+then ok run_crawler_store_first; else ko run_crawler_store_first "$out"; fi
+if out=$("$tmp/crawler_store" "$tmp/crawl.store" "$tmp/docs/sub/b.txt" "$tmp/docs/c.txt" 2>&1) &&
+   echo "$out" | grep -q '^dup ' && echo "$out" | grep -q "^seen $tmp/docs/c.txt"
+then ok run_crawler_store_again; else ko run_crawler_store_again "$out"; fi
+
 # find_package(minlsh) on the installed copy: examples/CMakeLists.txt builds
 # quickstart against minlsh::minlsh, then against minlsh::minlsh_static.
 if command -v cmake >/dev/null 2>&1; then

@@ -316,6 +316,23 @@ int minlsh__fd_sync(int fd);
 int minlsh__fd_truncate(int fd, uint64_t len);
 void minlsh__fd_close(int fd);
 int minlsh__file_tail64(const char *path, uint64_t *tail, uint64_t *size);
+/* Open a regular file for reading and writing, created (mode 0666 less
+ * the umask) if missing, or (writable 0) for reading only; its size in
+ * *size. Errors: MINLSH_E_IO. */
+int minlsh__file_open_rw(const char *path, int writable, int *fd, uint64_t *size);
+/* Read exactly n bytes at off: MINLSH_E_CORRUPT if the file ends first. */
+int minlsh__fd_read_at(int fd, void *p, size_t n, uint64_t off);
+int minlsh__fd_size(int fd, uint64_t *size);
+/* rename(from, to), then fsync to's folder so that the rename survives a
+ * power cut. Errors: MINLSH_E_NOMEM, MINLSH_E_IO. */
+int minlsh__file_rename(const minlsh_allocator *a, const char *from, const char *to);
+/* Remove the files beside path whose names are path's last component
+ * followed by one of the suffixes and anything (the leftovers of writes a
+ * kill cut short); *removed (may be NULL) counts them.
+ * Errors: MINLSH_E_NOMEM, MINLSH_E_IO (the folder cannot be read). */
+int minlsh__file_remove_temps(const minlsh_allocator *a, const char *path,
+                              const char *const *suffixes, size_t n_suffixes,
+                              uint64_t *removed);
 
 #include "common/tmpfile.h"
 

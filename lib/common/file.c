@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <dirent.h>
 #include <time.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -563,6 +564,89 @@ int minlsh__file_tail64(const char *path, uint64_t *tail, uint64_t *size) {
     *tail = minlsh__load64le(b);
     *size = len;
     return 0;
+}
+
+int minlsh__file_open_rw(const char *path, int writable, int *fd, uint64_t *size) {
+    struct stat st;
+    do *fd = writable ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : open(path, O_RDONLY | O_CLOEXEC);
+    while (*fd < 0 && errno == EINTR);
+    if (*fd < 0) return MINLSH_E_IO;
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        *fd = -1;
+        return MINLSH_E_IO;
+    }
+    *size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    return 0;
+}
+
+int minlsh__fd_read_at(int fd, void *p, size_t n, uint64_t off) {
+    uint8_t *b = (uint8_t *)p;
+    while (n > 0) {
+        ssize_t r = pread(fd, b, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return MINLSH_E_IO;
+        if (r == 0) return MINLSH_E_CORRUPT; /* the file ends before the bytes it should hold */
+        b += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+int minlsh__fd_size(int fd, uint64_t *size) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return MINLSH_E_IO;
+    *size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    return 0;
+}
+
+int minlsh__file_rename(const minlsh_allocator *a, const char *from, const char *to) {
+    char *dir = minlsh__dir_of(a, to);
+    int rc;
+    if (dir == NULL) return MINLSH_E_NOMEM;
+    rc = rename(from, to) == 0 ? minlsh__fsync_dir(dir) : MINLSH_E_IO;
+    minlsh__free(a, dir);
+    return rc;
+}
+
+int minlsh__file_remove_temps(const minlsh_allocator *a, const char *path,
+                              const char *const *suffixes, size_t n_suffixes,
+                              uint64_t *removed) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    size_t bn = strlen(base), i;
+    char *dir = minlsh__dir_of(a, path), *full;
+    struct dirent *e;
+    DIR *d;
+    int rc = 0;
+    if (dir == NULL) return MINLSH_E_NOMEM;
+    d = opendir(dir);
+    if (d == NULL) {
+        minlsh__free(a, dir);
+        return MINLSH_E_IO;
+    }
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, base, bn) != 0) continue;
+        for (i = 0; i < n_suffixes; i++)
+            if (strncmp(e->d_name + bn, suffixes[i], strlen(suffixes[i])) == 0) break;
+        if (i == n_suffixes) continue;
+        full = slash != NULL ? minlsh__strdup_cat(a, dir, "/") : minlsh__strdup_cat(a, "", "");
+        if (full != NULL) {
+            char *f2 = minlsh__strdup_cat(a, full, e->d_name);
+            minlsh__free(a, full);
+            full = f2;
+        }
+        if (full == NULL) {
+            rc = MINLSH_E_NOMEM;
+            break;
+        }
+        if (unlink(full) == 0 && removed != NULL) (*removed)++;
+        minlsh__free(a, full);
+    }
+    closedir(d);
+    minlsh__free(a, dir);
+    return rc;
 }
 
 /* ---- header ------------------------------------------------------------- */

@@ -45,10 +45,13 @@ struct minlsh_journal {
     uint64_t seed, config_id, base;
     uint64_t dev, ino; /* the file read or written last (refresh's check) */
     int exists;        /* whether there was one (a reader's may be missing) */
+    uint32_t flags;    /* MINLSH__JOURNAL_STRICT, _KEEP_REMOVES */
 };
 
 typedef struct minlsh__journal_head {
     const minlsh_journal *j;
+    const uint8_t *records; /* written after the header (a rebase) */
+    size_t len;
 } minlsh__journal_head;
 
 static void minlsh__journal_write_head(const void *ctx, minlsh__writer *w) {
@@ -65,6 +68,9 @@ static void minlsh__journal_write_head(const void *ctx, minlsh__writer *w) {
     h.config_id = j->config_id;
     h.count = j->base; /* the file this journal extends */
     minlsh__header_write(w, &h);
+    if (((const minlsh__journal_head *)ctx)->len > 0)
+        minlsh__writer_put(w, ((const minlsh__journal_head *)ctx)->records,
+                           ((const minlsh__journal_head *)ctx)->len);
 }
 
 /* Replace the journal by an empty one that extends j->base (atomic), and
@@ -76,6 +82,8 @@ static int minlsh__journal_reset(minlsh_journal *j, const char *index_path) {
     minlsh__fd_close(j->fd);
     j->fd = -1;
     hd.j = j;
+    hd.records = NULL;
+    hd.len = 0;
     rc = minlsh__save_path(&j->alloc, j->path, index_path, minlsh__journal_write_head, &hd);
     if (rc == 0) rc = minlsh__file_open_at(j->path, MINLSH__HEADER_BYTES, &j->fd);
     if (rc == 0) j->synced = MINLSH__HEADER_BYTES;
@@ -155,7 +163,7 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
             for (v = 0; v < j->k; v++) sig[v] = minlsh__load32le(vals + 4 * (size_t)v);
             rc = minlsh_index_insert(index, id, sig, j->k);
         } else if (op == MINLSH_JOURNAL_REMOVE) {
-            rc = minlsh_index_remove(index, id);
+            rc = (j->flags & MINLSH__JOURNAL_KEEP_REMOVES) ? 0 : minlsh_index_remove(index, id);
         } else {
             rc = MINLSH_E_CORRUPT;
         }
@@ -180,6 +188,13 @@ static int minlsh__journal_note_file(minlsh_journal *j) {
 
 int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *path,
                         uint32_t mode, minlsh_journal_record_fn on_record, void *opaque) {
+    return minlsh__journal_open_ex(out, index, path, mode, 0, 0, 0, on_record, opaque);
+}
+
+int minlsh__journal_open_ex(minlsh_journal **out, minlsh_index *index, const char *path,
+                            uint32_t mode, uint32_t flags, uint64_t alt_base,
+                            uint64_t alt_offset, minlsh_journal_record_fn on_record,
+                            void *opaque) {
     minlsh_journal *j;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -205,6 +220,7 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
     j->seed = index->seed;
     j->config_id = index->config_id;
     j->base = index->file_tag;
+    j->flags = flags;
     /* Reached through links, the journal is still one file: its reset
      * renames over the file the links name. */
     rc = minlsh__path_resolve(&j->alloc, path, &j->path);
@@ -226,6 +242,20 @@ int minlsh_journal_open(minlsh_journal **out, minlsh_index *index, const char *p
             rc = minlsh__journal_replay(j, index, buf, MINLSH__HEADER_BYTES, len, on_record,
                                         opaque, &good);
             j->synced = good;
+        } else if (rc == 0 && alt_base != 0 && h.count == alt_base) {
+            /* The file includes this journal up to alt_offset (a compaction
+             * killed before it replaced the journal): the rest is new. */
+            if (alt_offset < MINLSH__HEADER_BYTES || alt_offset > len) {
+                rc = MINLSH_E_CORRUPT;
+            } else {
+                j->base = alt_base;
+                good = alt_offset;
+                rc = minlsh__journal_replay(j, index, buf, (size_t)alt_offset, len, on_record,
+                                            opaque, &good);
+                j->synced = good;
+            }
+        } else if (rc == 0 && (flags & MINLSH__JOURNAL_STRICT)) {
+            rc = MINLSH_E_STATE; /* it extends another file */
         } else if (rc == 0) {
             exists = 0; /* stale: it extends a file that has been replaced */
         }
@@ -383,6 +413,43 @@ int minlsh_journal_compact(minlsh_journal *j, minlsh_index *index, const char *i
     j->records = 0;
     j->buf_len = 0;
     rc = minlsh__journal_reset(j, index_path);
+    return rc == 0 ? minlsh__journal_note_file(j) : rc;
+}
+
+void minlsh__journal_position(const minlsh_journal *j, uint64_t *base, uint64_t *offset) {
+    *base = j->base;
+    *offset = j->synced;
+}
+
+int minlsh__journal_rebase(minlsh_journal *j, uint64_t new_base, uint64_t from,
+                           const char *like) {
+    minlsh__journal_head hd;
+    uint8_t *tail = NULL;
+    size_t len = 0;
+    uint64_t old_base = j->base;
+    int rc;
+    if (j->fd < 0 || j->buf_len > 0) return MINLSH_E_STATE;
+    if (from < MINLSH__HEADER_BYTES || from > j->synced) return MINLSH_E_PARAM;
+    rc = minlsh__file_read_from(&j->alloc, j->path, from, &tail, &len);
+    if (rc != 0) return rc;
+    if (len < j->synced - from) {
+        minlsh__free(&j->alloc, tail);
+        return MINLSH_E_CORRUPT; /* shorter than what was synced */
+    }
+    hd.j = j;
+    hd.records = tail;
+    hd.len = (size_t)(j->synced - from); /* committed records only */
+    j->base = new_base;
+    rc = minlsh__save_path(&j->alloc, j->path, like, minlsh__journal_write_head, &hd);
+    minlsh__free(&j->alloc, tail);
+    if (rc != 0) {
+        j->base = old_base;
+        return rc;
+    }
+    minlsh__fd_close(j->fd);
+    j->fd = -1;
+    j->synced = MINLSH__HEADER_BYTES + hd.len;
+    rc = minlsh__file_open_at(j->path, j->synced, &j->fd);
     return rc == 0 ? minlsh__journal_note_file(j) : rc;
 }
 

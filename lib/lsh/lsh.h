@@ -464,4 +464,30 @@ int minlsh__lsh_clusters_build(minlsh_clusters **out, const minlsh_allocator *a,
                                const uint64_t *ids, const uint32_t *label,
                                size_t m, size_t n_labels);
 
+/* journal.c: what the store adds to the journal. */
+#define MINLSH__JOURNAL_STRICT 1u       /* a journal that extends another file is
+                                          MINLSH_E_STATE, never taken for stale */
+#define MINLSH__JOURNAL_KEEP_REMOVES 2u /* removals reach on_record only; the
+                                          index is left as it is */
+/* minlsh_journal_open with flags, and one more file the journal may extend:
+ * a journal whose header names alt_base (not 0) is replayed from byte
+ * alt_offset (a file that holds that journal up to there). */
+int minlsh__journal_open_ex(minlsh_journal **out, minlsh_index *index, const char *path,
+                            uint32_t mode, uint32_t flags, uint64_t alt_base,
+                            uint64_t alt_offset, minlsh_journal_record_fn on_record,
+                            void *opaque);
+/* The file the journal extends (its header) and the end of its synced
+ * records. */
+void minlsh__journal_position(const minlsh_journal *j, uint64_t *base, uint64_t *offset);
+/* Replace the journal (atomically) by one extending new_base that holds
+ * the synced records from byte `from` on; mode and group of like (may be
+ * NULL). Errors: MINLSH_E_STATE (read only, or records not synced),
+ * MINLSH_E_PARAM, MINLSH_E_CORRUPT, MINLSH_E_IO, MINLSH_E_NOMEM. */
+int minlsh__journal_rebase(minlsh_journal *j, uint64_t new_base, uint64_t from,
+                           const char *like);
+/* mapped.c: minlsh_index_save_mapped with the mode and group of like (may
+ * be NULL) for a new file. */
+int minlsh__index_save_mapped_like(const minlsh_index *index, const char *path,
+                                   const char *like);
+
 #endif /* MINLSH_LSH_H */

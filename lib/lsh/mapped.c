@@ -616,6 +616,11 @@ static void minlsh__mapped_write(const void *ctx, minlsh__writer *w) {
 }
 
 int minlsh_index_save_mapped(const minlsh_index *index, const char *path) {
+    return minlsh__index_save_mapped_like(index, path, NULL);
+}
+
+int minlsh__index_save_mapped_like(const minlsh_index *index, const char *path,
+                                   const char *like) {
     minlsh__mapped_out o;
     minlsh_index *tmp = NULL;
     const minlsh_index *ix;
@@ -669,7 +674,7 @@ int minlsh_index_save_mapped(const minlsh_index *index, const char *path) {
         o.rank = rank;
         o.run = run;
         o.sums = sums;
-        rc = minlsh__save_path(&ix->alloc, path, NULL, minlsh__mapped_write, &o);
+        rc = minlsh__save_path(&ix->alloc, path, like, minlsh__mapped_write, &o);
     }
     minlsh__free(&ix->alloc, ids);
     minlsh__free(&ix->alloc, run);

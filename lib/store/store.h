@@ -1,0 +1,137 @@
+/*
+ * lib/store: the crawler's index in one handle (include/minlsh.h, "Store").
+ * Above lsh, shingle and minhash: a mapped index file whose metadata holds
+ * the store's configuration and names (meta.c, docs/format.md "Store"),
+ * its journal, the file lock, and optional shingle sets (sets.c).
+ *
+ * What a handle holds of the store, its view, is the mapped file plus the
+ * journal replayed into it; names and liveness are kept here per id
+ * (ids are dense: 0 .. next_id - 1), since a mapped index cannot remove a
+ * document of its file: a removed document stays in the index until the
+ * next compaction and is skipped by every query.
+ *
+ * Memory per document: 24 bytes of doc record, its name, and 16 bytes of
+ * name table at most (half full), besides the index's own.
+ */
+#ifndef MINLSH_STORE_H
+#define MINLSH_STORE_H
+
+#include "common/common.h"
+#include "lsh/lsh.h"
+
+#define MINLSH__STORE_NO_SET UINT64_MAX
+/* Exact verification checks candidates whose estimate is at least the
+ * threshold minus this: at k = 128 the estimate's standard deviation near
+ * 0.8 is 0.035, so a pair whose estimate is this far below is over four
+ * deviations from the threshold. */
+#define MINLSH__STORE_EXACT_MARGIN 0.15
+
+typedef struct minlsh__store_doc {
+    uint64_t name_off; /* in the name arena */
+    uint64_t set_off;  /* in PATH.sets; MINLSH__STORE_NO_SET: none */
+    uint32_t name_len;
+    uint32_t live;     /* 0: never added, or removed */
+} minlsh__store_doc;
+
+/* The configuration kept in the file. */
+typedef struct minlsh__store_config {
+    uint32_t flags; /* MINLSH_STORE_SETS */
+    uint32_t unit, shingle_k, norm;
+    uint32_t custom_stopwords;
+    const uint8_t *stopwords; /* borrowed while parsing; owned in the handle */
+    size_t stopwords_len;
+    uint64_t config_id;
+    double threshold;
+} minlsh__store_config;
+
+struct minlsh_store {
+    minlsh_allocator alloc;
+    char *path;          /* PATH, links followed */
+    char *journal_path;  /* PATH.journal */
+    char *sets_path;     /* PATH.sets */
+    char *compact_path;  /* PATH.compact: its lock, PATH.compact.lock */
+    char *tmp_path;      /* PATH.tmp-compact: the file a compaction builds */
+    uint32_t open_flags; /* MINLSH_STORE_READONLY */
+    uint32_t lock_timeout;
+    minlsh__store_config cfg;
+    uint8_t *stopwords;
+    minlsh_shingler *shingler;
+    minlsh_family *family;
+    /* the view */
+    minlsh_index *ix;
+    minlsh_journal *jr;
+    int stale;          /* the view must be loaded again before use */
+    uint64_t meta_base, meta_offset; /* the journal position PATH holds */
+    minlsh__store_doc *docs;
+    size_t docs_cap;
+    uint64_t next_id;   /* ids below it have a doc record */
+    uint64_t live;
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+    uint64_t *names;    /* open addressing: id + 1, 0 empty */
+    size_t names_cap, names_used;
+    /* the lock and the change under way */
+    minlsh_filelock *lock;
+    int in_tx;
+    int sets_fd;
+    uint64_t sets_end;   /* where the next set goes */
+    int sets_dirty;      /* sets written since the last sync */
+    uint8_t *rec;        /* a journal record's bytes */
+    size_t rec_cap;
+};
+
+/* meta.c: the metadata blob (docs/format.md "Store"). */
+int minlsh__store_meta_encode(const minlsh_store *s, uint64_t journal_base,
+                              uint64_t journal_offset, uint8_t **out, size_t *len);
+/* Parse the configuration only (cfg->stopwords borrowed from data). */
+int minlsh__store_meta_config(const uint8_t *data, size_t len, minlsh__store_config *cfg,
+                              uint64_t *journal_base, uint64_t *journal_offset);
+/* Load the documents of the blob into s's name tables (empty before). */
+int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len);
+
+/* names.c: the per-id records and the name table. */
+/* Room for one more document with a name of name_len bytes: after it,
+ * minlsh__store_doc_add cannot fail. */
+int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len);
+/* Record document id (room reserved). */
+void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
+                           uint64_t set_off);
+void minlsh__store_doc_remove(minlsh_store *s, uint64_t id);
+/* The id of name, or UINT64_MAX. */
+uint64_t minlsh__store_name_find(const minlsh_store *s, const void *name, size_t len);
+int minlsh__store_doc_live(const minlsh_store *s, uint64_t id);
+void minlsh__store_docs_free(minlsh_store *s);
+
+/* store.c */
+/* The journal callback: a replayed record into the name tables. */
+int minlsh__store_on_record(void *opaque, uint32_t op, uint64_t id, const void *data,
+                            size_t len);
+/* Drop the view (index, journal, names). */
+void minlsh__store_drop_view(minlsh_store *s);
+/* Map PATH into a fresh view (names included; no lock needed), then open
+ * its journal (under the lock: exclusive for a writer; MINLSH_E_STATE if
+ * the journal extends another file). */
+int minlsh__store_map_view(minlsh_store *s);
+int minlsh__store_open_journal(minlsh_store *s);
+/* Both, under the lock (a journal of another file: MINLSH_E_CORRUPT). */
+int minlsh__store_load_view(minlsh_store *s);
+/* Load the view again, mapping with the lock (held in mode) released.
+ * On error the lock may not be held. */
+int minlsh__store_reload(minlsh_store *s, uint32_t mode);
+/* Take the lock in mode; release it. */
+int minlsh__store_lock(minlsh_store *s, uint32_t mode);
+void minlsh__store_unlock(minlsh_store *s);
+/* Catch up under the lock held in mode: refresh, or load the view again
+ * after a compaction elsewhere. On error the lock may not be held. */
+int minlsh__store_catch_up(minlsh_store *s, uint32_t mode);
+
+/* sets.c: PATH.sets. */
+int minlsh__store_sets_open(minlsh_store *s);
+/* Append a set at s->sets_end (not synced): its offset in *off. */
+int minlsh__store_sets_append(minlsh_store *s, const uint64_t *hashes, size_t n,
+                              uint64_t *off);
+/* Read the set at off into (*buf, *cap) (grown with s's allocator): n hashes. */
+int minlsh__store_sets_read(const minlsh_store *s, uint64_t off, uint64_t **buf,
+                            size_t *cap, size_t *n);
+
+#endif /* MINLSH_STORE_H */

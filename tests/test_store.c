@@ -1,0 +1,657 @@
+/*
+ * The store (minlsh_store_*): created and opened again with its
+ * configuration from the file; a wrong key or a disagreeing option refused;
+ * add, query, remove and names; group commit; two handles in one process
+ * and two processes on one store; a compaction elsewhere caught up with;
+ * the state a kill leaves between a compaction's two renames; kill -9
+ * during adds and compactions keeps every committed add; a damaged journal
+ * refused and left as it is; exact verdicts with stored sets; every
+ * allocation failure leaks nothing.
+ *
+ * MINLSH_KILL_RUNS sets the number of kill runs (default 30).
+ */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#define _DEFAULT_SOURCE 1 /* mkdtemp */
+#include "minlsh.h"
+#include "testalloc.h"
+#include "testlib.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Document i: 200 words, a few changed from its "family" (i / 4), so the
+ * members of a family are near-duplicates of each other. */
+static size_t doc_text(char *buf, size_t cap, uint64_t i, int changes) {
+    uint64_t fam = i / 4, st = fam * 7919 + 17, st2 = i * 104729 + 3;
+    size_t n = 0;
+    int w;
+    for (w = 0; w < 200; w++) {
+        uint64_t word = tl_rand(&st) % 5000;
+        if (changes > 0 && (int)(tl_rand(&st2) % 200) < changes) word = 5000 + tl_rand(&st2) % 100000;
+        n += (size_t)snprintf(buf + n, cap - n, "w%llu ", (unsigned long long)word);
+    }
+    return n;
+}
+
+static void name_of(char *buf, size_t cap, uint64_t i) {
+    snprintf(buf, cap, "https://example.org/page/%llu", (unsigned long long)i);
+}
+
+/* The stores live in a folder of /dev/shm where there is one: kill -9
+ * safety does not depend on fsync reaching a disk (the page cache outlives
+ * the process), and the thousands of syncs of the sweeps would take most
+ * of the run on a disk. */
+static char sdir[64], spath[4200];
+static const char *store_path(const char *base) {
+    if (sdir[0] != '\0') {
+        snprintf(spath, sizeof spath, "%s/%s", sdir, base);
+    } else {
+        const char *t = tl_tmp_path(base);
+        snprintf(spath, sizeof spath, "%s", t);
+    }
+    return spath;
+}
+
+static void shm_begin(void) {
+    snprintf(sdir, sizeof sdir, "/dev/shm/minlsh-store-XXXXXX");
+    if (mkdtemp(sdir) == NULL) sdir[0] = '\0';
+}
+
+static void shm_end(void) {
+    DIR *d;
+    struct dirent *e;
+    char f[4300];
+    if (sdir[0] == '\0') return;
+    d = opendir(sdir);
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(f, sizeof f, "%s/%s", sdir, e->d_name);
+        unlink(f);
+    }
+    if (d != NULL) closedir(d);
+    rmdir(sdir);
+}
+
+static void remove_store(const char *p) {
+    static const char *const sfx[] = {"", ".journal", ".lock", ".sets", ".compact.lock"};
+    char f[4300];
+    size_t i;
+    for (i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+        snprintf(f, sizeof f, "%s%s", p, sfx[i]);
+        unlink(f);
+    }
+}
+
+static int add_doc(minlsh_store *s, uint64_t i, int changes, minlsh_store_result *r) {
+    char text[2000], name[64];
+    size_t n = doc_text(text, sizeof text, i, changes);
+    name_of(name, sizeof name, i);
+    return minlsh_store_add(r, s, text, n, name, strlen(name), 0);
+}
+
+static minlsh_store *open_store(const char *p, uint32_t flags) {
+    minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+    minlsh_store *s = NULL;
+    int rc;
+    o.flags = flags;
+    rc = minlsh_store_open(&s, p, &o);
+    EXPECT_MSG(rc == 0, "%s: open: %s", p, minlsh_error_name(rc));
+    return s;
+}
+
+static void test_create_open(void) {
+    const char *p = store_path("store_create.st");
+    minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+    minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_store *s = NULL, *t = NULL;
+    uint8_t key[16] = {1, 2, 3};
+    remove_store(p);
+    EXPECT_EQ_INT(minlsh_store_open(&s, p, NULL), MINLSH_E_NOTFOUND);
+    EXPECT(s == NULL);
+    so.k = 3;
+    so.flags |= MINLSH_NORM_CASEFOLD;
+    o.flags = MINLSH_STORE_CREATE;
+    o.shingler = &so;
+    o.num_perm = 64;
+    o.seed = 42;
+    o.threshold = 0.7;
+    o.key = key;
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT_EQ_U64(minlsh_store_count(s), 0);
+    EXPECT(minlsh_store_threshold(s) == 0.7);
+    EXPECT_EQ_INT(minlsh_shingler_k(minlsh_store_view_shingler(s)), 3);
+    minlsh_store_free(s);
+    s = NULL;
+    /* a worker gives the path and the key: the rest comes from the file */
+    o = (minlsh_store_options)MINLSH_STORE_OPTIONS_INIT;
+    o.key = key;
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT(minlsh_store_threshold(s) == 0.7);
+    EXPECT_EQ_INT(minlsh_shingler_k(minlsh_store_view_shingler(s)), 3);
+    EXPECT(minlsh_shingler_flags(minlsh_store_view_shingler(s)) & MINLSH_NORM_CASEFOLD);
+    minlsh_store_free(s);
+    s = NULL;
+    /* the default key is not this store's key */
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, NULL), MINLSH_E_MISMATCH);
+    EXPECT(t == NULL);
+    /* creation fields that disagree with the file */
+    o.num_perm = 128;
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, &o), MINLSH_E_MISMATCH);
+    o.num_perm = 64;
+    o.threshold = 0.8;
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, &o), MINLSH_E_MISMATCH);
+    o.threshold = 0.7;
+    o.flags = MINLSH_STORE_SETS;
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, &o), MINLSH_E_MISMATCH);
+    o.flags = 0;
+    so.k = 4;
+    o.shingler = &so;
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, &o), MINLSH_E_MISMATCH);
+    so.k = 3;
+    EXPECT_OK(minlsh_store_open(&t, p, &o)); /* the same shingling, given again */
+    minlsh_store_free(t);
+    t = NULL;
+    /* bad options */
+    o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_READONLY;
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, &o), MINLSH_E_PARAM);
+    o.flags = 0;
+    o.version = 99;
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, &o), MINLSH_E_VERSION);
+    EXPECT_EQ_INT(minlsh_store_options_init(&o, 1), 0);
+    EXPECT_EQ_INT(o.version, 1);
+    EXPECT_EQ_INT(minlsh_store_options_init(&o, 2), MINLSH_E_VERSION);
+    /* NULL shingler options at creation mean today's defaults (CJK words) */
+    remove_store(p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    EXPECT_EQ_INT(minlsh_shingler_flags(minlsh_store_view_shingler(s)), MINLSH_NORM_CJK_WORDS);
+    minlsh_store_free(s);
+    /* an index file that is not a store */
+    {
+        minlsh_family *f = NULL;
+        minlsh_index *ix = NULL;
+        EXPECT_OK(minlsh_family_new(&f, 16, 1, NULL));
+        EXPECT_OK(minlsh_index_new(&ix, f, 0, 4, 4, NULL));
+        EXPECT_OK(minlsh_index_save(ix, p));
+        EXPECT_EQ_INT(minlsh_store_open(&t, p, NULL), MINLSH_E_FORMAT);
+        minlsh_index_free(ix);
+        minlsh_family_free(f);
+    }
+    remove_store(p);
+}
+
+static void test_add_query_remove(void) {
+    const char *p = store_path("store_add.st");
+    minlsh_store *s;
+    minlsh_store_result r;
+    char text[2000], name[64], got[64];
+    uint64_t id, i;
+    size_t n;
+    remove_store(p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    EXPECT_OK(add_doc(s, 0, 0, &r));
+    EXPECT(r.novel && r.inserted && r.id == 0 && !r.has_match);
+    EXPECT_OK(add_doc(s, 1, 1, &r)); /* a near-duplicate of 0 */
+    EXPECT(!r.novel && !r.inserted && r.has_match && r.match == 0 && !r.exact);
+    EXPECT(r.similarity >= 0.8 && r.similarity < 1.0);
+    EXPECT_OK(add_doc(s, 4, 0, &r)); /* another family */
+    EXPECT(r.novel && r.inserted && r.id == 1);
+    EXPECT_EQ_U64(minlsh_store_count(s), 2);
+    /* a name is unique */
+    n = doc_text(text, sizeof text, 8, 0);
+    name_of(name, sizeof name, 4);
+    EXPECT_EQ_INT(minlsh_store_add(&r, s, text, n, name, strlen(name), 0), MINLSH_E_EXISTS);
+    EXPECT_OK(minlsh_store_find_name(&id, s, name, strlen(name)));
+    EXPECT_EQ_U64(id, 1);
+    EXPECT_EQ_INT(minlsh_store_copy_name(s, 1, got, 3, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, strlen(name));
+    EXPECT_OK(minlsh_store_copy_name(s, 1, got, sizeof got, &n));
+    EXPECT(n == strlen(name) && memcmp(got, name, n) == 0);
+    /* ALWAYS inserts a near-duplicate too */
+    n = doc_text(text, sizeof text, 2, 1);
+    EXPECT_OK(minlsh_store_add(&r, s, text, n, "dup", 3, MINLSH_STORE_ADD_ALWAYS));
+    EXPECT(!r.novel && r.inserted && r.id == 2);
+    /* query decides without inserting */
+    n = doc_text(text, sizeof text, 5, 1);
+    EXPECT_OK(minlsh_store_query(&r, s, text, n));
+    EXPECT(!r.novel && !r.inserted && r.match == 1);
+    /* remove by id and by name */
+    EXPECT_OK(minlsh_store_remove(s, 1));
+    EXPECT_EQ_INT(minlsh_store_remove(s, 1), MINLSH_E_NOTFOUND);
+    EXPECT_EQ_INT(minlsh_store_find_name(&id, s, name, strlen(name)), MINLSH_E_NOTFOUND);
+    EXPECT_OK(minlsh_store_query(&r, s, text, n));
+    EXPECT(r.novel); /* its only near-duplicate is gone */
+    EXPECT_OK(minlsh_store_remove_name(s, "dup", 3));
+    EXPECT_EQ_INT(minlsh_store_remove_name(s, "dup", 3), MINLSH_E_NOTFOUND);
+    EXPECT_EQ_U64(minlsh_store_count(s), 1);
+    for (i = 10; i < 60; i++) EXPECT_OK(add_doc(s, i * 4, 0, NULL));
+    EXPECT_EQ_U64(minlsh_store_count(s), 51);
+    minlsh_store_free(s);
+    /* all of it from the journal, ids never given twice */
+    s = open_store(p, 0);
+    EXPECT_EQ_U64(minlsh_store_count(s), 51);
+    EXPECT_EQ_INT(minlsh_store_copy_name(s, 1, got, sizeof got, &n), MINLSH_E_NOTFOUND);
+    name_of(name, sizeof name, 40);
+    EXPECT_OK(minlsh_store_find_name(&id, s, name, strlen(name)));
+    EXPECT_EQ_U64(id, 3);
+    EXPECT_OK(add_doc(s, 1000, 0, &r));
+    EXPECT_EQ_U64(r.id, 53);
+    /* and after a compaction */
+    EXPECT_OK(minlsh_store_compact(s));
+    EXPECT_EQ_U64(minlsh_store_count(s), 52);
+    minlsh_store_free(s);
+    s = open_store(p, MINLSH_STORE_READONLY);
+    EXPECT_EQ_U64(minlsh_store_count(s), 52);
+    EXPECT_OK(minlsh_store_find_name(&id, s, name, strlen(name)));
+    EXPECT_EQ_U64(id, 3);
+    n = doc_text(text, sizeof text, 0, 1);
+    EXPECT_OK(minlsh_store_query(&r, s, text, n));
+    EXPECT(!r.novel && r.match == 0);
+    EXPECT_EQ_INT(add_doc(s, 2000, 0, NULL), MINLSH_E_STATE);
+    EXPECT_EQ_INT(minlsh_store_begin(s), MINLSH_E_STATE);
+    EXPECT_EQ_INT(minlsh_store_compact(s), MINLSH_E_STATE);
+    minlsh_store_free(s);
+    s = open_store(p, 0);
+    EXPECT_OK(add_doc(s, 2000, 0, &r));
+    EXPECT_EQ_U64(r.id, 54);
+    minlsh_store_free(s);
+    remove_store(p);
+}
+
+static void test_group_commit_and_handles(void) {
+    const char *p = store_path("store_group.st");
+    minlsh_store *a, *b;
+    minlsh_store_result r;
+    uint64_t i;
+    remove_store(p);
+    a = open_store(p, MINLSH_STORE_CREATE);
+    b = open_store(p, 0);
+    EXPECT_OK(minlsh_store_begin(a));
+    EXPECT_EQ_INT(minlsh_store_begin(a), MINLSH_E_STATE);
+    for (i = 0; i < 16; i++) EXPECT_OK(add_doc(a, i * 4, 0, NULL));
+    EXPECT_OK(minlsh_store_sync(a));
+    for (i = 16; i < 20; i++) EXPECT_OK(add_doc(a, i * 4, 0, NULL));
+    /* the other handle waits for the lock: none to be had now */
+    {
+        minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+        minlsh_store *c = NULL;
+        o.lock_timeout_ms = 1;
+        EXPECT_EQ_INT(minlsh_store_open(&c, p, &o), MINLSH_E_BUSY);
+    }
+    EXPECT_OK(minlsh_store_commit(a));
+    EXPECT_EQ_INT(minlsh_store_commit(a), MINLSH_E_STATE);
+    /* b catches up at its next change, reading only the new records */
+    EXPECT_EQ_U64(minlsh_store_count(b), 0);
+    EXPECT_OK(add_doc(b, 1, 1, &r));
+    EXPECT(!r.novel && r.match == 0);
+    EXPECT_OK(add_doc(b, 400, 0, &r));
+    EXPECT_EQ_U64(r.id, 20);
+    EXPECT_EQ_U64(minlsh_store_count(b), 21);
+    EXPECT_OK(minlsh_store_refresh(a));
+    EXPECT_EQ_U64(minlsh_store_count(a), 21);
+    /* a compaction by a, then b goes on */
+    EXPECT_OK(minlsh_store_compact(a));
+    EXPECT_OK(add_doc(b, 404, 0, &r));
+    EXPECT_EQ_U64(r.id, 21);
+    EXPECT_OK(add_doc(a, 408, 0, &r));
+    EXPECT_EQ_U64(r.id, 22);
+    EXPECT_OK(minlsh_store_refresh(b));
+    EXPECT_EQ_U64(minlsh_store_count(b), 23);
+    EXPECT_EQ_U64(minlsh_store_count(a), 23);
+    minlsh_store_free(a);
+    minlsh_store_free(b);
+    remove_store(p);
+}
+
+/* Two processes adding at once: every add lands, with its name. */
+static void test_two_processes(void) {
+    const char *p = store_path("store_procs.st");
+    minlsh_store *s;
+    pid_t pid;
+    int status, bad = 0;
+    uint64_t i, id;
+    char name[64];
+    remove_store(p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    minlsh_store_free(s);
+    pid = fork();
+    if (pid == 0) {
+        minlsh_store *c = NULL;
+        if (minlsh_store_open(&c, p, NULL) != 0) _exit(2);
+        for (i = 0; i < 200; i += 2)
+            if (add_doc(c, i * 4, 0, NULL) != 0) _exit(3);
+        if (minlsh_store_compact(c) != 0 && 0) _exit(4);
+        minlsh_store_free(c);
+        _exit(0);
+    }
+    s = open_store(p, 0);
+    for (i = 1; i < 200; i += 2) {
+        EXPECT_OK(add_doc(s, i * 4, 0, NULL));
+        if (i == 101) {
+            int rc = minlsh_store_compact(s);
+            EXPECT(rc == 0 || rc == MINLSH_E_BUSY);
+        }
+    }
+    waitpid(pid, &status, 0);
+    EXPECT_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    EXPECT_OK(minlsh_store_refresh(s));
+    EXPECT_EQ_U64(minlsh_store_count(s), 200);
+    for (i = 0; i < 200; i++) {
+        name_of(name, sizeof name, i * 4);
+        if (minlsh_store_find_name(&id, s, name, strlen(name)) != 0) bad++;
+    }
+    EXPECT_MSG(bad == 0, "%s: %d names missing", p, bad);
+    minlsh_store_free(s);
+    remove_store(p);
+}
+
+static int copy_file(const char *from, const char *to) {
+    FILE *f = fopen(from, "rb"), *g;
+    char buf[8192];
+    size_t n;
+    if (f == NULL) return -1;
+    g = fopen(to, "wb");
+    if (g == NULL) {
+        fclose(f);
+        return -1;
+    }
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, g);
+    fclose(f);
+    return fclose(g);
+}
+
+/* Killed between a compaction's two renames: the new file with the old
+ * journal. Its records up to the compaction are in the file and are not
+ * applied again; records added after it, to that old journal, are. */
+static void test_between_renames(void) {
+    const char *p = store_path("store_renames.st");
+    char jp[4300], saved[4300];
+    minlsh_store *s;
+    uint64_t i;
+    remove_store(p);
+    snprintf(jp, sizeof jp, "%s.journal", p);
+    snprintf(saved, sizeof saved, "%s.journal.saved", p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    for (i = 0; i < 30; i++) EXPECT_OK(add_doc(s, i * 4, 0, NULL));
+    EXPECT_OK(minlsh_store_remove(s, 3));
+    EXPECT_OK(copy_file(jp, saved) == 0 ? 0 : MINLSH_E_IO);
+    EXPECT_OK(minlsh_store_compact(s));
+    minlsh_store_free(s);
+    EXPECT(rename(saved, jp) == 0); /* the journal the first rename left */
+    s = open_store(p, 0);
+    EXPECT_EQ_U64(minlsh_store_count(s), 29);
+    for (i = 30; i < 40; i++) EXPECT_OK(add_doc(s, i * 4, 0, NULL));
+    minlsh_store_free(s);
+    s = open_store(p, 0);
+    EXPECT_EQ_U64(minlsh_store_count(s), 39);
+    EXPECT_OK(minlsh_store_compact(s));
+    minlsh_store_free(s);
+    s = open_store(p, MINLSH_STORE_READONLY);
+    EXPECT_EQ_U64(minlsh_store_count(s), 39);
+    minlsh_store_free(s);
+    remove_store(p);
+}
+
+static void test_damaged_journal(void) {
+    const char *p = store_path("store_damaged.st");
+    char jp[4300];
+    minlsh_store *s, *t = NULL;
+    FILE *f;
+    long size, size2;
+    int c;
+    uint64_t i;
+    remove_store(p);
+    snprintf(jp, sizeof jp, "%s.journal", p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    for (i = 0; i < 20; i++) EXPECT_OK(add_doc(s, i * 4, 0, NULL));
+    minlsh_store_free(s);
+    f = fopen(jp, "r+b");
+    EXPECT(f != NULL);
+    if (f == NULL) return;
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 200, SEEK_SET); /* inside the first record: 19 commits after it */
+    c = fgetc(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(c ^ 0x10, f);
+    fclose(f);
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, NULL), MINLSH_E_CORRUPT);
+    EXPECT_EQ_INT(minlsh_store_open(&t, p, &(minlsh_store_options){.version = 1, .flags = MINLSH_STORE_READONLY}),
+                  MINLSH_E_CORRUPT);
+    f = fopen(jp, "rb");
+    EXPECT(f != NULL);
+    if (f != NULL) {
+        fseek(f, 0, SEEK_END);
+        size2 = ftell(f);
+        fclose(f);
+        EXPECT_MSG(size2 == size, "%s: %ld bytes, %ld before the open", jp, size2, size);
+    }
+    remove_store(p);
+}
+
+/* With sets, a verdict is the exact Jaccard: a near-duplicate iff the
+ * exact similarity to the match reaches the threshold. */
+static void test_exact(void) {
+    const char *p = store_path("store_exact.st"), *q = store_path("store_estimate.st");
+    minlsh_store *s, *e;
+    minlsh_shingleset *a = NULL, *b = NULL;
+    minlsh_store_result r, re;
+    char text[2000], t2[2000];
+    size_t n, n2;
+    uint64_t i;
+    int checked = 0;
+    char qpath[4300];
+    snprintf(qpath, sizeof qpath, "%s", q);
+    p = store_path("store_exact.st");
+    remove_store(p);
+    remove_store(qpath);
+    s = open_store(p, MINLSH_STORE_CREATE | MINLSH_STORE_SETS);
+    e = open_store(qpath, MINLSH_STORE_CREATE);
+    EXPECT_OK(minlsh_shingleset_new(&a, NULL));
+    EXPECT_OK(minlsh_shingleset_new(&b, NULL));
+    for (i = 0; i < 200; i += 4) {
+        n = doc_text(text, sizeof text, i, 0);
+        EXPECT_OK(minlsh_store_add(&r, s, text, n, NULL, 0, 0));
+        EXPECT_OK(minlsh_store_add(&re, e, text, n, NULL, 0, 0));
+        EXPECT(r.inserted && re.inserted && r.id == re.id);
+    }
+    for (i = 1; i < 200; i++) {
+        double j;
+        if (i % 4 == 0) continue;
+        n = doc_text(text, sizeof text, i, (int)(i % 7));
+        EXPECT_OK(minlsh_store_query(&r, s, text, n));
+        EXPECT_OK(minlsh_store_query(&re, e, text, n));
+        EXPECT(!re.exact);
+        if (!r.has_match || !r.exact) continue;
+        n2 = doc_text(t2, sizeof t2, r.match * 4, 0);
+        EXPECT_OK(minlsh_shingler_hash(minlsh_store_view_shingler(s), text, n, a, NULL));
+        EXPECT_OK(minlsh_shingler_hash(minlsh_store_view_shingler(s), t2, n2, b, NULL));
+        EXPECT_OK(minlsh_shingleset_jaccard(&j, a, b));
+        EXPECT_MSG(j == r.similarity, "doc %llu: exact %.4f, store %.4f", (unsigned long long)i, j,
+                   r.similarity);
+        EXPECT_MSG(r.novel == (j < 0.8), "doc %llu: exact %.4f, novel %u", (unsigned long long)i, j,
+                   r.novel);
+        checked++;
+    }
+    EXPECT_MSG(checked > 100, "only %d verdicts checked", checked);
+    minlsh_store_free(s);
+    /* and after a compaction and a reopen, the sets are still found */
+    s = open_store(p, 0);
+    EXPECT_OK(minlsh_store_compact(s));
+    n = doc_text(text, sizeof text, 5, 1);
+    EXPECT_OK(minlsh_store_query(&r, s, text, n));
+    EXPECT(r.exact && !r.novel && r.match == 1);
+    minlsh_store_free(s);
+    minlsh_store_free(e);
+    minlsh_shingleset_free(a);
+    minlsh_shingleset_free(b);
+    remove_store(p);
+    remove_store(qpath);
+}
+
+/* A writer that adds documents and compacts now and then, reporting each
+ * committed add's number on the pipe, until it is killed. */
+static void kill_writer(const char *p, int fd, uint64_t first) {
+    minlsh_store *s = NULL;
+    uint64_t i;
+    if (minlsh_store_open(&s, p, NULL) != 0) _exit(2);
+    for (i = first;; i++) {
+        int rc = add_doc(s, i * 4, 0, NULL);
+        if (rc != 0) _exit(3);
+        if (write(fd, &i, sizeof i) != (ssize_t)sizeof i) _exit(4);
+        if (i % 4 == 0 && minlsh_store_compact(s) != 0) _exit(5);
+    }
+}
+
+static void test_kill(void) {
+    const char *p = store_path("store_kill.st");
+    const char *env = getenv("MINLSH_KILL_RUNS");
+    long runs = env != NULL ? atol(env) : 30, r, killed = 0;
+    uint64_t next = 0, st = 99, acked_total = 0;
+    minlsh_store *s;
+    remove_store(p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    minlsh_store_free(s);
+    for (r = 0; r < runs; r++) {
+        int fds[2], status, bad = 0;
+        uint64_t v, acked = next, i, id, count;
+        struct timespec ts;
+        char name[64];
+        pid_t pid;
+        if (pipe(fds) != 0) {
+            TL_FAIL("pipe");
+            return;
+        }
+        pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            kill_writer(p, fds[1], next);
+        }
+        close(fds[1]);
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)(5000000 + tl_rand(&st) % 40000000);
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        while (read(fds[0], &v, sizeof v) == (ssize_t)sizeof v) acked = v + 1;
+        close(fds[0]);
+        waitpid(pid, &status, 0);
+        if (WIFEXITED(status)) {
+            TL_FAIL("run %ld: the writer stopped with %d", r, WEXITSTATUS(status));
+            break;
+        }
+        killed++;
+        s = NULL;
+        if (minlsh_store_open(&s, p, NULL) != 0) {
+            TL_FAIL("run %ld: %s does not open", r, p);
+            break;
+        }
+        /* Every acknowledged add is there; at most the one being committed
+         * at the kill besides; ids 0 .. count - 1, each once. */
+        count = minlsh_store_count(s);
+        for (i = 0; i < acked; i++) {
+            name_of(name, sizeof name, i * 4);
+            if (minlsh_store_find_name(&id, s, name, strlen(name)) != 0 || id != i) bad++;
+        }
+        EXPECT_MSG(bad == 0 && (count == acked || count == acked + 1),
+                   "run %ld: %d of %llu acknowledged adds missing; %llu documents", r, bad,
+                   (unsigned long long)acked, (unsigned long long)count);
+        acked_total += acked - next;
+        next = count;
+        minlsh_store_free(s);
+        if (bad != 0) break;
+    }
+    printf("  %ld kill -9 runs: every committed add kept (%llu in all, %llu documents)\n", killed,
+           (unsigned long long)acked_total, (unsigned long long)next);
+    remove_store(p);
+}
+
+/* Every allocation of open, add, query, remove, compact and free failing
+ * in turn: an error, nothing leaked, and the store still opens whole. */
+static void test_nomem(void) {
+    const char *p = store_path("store_nomem.st");
+    testalloc ta;
+    minlsh_allocator al = ta_allocator(&ta);
+    long nth, points = 0;
+    int done = 0, sets;
+    minlsh_shingleset *set = NULL;
+    EXPECT_OK(minlsh_shingleset_new(&set, NULL));
+    for (sets = 0; sets < 2; sets++) {
+        for (nth = 1; !done || nth == 1; nth++) {
+            minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+            minlsh_store *s = NULL;
+            minlsh_store_result r;
+            char text[2000];
+            size_t n;
+            int rc;
+            done = 0;
+            remove_store(p);
+            al = ta_allocator(&ta);
+            o.alloc = &al;
+            o.flags = MINLSH_STORE_CREATE | (sets ? MINLSH_STORE_SETS : 0);
+            atomic_store(&ta.fail_at, nth);
+            rc = minlsh_store_open(&s, p, &o);
+            if (rc == 0) rc = minlsh_store_begin(s);
+            if (rc == 0) rc = add_doc(s, 0, 0, NULL);
+            if (rc == 0) rc = add_doc(s, 4, 0, NULL);
+            if (rc == 0) rc = add_doc(s, 1, 1, NULL);
+            if (rc == 0) {
+                n = doc_text(text, sizeof text, 2, 1);
+                rc = minlsh_store_query(&r, s, text, n);
+            }
+            if (rc == 0) rc = minlsh_store_remove(s, 1);
+            if (rc == 0) rc = minlsh_store_sync(s);
+            if (rc == 0) {
+                n = doc_text(text, sizeof text, 12, 0);
+                rc = minlsh_shingler_hash(minlsh_store_view_shingler(s), text, n, set, NULL);
+            }
+            if (rc == 0) rc = minlsh_store_add_set(&r, s, set, "set", 3, 0);
+            if (rc == 0) rc = minlsh_store_query_set(&r, s, set);
+            if (rc == 0) rc = minlsh_store_remove_name(s, "set", 3);
+            if (rc == 0) rc = minlsh_store_commit(s);
+            if (rc == 0) rc = minlsh_store_refresh(s);
+            if (rc == 0) rc = minlsh_store_compact(s);
+            if (rc == 0) rc = add_doc(s, 8, 0, NULL);
+            minlsh_store_free(s);
+            EXPECT_MSG(rc == 0 || rc == MINLSH_E_NOMEM, "fail at %ld: %s", nth, minlsh_error_name(rc));
+            EXPECT_MSG(atomic_load(&ta.blocks) == 0, "fail at %ld: %ld blocks leaked", nth,
+                       (long)atomic_load(&ta.blocks));
+            if (atomic_load(&ta.failed) == 0) {
+                done = 1;
+                break;
+            }
+            points++;
+            /* whatever was committed opens */
+            s = NULL;
+            rc = minlsh_store_open(&s, p, NULL);
+            EXPECT_MSG(rc == 0 || rc == MINLSH_E_NOTFOUND, "fail at %ld: reopen %s", nth,
+                       minlsh_error_name(rc));
+            minlsh_store_free(s);
+        }
+    }
+    minlsh_shingleset_free(set);
+    printf("  %ld allocation-failure points\n", points);
+    EXPECT(points > 50);
+    remove_store(p);
+}
+
+int main(void) {
+    shm_begin();
+    RUN(test_create_open);
+    RUN(test_add_query_remove);
+    RUN(test_group_commit_and_handles);
+    RUN(test_two_processes);
+    RUN(test_between_renames);
+    RUN(test_damaged_journal);
+    RUN(test_exact);
+    RUN(test_kill);
+    RUN(test_nomem);
+    shm_end();
+    return TL_SUMMARY("store");
+}
