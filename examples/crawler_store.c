@@ -11,6 +11,7 @@
  *
  * Prints one line per page: "new ID NAME", or "dup NAME of MATCH (SIMILARITY)".
  */
+#define MINLSH_EXPERIMENTAL_API /* the store: experimental until 0.2.0 */
 #include <minlsh.h>
 
 #include <stdio.h>

@@ -857,224 +857,6 @@ MINLSH_API int minlsh_clusters_copy_members(const minlsh_clusters *clusters,
                                             size_t i, uint64_t *ids,
                                             size_t cap, size_t *n_out);
 
-
-/* ------------------------------------------------------------------------ */
-/* Store: a crawler's index in one handle                                   */
-/* ------------------------------------------------------------------------ */
-
-/* A store is a near-duplicate index kept at a path and shared by any number
- * of processes: "have I seen this page, or nearly?" and "remember it" in
- * one call that is durable once committed. Its configuration (how to
- * shingle, the key check, k, seed, scheme, threshold, banding) and every
- * document's name live in the file, so a worker opens a store with its
- * path alone (and the key, if it is not the default). Documents get ids
- * 0, 1, 2, ... in the order they are added, across all processes; an id is
- * never given twice. A name is caller bytes (a URL, a JSON token); names of
- * one or more bytes are unique in a store, an empty name is no name.
- *
- * Files: PATH (a mapped index file whose metadata holds the configuration
- * and the names, docs/format.md "Store"), PATH.journal (every change since
- * PATH was written), PATH.lock and PATH.compact.lock (the locks),
- * PATH.sets (with MINLSH_STORE_SETS: the shingle sets, append-only). PATH's
- * symbolic links are followed: one store, one lock, one journal.
- *
- * Locking: a writer changes the store between minlsh_store_begin, which
- * takes PATH.lock exclusively and catches up with what other processes
- * committed (reading only the journal's new bytes), and
- * minlsh_store_commit, which syncs every change since begin with one
- * fdatasync (group commit) and releases the lock. add and remove called
- * outside begin/commit take the lock, commit and release it themselves,
- * shingling and signing before the lock is taken. A handle opened
- * MINLSH_STORE_READONLY takes PATH.lock shared at open and in
- * minlsh_store_refresh only. Durability: from the return of a commit (or
- * of an add or remove outside begin/commit) the change survives kill -9
- * and power loss; a change not committed is never half there. A journal
- * damaged before committed records fails with MINLSH_E_CORRUPT and is left
- * as it is. The store maps PATH: a program that truncates it underneath
- * raises SIGBUS in the reader (docs/api.md, "SIGBUS").
- *
- * Threads: one handle is used by one thread at a time, except that
- * minlsh_store_query, _query_set, _find_name, _copy_name, _count,
- * _threshold and _view_shingler (const) may run concurrently with each
- * other. Give each thread its own handle to write: handles exclude each
- * other through the lock, in one process as across processes. */
-typedef struct minlsh_store minlsh_store;
-
-#define MINLSH_STORE_CREATE 0x1u   /* create the store if PATH does not exist */
-#define MINLSH_STORE_READONLY 0x2u /* open for queries only */
-#define MINLSH_STORE_SETS 0x4u     /* creation: keep each document's shingle set
-                                      (PATH.sets), so that decisions use the
-                                      exact Jaccard, not the estimate */
-
-#define MINLSH_STORE_OPTIONS_VERSION 1
-
-/* How to open a store. Fields marked "creation" configure a new store and
- * are otherwise checked against the file: 0 (or NULL) means "the default"
- * when creating and "whatever the file says" when opening; a value that
- * disagrees with the file is MINLSH_E_MISMATCH. Nothing pointed to is kept
- * after the call but the allocator, which is copied. */
-typedef struct minlsh_store_options {
-    uint32_t version;  /* MINLSH_STORE_OPTIONS_VERSION */
-    uint32_t flags;    /* MINLSH_STORE_CREATE, _READONLY, _SETS */
-    const minlsh_shingler_options *shingler; /* creation: NULL means
-                          MINLSH_SHINGLER_OPTIONS_INIT; its key must be NULL
-                          (the key is below) and its max_document_bytes is
-                          not stored (see max_document_bytes) */
-    uint32_t num_perm; /* creation: k, 1..1024; 0: 128 */
-    uint32_t scheme;   /* creation: 0 classic MinHash, 1 one-permutation
-                          hashing (MINLSH_SCHEME_OPH) */
-    uint64_t seed;     /* creation: MinHash seed; 0: 1 */
-    double threshold;  /* creation: near-duplicate threshold in (0, 1]; 0: 0.8 */
-    uint32_t bands;    /* creation: b and r; 0 and 0: planned for recall */
-    uint32_t rows;     /*   0.999 at the threshold (minlsh_plan_compute) */
-    const uint8_t *key; /* 16-byte SipHash key; NULL: the default key. Never
-                          stored: the file keeps the shingler's config id,
-                          which a wrong key does not match */
-    uint32_t lock_timeout_ms; /* wait for PATH.lock at most this long; 0:
-                          no limit */
-    uint32_t reserved; /* must be 0 */
-    uint64_t max_document_bytes; /* this handle refuses longer texts
-                          (MINLSH_E_TOOBIG); 0: no limit */
-    const minlsh_allocator *alloc; /* NULL: malloc/free */
-} minlsh_store_options;
-
-#define MINLSH_STORE_OPTIONS_INIT                                              \
-    { MINLSH_STORE_OPTIONS_VERSION, 0, NULL, 0, 0, 0, 0.0, 0, 0, NULL, 0, 0, 0, NULL }
-
-/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
-MINLSH_API int minlsh_store_options_init(minlsh_store_options *opts,
-                                         uint32_t version);
-
-/* Open the store at path (opts NULL: MINLSH_STORE_OPTIONS_INIT), creating
- * it when it is missing and opts->flags has MINLSH_STORE_CREATE. Under
- * PATH.lock (exclusive; shared for READONLY): create PATH atomically if
- * needed, map it, replay PATH.journal, and remove the temporaries of
- * writes a kill cut short (when no compaction is running). The lock is
- * released before the call returns.
- * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
- * range, reserved not 0, READONLY with CREATE, allocator), MINLSH_E_NOMEM,
- * MINLSH_E_IO (errno EISDIR for a folder), MINLSH_E_NOTFOUND (no store and
- * no CREATE), MINLSH_E_FORMAT (not a store), MINLSH_E_CORRUPT (a damaged
- * file or journal), MINLSH_E_MISMATCH (a creation option or the key
- * disagrees with the file), MINLSH_E_BUSY (lock_timeout_ms passed). */
-MINLSH_API int minlsh_store_open(minlsh_store **out, const char *path,
-                                 const minlsh_store_options *opts);
-/* Close. Changes not committed are dropped; a lock held is released.
- * NULL is a no-op. */
-MINLSH_API void minlsh_store_free(minlsh_store *store);
-
-/* Take PATH.lock exclusively (waiting at most the lock timeout) and catch
- * up with the changes other handles committed since this one last did.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, or begun already),
- * MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM, MINLSH_E_CORRUPT; on error
- * the lock is not held. */
-MINLSH_API int minlsh_store_begin(minlsh_store *store);
-/* Make every change since begin durable (one fdatasync of PATH.journal,
- * after one of PATH.sets if sets were written) and release the lock. On
- * error nothing since begin was committed: the handle drops those changes
- * (it reloads from the files at its next call) and releases the lock.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not begun), MINLSH_E_IO,
- * MINLSH_E_NOMEM. */
-MINLSH_API int minlsh_store_commit(minlsh_store *store);
-/* Make the changes since begin durable, like commit, but keep the lock.
- * Outside begin/commit there is nothing to sync: 0.
- * Errors: as minlsh_store_commit (on error the lock is released). */
-MINLSH_API int minlsh_store_sync(minlsh_store *store);
-/* Catch up with what other handles committed, without keeping a lock
- * (shared while it reads). Inside begin/commit: 0, nothing to do.
- * Errors: MINLSH_E_NULL, MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM,
- * MINLSH_E_CORRUPT. */
-MINLSH_API int minlsh_store_refresh(minlsh_store *store);
-
-/* minlsh_store_add flags. */
-#define MINLSH_STORE_ADD_ALWAYS 0x1u /* insert even a near-duplicate */
-
-/* What a store decided about a document. */
-typedef struct minlsh_store_result {
-    uint64_t id;         /* the id the document was given (if inserted) */
-    uint64_t match;      /* the near-duplicate found (if novel is 0), or
-                            the most similar candidate checked (if
-                            has_match); 0 otherwise */
-    double similarity;   /* match's similarity: exact Jaccard if exact,
-                            else the signature estimate; 0 without match */
-    uint32_t novel;      /* 1: no stored document reaches the threshold */
-    uint32_t inserted;   /* 1: the document was added (novel, or ALWAYS) */
-    uint32_t has_match;  /* 1: match names a document */
-    uint32_t exact;      /* 1: similarity is the exact Jaccard */
-    uint64_t candidates; /* LSH candidates looked at */
-} minlsh_store_result;
-
-/* Check-and-insert: shingle text with the store's shingler, sign it, find
- * the stored documents sharing a band with it, verify them (the exact
- * Jaccard of the stored sets in a store with MINLSH_STORE_SETS, checked in
- * decreasing order of estimate from the threshold minus 0.15 up; the
- * signature estimate otherwise) and, if none reaches the threshold (or
- * flags has MINLSH_STORE_ADD_ALWAYS), insert it under the next id with
- * name (name_len bytes, at most 1 MiB; may be NULL when 0) into the index
- * and the journal together. Outside begin/commit the call commits itself.
- * result may be NULL. On error the store is unchanged.
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (flags), MINLSH_E_STATE
- * (READONLY), MINLSH_E_EXISTS (the name is in the store),
- * MINLSH_E_TOOBIG (text over max_document_bytes, name over 1 MiB),
- * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT, MINLSH_E_BUSY, and those
- * of minlsh_store_commit when the call commits itself. */
-MINLSH_API int minlsh_store_add(minlsh_store_result *result, minlsh_store *store,
-                                const void *text, size_t len, const void *name,
-                                size_t name_len, uint32_t flags);
-/* minlsh_store_add of a document shingled by the caller with the store's
- * shingler (minlsh_store_view_shingler; a shinglestream, say).
- * Errors: as minlsh_store_add. */
-MINLSH_API int minlsh_store_add_set(minlsh_store_result *result, minlsh_store *store,
-                                    const minlsh_shingleset *set, const void *name,
-                                    size_t name_len, uint32_t flags);
-/* The decision minlsh_store_add would make, without inserting (inserted
- * and id are 0), from this handle's view of the store (refresh first to
- * see other handles' commits).
- * Errors: MINLSH_E_NULL, MINLSH_E_TOOBIG, MINLSH_E_NOMEM, MINLSH_E_IO,
- * MINLSH_E_CORRUPT. */
-MINLSH_API int minlsh_store_query(minlsh_store_result *result,
-                                  const minlsh_store *store, const void *text,
-                                  size_t len);
-MINLSH_API int minlsh_store_query_set(minlsh_store_result *result,
-                                      const minlsh_store *store,
-                                      const minlsh_shingleset *set);
-/* Remove a document by id, or by name. Outside begin/commit the call
- * commits itself. Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY),
- * MINLSH_E_NOTFOUND, MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_BUSY, and those
- * of minlsh_store_commit. */
-MINLSH_API int minlsh_store_remove(minlsh_store *store, uint64_t id);
-MINLSH_API int minlsh_store_remove_name(minlsh_store *store, const void *name,
-                                        size_t name_len);
-/* The id of the document named name. Errors: MINLSH_E_NULL,
- * MINLSH_E_NOTFOUND (no such name; an empty name is never found). */
-MINLSH_API int minlsh_store_find_name(uint64_t *id, const minlsh_store *store,
-                                      const void *name, size_t name_len);
-/* Copy the name of document id. Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND,
- * MINLSH_E_BUFSIZE (*n_out = its length). */
-MINLSH_API int minlsh_store_copy_name(const minlsh_store *store, uint64_t id,
-                                      void *buf, size_t cap, size_t *n_out);
-/* Documents in the store, in this handle's view; 0 for NULL. */
-MINLSH_API uint64_t minlsh_store_count(const minlsh_store *store);
-/* The threshold the store decides at; 0 for NULL. */
-MINLSH_API double minlsh_store_threshold(const minlsh_store *store);
-/* The store's shingler, borrowed for the handle's life (NULL for NULL). */
-MINLSH_API const minlsh_shingler *minlsh_store_view_shingler(const minlsh_store *store);
-
-/* 1 when the journal has grown past max(1 MiB, 1/32 of PATH), the point
- * where compacting pays; 0 if not; MINLSH_E_NULL. */
-MINLSH_API int minlsh_store_compact_due(const minlsh_store *store);
-/* Fold the journal into a new PATH without stalling other writers: the new
- * file is written from this handle's view as of a point P of the journal
- * with PATH.lock released, then, under the lock, renamed over PATH and
- * the journal's records past P carried into a new journal. The new file
- * records that it holds the old journal up to P, so a kill between the two
- * renames loses nothing and applies nothing twice. Removed documents leave
- * the index here. Not inside begin/commit.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, inside begin/commit),
- * MINLSH_E_BUSY (another compaction is running, or the lock timeout),
- * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT. */
-MINLSH_API int minlsh_store_compact(minlsh_store *store);
-
 #ifdef __cplusplus
 }
 #endif
@@ -1779,6 +1561,226 @@ MINLSH_API int minlsh_dedup_decide(const minlsh_dedup_edge *edges, size_t n_edge
                                    const uint64_t *lengths, uint32_t keep,
                                    uint32_t group, minlsh_dedup_decision *decisions,
                                    const minlsh_allocator *alloc);
+
+/* ------------------------------------------------------------------------ */
+/* Store: a crawler's index in one handle                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Experimental until the command and the bindings run on it; planned for
+ * the stable part in 0.2.0.
+ *
+ * A store is a near-duplicate index kept at a path and shared by any number
+ * of processes: "have I seen this page, or nearly?" and "remember it" in
+ * one call that is durable once committed. Its configuration (how to
+ * shingle, the key check, k, seed, scheme, threshold, banding) and every
+ * document's name live in the file, so a worker opens a store with its
+ * path alone (and the key, if it is not the default). Documents get ids
+ * 0, 1, 2, ... in the order they are added, across all processes; an id is
+ * never given twice. A name is caller bytes (a URL, a JSON token); names of
+ * one or more bytes are unique in a store, an empty name is no name.
+ *
+ * Files: PATH (a mapped index file whose metadata holds the configuration
+ * and the names, docs/format.md "Store"), PATH.journal (every change since
+ * PATH was written), PATH.lock and PATH.compact.lock (the locks),
+ * PATH.sets (with MINLSH_STORE_SETS: the shingle sets, append-only). PATH's
+ * symbolic links are followed: one store, one lock, one journal.
+ *
+ * Locking: a writer changes the store between minlsh_store_begin, which
+ * takes PATH.lock exclusively and catches up with what other processes
+ * committed (reading only the journal's new bytes), and
+ * minlsh_store_commit, which syncs every change since begin with one
+ * fdatasync (group commit) and releases the lock. add and remove called
+ * outside begin/commit take the lock, commit and release it themselves,
+ * shingling and signing before the lock is taken. A handle opened
+ * MINLSH_STORE_READONLY takes PATH.lock shared at open and in
+ * minlsh_store_refresh only. Durability: from the return of a commit (or
+ * of an add or remove outside begin/commit) the change survives kill -9
+ * and power loss; a change not committed is never half there. A journal
+ * damaged before committed records fails with MINLSH_E_CORRUPT and is left
+ * as it is. The store maps PATH: a program that truncates it underneath
+ * raises SIGBUS in the reader (docs/api.md, "SIGBUS").
+ *
+ * Threads: one handle is used by one thread at a time, except that
+ * minlsh_store_query, _query_set, _find_name, _copy_name, _count,
+ * _threshold and _view_shingler (const) may run concurrently with each
+ * other. Give each thread its own handle to write: handles exclude each
+ * other through the lock, in one process as across processes. */
+typedef struct minlsh_store minlsh_store;
+
+#define MINLSH_STORE_CREATE 0x1u   /* create the store if PATH does not exist */
+#define MINLSH_STORE_READONLY 0x2u /* open for queries only */
+#define MINLSH_STORE_SETS 0x4u     /* creation: keep each document's shingle set
+                                      (PATH.sets), so that decisions use the
+                                      exact Jaccard, not the estimate */
+
+#define MINLSH_STORE_OPTIONS_VERSION 1
+
+/* How to open a store. Fields marked "creation" configure a new store and
+ * are otherwise checked against the file: 0 (or NULL) means "the default"
+ * when creating and "whatever the file says" when opening; a value that
+ * disagrees with the file is MINLSH_E_MISMATCH. Nothing pointed to is kept
+ * after the call but the allocator, which is copied. */
+typedef struct minlsh_store_options {
+    uint32_t version;  /* MINLSH_STORE_OPTIONS_VERSION */
+    uint32_t flags;    /* MINLSH_STORE_CREATE, _READONLY, _SETS */
+    const minlsh_shingler_options *shingler; /* creation: NULL means
+                          MINLSH_SHINGLER_OPTIONS_INIT; its key must be NULL
+                          (the key is below) and its max_document_bytes is
+                          not stored (see max_document_bytes) */
+    uint32_t num_perm; /* creation: k, 1..1024; 0: 128 */
+    uint32_t scheme;   /* creation: 0 classic MinHash, 1 one-permutation
+                          hashing (MINLSH_SCHEME_OPH) */
+    uint64_t seed;     /* creation: MinHash seed; 0: 1 */
+    double threshold;  /* creation: near-duplicate threshold in (0, 1]; 0: 0.8 */
+    uint32_t bands;    /* creation: b and r; 0 and 0: planned for recall */
+    uint32_t rows;     /*   0.999 at the threshold (minlsh_plan_compute) */
+    const uint8_t *key; /* 16-byte SipHash key; NULL: the default key. Never
+                          stored: the file keeps the shingler's config id,
+                          which a wrong key does not match */
+    uint32_t lock_timeout_ms; /* wait for PATH.lock at most this long; 0:
+                          no limit */
+    uint32_t reserved; /* must be 0 */
+    uint64_t max_document_bytes; /* this handle refuses longer texts
+                          (MINLSH_E_TOOBIG); 0: no limit */
+    const minlsh_allocator *alloc; /* NULL: malloc/free */
+} minlsh_store_options;
+
+#define MINLSH_STORE_OPTIONS_INIT                                              \
+    { MINLSH_STORE_OPTIONS_VERSION, 0, NULL, 0, 0, 0, 0.0, 0, 0, NULL, 0, 0, 0, NULL }
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
+MINLSH_API int minlsh_store_options_init(minlsh_store_options *opts,
+                                         uint32_t version);
+
+/* Open the store at path (opts NULL: MINLSH_STORE_OPTIONS_INIT), creating
+ * it when it is missing and opts->flags has MINLSH_STORE_CREATE. Under
+ * PATH.lock (exclusive; shared for READONLY): create PATH atomically if
+ * needed, map it, replay PATH.journal, and remove the temporaries of
+ * writes a kill cut short (when no compaction is running). The lock is
+ * released before the call returns.
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
+ * range, reserved not 0, READONLY with CREATE, allocator), MINLSH_E_NOMEM,
+ * MINLSH_E_IO (errno EISDIR for a folder), MINLSH_E_NOTFOUND (no store and
+ * no CREATE), MINLSH_E_FORMAT (not a store), MINLSH_E_CORRUPT (a damaged
+ * file or journal), MINLSH_E_MISMATCH (a creation option or the key
+ * disagrees with the file), MINLSH_E_BUSY (lock_timeout_ms passed). */
+MINLSH_API int minlsh_store_open(minlsh_store **out, const char *path,
+                                 const minlsh_store_options *opts);
+/* Close. Changes not committed are dropped; a lock held is released.
+ * NULL is a no-op. */
+MINLSH_API void minlsh_store_free(minlsh_store *store);
+
+/* Take PATH.lock exclusively (waiting at most the lock timeout) and catch
+ * up with the changes other handles committed since this one last did.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, or begun already),
+ * MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM, MINLSH_E_CORRUPT; on error
+ * the lock is not held. */
+MINLSH_API int minlsh_store_begin(minlsh_store *store);
+/* Make every change since begin durable (one fdatasync of PATH.journal,
+ * after one of PATH.sets if sets were written) and release the lock. On
+ * error nothing since begin was committed: the handle drops those changes
+ * (it reloads from the files at its next call) and releases the lock.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not begun), MINLSH_E_IO,
+ * MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_store_commit(minlsh_store *store);
+/* Make the changes since begin durable, like commit, but keep the lock.
+ * Outside begin/commit there is nothing to sync: 0.
+ * Errors: as minlsh_store_commit (on error the lock is released). */
+MINLSH_API int minlsh_store_sync(minlsh_store *store);
+/* Catch up with what other handles committed, without keeping a lock
+ * (shared while it reads). Inside begin/commit: 0, nothing to do.
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM,
+ * MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_refresh(minlsh_store *store);
+
+/* minlsh_store_add flags. */
+#define MINLSH_STORE_ADD_ALWAYS 0x1u /* insert even a near-duplicate */
+
+/* What a store decided about a document. */
+typedef struct minlsh_store_result {
+    uint64_t id;         /* the id the document was given (if inserted) */
+    uint64_t match;      /* the near-duplicate found (if novel is 0), or
+                            the most similar candidate checked (if
+                            has_match); 0 otherwise */
+    double similarity;   /* match's similarity: exact Jaccard if exact,
+                            else the signature estimate; 0 without match */
+    uint32_t novel;      /* 1: no stored document reaches the threshold */
+    uint32_t inserted;   /* 1: the document was added (novel, or ALWAYS) */
+    uint32_t has_match;  /* 1: match names a document */
+    uint32_t exact;      /* 1: similarity is the exact Jaccard */
+    uint64_t candidates; /* LSH candidates looked at */
+} minlsh_store_result;
+
+/* Check-and-insert: shingle text with the store's shingler, sign it, find
+ * the stored documents sharing a band with it, verify them (the exact
+ * Jaccard of the stored sets in a store with MINLSH_STORE_SETS, checked in
+ * decreasing order of estimate from the threshold minus 0.15 up; the
+ * signature estimate otherwise) and, if none reaches the threshold (or
+ * flags has MINLSH_STORE_ADD_ALWAYS), insert it under the next id with
+ * name (name_len bytes, at most 1 MiB; may be NULL when 0) into the index
+ * and the journal together. Outside begin/commit the call commits itself.
+ * result may be NULL. On error the store is unchanged.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (flags), MINLSH_E_STATE
+ * (READONLY), MINLSH_E_EXISTS (the name is in the store),
+ * MINLSH_E_TOOBIG (text over max_document_bytes, name over 1 MiB),
+ * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT, MINLSH_E_BUSY, and those
+ * of minlsh_store_commit when the call commits itself. */
+MINLSH_API int minlsh_store_add(minlsh_store_result *result, minlsh_store *store,
+                                const void *text, size_t len, const void *name,
+                                size_t name_len, uint32_t flags);
+/* minlsh_store_add of a document shingled by the caller with the store's
+ * shingler (minlsh_store_view_shingler; a shinglestream, say).
+ * Errors: as minlsh_store_add. */
+MINLSH_API int minlsh_store_add_set(minlsh_store_result *result, minlsh_store *store,
+                                    const minlsh_shingleset *set, const void *name,
+                                    size_t name_len, uint32_t flags);
+/* The decision minlsh_store_add would make, without inserting (inserted
+ * and id are 0), from this handle's view of the store (refresh first to
+ * see other handles' commits).
+ * Errors: MINLSH_E_NULL, MINLSH_E_TOOBIG, MINLSH_E_NOMEM, MINLSH_E_IO,
+ * MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_query(minlsh_store_result *result,
+                                  const minlsh_store *store, const void *text,
+                                  size_t len);
+MINLSH_API int minlsh_store_query_set(minlsh_store_result *result,
+                                      const minlsh_store *store,
+                                      const minlsh_shingleset *set);
+/* Remove a document by id, or by name. Outside begin/commit the call
+ * commits itself. Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY),
+ * MINLSH_E_NOTFOUND, MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_BUSY, and those
+ * of minlsh_store_commit. */
+MINLSH_API int minlsh_store_remove(minlsh_store *store, uint64_t id);
+MINLSH_API int minlsh_store_remove_name(minlsh_store *store, const void *name,
+                                        size_t name_len);
+/* The id of the document named name. Errors: MINLSH_E_NULL,
+ * MINLSH_E_NOTFOUND (no such name; an empty name is never found). */
+MINLSH_API int minlsh_store_find_name(uint64_t *id, const minlsh_store *store,
+                                      const void *name, size_t name_len);
+/* Copy the name of document id. Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND,
+ * MINLSH_E_BUFSIZE (*n_out = its length). */
+MINLSH_API int minlsh_store_copy_name(const minlsh_store *store, uint64_t id,
+                                      void *buf, size_t cap, size_t *n_out);
+/* Documents in the store, in this handle's view; 0 for NULL. */
+MINLSH_API uint64_t minlsh_store_count(const minlsh_store *store);
+/* The threshold the store decides at; 0 for NULL. */
+MINLSH_API double minlsh_store_threshold(const minlsh_store *store);
+/* The store's shingler, borrowed for the handle's life (NULL for NULL). */
+MINLSH_API const minlsh_shingler *minlsh_store_view_shingler(const minlsh_store *store);
+
+/* 1 when the journal has grown past max(1 MiB, 1/32 of PATH), the point
+ * where compacting pays; 0 if not; MINLSH_E_NULL. */
+MINLSH_API int minlsh_store_compact_due(const minlsh_store *store);
+/* Fold the journal into a new PATH without stalling other writers: the new
+ * file is written from this handle's view as of a point P of the journal
+ * with PATH.lock released, then, under the lock, renamed over PATH and
+ * the journal's records past P carried into a new journal. The new file
+ * records that it holds the old journal up to P, so a kill between the two
+ * renames loses nothing and applies nothing twice. Removed documents leave
+ * the index here. Not inside begin/commit.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, inside begin/commit),
+ * MINLSH_E_BUSY (another compaction is running, or the lock timeout),
+ * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_compact(minlsh_store *store);
 
 #ifdef __cplusplus
 }

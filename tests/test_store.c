@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #define _DEFAULT_SOURCE 1 /* mkdtemp */
+#define MINLSH_EXPERIMENTAL_API 1
 #include "minlsh.h"
 #include "testalloc.h"
 #include "testlib.h"
