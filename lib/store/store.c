@@ -290,7 +290,7 @@ int minlsh_store_open(minlsh_store **out, const char *path, const minlsh_store_o
     minlsh_store_options o;
     minlsh_store *s;
     minlsh_allocator al;
-    int rc, exists, ro;
+    int rc, exists = 0, ro;
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (path == NULL) return MINLSH_E_NULL;
