@@ -222,37 +222,54 @@ PyDoc_STRVAR(sign_tokens_doc,
 "str has no UTF-8 form, the library refuses the call or bind() was not\n"
 "called: the caller takes its own path, which raises what is due.");
 
-/* Grows the token arrays to hold need entries; 0 on failure. */
-static int sign_reserve(const void ***tok, size_t **len, size_t *cap, size_t need)
+/* The token arrays of one group: the objects (each holding a reference),
+ * the addresses of their bytes and the lengths. */
+typedef struct {
+    PyObject **obj;
+    const void **tok;
+    size_t *len, cap, n;
+} sign_group;
+
+/* Grows the arrays to hold need entries; 0 on failure. */
+static int sign_reserve(sign_group *g, size_t need)
 {
-    size_t c = *cap ? *cap : SIGN_GROUP_TOKENS;
-    const void **t;
-    size_t *l;
-    if (need <= *cap)
+    size_t c = g->cap ? g->cap : SIGN_GROUP_TOKENS;
+    void *p;
+    if (need <= g->cap)
         return 1;
     while (c < need)
         c *= 2;
-    t = PyMem_Realloc((void *)*tok, c * sizeof *t);
-    if (!t)
+    if (!(p = PyMem_Realloc(g->obj, c * sizeof *g->obj)))
         return 0;
-    *tok = t;
-    l = PyMem_Realloc(*len, c * sizeof *l);
-    if (!l)
+    g->obj = p;
+    if (!(p = PyMem_Realloc((void *)g->tok, c * sizeof *g->tok)))
         return 0;
-    *len = l;
-    *cap = c;
+    g->tok = p;
+    if (!(p = PyMem_Realloc(g->len, c * sizeof *g->len)))
+        return 0;
+    g->len = p;
+    g->cap = c;
     return 1;
+}
+
+/* Drops the group's references. */
+static void sign_release(sign_group *g)
+{
+    size_t i;
+    for (i = 0; i < g->n; i++)
+        Py_DECREF(g->obj[i]);
+    g->n = 0;
 }
 
 static PyObject *sign_tokens(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     speedups_state *st = PyModule_GetState(module);
-    const void **tok = NULL;
-    size_t *len = NULL, cap = 0, *doc_off = NULL, k, nt = 0;
+    sign_group g = {NULL, NULL, NULL, 0, 0};
+    size_t *doc_off = NULL, k;
     Py_ssize_t nd, d, first = 0;
     PyObject **dv, *docs;
     uintptr_t family, key, out;
-    int ok = 0;
+    int ok = 0, rc;
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "sign_tokens takes 5 arguments");
         return NULL;
@@ -277,8 +294,8 @@ static PyObject *sign_tokens(PyObject *module, PyObject *const *args, Py_ssize_t
             goto done;
         n = PySequence_Fast_GET_SIZE(doc);
         tv = PySequence_Fast_ITEMS(doc);
-        doc_off[d - first] = nt;
-        if (!sign_reserve(&tok, &len, &cap, nt + (size_t)n))
+        doc_off[d - first] = g.n;
+        if (!sign_reserve(&g, g.n + (size_t)n))
             goto done;
         for (i = 0; i < n; i++) {
             PyObject *t = tv[i];
@@ -292,25 +309,40 @@ static PyObject *sign_tokens(PyObject *module, PyObject *const *args, Py_ssize_t
                 goto done;
             if (!b)
                 goto done;
-            tok[nt] = b;
-            len[nt++] = (size_t)l;
+            Py_INCREF(t);
+            g.obj[g.n] = t;
+            g.tok[g.n] = b;
+            g.len[g.n++] = (size_t)l;
         }
-        /* The pointers stay valid: no Python code runs until the call. */
-        if (nt >= SIGN_GROUP_TOKENS || d + 1 == nd) {
+        if (g.n >= SIGN_GROUP_TOKENS || d + 1 == nd) {
             size_t m = (size_t)(d + 1 - first);
-            doc_off[m] = nt;
-            if (st->sign_token_array((const void *)family, (const uint8_t *)key, tok, len, nt,
-                                     doc_off, m, (uint32_t *)out + (size_t)first * k, m * k,
-                                     NULL) != 0)
+            doc_off[m] = g.n;
+            /* The references keep every token's bytes in place while other
+             * threads run (a str's UTF-8 lives as long as the str), so the
+             * signing need not hold the interpreter lock: threads that
+             * sign at once run in parallel, as through ctypes. */
+            Py_BEGIN_ALLOW_THREADS
+            rc = st->sign_token_array((const void *)family, (const uint8_t *)key, g.tok, g.len,
+                                      g.n, doc_off, m, (uint32_t *)out + (size_t)first * k,
+                                      m * k, NULL);
+            Py_END_ALLOW_THREADS
+            sign_release(&g);
+            if (rc != 0)
                 goto done;
             first = d + 1;
-            nt = 0;
+            /* Another thread may have resized docs meanwhile: never read
+             * through a stale item array (the caller's path starts over). */
+            if (PySequence_Fast_GET_SIZE(docs) != nd)
+                goto done;
+            dv = PySequence_Fast_ITEMS(docs);
         }
     }
     ok = 1;
 done:
-    PyMem_Free((void *)tok);
-    PyMem_Free(len);
+    sign_release(&g);
+    PyMem_Free(g.obj);
+    PyMem_Free((void *)g.tok);
+    PyMem_Free(g.len);
     PyMem_Free(doc_off);
     PyErr_Clear(); /* the Python path raises whatever is due */
     if (ok)
