@@ -973,6 +973,24 @@ MINLSH_API int minlsh_family_sign_delimited(const minlsh_family *family,
                                             size_t n_docs, uint32_t *sigs,
                                             size_t cap, size_t *n_out);
 
+/* minlsh_family_sign_tokens for tokens that lie anywhere in memory: token t
+ * is the lengths[t] bytes at tokens[t] (NULL only when lengths[t] is 0).
+ * Spares a binding the copy of every token into one buffer: it passes the
+ * addresses of the bytes its token objects already hold. Document d is the
+ * tokens doc_offsets[d] .. doc_offsets[d+1] - 1 as in
+ * minlsh_family_sign_tokens, with the same signatures on the same bytes.
+ * The pointers are read during the call only.
+ * Errors: MINLSH_E_NULL (also a NULL token of nonzero length),
+ * MINLSH_E_PARAM (doc_offsets decreasing or past n_tokens),
+ * MINLSH_E_BUFSIZE, MINLSH_E_TOOBIG. */
+MINLSH_API int minlsh_family_sign_token_array(const minlsh_family *family,
+                                              const uint8_t *key,
+                                              const void *const *tokens,
+                                              const size_t *lengths, size_t n_tokens,
+                                              const size_t *doc_offsets,
+                                              size_t n_docs, uint32_t *sigs,
+                                              size_t cap, size_t *n_out);
+
 /* ------------------------------------------------------------------------ */
 /* Dedup stages: the engine's steps over whole partitions                   */
 /* ------------------------------------------------------------------------ */

@@ -74,7 +74,9 @@
 #                     (default 50:400), best of BENCH_PY_REPEAT (5)
 #                     interleaved runs. minlsh runs with its C accelerator
 #                     (make python-speedups, for BIND_PYTHON);
-#                     BENCH_PY_SPEEDUPS=0 runs the ctypes paths alone
+#                     BENCH_PY_SPEEDUPS=0 runs the ctypes paths alone;
+#                     BENCH_PY_SCHEME=oph signs minlsh's side with
+#                     one-permutation hashing
 # bench/gen_docs (short JSON Lines documents with planted near-duplicates,
 # --truth FILE lists them) and bench/recall (recall of those pairs from
 # dedup's decisions) need libc only.
@@ -168,10 +170,12 @@ bench-hot: $(BENCH_BIN)
 BENCH_PY_DOCS ?= 20000
 BENCH_PY_REPEAT ?= 5
 BENCH_PY_WORDS ?= 50:400
+BENCH_PY_SCHEME ?= classic
 BENCH_PYTHON ?= /usr/bin/python3
 BENCH_PY_SPEEDUPS ?= $(PY_SPEEDUPS)
 bench-python: lib python-speedups
 	PYTHONPATH=bindings/python MINLSH_LIBRARY=$(abspath $(SHARED_LIB)) \
 	  MINLSH_SPEEDUPS=$(BENCH_PY_SPEEDUPS) \
 	  $(BENCH_PYTHON) bench/python/datasketch_shape.py --docs $(BENCH_PY_DOCS) \
-	  --repeat $(BENCH_PY_REPEAT) --words $(BENCH_PY_WORDS) $(if $(DATASKETCH_PATH),--datasketch $(DATASKETCH_PATH))
+	  --repeat $(BENCH_PY_REPEAT) --words $(BENCH_PY_WORDS) \
+	  --scheme $(BENCH_PY_SCHEME) $(if $(DATASKETCH_PATH),--datasketch $(DATASKETCH_PATH))

@@ -345,6 +345,77 @@ static void test_minhash_kernels_random(void) {
     }
 }
 
+/* Each kernel's one-permutation binning against the portable one, from the
+ * same bins: random and edge hashes (as above), values v = h(x) at the
+ * ends of [0, p) and on both sides of bin boundaries (v k near a multiple
+ * of 2^61), k of every residue mod 8 and n around the vector and block
+ * sizes. Arrays of exact size with a guard bin, so ASan sees any stray
+ * access. */
+static size_t compare_oph(const minlsh__minhash_kernel *kern, uint64_t a, uint64_t b, uint32_t k,
+                          const uint64_t *h0, size_t n, const uint32_t *start) {
+    uint64_t *h = n > 0 ? (uint64_t *)malloc(n * sizeof *h) : NULL;
+    uint32_t *want = (uint32_t *)malloc((k + 1) * sizeof *want);
+    uint32_t *got = (uint32_t *)malloc((k + 1) * sizeof *got);
+    size_t bad = 0, i;
+    if (n > 0) memcpy(h, h0, n * sizeof *h);
+    memcpy(want, start, k * sizeof *want);
+    memcpy(got, start, k * sizeof *got);
+    want[k] = got[k] = 0xA5A5A5A5u;
+    minlsh__minhash_kernel_portable.oph(a, b, k, h, n, want);
+    kern->oph(a, b, k, h, n, got);
+    for (i = 0; i <= k; i++) bad += got[i] != want[i];
+    free(h);
+    free(want);
+    free(got);
+    return bad;
+}
+
+static void test_oph_kernels(void) {
+    const minlsh__minhash_kernel *kern[8];
+    size_t nk = simd_minhash_kernels(kern), kx, i, ki, ni, checks = 0;
+    static const uint32_t ks[] = {1, 2, 3, 5, 7, 8, 9, 64, 100, 127, 128, 129, 1000, 1023, 1024};
+    static const size_t ns[] = {0, 1, 3, 4, 5, 7, 8, 9, 17, 255, 256, 257, 513, 2000};
+    static uint64_t a[4], b[4], h[2000];
+    static uint32_t start[1024];
+    uint64_t st = 77;
+    minlsh__family_derive(5, 4, a, b);
+    /* a and b at their extremes too */
+    a[2] = P - 1, b[2] = P - 1;
+    a[3] = (UINT64_C(1) << 30) + 1, b[3] = 0;
+    for (kx = 0; kx < nk; kx++) {
+        for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+            for (ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+                uint32_t k = ks[ki];
+                size_t n = ns[ni], bad, c = (size_t)(ki + ni) % 4;
+                for (i = 0; i < n; i++) {
+                    uint64_t r = tl_rand(&st), v;
+                    switch (r % 8) {
+                    case 0: h[i] = r % 16; break;
+                    case 1: h[i] = P - 1 + (r >> 61) % 3; break;
+                    case 2: h[i] = UINT64_MAX - (r >> 60); break;
+                    case 3: /* v at an end of [0, p) */
+                        v = (r >> 8) % 2 ? (r >> 9) % 4 : P - 1 - (r >> 9) % 4;
+                        h[i] = hash_for(a[c], b[c], v, (int)((r >> 12) % 3));
+                        break;
+                    case 4: /* v k just around a bin boundary j 2^61 */
+                        v = (((r >> 8) % k) << 61) / k + ((r >> 40) % 5) - 2;
+                        h[i] = hash_for(a[c], b[c], v % P, (int)((r >> 12) % 3));
+                        break;
+                    default: h[i] = r; break;
+                    }
+                }
+                for (i = 0; i < k; i++)
+                    start[i] = ni % 2 ? (uint32_t)tl_rand(&st) : MINLSH_EMPTY_VALUE;
+                bad = compare_oph(kern[kx], a[c], b[c], k, h, n, start);
+                EXPECT_MSG(bad == 0, "kernel %s oph k=%u n=%zu a=%llu: %zu bins differ",
+                           kern[kx]->name, (unsigned)k, n, (unsigned long long)a[c], bad);
+                checks++;
+            }
+        }
+    }
+    if (nk > 0) printf("  %zu binning comparisons with portable (%zu other kernels)\n", checks, nk);
+}
+
 /* The public calls give the same bits whichever kernel the process uses:
  * the signature of a fixed input, computed here with the portable kernel. */
 static void test_sign_uses_a_correct_kernel(void) {
@@ -707,6 +778,7 @@ int main(int argc, char **argv) {
     RUN(test_minhash_kernels_edges);
     RUN(test_minhash_kernels_fold_edges);
     RUN(test_minhash_kernels_random);
+    RUN(test_oph_kernels);
     RUN(test_sign_uses_a_correct_kernel);
     RUN(test_siphash_lanes);
     RUN(test_engine_each_kernel);

@@ -304,6 +304,102 @@ done:
     free(off);
 }
 
+/* minlsh_family_sign_token_array: every token copied to its own
+ * allocation of exact size (so ASan sees any read past a token), in both
+ * schemes; the same signatures as minlsh_family_sign_tokens over the
+ * joined bytes, documents starting after unused tokens included. */
+static void test_token_array_matches_offsets(void) {
+    enum { ND = 150 };
+    static const int schemes[] = {MINLSH_SCHEME_CLASSIC, MINLSH_SCHEME_OPH};
+    size_t cap_tok = ND * 400, si;
+    uint8_t *data = (uint8_t *)malloc(cap_tok * 40 + 1);
+    size_t *off = (size_t *)malloc((cap_tok + 1) * sizeof *off);
+    size_t *lens = (size_t *)malloc(cap_tok * sizeof *lens);
+    void **toks = (void **)malloc(cap_tok * sizeof *toks);
+    uint32_t *want = (uint32_t *)malloc((size_t)ND * K * sizeof *want);
+    uint32_t *got = (uint32_t *)malloc((size_t)ND * K * sizeof *got);
+    size_t docs[ND + 1], nt = 0, d, t, n_out = 0;
+    uint64_t st = 0xa77a;
+    off[0] = 0;
+    docs[0] = 3; /* three tokens before the first document */
+    for (t = 0; t < 3; t++) {
+        data[off[t]] = (uint8_t)t;
+        off[t + 1] = off[t] + 1;
+    }
+    nt = 3;
+    for (d = 0; d < ND; d++) {
+        size_t n = d % 7 == 0 ? 0 : (size_t)(tl_rand(&st) % 400);
+        for (t = 0; t < n; t++, nt++) {
+            size_t len = (size_t)(tl_rand(&st) % (d % 3 == 0 ? 40 : 16)), b;
+            for (b = 0; b < len; b++) data[off[nt] + b] = (uint8_t)tl_rand(&st);
+            off[nt + 1] = off[nt] + len;
+        }
+        docs[d + 1] = nt;
+    }
+    for (t = 0; t < nt; t++) {
+        lens[t] = off[t + 1] - off[t];
+        toks[t] = lens[t] > 0 ? malloc(lens[t]) : NULL;
+        if (lens[t] > 0) memcpy(toks[t], data + off[t], lens[t]);
+    }
+    for (si = 0; si < 2; si++) {
+        minlsh_family *fam = NULL;
+        EXPECT_OK(minlsh_family_new_scheme(&fam, K, 9, schemes[si], NULL));
+        EXPECT_OK(minlsh_family_sign_tokens(fam, NULL, data, off, nt, docs, ND, want,
+                                            (size_t)ND * K, NULL));
+        memset(got, 0, (size_t)ND * K * sizeof *got);
+        EXPECT_OK(minlsh_family_sign_token_array(fam, NULL, (const void *const *)toks, lens, nt,
+                                                 docs, ND, got, (size_t)ND * K, &n_out));
+        EXPECT_EQ_U64(n_out, (size_t)ND * K);
+        EXPECT_MSG(memcmp(want, got, (size_t)ND * K * sizeof *got) == 0,
+                   "scheme %d: token array and offsets differ", schemes[si]);
+        minlsh_family_free(fam);
+    }
+    for (t = 0; t < nt; t++) free(toks[t]);
+    free(data);
+    free(off);
+    free(lens);
+    free(toks);
+    free(want);
+    free(got);
+}
+
+static void test_token_array_errors(void) {
+    minlsh_family *fam = NULL;
+    const void *toks[] = {"ab", "c"};
+    const void *null_tok[] = {"ab", NULL};
+    size_t lens[] = {2, 1}, zero_lens[] = {2, 0};
+    size_t docs[] = {0, 2}, bad_docs[] = {0, 3}, down_docs[] = {0, 2, 1};
+    uint32_t sig[2 * K], before[2 * K];
+    size_t n = 0, i;
+    EXPECT_OK(minlsh_family_new(&fam, K, 1, NULL));
+    for (i = 0; i < 2 * K; i++) sig[i] = before[i] = (uint32_t)i;
+    EXPECT_ERR(minlsh_family_sign_token_array(NULL, NULL, toks, lens, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_token_array(fam, NULL, NULL, lens, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_token_array(fam, NULL, toks, NULL, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_token_array(fam, NULL, toks, lens, 2, NULL, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_token_array(fam, NULL, null_tok, lens, 2, docs, 1, sig, K, NULL),
+               MINLSH_E_NULL);
+    EXPECT_ERR(minlsh_family_sign_token_array(fam, NULL, toks, lens, 2, bad_docs, 1, sig, K, NULL),
+               MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_token_array(fam, NULL, toks, lens, 2, down_docs, 2, sig, 2 * K,
+                                              NULL),
+               MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_family_sign_token_array(fam, NULL, toks, lens, 2, docs, 1, sig, K - 1, &n),
+               MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, K);
+    EXPECT(memcmp(sig, before, sizeof sig) == 0);
+    /* A NULL token is fine when it is empty, and so are no tokens at all. */
+    EXPECT_OK(minlsh_family_sign_token_array(fam, NULL, null_tok, zero_lens, 2, docs, 1, sig, K,
+                                             NULL));
+    EXPECT_OK(minlsh_family_sign_token_array(fam, NULL, NULL, NULL, 0, docs, 0, NULL, 0, &n));
+    EXPECT_EQ_U64(n, 0);
+    minlsh_family_free(fam);
+}
+
 int main(void) {
     RUN(test_matches_per_token_default_key);
     RUN(test_matches_per_token_other_key_and_offset);
@@ -312,5 +408,7 @@ int main(void) {
     RUN(test_delimited_matches_offsets);
     RUN(test_delimited_errors);
     RUN(test_delimited_any_separator_byte);
+    RUN(test_token_array_matches_offsets);
+    RUN(test_token_array_errors);
     return TL_SUMMARY("sign_tokens");
 }

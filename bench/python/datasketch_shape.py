@@ -61,16 +61,17 @@ def load_datasketch(path):
     return types.SimpleNamespace(MinHash=MinHash, MinHashLSH=MinHashLSH)
 
 
-def run_idioms(lib, docs, encode):
-    """The datasketch idioms; returns (times, candidate count)."""
+def run_idioms(lib, docs, encode, **scheme):
+    """The datasketch idioms; returns (times, candidate count). scheme:
+    minlsh's keyword (none for datasketch)."""
     t0 = time.perf_counter()
     if encode:
         toks = [[t.encode("utf-8") for t in d] for d in docs]
     else:
         toks = docs
-    mhs = lib.MinHash.bulk(toks, num_perm=128)
+    mhs = lib.MinHash.bulk(toks, num_perm=128, **scheme)
     t1 = time.perf_counter()
-    lsh = lib.MinHashLSH(num_perm=128, params=(8, 16))
+    lsh = lib.MinHashLSH(num_perm=128, params=(8, 16), **scheme)
     with lsh.insertion_session() as session:
         for i, m in enumerate(mhs):
             session.insert(i, m)
@@ -82,12 +83,12 @@ def run_idioms(lib, docs, encode):
     return (t1 - t0, t2 - t1, t3 - t2, t3 - t0), found
 
 
-def run_matrix(minlsh, docs):
+def run_matrix(minlsh, docs, scheme):
     """minlsh's numpy path: one call per stage."""
     t0 = time.perf_counter()
-    mat = minlsh.signatures_from_tokens(docs, num_perm=128)
+    mat = minlsh.signatures_from_tokens(docs, num_perm=128, scheme=scheme)
     t1 = time.perf_counter()
-    lsh = minlsh.MinHashLSH(num_perm=128, params=(8, 16))
+    lsh = minlsh.MinHashLSH(num_perm=128, params=(8, 16), scheme=scheme)
     lsh.insert_many(range(len(docs)), mat)
     t2 = time.perf_counter()
     indptr, ids = lsh.query_csr(mat)
@@ -103,6 +104,8 @@ def main():
                     help="MIN:MAX words per generated document (default 50:400)")
     ap.add_argument("--repeat", type=int, default=5,
                     help="runs of each pipeline, interleaved; each stage reports its fastest")
+    ap.add_argument("--scheme", choices=("classic", "oph"), default="classic",
+                    help="minlsh's signing scheme (datasketch has only classic)")
     ap.add_argument("--datasketch", default=os.environ.get("DATASKETCH_PATH", ""))
     args = ap.parse_args()
     import minlsh
@@ -119,13 +122,14 @@ def main():
     print("tokens: %d" % ntok)
     print("minlsh_library: %s (%s kernel)" % (minlsh.LIBRARY, minlsh.simd_kernel()))
     print("minlsh_speedups: %s" % (minlsh.SPEEDUPS or "none (the ctypes paths)"))
+    print("minlsh_scheme: %s" % args.scheme)
 
     names = ("sign", "build", "query", "total")
     # The runs of the three pipelines are interleaved, so that a machine
     # busy with something else slows them alike; each stage reports its
     # fastest run.
-    runs = [("minlsh_idioms", lambda: run_idioms(minlsh, docs, encode=False)),
-            ("minlsh_matrix", lambda: run_matrix(minlsh, docs))]
+    runs = [("minlsh_idioms", lambda: run_idioms(minlsh, docs, encode=False, scheme=args.scheme)),
+            ("minlsh_matrix", lambda: run_matrix(minlsh, docs, args.scheme))]
     if ds is not None:
         runs.append(("datasketch", lambda: run_idioms(ds, docs, encode=True)))
     best_times, found = {}, {}

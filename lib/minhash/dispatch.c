@@ -23,6 +23,11 @@ size_t minlsh__minhash_kernels(const minlsh__minhash_kernel **out, size_t cap) {
 }
 #endif
 
+void minlsh__oph_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
+                        size_t n, uint32_t *bins) {
+    minlsh__minhash_kernel_active()->oph(a, b, k, hashes, n, bins);
+}
+
 const char *minlsh_simd_kernel_name(void) {
     return minlsh__minhash_kernel_active()->name;
 }

@@ -15,20 +15,25 @@
 /* Contract of update: a[i] in [1, p), b[i] in [0, p) for i < k; k in
  * 1..MINLSH_FAMILY_K_MAX; hashes may be NULL only when n == 0 (then nothing
  * happens). For every i: sig[i] = min(sig[i], (min_j h_i(hashes[j] mod p)) >> 29).
- * Pure: no allocation, no state, safe from any number of threads. */
+ *
+ * Contract of oph, one-permutation hashing's binning (docs/minhash.md
+ * section 7): for each hash, v = (a x + b) mod p with x = h mod p,
+ * bin = (v k) >> 61 and value ((v k) mod 2^61) >> 29;
+ * bins[bin] = min(bins[bin], value). a in [1, p), b in [0, p), k in
+ * 1..MINLSH_FAMILY_K_MAX; hashes may be NULL when n == 0. Exact however the
+ * hashes are split into calls (a bin keeps a minimum of a value monotone in
+ * v).
+ *
+ * Both pure: no allocation, no state, safe from any number of threads. */
 typedef struct minlsh__minhash_kernel {
     const char *name;
     void (*update)(const uint64_t *a, const uint64_t *b, uint32_t k,
                    const uint64_t *hashes, size_t n, uint32_t *sig);
+    void (*oph)(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes, size_t n,
+                uint32_t *bins);
 } minlsh__minhash_kernel;
 
-/* One-permutation hashing's binning (docs/minhash.md section 7): for each
- * hash, v = (a x + b) mod p with x = h mod p, bin = (v k) >> 61 and value
- * ((v k) mod 2^61) >> 29; bins[bin] = min(bins[bin], value). a in [1, p),
- * b in [0, p), k in 1..MINLSH_FAMILY_K_MAX; hashes may be NULL when n == 0.
- * Exact however the hashes are split into calls (a bin keeps a minimum of a
- * value monotone in v). Pure, portable C (kernel_portable.c): one product
- * per hash, so there is little for SIMD to win next to hashing the shingle. */
+/* The active kernel's oph (the contract above). */
 void minlsh__oph_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
                         size_t n, uint32_t *bins);
 

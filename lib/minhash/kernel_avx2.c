@@ -144,7 +144,65 @@ static void mh256_update(const uint64_t *a, const uint64_t *b, uint32_t k,
     }
 }
 
-const minlsh__minhash_kernel minlsh__minhash_kernel_avx2 = {"avx2", mh256_update};
+/* One-permutation binning, four hashes per vector (one per lane, the
+ * coefficients broadcast): the exact v = (a x + b) mod p with the limbs
+ * above (here t = a x + b, not + 1, and fully reduced: f = (t & p) +
+ * (t >> 61) lies in [0, p + 4], and v = f - p when that is not negative),
+ * then v k from v's 32-bit halves as in the portable code: lo = vl k,
+ * hi = vh k + (lo >> 32). Each lane leaves bin = hi >> 29 in its high
+ * 32 bits (the high half of hi << 3) and value = the low 32 bits of
+ * (hi 2^32 + lo mod 2^32) >> 29 in its low 32 bits. The minimum into the
+ * bins is a scalar pass over the block: two hashes of a block may share a
+ * bin. */
+static void oph256_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
+                          size_t n, uint32_t *bins) {
+    uint64_t packed[MH256_BLOCK] __attribute__((aligned(32)));
+    const __m256i p = _mm256_set1_epi64x((long long)MINLSH_PRIME);
+    const __m256i m31 = _mm256_set1_epi64x((1LL << 31) - 1);
+    const __m256i all = _mm256_set1_epi64x(-1);
+    const __m256i al = _mm256_set1_epi64x((long long)(a & ((1u << 30) - 1)));
+    const __m256i al2 = _mm256_add_epi64(al, al);
+    const __m256i ah = _mm256_set1_epi64x((long long)(a >> 30));
+    const __m256i bv = _mm256_set1_epi64x((long long)b);
+    const __m256i kv = _mm256_set1_epi64x((long long)k);
+    size_t off, nb, j;
+    for (off = 0; off < n; off += nb) {
+        nb = n - off < MH256_BLOCK ? n - off : MH256_BLOCK;
+        for (j = 0; j < nb; j += 4) {
+            __m256i mk = nb - j >= 4 ? all
+                                     : _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(nb - j)),
+                                                          _mm256_set_epi64x(3, 2, 1, 0));
+            __m256i h = _mm256_maskload_epi64((const long long *)(hashes + off + j), mk);
+            __m256i t = _mm256_add_epi64(_mm256_and_si256(h, p), _mm256_srli_epi64(h, 61));
+            __m256i d = _mm256_sub_epi64(t, p);
+            __m256i x = _mm256_castpd_si256(_mm256_blendv_pd(
+                _mm256_castsi256_pd(d), _mm256_castsi256_pd(t), _mm256_castsi256_pd(d)));
+            __m256i xl = _mm256_and_si256(x, m31), xh = _mm256_srli_epi64(x, 31);
+            __m256i m = _mm256_add_epi64(_mm256_mul_epu32(al2, xh), _mm256_mul_epu32(ah, xl));
+            __m256i lo, hi, w;
+            t = _mm256_add_epi64(_mm256_add_epi64(_mm256_mul_epu32(al, xl), _mm256_mul_epu32(ah, xh)),
+                                 _mm256_add_epi64(bv, _mm256_srli_epi64(m, 31)));
+            t = _mm256_add_epi64(t, _mm256_and_si256(_mm256_slli_epi64(m, 30), p));
+            t = _mm256_add_epi64(_mm256_and_si256(t, p), _mm256_srli_epi64(t, 61));
+            d = _mm256_sub_epi64(t, p);
+            x = _mm256_castpd_si256(_mm256_blendv_pd(
+                _mm256_castsi256_pd(d), _mm256_castsi256_pd(t), _mm256_castsi256_pd(d)));
+            lo = _mm256_mul_epu32(x, kv);
+            hi = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), kv),
+                                  _mm256_srli_epi64(lo, 32));
+            w = _mm256_blend_epi32(lo, _mm256_slli_epi64(hi, 32), 0xAA);
+            _mm256_store_si256((__m256i *)(void *)(packed + j),
+                               _mm256_blend_epi32(_mm256_srli_epi64(w, 29),
+                                                  _mm256_slli_epi64(hi, 3), 0xAA));
+        }
+        for (j = 0; j < nb; j++) {
+            uint32_t bin = (uint32_t)(packed[j] >> 32), val = (uint32_t)packed[j];
+            if (val < bins[bin]) bins[bin] = val;
+        }
+    }
+}
+
+const minlsh__minhash_kernel minlsh__minhash_kernel_avx2 = {"avx2", mh256_update, oph256_update};
 
 #else
 /* Compiled out (MINLSH_NO_AVX2 or not x86-64): ISO C wants a declaration. */

@@ -143,7 +143,59 @@ static void mh512_update(const uint64_t *a, const uint64_t *b, uint32_t k,
     }
 }
 
-const minlsh__minhash_kernel minlsh__minhash_kernel_avx512 = {"avx512", mh512_update};
+/* One-permutation binning, eight hashes per vector (one per lane, the
+ * coefficients broadcast): the exact v = (a x + b) mod p with the limbs
+ * above (here t = a x + b, not + 1, and fully reduced: f = (t & p) +
+ * (t >> 61) lies in [0, p + 4], and v is the unsigned minimum of f and
+ * f - p), then v k from v's 32-bit halves as in the portable code:
+ * lo = vl k, hi = vh k + (lo >> 32). Each lane leaves bin = hi >> 29 in
+ * its high 32 bits (the high half of hi << 3) and value = the low 32 bits
+ * of (hi 2^32 + lo mod 2^32) >> 29 in its low 32 bits. The minimum into
+ * the bins is a scalar pass over the block: two hashes of a block may share
+ * a bin. */
+static void oph512_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
+                          size_t n, uint32_t *bins) {
+    uint64_t packed[MH512_BLOCK] __attribute__((aligned(64)));
+    const __m512i p = _mm512_set1_epi64((long long)MINLSH_PRIME);
+    const __m512i m31 = _mm512_set1_epi64((1LL << 31) - 1);
+    const __m512i al = _mm512_set1_epi64((long long)(a & ((1u << 30) - 1)));
+    const __m512i al2 = _mm512_add_epi64(al, al);
+    const __m512i ah = _mm512_set1_epi64((long long)(a >> 30));
+    const __m512i bv = _mm512_set1_epi64((long long)b);
+    const __m512i kv = _mm512_set1_epi64((long long)k);
+    const __mmask16 odd = 0xAAAA;
+    size_t off, nb, j;
+    for (off = 0; off < n; off += nb) {
+        nb = n - off < MH512_BLOCK ? n - off : MH512_BLOCK;
+        for (j = 0; j < nb; j += 8) {
+            __mmask8 mk = nb - j >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (nb - j)) - 1);
+            __m512i h = _mm512_maskz_loadu_epi64(mk, hashes + off + j);
+            __m512i t = _mm512_add_epi64(_mm512_and_si512(h, p), _mm512_srli_epi64(h, 61));
+            __m512i x = _mm512_min_epu64(t, _mm512_sub_epi64(t, p));
+            __m512i xl = _mm512_and_si512(x, m31), xh = _mm512_srli_epi64(x, 31);
+            __m512i m = _mm512_add_epi64(_mm512_mul_epu32(al2, xh), _mm512_mul_epu32(ah, xl));
+            __m512i lo, hi, w;
+            t = _mm512_add_epi64(_mm512_add_epi64(_mm512_mul_epu32(al, xl), _mm512_mul_epu32(ah, xh)),
+                                 _mm512_add_epi64(bv, _mm512_srli_epi64(m, 31)));
+            t = _mm512_add_epi64(t, _mm512_and_si512(_mm512_slli_epi64(m, 30), p));
+            t = _mm512_add_epi64(_mm512_and_si512(t, p), _mm512_srli_epi64(t, 61));
+            x = _mm512_min_epu64(t, _mm512_sub_epi64(t, p));
+            lo = _mm512_mul_epu32(x, kv);
+            hi = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 32), kv),
+                                  _mm512_srli_epi64(lo, 32));
+            w = _mm512_mask_blend_epi32(odd, lo, _mm512_slli_epi64(hi, 32));
+            _mm512_store_si512((void *)(packed + j),
+                               _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(w, 29),
+                                                       _mm512_slli_epi64(hi, 3)));
+        }
+        for (j = 0; j < nb; j++) {
+            uint32_t bin = (uint32_t)(packed[j] >> 32), val = (uint32_t)packed[j];
+            if (val < bins[bin]) bins[bin] = val;
+        }
+    }
+}
+
+const minlsh__minhash_kernel minlsh__minhash_kernel_avx512 = {"avx512", mh512_update, oph512_update};
 
 #else
 /* Compiled out (MINLSH_NO_AVX512 or not x86-64): ISO C wants a declaration. */

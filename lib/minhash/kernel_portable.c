@@ -138,29 +138,17 @@ static void minlsh__mh_update_limb(const uint64_t *a, const uint64_t *b,
     minlsh__mh_update(a, b, k, hashes, n, sig, 0);
 }
 
-const minlsh__minhash_kernel minlsh__minhash_kernel_portable = {
-#if MINLSH__MH_HAVE_INT128
-    "portable", minlsh__mh_update_wide
-#else
-    "portable", minlsh__mh_update_limb
-#endif
-};
-
-const minlsh__minhash_kernel minlsh__minhash_kernel_portable_limb = {
-    "portable-limb", minlsh__mh_update_limb
-};
-
 /* One-permutation binning. v k < k 2^61 <= 2^71 does not fit in 64 bits, so
  * it is formed from v's 32-bit halves: lo = vl k < 2^42 and
  * hi = vh k + (lo >> 32) < 2^40 make v k = hi 2^32 + (lo mod 2^32); then
  * the bin is hi >> 29 and the top 32 of the low 61 bits are
  * (hi mod 2^29) 2^3 + (lo mod 2^32) >> 29. */
-void minlsh__oph_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
-                        size_t n, uint32_t *bins) {
-    const uint64_t ap = minlsh__mh_prep(a, MINLSH__MH_HAVE_INT128);
+MINLSH__INLINE void minlsh__mh_oph(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
+                                   size_t n, uint32_t *bins, int wide) {
+    const uint64_t ap = minlsh__mh_prep(a, wide);
     size_t j;
     for (j = 0; j < n; j++) {
-        uint64_t v = minlsh__mh_h(ap, minlsh__mh_fold(hashes[j]), b, MINLSH__MH_HAVE_INT128);
+        uint64_t v = minlsh__mh_h(ap, minlsh__mh_fold(hashes[j]), b, wide);
         uint64_t lo = (v & 0xFFFFFFFFu) * k;
         uint64_t hi = (v >> 32) * k + (lo >> 32);
         uint32_t bin = (uint32_t)(hi >> 29);
@@ -168,6 +156,30 @@ void minlsh__oph_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hash
         if (val < bins[bin]) bins[bin] = val;
     }
 }
+
+#if MINLSH__MH_HAVE_INT128
+static void minlsh__mh_oph_wide(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
+                                size_t n, uint32_t *bins) {
+    minlsh__mh_oph(a, b, k, hashes, n, bins, 1);
+}
+#endif
+
+static void minlsh__mh_oph_limb(uint64_t a, uint64_t b, uint32_t k, const uint64_t *hashes,
+                                size_t n, uint32_t *bins) {
+    minlsh__mh_oph(a, b, k, hashes, n, bins, 0);
+}
+
+const minlsh__minhash_kernel minlsh__minhash_kernel_portable = {
+#if MINLSH__MH_HAVE_INT128
+    "portable", minlsh__mh_update_wide, minlsh__mh_oph_wide
+#else
+    "portable", minlsh__mh_update_limb, minlsh__mh_oph_limb
+#endif
+};
+
+const minlsh__minhash_kernel minlsh__minhash_kernel_portable_limb = {
+    "portable-limb", minlsh__mh_update_limb, minlsh__mh_oph_limb
+};
 
 #ifdef MINLSH_TESTING
 uint64_t minlsh__minhash_reduce(uint64_t h) { return minlsh__mh_fold(h); }

@@ -263,3 +263,44 @@ int minlsh_family_sign_delimited(const minlsh_family *family, const uint8_t *key
     minlsh__family_work_put(family, stack, work);
     return 0;
 }
+
+int minlsh_family_sign_token_array(const minlsh_family *family, const uint8_t *key,
+                                   const void *const *tokens, const size_t *lengths,
+                                   size_t n_tokens, const size_t *doc_offsets, size_t n_docs,
+                                   uint32_t *sigs, size_t cap, size_t *n_out) {
+    uint64_t hashes[MINLSH__TOKEN_CHUNK];
+    const minlsh__siphash_many_kernel *kernel;
+    uint64_t k0, k1;
+    size_t k, need, d, t, c, end;
+    uint32_t *sig;
+    if (family == NULL || doc_offsets == NULL) return MINLSH_E_NULL;
+    if (n_tokens > 0 && (tokens == NULL || lengths == NULL)) return MINLSH_E_NULL;
+    k = minlsh_family_k(family);
+    if (n_docs > SIZE_MAX / k) return MINLSH_E_TOOBIG;
+    need = n_docs * k;
+    if (n_out != NULL) *n_out = need;
+    for (t = 0; t < n_tokens; t++)
+        if (tokens[t] == NULL && lengths[t] > 0) return MINLSH_E_NULL;
+    for (d = 0; d < n_docs; d++)
+        if (doc_offsets[d + 1] < doc_offsets[d]) return MINLSH_E_PARAM;
+    if (doc_offsets[n_docs] > n_tokens) return MINLSH_E_PARAM;
+    if (cap < need) return MINLSH_E_BUFSIZE;
+    if (sigs == NULL && need > 0) return MINLSH_E_NULL;
+    if (key == NULL) key = minlsh_default_key();
+    k0 = minlsh__load64le(key);
+    k1 = minlsh__load64le(key + 8);
+    kernel = minlsh__siphash_many_active();
+    for (d = 0; d < n_docs; d++) {
+        sig = sigs + d * k;
+        for (t = 0; t < k; t++) sig[t] = MINLSH_EMPTY_VALUE;
+        end = doc_offsets[d + 1];
+        /* The caller's arrays are the kernel's: no copy per token. */
+        for (t = doc_offsets[d]; t < end; t += c) {
+            c = end - t < MINLSH__TOKEN_CHUNK ? end - t : MINLSH__TOKEN_CHUNK;
+            kernel->hash(k0, k1, (const uint8_t *const *)tokens + t, lengths + t, c, hashes);
+            minlsh__family_update_raw(family, sig, hashes, c);
+        }
+        minlsh__family_finish_raw(family, sig);
+    }
+    return 0;
+}

@@ -411,6 +411,9 @@ _PROTOTYPES = [
     ("minlsh_family_sign_delimited", c_int,
      [c_void_p, c_char_p, c_char_p, c_size_t, c_uint32, c_void_p, c_size_t, c_void_p,
       c_size_t, sizep]),
+    ("minlsh_family_sign_token_array", c_int,
+     [c_void_p, c_char_p, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p,
+      c_size_t, sizep]),
     # the dedup engine (experimental API: the library ships with the binding,
     # so these are required like the others)
     ("minlsh_dedup_options_init", c_int, [POINTER(DedupOptions), c_uint32]),
@@ -514,7 +517,7 @@ UINT64_MAX = (1 << 64) - 1
 
 #: What minlsh._speedups's functions promise (its API constant); another
 #: value is a stale build of another version of the package.
-SPEEDUPS_API = 1
+SPEEDUPS_API = 2
 
 
 def _load_speedups():
@@ -556,8 +559,9 @@ def _load_speedups():
 
 speedups, SPEEDUPS = _load_speedups()
 if speedups is not None:
-    # The query helper calls the library ctypes loaded, never a copy of its own.
-    speedups.bind(ctypes.cast(lib.minlsh_index_query, c_void_p).value)
+    # The helpers call the library ctypes loaded, never a copy of their own.
+    speedups.bind(ctypes.cast(lib.minlsh_index_query, c_void_p).value,
+                  ctypes.cast(lib.minlsh_family_sign_token_array, c_void_p).value)
 
 
 # ---- small helpers shared by the modules -------------------------------------

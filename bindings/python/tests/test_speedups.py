@@ -5,6 +5,7 @@ Tests that compare the two paths need the module; they are skipped (with
 the reason) when it is not in use. check.sh runs the suite once with it and
 once without (MINLSH_EXPECT_SPEEDUPS says which run this is)."""
 
+import ctypes
 import os
 import random
 import subprocess
@@ -160,7 +161,8 @@ def corpus(seed, n=150):
 
 @needs_speedups
 @pytest.mark.parametrize("scheme", ["classic", "oph"])
-def test_signatures_identical(monkeypatch, scheme):
+@pytest.mark.parametrize("helper", ["_sign_tokens_fast", "_join_tokens_fast"])
+def test_signatures_identical(monkeypatch, scheme, helper):
     docs = corpus(1)
     variants = {
         "str": docs,
@@ -169,14 +171,19 @@ def test_signatures_identical(monkeypatch, scheme):
         "mixed": [[t.encode("utf-8") if j % 2 else t for j, t in enumerate(d)] for d in docs],
         "tuples": [tuple(d) for d in docs],
     }
-    calls = []
-    fast = _minhash._join_tokens_fast
-    monkeypatch.setattr(_minhash, "_join_tokens_fast", lambda d: calls.append(1) or fast(d))
+    if helper == "_join_tokens_fast":  # the join when sign_tokens is not there
+        monkeypatch.setattr(_minhash, "_sign_tokens_fast", None)
+    results = []
+    fast = getattr(_minhash, helper)
+    monkeypatch.setattr(_minhash, helper, lambda *a: results.append(fast(*a)) or results[-1])
     with_fast = {name: ([m.hashvalues.tolist() for m in
                          minlsh.MinHash.bulk(v, num_perm=64, scheme=scheme)],
                         minlsh.signatures_from_tokens(v, num_perm=64, scheme=scheme).tolist())
                  for name, v in variants.items()}
-    assert calls  # the accelerator was asked
+    assert results  # the accelerator was asked
+    if helper == "_sign_tokens_fast":  # and signed every variant itself
+        assert all(r is True for r in results), results
+    monkeypatch.setattr(_minhash, "_sign_tokens_fast", None)
     monkeypatch.setattr(_minhash, "_join_tokens_fast", None)
     for name, v in variants.items():
         bulk = [m.hashvalues.tolist() for m in minlsh.MinHash.bulk(v, num_perm=64, scheme=scheme)]
@@ -188,6 +195,21 @@ def test_signatures_identical(monkeypatch, scheme):
             m = minlsh.MinHash(num_perm=64)
             m.update_batch(d)
             assert m.hashvalues.tolist() == row
+
+
+@needs_speedups
+def test_sign_tokens_leaves_other_inputs_to_python():
+    fam = _minhash.family(16, 1)
+    out = bytearray(4 * 16 * 2)
+    addr = (ctypes.c_char * len(out)).from_buffer(out)
+    for docs in ([["a"], "not a list"], [["a", 1]], [["a", "\ud800"]], [["a"], [bytearray(b"b")]],
+                 iter([["a"]])):
+        assert sp.sign_tokens(fam.handle, None, docs, ctypes.addressof(addr), 16) is None, docs
+    # and the Python path still raises what is due
+    with pytest.raises(UnicodeEncodeError):
+        minlsh.MinHash.bulk([["a", "\ud800"]], num_perm=16)
+    assert sp.sign_tokens(fam.handle, None, [["a"], []], ctypes.addressof(addr), 16) is True
+    assert list(memoryview(out).cast("I")[16:]) == [minlsh.EMPTY_VALUE] * 16
 
 
 # ---- queries with and without ------------------------------------------------------
@@ -264,7 +286,11 @@ def test_query_declines():
     with pytest.raises(TypeError):
         sp.query(h, m._sig)
     with pytest.raises(ValueError):
-        sp.bind(0)
+        sp.bind(0, 1)
+    with pytest.raises(ValueError):
+        sp.bind(1, 0)
+    with pytest.raises(TypeError):
+        sp.bind(1)
     # A key missing from the mapping sends MinHashLSH.query down the locked
     # path, which raises as it always did.
     ident = next(iter(lsh._id_to_key))
