@@ -982,7 +982,7 @@ MINLSH_API int minlsh_family_sign_delimited(const minlsh_family *family,
  * The pointers are read during the call only.
  * Errors: MINLSH_E_NULL (also a NULL token of nonzero length),
  * MINLSH_E_PARAM (doc_offsets decreasing or past n_tokens),
- * MINLSH_E_BUFSIZE, MINLSH_E_TOOBIG. */
+ * MINLSH_E_BUFSIZE, MINLSH_E_TOOBIG, MINLSH_E_NOMEM (as minlsh_family_sign). */
 MINLSH_API int minlsh_family_sign_token_array(const minlsh_family *family,
                                               const uint8_t *key,
                                               const void *const *tokens,

@@ -1060,7 +1060,8 @@ static void test_insert_many(void) {
 static const char *const never_allocate[] = {
     "band_keys", "clusters_count", "clusters_free", "clusters_copy_members", "default_key",
     "empty_value", "error_name", "family_copy_coefficients", "family_free", "family_k",
-    "family_sign_delimited", "family_sign_tokens", "family_sign_token_array", /* the stack only */
+    "family_sign_delimited", "family_sign_tokens", "family_sign_token_array", /* the stack only
+                                                        up to k = 1024 (tests/test_large_k.c) */
     "family_k_max", "family_seed", "family_sign", "family_update", "fingerprint_bytes",
     "index_bands", "index_config_id", "index_contains", "index_count", "index_free",
     "index_copy_signature", "index_copy_ids", "index_k", "index_copy_metadata", "index_rows", "index_seed",

@@ -269,6 +269,7 @@ int minlsh_family_sign_token_array(const minlsh_family *family, const uint8_t *k
                                    size_t n_tokens, const size_t *doc_offsets, size_t n_docs,
                                    uint32_t *sigs, size_t cap, size_t *n_out) {
     uint64_t hashes[MINLSH__TOKEN_CHUNK];
+    uint32_t stack[MINLSH__FAMILY_WORK_STACK], *work;
     const minlsh__siphash_many_kernel *kernel;
     uint64_t k0, k1;
     size_t k, need, d, t, c, end;
@@ -286,6 +287,8 @@ int minlsh_family_sign_token_array(const minlsh_family *family, const uint8_t *k
     if (doc_offsets[n_docs] > n_tokens) return MINLSH_E_PARAM;
     if (cap < need) return MINLSH_E_BUFSIZE;
     if (sigs == NULL && need > 0) return MINLSH_E_NULL;
+    work = minlsh__family_work_get(family, stack);
+    if (work == NULL) return MINLSH_E_NOMEM;
     if (key == NULL) key = minlsh_default_key();
     k0 = minlsh__load64le(key);
     k1 = minlsh__load64le(key + 8);
@@ -300,7 +303,8 @@ int minlsh_family_sign_token_array(const minlsh_family *family, const uint8_t *k
             kernel->hash(k0, k1, (const uint8_t *const *)tokens + t, lengths + t, c, hashes);
             minlsh__family_update_raw(family, sig, hashes, c);
         }
-        minlsh__family_finish_raw(family, sig);
+        minlsh__family_finish_raw(family, sig, work);
     }
+    minlsh__family_work_put(family, stack, work);
     return 0;
 }
