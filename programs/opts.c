@@ -358,6 +358,7 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
     case O_ID_FIELD: o->id_field = v; return 0;
     case O_TEXT_FIELD: o->text_field = v; return 0;
     case O_SVG: o->svg = v; return 0;
+    case O_PRESET: o->preset_name = v; return 0;
     case O_THRESHOLD:
         if (parse_double(v, &o->threshold) != 0 || !(o->threshold > 0) ||
             !(o->threshold < 1))
@@ -445,9 +446,6 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         return 0;
     case O_TMPDIR:
         o->tmpdir = v;
-        return 0;
-    case O_PRESET:
-        o->preset_name = v;
         return 0;
     case O_LOCK_TIMEOUT: {
         double s;
