@@ -1391,6 +1391,48 @@ MINLSH_API int minlsh_file_save(const char *path, const void *data, size_t len,
                                 const minlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
+/* Presets: the dedup settings of published pipelines                       */
+/* ------------------------------------------------------------------------ */
+
+/* The shingling, MinHash length, banding and threshold that a published
+ * pipeline used, as minlsh's nearest equivalents (docs/presets.md gives each
+ * one's sources and what minlsh cannot reproduce: the pipelines' own hash
+ * functions, tokenizers and extra checks). The table is part of the library
+ * so that the command and every binding offer the same presets.
+ *
+ * The caller sets version to the MINLSH_PRESET_VERSION it compiled against;
+ * the library fills only the fields that version has. The strings are
+ * static and live as long as the library. */
+#define MINLSH_PRESET_VERSION 1
+
+typedef struct minlsh_preset {
+    uint32_t version;      /* MINLSH_PRESET_VERSION, set by the caller */
+    uint32_t unit;         /* MINLSH_UNIT_* */
+    uint32_t shingle_k;    /* units per shingle */
+    uint32_t flags;        /* MINLSH_NORM_* (a Unicode flag with its ASCII twin) */
+    uint32_t num_perm;     /* MinHash values per signature */
+    uint32_t bands, rows;  /* the banding; bands * rows <= num_perm */
+    uint32_t reserved;     /* 0 */
+    double threshold;      /* the Jaccard threshold, stated or implied */
+    const char *name;      /* what --preset and preset= take: lower case */
+    const char *pipeline;  /* who used it, in words */
+    const char *source;    /* where the figures come from: paper section, file */
+} minlsh_preset;
+
+#define MINLSH_PRESET_INIT \
+    { MINLSH_PRESET_VERSION, 0, 0, 0, 0, 0, 0, 0, 0.0, NULL, NULL, NULL }
+
+/* The number of presets. Thread-safe. */
+MINLSH_API uint32_t minlsh_preset_count(void);
+/* Preset number index (0 .. count - 1, in a fixed order) into *out.
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION (out->version not 1..
+ * MINLSH_PRESET_VERSION), MINLSH_E_NOTFOUND (index >= count). Thread-safe. */
+MINLSH_API int minlsh_preset_get(minlsh_preset *out, uint32_t index);
+/* The preset called name (ASCII case ignored) into *out.
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_NOTFOUND. Thread-safe. */
+MINLSH_API int minlsh_preset_find(minlsh_preset *out, const char *name);
+
+/* ------------------------------------------------------------------------ */
 /* Dedup engine                                                             */
 /* ------------------------------------------------------------------------ */
 

@@ -154,7 +154,7 @@ enum {
     O_MAX_DOC_SIZE, O_KEY_FILE, O_INCLUDE, O_EXCLUDE, O_MEMORY, O_TMPDIR,
     O_NOVEL_ONLY, O_LOCK_TIMEOUT, O_NO_LOCK, O_SCHEME, O_NFKC, O_CASEFOLD,
     O_UNICODE_PUNCT, O_UNICODE_SPACE, O_FOLD_DIGITS, O_CJK_WORDS, O_NO_CJK_WORDS,
-    O_STATS, O_COUNT
+    O_STATS, O_PRESET, O_LIST_PRESETS, O_COUNT
 };
 #define OPT(x) (UINT64_C(1) << (x))
 /* Option groups. */
@@ -186,13 +186,18 @@ enum {
 #define FORMAT_JSON 4
 
 typedef struct cli_opts {
-    uint64_t given; /* OPT(x) for every option on the command line */
+    uint64_t given; /* OPT(x) for every option on the command line, and for
+                       each field --preset filled in (see opts_parse) */
     int quiet, progress, jsonl, force, all;
     int stats; /* --stats: where the time went, stage by stage */
     const char *id_field, *text_field;
     double threshold;
     uint32_t num_perm, bands, rows;
     uint32_t unit, shingle_k, flags;
+    uint32_t flags_added; /* the flags the normalisation options turned on */
+    const char *preset_name; /* --preset NAME */
+    minlsh_preset preset;    /* its figures, when preset_name is set */
+    int banding_from_preset; /* bands and rows are the preset's, both */
     uint64_t seed;
     uint32_t scheme; /* MINLSH_SCHEME_* (--scheme) */
     uint8_t key[MINLSH_KEY_BYTES];
@@ -237,8 +242,13 @@ typedef struct cli_command {
 /* Defaults for every option. */
 void opts_defaults(cli_opts *o);
 /* Parse argv[0..argc) (the arguments after the subcommand name) into o.
- * Returns 0, CLI_USAGE (message printed), or -1 when --help was asked for
- * (the caller prints the help). */
+ * With --preset NAME the preset's fields fill every option not given,
+ * wherever --preset stands: its shingling, normalisation (options such as
+ * --casefold add to it, --no-cjk-words takes from it), --num-perm,
+ * --threshold, and --bands and --rows unless --num-perm is given (then the
+ * banding is planned, or the one of them given divides it). Returns 0,
+ * CLI_USAGE (message printed), or -1 when --help was asked for (the caller
+ * prints the help). */
 int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv);
 /* A shingler with these settings (its config id in *config_id if not
  * NULL), and a MinHash family; failures are fatal (cli_die_lib). The
@@ -254,6 +264,8 @@ const char *opts_scheme_name(uint32_t scheme);
 int opts_parse_scheme(const char *s, uint32_t *scheme);
 /* A byte count as --max-doc-size takes it: "64M", "1536K", "100". */
 void opts_describe_size(char out[32], uint64_t bytes);
+/* The preset names, ", "-separated, for messages. */
+void opts_describe_presets(cli_buf *b);
 /* "word:5" etc. for the unit and k; "lowercase,strip-punct" or "none". */
 void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k);
 void opts_describe_flags(cli_buf *b, uint32_t flags);
@@ -269,7 +281,7 @@ int opts_parse_flags(const char *s, uint32_t *flags);
  * probability below CLI_PLAN_WARN), else the planner in recall mode with
  * target CLI_PLAN_TARGET, whatever the verification (the third argument is
  * no longer used). Returns 0 or CLI_USAGE with a message. *plan names the
- * choice ("recall" or "manual"). */
+ * choice ("recall", "manual", or "preset" for the banding of --preset). */
 int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
               uint32_t *rows, const char **plan);
 

@@ -44,11 +44,11 @@ static const char main_help[] =
 #define OPTS_DEDUP                                                             \
     (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPTS_SHINGLE | OPTS_LSH |           \
      OPT(O_VERIFY) | OPT(O_OUTPUT) | OPT(O_FORMAT) | OPT(O_KEEP) | OPT(O_GROUP) |  \
-     OPT(O_MAX_BUCKET) | OPT(O_MEMORY) | OPT(O_TMPDIR) | OPT(O_STATS))
+     OPT(O_MAX_BUCKET) | OPT(O_MEMORY) | OPT(O_TMPDIR) | OPT(O_STATS) | OPT(O_PRESET))
 #define OPTS_PARAMS                                                            \
     (OPTS_COMMON | OPT(O_THRESHOLD) | OPT(O_NUM_PERM) | OPT(O_BANDS) |         \
      OPT(O_ROWS) | OPT(O_WEIGHTS) | OPT(O_MODE) | OPT(O_TARGET_RECALL) |       \
-     OPT(O_SVG))
+     OPT(O_SVG) | OPT(O_PRESET) | OPT(O_LIST_PRESETS))
 #define OPTS_SIG                                                               \
     (OPTS_COMMON | OPTS_RUN | OPTS_INPUT | OPTS_SHINGLE | OPT(O_NUM_PERM) |    \
      OPT(O_SEED) | OPT(O_SCHEME) | OPT(O_FORMAT))

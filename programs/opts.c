@@ -69,6 +69,8 @@ static const opt_spec specs[] = {
     {"fold-digits", O_FOLD_DIGITS, 0},
     {"cjk-words", O_CJK_WORDS, 0},
     {"no-cjk-words", O_NO_CJK_WORDS, 0},
+    {"preset", O_PRESET, 1},
+    {"list-presets", O_LIST_PRESETS, 0},
 };
 
 /* The --max-doc-size that cli_shingler_new gives its shinglers. */
@@ -431,6 +433,7 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
     case O_ID_FIELD: o->id_field = v; return 0;
     case O_TEXT_FIELD: o->text_field = v; return 0;
     case O_SVG: o->svg = v; return 0;
+    case O_PRESET: o->preset_name = v; return 0;
     case O_THRESHOLD:
         if (parse_double(v, &o->threshold) != 0 || !(o->threshold > 0) ||
             !(o->threshold < 1))
@@ -548,6 +551,10 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
 }
 
 static void set_flag(cli_opts *o, int id) {
+    /* The normalisation bits this option turns on are collected apart, so
+     * that a preset's flags can take them in whatever the order. */
+    uint32_t before = o->flags;
+    o->flags = 0;
     switch (id) {
     case O_QUIET: o->quiet = 1; break;
     case O_PROGRESS: o->progress = 1; break;
@@ -575,6 +582,54 @@ static void set_flag(cli_opts *o, int id) {
         break;
     default: break;
     }
+    o->flags_added |= o->flags;
+    o->flags |= before;
+}
+
+void opts_describe_presets(cli_buf *b) {
+    uint32_t i, n = minlsh_preset_count();
+    for (i = 0; i < n; i++) {
+        minlsh_preset p = MINLSH_PRESET_INIT;
+        if (minlsh_preset_get(&p, i) != 0) continue;
+        if (i > 0) buf_adds(b, ", ");
+        buf_adds(b, p.name);
+    }
+}
+
+/* Fill the options not given from the preset named by --preset. */
+static int apply_preset(cli_opts *o, const cli_command *cmd) {
+    const uint64_t given = o->given;
+    const minlsh_preset *p = &o->preset;
+    int rc;
+    o->preset.version = MINLSH_PRESET_VERSION;
+    rc = minlsh_preset_find(&o->preset, o->preset_name);
+    if (rc == MINLSH_E_NOTFOUND) {
+        cli_buf names = {NULL, 0, 0};
+        buf_adds(&names, "one of ");
+        opts_describe_presets(&names);
+        buf_adds(&names, " (minlsh params --list-presets)");
+        rc = bad_value(cmd, "preset", o->preset_name, names.p);
+        buf_free(&names);
+        return rc;
+    }
+    if (rc != 0) cli_die_lib("preset", rc);
+    if (!(given & OPT(O_SHINGLE))) {
+        o->unit = p->unit;
+        o->shingle_k = p->shingle_k;
+    }
+    o->flags = p->flags | o->flags_added;
+    if (!(given & OPT(O_THRESHOLD))) o->threshold = p->threshold;
+    if (!(given & OPT(O_NUM_PERM))) {
+        o->num_perm = p->num_perm;
+        /* A banding given in part keeps the preset's other half; with
+         * --num-perm the preset's banding no longer fits and is left out. */
+        if (!(given & OPT(O_BANDS))) o->bands = p->bands;
+        if (!(given & OPT(O_ROWS))) o->rows = p->rows;
+        o->banding_from_preset = !(given & (OPT(O_BANDS) | OPT(O_ROWS)));
+        o->given |= OPT(O_BANDS) | OPT(O_ROWS);
+    }
+    o->given |= OPT(O_SHINGLE) | OPT(O_THRESHOLD) | OPT(O_NUM_PERM);
+    return 0;
 }
 
 static const opt_spec *find_spec(const char *name, size_t len) {
@@ -639,6 +694,7 @@ int opts_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
         return cli_usage_error(cmd->name, "--key and --key-file exclude each other");
     if ((o->given & OPT(O_CJK_WORDS)) && (o->given & OPT(O_NO_CJK_WORDS)))
         return cli_usage_error(cmd->name, "--cjk-words and --no-cjk-words exclude each other");
+    if ((o->given & OPT(O_PRESET)) && (rc = apply_preset(o, cmd)) != 0) return rc;
     /* after every flag, so that it wins over --normalize too */
     if (o->given & OPT(O_NO_CJK_WORDS)) o->flags &= ~(uint32_t)MINLSH_NORM_CJK_WORDS;
     if ((cmd->allowed & OPT(O_KEY_FILE)) && !(o->given & (OPT(O_KEY) | OPT(O_KEY_FILE)))) {
@@ -708,9 +764,10 @@ int opts_plan(const cli_opts *o, const char *cmd, int recall, uint32_t *bands,
                                    (unsigned long long)b * r, (unsigned)k);
         *bands = b;
         *rows = r;
-        *plan = "manual";
-        if (strcmp(cmd, "params") != 0) {
-            /* params prints the probability anyway. */
+        *plan = o->banding_from_preset ? "preset" : "manual";
+        if (strcmp(cmd, "params") != 0 && !o->banding_from_preset) {
+            /* params prints the probability anyway, and a preset's banding
+             * is the published one, whatever its S-curve. */
             double p = 0;
             if (minlsh_plan_probability(&p, b, r, o->threshold) == 0 &&
                 p < CLI_PLAN_WARN)

@@ -15,6 +15,8 @@ const char cli_help_params[] =
     "Usage: minlsh params [--threshold T] [--num-perm K] [--mode MODE]\n"
     "                     [--weights FP,FN] [--target-recall R] [--svg FILE]\n"
     "       minlsh params --bands B --rows R [--threshold T] [--svg FILE]\n"
+    "       minlsh params --preset NAME [--threshold T] [--svg FILE]\n"
+    "       minlsh params --list-presets\n"
     "\n"
     "Choose the LSH banding (b bands of r rows) for a similarity threshold, or\n"
     "show what a given banding does: the probability that a pair of similarity\n"
@@ -33,6 +35,9 @@ const char cli_help_params[] =
     "      --target-recall R   recall mode target (default: 0.999)\n"
     "      --bands B, --rows R skip the planner: B bands of R rows (one alone:\n"
     "                          the other is K divided by it)\n"
+    "      --preset NAME       the banding, hash values and threshold of a\n"
+    "                          published pipeline (options given override them)\n"
+    "      --list-presets      list the presets, their figures and sources\n"
     "      --svg FILE          also draw the S-curve into FILE (SVG)\n"
     "  -h, --help              show this help\n";
 
@@ -55,6 +60,7 @@ static int choose(const cli_opts *o, plan_result *pr) {
         tmp.num_perm = pr->k;
         if ((rc = opts_plan(&tmp, "params", 0, &pr->bands, &pr->rows, &pr->how)) != 0)
             return rc;
+        if (o->banding_from_preset) pr->how = "preset";
         rc = minlsh_plan_areas(&pr->fp_area, &pr->fn_area, pr->bands, pr->rows,
                                pr->threshold);
         if (rc != 0) return cli_usage_error("params", "%s", minlsh_strerror(rc));
@@ -87,10 +93,61 @@ static double prob(const plan_result *pr, double s) {
     return p;
 }
 
+/* The normalisation of a preset as the options that give it: a Unicode
+ * option brings its ASCII twin, so the twin is not named again. */
+static void describe_shingling(cli_buf *b, const minlsh_preset *p) {
+    uint32_t flags = p->flags;
+    if (flags & MINLSH_NORM_UCASEFOLD) flags &= ~(uint32_t)MINLSH_NORM_CASEFOLD;
+    if (flags & MINLSH_NORM_UPUNCT) flags &= ~(uint32_t)MINLSH_NORM_PUNCT;
+    if (flags & MINLSH_NORM_UWHITESPACE) flags &= ~(uint32_t)MINLSH_NORM_WHITESPACE;
+    opts_describe_shingle(b, p->unit, p->shingle_k);
+    buf_adds(b, " (");
+    if (flags == 0) buf_adds(b, "no normalisation");
+    else opts_describe_flags(b, flags);
+    if (!(p->flags & MINLSH_NORM_CJK_WORDS) && p->unit == MINLSH_UNIT_WORD)
+        buf_adds(b, ", no-cjk-words");
+    buf_adds(b, ")");
+}
+
+static int list_presets(void) {
+    static const double at[] = {0.5, 0.7, 0.8, 0.9};
+    uint32_t i, j;
+    for (i = 0; i < minlsh_preset_count(); i++) {
+        minlsh_preset p = MINLSH_PRESET_INIT;
+        cli_buf b = {NULL, 0, 0};
+        double mid = 0;
+        if (minlsh_preset_get(&p, i) != 0) continue;
+        describe_shingling(&b, &p);
+        minlsh_plan_threshold(&mid, p.bands, p.rows);
+        printf("%s%s: %s\n", i ? "\n" : "", p.name, p.pipeline);
+        printf("  shingles      %s\n", b.p);
+        printf("  banding       %u hash values, %u bands x %u rows, threshold %g\n",
+               (unsigned)p.num_perm, (unsigned)p.bands, (unsigned)p.rows, p.threshold);
+        printf("  P(candidate) ");
+        for (j = 0; j < sizeof at / sizeof at[0]; j++) {
+            double q = 0;
+            minlsh_plan_probability(&q, p.bands, p.rows, at[j]);
+            printf(" %.1f: %.4f", at[j], q);
+        }
+        printf("; midpoint %.4f\n", mid);
+        printf("  source        %s\n", p.source);
+        buf_free(&b);
+    }
+    return cli_finish_stdout(CLI_OK);
+}
+
 static void print_table(const cli_opts *o, const plan_result *pr) {
     double mid = 0;
     int i, t_done = 0;
     minlsh_plan_threshold(&mid, pr->bands, pr->rows);
+    if (o->preset_name != NULL) {
+        cli_buf b = {NULL, 0, 0};
+        describe_shingling(&b, &o->preset);
+        printf("preset               %s: %s\n", o->preset.name, o->preset.pipeline);
+        printf("shingles             %s\n", b.p);
+        printf("source               %s\n", o->preset.source);
+        buf_free(&b);
+    }
     printf("bands (b)            %u\n", (unsigned)pr->bands);
     printf("rows (r)             %u\n", (unsigned)pr->rows);
     printf("hash values used     %u of %u\n", (unsigned)(pr->bands * pr->rows),
@@ -103,6 +160,8 @@ static void print_table(const cli_opts *o, const plan_result *pr) {
         printf("chosen by            recall planner (target %g)\n", o->target_recall);
     else if (strcmp(pr->how, "rule") == 0)
         printf("chosen by            rule of thumb\n");
+    else if (strcmp(pr->how, "preset") == 0)
+        printf("chosen by            preset %s\n", o->preset.name);
     else
         printf("chosen by            --bands/--rows\n");
     printf("S-curve midpoint     %.4f  ((1/b)^(1/r))\n", mid);
@@ -241,7 +300,9 @@ static void svg_build(cli_buf *b, const plan_result *pr) {
 
 int cmd_params(cli_opts *o) {
     plan_result pr;
-    int rc = choose(o, &pr);
+    int rc;
+    if (o->given & OPT(O_LIST_PRESETS)) return list_presets();
+    rc = choose(o, &pr);
     if (rc != 0) return rc;
     print_table(o, &pr);
     if (o->svg != NULL) {

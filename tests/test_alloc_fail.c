@@ -1077,6 +1077,7 @@ static const char *const never_allocate[] = {
     "siphash24", "siphash24_128", "strerror", "version_number", "version_string",
     "signatures_band_keys", "sets_jaccard", "family_scheme", "sigmatrix_scheme", "index_scheme",
     "journal_bytes", "journal_records", "journal_compact_due", "journal_free", "journal_sync",
+    "preset_count", "preset_get", "preset_find", /* a static table */
 };
 
 static int listed(const char *name) {

@@ -64,6 +64,12 @@ type DedupOptions struct {
 	// Shingler shingles the texts (the engine keeps a copy, so it may be
 	// closed after NewDedup); nil: word 5-shingles, default key.
 	Shingler *Shingler
+	// Preset names a published pipeline's settings (Presets lists them;
+	// case ignored), as the command's --preset: every zero field among
+	// Threshold, NumPerm, Bands, Rows and Shingler takes the preset's value
+	// instead of the default, except that a NumPerm given leaves the
+	// banding to be planned (or to the Bands or Rows given). "": none.
+	Preset string
 }
 
 // DefaultDedupOptions are the minlsh command's defaults: threshold 0.8,
@@ -129,6 +135,32 @@ func NewDedup(opts DedupOptions) (*Dedup, error) {
 		return nil, versionErr
 	}
 	const op = "minlsh_dedup_new"
+	if opts.Preset != "" {
+		p, err := LookupPreset(opts.Preset)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Threshold == 0 {
+			opts.Threshold = p.Threshold
+		}
+		if opts.NumPerm == 0 {
+			opts.NumPerm = p.NumPerm
+			if opts.Bands == 0 {
+				opts.Bands = p.Bands
+			}
+			if opts.Rows == 0 {
+				opts.Rows = p.Rows
+			}
+		}
+		if opts.Shingler == nil {
+			sh, err := NewShingler(p.Shingle)
+			if err != nil {
+				return nil, err
+			}
+			defer sh.Close()
+			opts.Shingler = sh
+		}
+	}
 	var eo C.minlsh_dedup_options
 	if err := check(C.minlsh_dedup_options_init(&eo, C.MINLSH_DEDUP_OPTIONS_VERSION),
 		"minlsh_dedup_options_init"); err != nil {

@@ -36,12 +36,13 @@ from ._lsh import (FileLock, Journal, MinHashLSH, MinHashLSHDeletionSession, Min
                    band_keys, plan, probability, threshold_of)
 from ._sigmatrix import SigMatrix, clusters_from_matrix, pairs_from_matrix
 from ._dedup import Decision, DedupResult, dedup
+from ._preset import Preset, preset, presets
 
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
              LeanMinHash, SignatureMatrix, MinHashLSH, MinHashLSHInsertionSession,
              MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Journal, Plan, Decision,
-             DedupResult):
+             DedupResult, Preset):
     _cls.__module__ = __name__
 del _cls
 
@@ -67,7 +68,7 @@ __all__ = [
     "Shingler", "ShingleStream", "MinHash", "LeanMinHash", "SignatureMatrix", "MinHashLSH",
     "MinHashLSHInsertionSession", "MinHashLSHDeletionSession", "SigMatrix", "Novelty",
     "FileLock", "Journal", "Plan",
-    "Decision", "DedupResult", "dedup",
+    "Decision", "DedupResult", "dedup", "Preset", "preset", "presets",
     "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
     "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel", "unicode_version",

@@ -16,7 +16,7 @@ from ctypes import byref, c_int32, c_size_t, c_void_p
 from typing import (Any, Dict, Hashable, Iterable, Iterator, List, NamedTuple, Optional,
                     Tuple, Union)
 
-from . import _ffi
+from . import _ffi, _preset
 from ._ffi import check, lib, reading, writing
 from ._minhash import family
 from ._shingle import Shingler, shingler_for
@@ -217,8 +217,9 @@ def _add_batch(handle: int, texts: List[bytes], ids: List[Any], first: int) -> N
         check(rc, "minlsh_dedup_add_texts")
 
 
-def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
-          seed: int = 1, *, shingler: Union[Shingler, str, None] = None, keep: str = "first",
+def dedup(docs: Iterable[Document], threshold: Optional[float] = None,
+          num_perm: Optional[int] = None, seed: int = 1, *,
+          shingler: Union[Shingler, str, None] = None, preset: Any = None, keep: str = "first",
           group: str = "components", verify: str = "exact", bands: Optional[int] = None,
           rows: Optional[int] = None, threads: int = 0, max_bucket: int = 0,
           memory: int = 0, tmpdir: Optional[str] = None,
@@ -240,7 +241,8 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
     near-duplicate (as ``minlsh dedup`` does).
 
     Parameters, as ``minlsh dedup`` names them:
-    ``threshold`` Jaccard threshold in (0, 1]; ``num_perm``, ``seed`` and
+    ``threshold`` Jaccard threshold in (0, 1] (default 0.8); ``num_perm``
+    (default 128), ``seed`` and
     ``scheme`` ("classic" or "oph", as ``--scheme``) the MinHash family; ``shingler`` a :class:`minlsh.Shingler` or a spec such as
     ``"char:4"`` (default ``"word:5"``); ``keep`` "first" (input order) or
     "longest" (the most bytes, ties the first); ``group`` "components" (one
@@ -257,6 +259,14 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
     per call into the library. The result never depends on ``threads`` or
     ``batch_size``.
 
+    ``preset`` (a name such as ``"fineweb"``, or a :class:`minlsh.Preset`;
+    :func:`minlsh.presets` lists them) fills in every parameter not given,
+    as ``minlsh dedup --preset`` does: the shingling and normalisation (a
+    ``shingler`` spec replaces the unit and length and keeps the preset's
+    normalisation; a Shingler object replaces both), ``num_perm``,
+    ``threshold``, and ``bands`` and ``rows`` unless ``num_perm`` is given
+    (one of them given alone keeps the preset's other one).
+
     Bad options raise ValueError (a :class:`minlsh.ParameterError` for those
     the library refuses); a document the library refuses (e.g. over the
     shingler's ``max_document_bytes``) raises a ParameterError naming it.
@@ -271,6 +281,22 @@ def dedup(docs: Iterable[Document], threshold: float = 0.8, num_perm: int = 128,
     opts.keep = _choice(keep, _KEEP, "keep")
     opts.group = _choice(group, _GROUP, "group")
     opts.verify = _choice(verify, _VERIFY, "verify")
+    if preset is not None:
+        p = _preset.preset(preset)
+        if num_perm is None:
+            num_perm = p.num_perm
+            if bands is None:
+                bands = p.bands
+            if rows is None:
+                rows = p.rows
+        if threshold is None:
+            threshold = p.threshold
+        if shingler is None or isinstance(shingler, str):
+            shingler = p.shingler(shingler)
+    if threshold is None:
+        threshold = 0.8
+    if num_perm is None:
+        num_perm = 128
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise TypeError("threshold must be a number, not %s" % type(threshold).__name__)
     if not 0.0 < threshold <= 1.0:

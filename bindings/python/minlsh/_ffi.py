@@ -243,6 +243,16 @@ class DedupStats(Structure):
                 ("rows", c_uint32)]
 
 
+class Preset(Structure):
+    """minlsh_preset, version 1 (experimental API)."""
+    _fields_ = [("version", c_uint32), ("unit", c_uint32), ("shingle_k", c_uint32),
+                ("flags", c_uint32), ("num_perm", c_uint32), ("bands", c_uint32),
+                ("rows", c_uint32), ("reserved", c_uint32), ("threshold", c_double),
+                ("name", c_char_p), ("pipeline", c_char_p), ("source", c_char_p)]
+
+
+PRESET_VERSION = 1
+
 # int (*)(void *opaque, uint64_t id, double estimate, double *similarity)
 VERIFY_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_double, POINTER(c_double))
 #: minlsh_journal_record_fn: (opaque, op, id, data, len) -> 0 or a code.
@@ -449,6 +459,9 @@ _PROTOTYPES = [
      [POINTER(DedupEdge), c_size_t, c_uint64, c_void_p, c_void_p, c_uint32, c_uint32,
       POINTER(DedupDecision), c_void_p]),
     ("minlsh_novel_options_init", c_int, [POINTER(NovelOptions), c_uint32]),
+    ("minlsh_preset_count", c_uint32, []),
+    ("minlsh_preset_get", c_int, [POINTER(Preset), c_uint32]),
+    ("minlsh_preset_find", c_int, [POINTER(Preset), c_char_p]),
     ("minlsh_filelock_new", c_int, [POINTER(c_void_p), c_char_p, c_uint32, c_uint32, c_void_p]),
     ("minlsh_filelock_free", None, [c_void_p]),
     ("minlsh_index_map", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),

@@ -12,7 +12,7 @@ import threading
 from ctypes import byref, c_double, c_size_t, c_uint32, c_uint64, c_void_p
 from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
 
-from . import _ffi
+from . import _ffi, _preset
 from ._ffi import check, lib, reading, writing
 from ._minhash import SCHEMES as _SCHEMES
 from ._minhash import datasketch_refusal as _datasketch_refusal
@@ -20,6 +20,19 @@ from ._minhash import (LeanMinHash, MinHash, family, matrix_bytes as _matrix_byt
                        signature_buffer)
 
 _MINHASH_TYPES = (MinHash, LeanMinHash)
+
+
+class _Default(float):
+    """datasketch's default threshold, told apart from the same value given
+    (a preset fills only what was not given)."""
+
+
+class _DefaultK(int):
+    """The same for num_perm."""
+
+
+_THRESHOLD_DEFAULT = _Default(0.9)
+_NUM_PERM_DEFAULT = _DefaultK(128)
 
 MODES = {"rule": 1, "balanced": 2, "recall": 3}
 
@@ -192,6 +205,11 @@ class MinHashLSH:
     (default 1) must match the MinHash objects inserted; ``config_id`` (e.g.
     ``Shingler.config_id``) is stored with the index and checked on load.
 
+    ``preset="fineweb"`` (a name, or a :class:`minlsh.Preset`) takes a
+    published pipeline's ``threshold``, ``num_perm`` and banding, each unless
+    given (``num_perm`` given: the banding is planned for it); ``lsh.preset``
+    keeps it, and ``lsh.preset.shingler()`` shingles as the pipeline did.
+
     Keys may be any hashable objects; they map to the index's 64-bit ids in
     insertion order. Results (``query``, ``candidate_pairs``, ``clusters``)
     come in that order, deterministically.
@@ -207,14 +225,17 @@ class MinHashLSH:
     _query_args = None
     # The Journal opened for writing that records this index's changes.
     _journal = None
+    # The Preset the index was made from (None without one).
+    _preset = None
 
-    def __init__(self, threshold: Optional[float] = 0.9, num_perm: int = 128,
+    def __init__(self, threshold: Optional[float] = _THRESHOLD_DEFAULT,
+                 num_perm: int = _NUM_PERM_DEFAULT,
                  weights: Tuple[float, float] = (0.5, 0.5),
                  params: Optional[Tuple[int, int]] = None,
                  storage_config: Optional[Dict[str, Any]] = None, prepickle: Optional[bool] = None,
                  hashfunc: Any = None, *, seed: int = 1, mode: str = "balanced",
                  target_recall: float = 0.99, config_id: int = 0,
-                 scheme: str = "classic") -> None:
+                 scheme: str = "classic", preset: Any = None) -> None:
         self._handle = None
         self._lock = _ffi.RWLock()
         self._key_to_id = {}
@@ -224,6 +245,14 @@ class MinHashLSH:
         self._pending_keys = set()
         self._buffer_size = 50000
         self._query_buffer = []
+        if preset is not None:
+            self._preset = _preset.preset(preset)
+            if threshold is _THRESHOLD_DEFAULT:
+                threshold = self._preset.threshold
+            if num_perm is _NUM_PERM_DEFAULT:
+                num_perm = self._preset.num_perm
+                if params is None:
+                    params = (self._preset.bands, self._preset.rows)
         if storage_config is not None and storage_config.get("type", "dict") != "dict":
             raise ValueError("minlsh keeps the index in memory (storage_config type 'dict'); "
                              "%r storage is not supported: save() or pickle it instead"
@@ -311,6 +340,11 @@ class MinHashLSH:
     def threshold(self) -> Optional[float]:
         """The threshold the index was planned for (None if unknown)."""
         return self._threshold
+
+    @property
+    def preset(self) -> Optional[_preset.Preset]:
+        """The :class:`minlsh.Preset` given to the constructor, or None."""
+        return self._preset
 
     @property
     def weights(self) -> Optional[Tuple[float, float]]:
