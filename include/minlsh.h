@@ -1687,7 +1687,7 @@ typedef struct minlsh_store_options {
                           MINLSH_SHINGLER_OPTIONS_INIT; its key must be NULL
                           (the key is below) and its max_document_bytes is
                           not stored (see max_document_bytes) */
-    uint32_t num_perm; /* creation: k, 1..1024; 0: 128 */
+    uint32_t num_perm; /* creation: k, 1..MINLSH_FAMILY_K_MAX; 0: 128 */
     uint32_t scheme;   /* creation: 0 classic MinHash, 1 one-permutation
                           hashing (MINLSH_SCHEME_OPH) */
     uint64_t seed;     /* creation: MinHash seed; 0: 1 */

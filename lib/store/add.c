@@ -103,19 +103,34 @@ static int minlsh__store_decide(const minlsh_store *s, const uint32_t *sig, cons
 
 /* A document's signature and, for a store with sets, its set. */
 typedef struct minlsh__store_doc_in {
-    uint32_t sig[MINLSH_FAMILY_K_MAX];
+    uint32_t stack[MINLSH__K_STACK];
+    uint32_t *sig;          /* stack, or the heap above MINLSH__K_STACK values */
     minlsh_shingleset *own; /* the set made here from a text */
     const uint64_t *hashes;
     size_t n;
 } minlsh__store_doc_in;
 
+/* Room for the signature; every path ends in minlsh__store_doc_done. */
+static int minlsh__store_doc_begin(const minlsh_store *s, minlsh__store_doc_in *in) {
+    in->own = NULL;
+    in->hashes = NULL;
+    in->n = 0;
+    in->sig = (uint32_t *)minlsh__kbuf_get(&s->alloc, in->stack, MINLSH__K_STACK,
+                                           minlsh_family_k(s->family), sizeof *in->sig);
+    return in->sig != NULL ? 0 : MINLSH_E_NOMEM;
+}
+
+static void minlsh__store_doc_done(const minlsh_store *s, minlsh__store_doc_in *in) {
+    minlsh_shingleset_free(in->own);
+    if (in->sig != NULL) minlsh__kbuf_put(&s->alloc, in->stack, in->sig);
+    in->sig = NULL;
+}
+
 static int minlsh__store_sign_text(const minlsh_store *s, minlsh__store_doc_in *in,
                                    const void *text, size_t len) {
     uint32_t k = minlsh_family_k(s->family);
     int rc;
-    in->own = NULL;
-    in->hashes = NULL;
-    in->n = 0;
+    if ((rc = minlsh__store_doc_begin(s, in)) != 0) return rc;
     if (text == NULL && len > 0) return MINLSH_E_NULL;
     if (!(s->cfg.flags & MINLSH_STORE_SETS))
         return minlsh_family_sign_text(s->family, s->shingler, text, len, in->sig, k, NULL);
@@ -131,7 +146,8 @@ static int minlsh__store_sign_text(const minlsh_store *s, minlsh__store_doc_in *
 
 static int minlsh__store_sign_set(const minlsh_store *s, minlsh__store_doc_in *in,
                                   const minlsh_shingleset *set) {
-    in->own = NULL;
+    int rc;
+    if ((rc = minlsh__store_doc_begin(s, in)) != 0) return rc;
     in->hashes = minlsh_shingleset_view_hashes(set);
     in->n = minlsh_shingleset_count(set);
     return minlsh_family_sign(s->family, in->hashes, in->n, in->sig, minlsh_family_k(s->family),
@@ -219,9 +235,10 @@ int minlsh_store_add(minlsh_store_result *result, minlsh_store *s, const void *t
     if (s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
     if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    in.sig = NULL;
     rc = minlsh__store_sign_text(s, &in, text, len);
     if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
-    minlsh_shingleset_free(in.own);
+    minlsh__store_doc_done(s, &in);
     return rc;
 }
 
@@ -232,8 +249,10 @@ int minlsh_store_add_set(minlsh_store_result *result, minlsh_store *s, const min
     if (s == NULL || set == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
     if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    in.sig = NULL;
     rc = minlsh__store_sign_set(s, &in, set);
     if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
+    minlsh__store_doc_done(s, &in);
     return rc;
 }
 
@@ -243,9 +262,10 @@ int minlsh_store_query(minlsh_store_result *result, const minlsh_store *s, const
     int rc;
     if (result == NULL || s == NULL) return MINLSH_E_NULL;
     if (s->stale) return MINLSH_E_STATE;
+    in.sig = NULL;
     rc = minlsh__store_sign_text(s, &in, text, len);
     if (rc == 0) rc = minlsh__store_decide(s, in.sig, in.hashes, in.n, result);
-    minlsh_shingleset_free(in.own);
+    minlsh__store_doc_done(s, &in);
     return rc;
 }
 
@@ -255,8 +275,10 @@ int minlsh_store_query_set(minlsh_store_result *result, const minlsh_store *s,
     int rc;
     if (result == NULL || s == NULL || set == NULL) return MINLSH_E_NULL;
     if (s->stale) return MINLSH_E_STATE;
+    in.sig = NULL;
     rc = minlsh__store_sign_set(s, &in, set);
     if (rc == 0) rc = minlsh__store_decide(s, in.sig, in.hashes, in.n, result);
+    minlsh__store_doc_done(s, &in);
     return rc;
 }
 
