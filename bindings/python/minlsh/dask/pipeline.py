@@ -58,7 +58,8 @@ def _shuffle(sources, split, nparts, *args):
 def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
           shingle="word:5", verify="exact", output="pairs", bands=None, rows=None, threads=1,
           max_bucket=MAX_BUCKET, components="auto", npartitions=None, stats=None,
-          keep="first", group="components", scheme="classic", **shingler_options):
+          keep="first", group="components", scheme="classic", memory=None, tmpdir=None,
+          **shingler_options):
     """Near-duplicates of a Dask collection of documents, as ``minlsh dedup``
     finds them on one machine.
 
@@ -111,6 +112,15 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     component) or ``"strict"`` (dropped only for a kept near-duplicate at or
     above the threshold).
 
+    ``memory``: the command's ``--memory``, per worker process: bytes (or
+    a size such as ``"512M"``) that the data each process keeps between
+    stages (signatures, texts for exact verification, fingerprints and
+    numbers of its partitions) may take in memory; past it a partition's
+    arrays go to temporary files in ``tmpdir`` (default: Python's
+    ``tempfile`` directory), unlinked at once and read back through memory
+    maps. ``None`` or 0: no limit. The results do not depend on it;
+    ``stats["temp_bytes"]`` gives the bytes written.
+
     ``components``: ``"local"`` (gather the edges on the client and use
     union-find, minlsh_clusters_from_edges), ``"dask"`` (minimum-label
     propagation in Dask), or ``"auto"`` (local below
@@ -139,19 +149,21 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     threshold = float(threshold)
     b, r, how = _banding(threshold, num_perm, verify, bands, rows)
     cfg = _config(shingle, shingler_options, num_perm, seed, threads, b, r, threshold, verify,
-                  None if max_bucket is None else int(max_bucket), scheme)
+                  None if max_bucket is None else int(max_bucket), scheme, memory, tmpdir)
     st = stats if isinstance(stats, dict) else {}
     st.update(bands=b, rows=r, plan=how, num_perm=num_perm, threshold=threshold, verify=verify)
     times = st.setdefault("seconds", {})
     delayed = dask.delayed
 
     # 1. signatures, fingerprints, repeated ids
-    parts = stages.input_parts(collection, id, text)
-    n_in = len(parts)
+    # Mapped over the input bag, signing fuses with reading: the records
+    # stay in the process that parsed them, and only arrays leave it.
+    signed = stages.input_bag(collection, id, text).map_partitions(stages.sign, cfg, id, text)
+    signed = list(dask.persist(*signed.to_delayed()))
+    n_in = len(signed)
     nparts = max(1, int(npartitions or n_in))
-    signed = [delayed(stages.sign)(p, i, cfg, id, text) for i, p in enumerate(parts)]
-    signed = list(dask.persist(*signed))
-    pieces = _shuffle(signed, stages.id_pieces, nparts, nparts)
+    out = [delayed(stages.id_pieces, nout=nparts)(s, i, nparts) for i, s in enumerate(signed)]
+    pieces = [[o[j] for o in out] for j in range(nparts)]
     repeated = [delayed(stages.repeated_ids)(*pc) for pc in pieces]
     summary = [delayed(stages.doc_summary)(d) for d in signed]
     summary, repeated = dask.compute(summary, repeated)
@@ -167,7 +179,7 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     docs = []
     for i, d in enumerate(signed):
         mine = repeated[part_of == i]
-        docs.append(delayed(stages.number)(d, mine, first))
+        docs.append(delayed(stages.number)(d, mine, first, cfg))
         offsets.append(first)
         first += summary[i]["usable"] - len(mine)
     n_docs = first
@@ -179,8 +191,11 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     # 2. exact duplicates: a shuffle by fingerprint
     t = time.monotonic()
     pieces = _shuffle(docs, stages.fp_pieces, nparts, nparts)
-    groups, counts = dask.compute([delayed(stages.exact_groups)(*pc) for pc in pieces],
-                                  [delayed(stages.empty_count)(d) for d in docs])
+    groups, counts, spilled = dask.compute(
+        [delayed(stages.exact_groups)(*pc) for pc in pieces],
+        [delayed(stages.empty_count)(d) for d in docs],
+        [delayed(stages.temp_bytes)(d) for d in docs])
+    st["temp_bytes"] = int(sum(spilled))
     members = np.concatenate([g[0] for g in groups]) if groups else np.empty(0, np.int64)
     firsts = np.concatenate([g[1] for g in groups]) if groups else np.empty(0, np.int64)
     order = np.argsort(members, kind="stable")

@@ -22,6 +22,7 @@ import pandas as pd
 from .. import _ffi
 from .._ffi import lib
 from .._minhash import family as _family
+from . import spill
 from .common import _id_key, _shingler
 
 
@@ -30,15 +31,23 @@ from .common import _id_key, _shingler
 def input_parts(collection, id_field, text_field):
     """The collection's partitions as delayed objects (lists of records or
     pandas frames)."""
+    return input_bag(collection, id_field, text_field).to_delayed()
+
+
+def input_bag(collection, id_field, text_field):
+    """The collection as a bag whose partitions are lists (or iterators) of
+    records, or pandas frames: a task mapped over it fuses with the task
+    that reads the partition, so records never cross processes as Python
+    objects."""
     if isinstance(collection, db.Bag):
-        return collection.to_delayed()
+        return collection
     if isinstance(collection, pd.DataFrame):
         collection = dd.from_pandas(collection, npartitions=1, sort=False)
     if isinstance(collection, dd.DataFrame):
         missing = [c for c in (id_field, text_field) if c not in collection.columns]
         if missing:
             raise KeyError("the dataframe has no column %s" % ", ".join(map(repr, missing)))
-        return collection[[id_field, text_field]].to_delayed()
+        return collection[[id_field, text_field]].to_bag(format="frame")
     raise TypeError("collection must be a dask bag of records ({id: ..., text: ...} or "
                     "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
 
@@ -48,6 +57,8 @@ def _records(part, id_field, text_field):
     pairs) or a pandas frame."""
     if isinstance(part, pd.DataFrame):
         return part[id_field].tolist(), part[text_field].tolist()
+    if not isinstance(part, list):  # a bag's partition may be any iterable
+        part = list(part)
     try:  # the common case: every record a dict with both fields
         return [r[id_field] for r in part], [r[text_field] for r in part]
     except (KeyError, TypeError, IndexError):
@@ -88,9 +99,13 @@ def _valid_id(ident):
 
 
 def _pointers(buf, starts):
-    """Addresses of the texts at starts in buf (bytes), as the C calls take
-    them; buf must outlive the call."""
-    base = ctypes.cast(ctypes.c_char_p(buf), c_void_p).value or 0
+    """Addresses of the texts at starts in buf (bytes, or a uint8 array that
+    may be a read-only map), as the C calls take them; buf must outlive the
+    call."""
+    if isinstance(buf, np.ndarray):
+        base = buf.ctypes.data if buf.nbytes else 0
+    else:
+        base = ctypes.cast(ctypes.c_char_p(buf), c_void_p).value or 0
     return np.ascontiguousarray(starts, dtype=np.uintp) + np.uintp(base)
 
 
@@ -227,7 +242,7 @@ def _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status):
             raise _ffi.error(rc, "minlsh_family_sign_texts")
 
 
-def sign(part, part_no, cfg, id_field, text_field):
+def sign(part, cfg, id_field, text_field):
     """Stage 1 of one input partition: the usable records (a valid id and
     text, not over max_document_bytes) with their signatures, fingerprints,
     shingle counts (0: empty) and text lengths, in one C call
@@ -245,15 +260,19 @@ def sign(part, part_no, cfg, id_field, text_field):
         status = np.zeros(m, dtype=np.int32)
         if m:
             _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status)
-        sel = np.flatnonzero(status == 0)  # over max_document_bytes: refused, as by the command
         keep_ids = np.array(keep_ids, dtype=object)
-        if len(sel) < m:
-            keep_ids = keep_ids[sel]
+        if (status != 0).any():  # over max_document_bytes: refused, as by the command
+            sel = np.flatnonzero(status == 0)
+            keep_ids, sigs, fps, counts = keep_ids[sel], sigs[sel], fps[sel], counts[sel]
+            lens, starts = lens[sel], starts[sel]
         exact = cfg.verify == "exact"
-        return {"part": part_no, "records": n_records, "ids": keep_ids,
-                "idh": _id_hashes(keep_ids.tolist()), "sig": sigs[sel], "fp": fps[sel],
-                "count": counts[sel], "length": lens[sel],
-                "buf": buf if exact else None, "start": starts[sel] if exact else None}
+        kept, written = spill.keep(
+            {"sig": sigs, "fp": fps, "count": counts, "length": lens,
+             "buf": np.frombuffer(buf, dtype=np.uint8) if exact else None,
+             "start": starts if exact else None}, cfg.memory, cfg.tmpdir)
+        kept.update(records=n_records, ids=keep_ids, idh=_id_hashes(keep_ids.tolist()),
+                    temp_bytes=written)
+        return kept
 
 
 def split_rows(dest, nparts, *columns):
@@ -267,10 +286,11 @@ def split_rows(dest, nparts, *columns):
     return [tuple(c[bounds[j]:bounds[j + 1]] for c in cols) for j in range(nparts)]
 
 
-def id_pieces(doc, nparts):
-    """(hash0, hash1, local row) of every record, split by hash0."""
+def id_pieces(doc, part_no, nparts):
+    """(hash0, hash1, row) of every record, split by hash0; a row is the
+    partition number in the high 32 bits, the record's place in the low."""
     idh = doc["idh"]
-    rows = np.arange(len(idh), dtype=np.int64) | (np.int64(doc["part"]) << np.int64(32))
+    rows = np.arange(len(idh), dtype=np.int64) | (np.int64(part_no) << np.int64(32))
     return split_rows(idh[:, 0] % np.uint64(nparts), nparts, idh[:, 0], idh[:, 1], rows)
 
 
@@ -287,7 +307,7 @@ def repeated_ids(*pieces):
     return rows[again]
 
 
-def number(doc, repeated, offset):
+def number(doc, repeated, offset, cfg):
     """Drop the repeated ids and number the documents densely in input order
     from offset (the command's document numbers)."""
     if len(repeated):
@@ -296,9 +316,12 @@ def number(doc, repeated, offset):
         keep[rows] = False
         sel = np.flatnonzero(keep)
         doc = dict(doc)
-        for c in ("ids", "idh", "sig", "fp", "count", "length", "start"):
-            if doc[c] is not None:
-                doc[c] = doc[c][sel]
+        doc["ids"], doc["idh"] = doc["ids"][sel], doc["idh"][sel]
+        kept, written = spill.keep({c: None if doc[c] is None else doc[c][sel]
+                                    for c in ("sig", "fp", "count", "length", "start")},
+                                   cfg.memory, cfg.tmpdir)
+        doc.update(kept)
+        doc["temp_bytes"] += written
     doc = dict(doc)
     doc["first"] = int(offset)
     doc["num"] = np.arange(len(doc["ids"]), dtype=np.int64) + np.int64(offset)
@@ -308,6 +331,11 @@ def number(doc, repeated, offset):
 
 def doc_summary(doc):
     return {"records": doc["records"], "usable": len(doc["ids"])}
+
+
+def temp_bytes(doc):
+    """Bytes this partition's kept arrays wrote to temporary files."""
+    return doc["temp_bytes"]
 
 
 def empty_count(doc):
