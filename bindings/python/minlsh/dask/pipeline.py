@@ -216,9 +216,11 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     pieces = [[p[j] for p in pieces] for j in range(nparts)]
     found = [delayed(stages.bucket_pairs, nout=2)(cfg.max_bucket, nparts, *pc) for pc in pieces]
     shards = [delayed(stages.unique_pairs)(*[f[0][j] for f in found]) for j in range(nparts)]
-    shards = list(dask.persist(*shards))
-    capped, n_cand = dask.compute([f[1] for f in found],
-                                  [delayed(lambda s: len(s[0]))(s) for s in shards])
+    # Persisted together: reading the capped buckets afterwards must not
+    # make the bucket partitions again.
+    kept = dask.persist(*shards, *[f[1] for f in found])
+    shards, capped = list(kept[:nparts]), list(kept[nparts:])
+    capped, n_cand = dask.compute(capped, [delayed(lambda s: len(s[0]))(s) for s in shards])
     st["candidates"] = int(sum(n_cand))
     capped = np.concatenate(capped) if capped else np.empty((0, 3), dtype=np.uint64)
     capped = capped[np.lexsort((capped[:, 0], capped[:, 1]))] if len(capped) else capped
@@ -354,19 +356,30 @@ def _cluster_numbers(dec, n_docs):
     return np.where(size[cl] >= 2, number[cl], 0)
 
 
-def _decisions_frame(doc, dec, cluster_no, rep_nums, rep_ids):
-    rep = dec["representative"].astype(np.int64)
-    kept = dec["kept"] == 1
+def _decisions_frame(doc, rows, dec, cluster_no, rep_nums, rep_ids):
+    """The decisions frame of one partition, from its documents and the
+    decisions of its rows that are not kept alone (the others: kept, their
+    own representative, similarity 1, cluster 0)."""
+    n = len(doc["ids"])
+    kept = np.ones(n, dtype=bool)
+    kept[rows] = dec["kept"] == 1
+    similarity = np.ones(n, dtype=np.float64)
+    similarity[rows] = dec["similarity"]
+    exact = np.zeros(n, dtype=bool)
+    exact[rows] = dec["exact"] == 1
+    cluster = np.zeros(n, dtype=np.int64)
+    cluster[rows] = cluster_no
     rep_id = np.array(doc["ids"], dtype=object)
-    if (~kept).any():
-        rep_id = rep_id.copy()
-        rep_id[~kept] = rep_ids[np.searchsorted(rep_nums, rep[~kept])]
+    dropped = dec["kept"] == 0
+    if dropped.any():
+        rep = dec["representative"][dropped].astype(np.int64)
+        rep_id[rows[dropped]] = rep_ids[np.searchsorted(rep_nums, rep)]
     return pd.DataFrame({"id": pd.Series(doc["ids"], dtype=object),
-                         "cluster": cluster_no.astype(np.int64),
+                         "cluster": cluster,
                          "decision": np.where(kept, "kept", "dropped").astype(object),
                          "representative": pd.Series(rep_id, dtype=object),
-                         "similarity": dec["similarity"].astype(np.float64),
-                         "exact": dec["exact"] == 1})
+                         "similarity": similarity,
+                         "exact": exact})
 
 
 def _decisions_meta():
@@ -416,9 +429,13 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
     rep_ids = np.concatenate([g[1] for g in got]) if got else np.empty(0, dtype=object)
     order = np.argsort(rep_nums)
     rep_nums_d, rep_ids_d = dask.delayed(rep_nums[order]), dask.delayed(rep_ids[order])
+    # Most documents are kept alone: only the others' decisions go into
+    # the graph (a few bytes per near-duplicate instead of 40 per document).
+    alone = (dec["kept"] == 1) & (dec["exact"] == 0) & (dec["similarity"] == 1.0) & (number == 0)
     frames = []
     ends = list(offsets[1:]) + [n_docs]
     for d, lo, hi in zip(docs, offsets, ends):
-        frames.append(dask.delayed(_decisions_frame)(d, dec[lo:hi], number[lo:hi], rep_nums_d,
-                                                     rep_ids_d))
+        rows = np.flatnonzero(~alone[lo:hi])
+        frames.append(dask.delayed(_decisions_frame)(d, rows, dec[lo:hi][rows],
+                                                     number[lo:hi][rows], rep_nums_d, rep_ids_d))
     return dd.from_delayed(frames, meta=_decisions_meta(), verify_meta=False)

@@ -128,23 +128,23 @@ def _id_hashes(ids):
     out = np.zeros((n, 2), dtype=np.uint64)
     if n == 0:
         return out
-    kind = pd.api.types.infer_dtype(ids, skipna=False)
-    if kind == "string":
+    kinds = set(map(type, ids))
+    if kinds == {str}:
         groups = {"str": np.arange(n)}
-    elif kind == "integer" and all(type(v) is int for v in ids):
+    elif kinds == {int}:
         groups = {"int": np.arange(n)}
     else:
         tags = np.array([type(v).__name__ for v in ids], dtype=object)
         groups = {t: np.flatnonzero(tags == t) for t in set(tags.tolist())}
     for tag, rows in groups.items():
-        vals = [ids[i] for i in rows]
+        vals = ids if len(rows) == n else [ids[i] for i in rows]
         arr = None
         if tag == "int":
             try:
                 arr = np.array(vals, dtype=np.int64)
             except OverflowError:
                 arr = None
-            if arr is not None and not all(type(v) is int for v in vals):
+            if arr is not None and set(map(type, vals)) != {int}:
                 arr = None
         elif tag == "float":
             arr = np.array(vals, dtype=np.float64)
@@ -163,15 +163,12 @@ def _usable(ids, texts):
     text (UTF-8 in one buffer). A fast path for the usual partition, whose
     ids are all str or all int and whose texts are all str: one encode of
     the joined texts (when it is ASCII the lengths are the str lengths)."""
-    id_kind = pd.api.types.infer_dtype(ids, skipna=False)
-    text_kind = pd.api.types.infer_dtype(texts, skipna=False)
-    if text_kind == "string" and (
-            (id_kind == "string" and all(type(v) is str for v in ids)) or
-            (id_kind == "integer" and all(type(v) is int for v in ids))):
+    id_kinds = set(map(type, ids))
+    if set(map(type, texts)) == {str} and id_kinds in ({str}, {int}):
         try:
             joined = "".join(texts)
             buf = joined.encode("utf-8")
-            if id_kind == "string":
+            if id_kinds == {str}:
                 "".join(ids).encode("utf-8")  # unpaired surrogates make ids invalid
             if len(buf) == len(joined):
                 lens = np.fromiter(map(len, texts), dtype=np.uint64, count=len(texts))
@@ -432,7 +429,7 @@ def bucket_pairs(max_bucket, nshards, *pieces):
     while True:
         a = np.empty(cap, dtype=np.uint64)
         b = np.empty(cap, dtype=np.uint64)
-        capped_cap = 3 * max(4, got_capped.value)
+        capped_cap = 3 * max(256, got_capped.value)
         capped = np.empty(capped_cap, dtype=np.uint64)
         rc = lib.minlsh_buckets_pair(bands.ctypes.data, keys.ctypes.data, docs.ctypes.data, n,
                                      int(max_bucket or 0), a.ctypes.data, b.ctypes.data, cap,
@@ -597,9 +594,10 @@ def parse_jsonl_block(block):
     """Records of a block of JSON Lines bytes (whole lines): one json.loads
     call for the block when it has no blank line, else line by line."""
     text = block.decode("utf-8", errors="surrogateescape")
-    body = text[:-1] if text.endswith("\n") else text
-    if body and "\r" not in body and "\n\n" not in body and not body.startswith("\n") \
-            and body.strip():
+    # A blank or whitespace-only line (which the command skips) either
+    # shows here or makes the one-call parse fail: then line by line.
+    if text and "\r" not in text and "\n\n" not in text and text[0] != "\n":
+        body = text[:-1] if text[-1] == "\n" else text
         try:
             with _NoGC():
                 return json.loads("[" + body.replace("\n", ",") + "]")
