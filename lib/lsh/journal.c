@@ -131,10 +131,12 @@ static int minlsh__journal_replay(minlsh_journal *j, minlsh_index *index, const 
                                   void *opaque, uint64_t *good) {
     uint32_t stack[MINLSH__K_STACK], *sig;
     size_t off = start, step, end = start;
-    const uint8_t *vals, *data;
-    size_t data_len;
-    uint64_t id;
-    uint32_t op, v;
+    /* Set by minlsh__journal_record whenever it returns a step; initialised
+     * for compilers that cannot see that (gcc -O3 -Wmaybe-uninitialized). */
+    const uint8_t *vals = NULL, *data = NULL;
+    size_t data_len = 0;
+    uint64_t id = 0;
+    uint32_t op = 0, v;
     int rc = 0;
     /* Where the committed records end. */
     while ((step = minlsh__journal_record(buf + off, len - off, j->k, &op, &id, &vals, &data,

@@ -377,14 +377,19 @@ def band_pieces(doc, copies, cfg, nparts):
     if len(copies):
         take &= ~np.isin(num, copies, assume_unique=True)
     sel = np.flatnonzero(take)
-    sigs = np.ascontiguousarray(doc["sig"][sel])
-    n, b = len(sel), cfg.bands
+    # The keys of every row, then the rows taken: a row's keys (8 bytes a
+    # band) are far fewer bytes to copy than its signature (4 a value).
+    sigs = np.ascontiguousarray(doc["sig"])
+    n, b = len(sigs), cfg.bands
     keys = np.empty((n, b), dtype=np.uint64)
     if n:
         rc = lib.minlsh_signatures_band_keys(sigs.ctypes.data, n, cfg.num_perm, b, cfg.rows,
                                              keys.ctypes.data, n * b, None)
         if rc < 0:
             raise _ffi.error(rc, "minlsh_signatures_band_keys")
+    if len(sel) < n:
+        keys = keys[sel]
+    n = len(sel)
     nums = num[sel].astype(np.uint64)
     if nparts <= b:
         # A piece is (its bands, their keys band by band, the documents
