@@ -220,7 +220,8 @@ def main():
     ap.add_argument("--program", help="the minlsh command, to compare with")
     ap.add_argument("--bench", action="store_true",
                     help="2 workers against the command on 2 threads, in alternation")
-    ap.add_argument("--memory", type=int, help="memory= of dedup (bytes per process)")
+    ap.add_argument("--memory", help="memory= of dedup and --memory of the command (bytes, or "
+                    "a size such as 64M)")
     ap.add_argument("--repeat", type=int, default=None,
                     help="run each job this many times, keep the fastest (default: 1, 3 with "
                          "--bench)")
