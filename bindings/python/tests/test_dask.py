@@ -333,6 +333,11 @@ def test_bad_arguments():
         mdask.dedup(bag, no_such_option=True)
     with pytest.raises(TypeError):
         mdask.dedup([{"id": 1, "text": "x"}])
+    for memory in (-1, "100X", "M", 1.5, True):
+        with pytest.raises(ValueError):
+            mdask.dedup(bag, memory=memory)
+    with pytest.raises(ValueError):
+        mdask.dedup(bag, tmpdir="")
 
 
 def test_label_propagation_matches_union_find():
@@ -465,6 +470,41 @@ def test_decisions_same_as_command(program, client, tmp_path, keep, group):
     else:
         assert all(r["similarity"] >= 0.6 for r in dropped)
     same_counts(stats, counts, group == "strict")
+
+
+def test_memory_budget_spills_same_decisions(program, client, tmp_path):
+    """memory= (the command's --memory, per worker process): a budget far
+    below what the partitions keep sends their arrays to temporary files in
+    tmpdir, and the decisions equal both the unlimited run's and the
+    command's under the same budget; no temporary file is left behind. The
+    budget, as a string, means what --memory means."""
+    path = str(tmp_path / "planted.jsonl")
+    n = planted_corpus(path)
+    want, _, _ = cli(path, "--threshold", "0.6", "--output", "decisions", "--memory", "64K")
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+
+    def decisions(**kw):
+        stats = {}
+        pdf = mdask.dedup(read_bag(path, 4), threshold=0.6, output="decisions", stats=stats,
+                          **kw).compute()
+        return [{"id": i, "cluster": int(c), "decision": d, "representative": r,
+                 "similarity": float(s), "exact": bool(e)}
+                for i, c, d, r, s, e in pdf.itertuples(index=False)], stats
+
+    unlimited, st0 = decisions()
+    assert st0["temp_bytes"] == 0
+    spilled, st1 = decisions(memory="64K", tmpdir=str(spill_dir))
+    # Each process keeps at most 64 KiB of the corpus's arrays: the
+    # signatures alone (512 bytes a document) are n * 512 bytes.
+    assert st1["temp_bytes"] >= n * 512 - 2 * 64 * 1024, st1["temp_bytes"]
+    assert spilled == unlimited == want
+    assert len(want) == n
+    assert list(spill_dir.iterdir()) == []
+    _, st2 = decisions(memory=1 << 30, tmpdir=str(spill_dir))
+    assert st2["temp_bytes"] == 0
+    with pytest.raises(FileNotFoundError):
+        mdask.dedup(read_bag(path, 2), memory=1, tmpdir=str(tmp_path / "missing"))
 
 
 def test_max_bucket_as_command(program, client, tmp_path):

@@ -11,8 +11,11 @@ Each stage is a few calls of the C library per partition (numpy arrays in,
 numpy arrays out; lib/dedup/stages.c), and the shuffles between them move
 numpy pieces between delayed tasks (docs/scale-out.md explains each shape):
 
-1. **Signatures** per input partition (``minlsh_family_sign_texts``: the
-   signature, 16-byte fingerprint and set size of every text in one call).
+1. **Signatures** per input partition, in the task that reads it
+   (``minlsh_family_sign_texts``: the signature, 16-byte fingerprint and
+   set size of every text in one call). What a partition keeps for the
+   later stages stays in memory within ``memory=`` per process, else in
+   memory-mapped temporary files.
    Records without a usable id or text and repeated ids (the first is kept;
    a shuffle of 128-bit id hashes) are dropped, as the command drops them;
    the rest are numbered densely in input order, as the command numbers
@@ -46,7 +49,8 @@ JSON Lines files into a bag with one ``json.loads`` call per block.
 
 Modules: ``stages`` (what each task runs), ``pipeline`` (:func:`dedup`, the
 graph), ``pairs`` and ``clusters`` (outputs), ``sign`` and ``bands``
-(:func:`prepare` and the band-key helpers), ``common`` (configuration).
+(:func:`prepare` and the band-key helpers), ``spill`` (the ``memory=``
+budget), ``common`` (configuration).
 The functions run on the workers live in these modules, so minlsh (the
 package and libminlsh) must be installed on every worker host.
 """

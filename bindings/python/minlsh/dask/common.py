@@ -41,7 +41,7 @@ class _Config:
     """Everything the workers need, as plain picklable values."""
 
     def __init__(self, shingle, shingler_options, num_perm, seed, threads, bands, rows,
-                 threshold, verify, max_bucket, scheme=0):
+                 threshold, verify, max_bucket, scheme=0, memory=0, tmpdir=None):
         self.shingle = shingle
         self.shingler_options = tuple(sorted(shingler_options.items()))
         self.num_perm = num_perm
@@ -53,13 +53,36 @@ class _Config:
         self.threshold = threshold
         self.verify = verify
         self.max_bucket = max_bucket
+        self.memory = memory  # bytes kept in memory per process (0: no limit)
+        self.tmpdir = tmpdir  # where the rest goes (None: Python's default)
 
     def sig_columns(self, suffix=""):
         return ["s%d%s" % (i, suffix) for i in range(self.num_perm)]
 
 
+def memory_bytes(memory):
+    """memory= as bytes: a number of bytes, or a string as the command's
+    --memory takes it (digits, then K, M or G for 2^10, 2^20, 2^30); None
+    and 0 mean no limit."""
+    if memory is None:
+        return 0
+    if isinstance(memory, str):
+        units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+        digits, unit = memory, 1
+        if memory[-1:].lower() in units:
+            digits, unit = memory[:-1], units[memory[-1].lower()]
+        if not digits.isdigit() or not digits.isascii():
+            raise ValueError("memory must be bytes or a size such as 512M or 4G, not %r"
+                             % memory)
+        return int(digits) * unit
+    if isinstance(memory, bool) or not isinstance(memory, int) or memory < 0:
+        raise ValueError("memory must be bytes (an int >= 0) or a size such as 512M, not %r"
+                         % (memory,))
+    return memory
+
+
 def _config(shingle, shingler_options, num_perm, seed, threads, bands, rows, threshold, verify,
-            max_bucket, scheme="classic"):
+            max_bucket, scheme="classic", memory=None, tmpdir=None):
     unknown = set(shingler_options) - set(_SHINGLER_OPTIONS)
     if unknown:
         raise TypeError("unknown option%s: %s" % ("s" if len(unknown) > 1 else "",
@@ -71,8 +94,12 @@ def _config(shingle, shingler_options, num_perm, seed, threads, bands, rows, thr
     if isinstance(num_perm, bool) or not isinstance(num_perm, int) \
             or not 1 <= num_perm <= _ffi.FAMILY_K_MAX:
         raise ValueError("num_perm must be 1..%d" % _ffi.FAMILY_K_MAX)
+    if tmpdir is not None and (not isinstance(tmpdir, str) or not tmpdir):
+        raise ValueError("tmpdir must be a directory name (None: the default), not %r"
+                         % (tmpdir,))
     return _Config(shingle, opts, num_perm, _ffi.as_u64(seed, "seed"), int(threads), bands,
-                   rows, threshold, verify, max_bucket, scheme_id(scheme))
+                   rows, threshold, verify, max_bucket, scheme_id(scheme),
+                   memory_bytes(memory), tmpdir)
 
 
 _shinglers = {}

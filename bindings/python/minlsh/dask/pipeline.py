@@ -58,7 +58,8 @@ def _shuffle(sources, split, nparts, *args):
 def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
           shingle="word:5", verify="exact", output="pairs", bands=None, rows=None, threads=1,
           max_bucket=MAX_BUCKET, components="auto", npartitions=None, stats=None,
-          keep="first", group="components", scheme="classic", **shingler_options):
+          keep="first", group="components", scheme="classic", memory=None, tmpdir=None,
+          **shingler_options):
     """Near-duplicates of a Dask collection of documents, as ``minlsh dedup``
     finds them on one machine.
 
@@ -111,6 +112,15 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     component) or ``"strict"`` (dropped only for a kept near-duplicate at or
     above the threshold).
 
+    ``memory``: the command's ``--memory``, per worker process: bytes (or
+    a size such as ``"512M"``) that the data each process keeps between
+    stages (signatures, texts for exact verification, fingerprints and
+    numbers of its partitions) may take in memory; past it a partition's
+    arrays go to temporary files in ``tmpdir`` (default: Python's
+    ``tempfile`` directory), unlinked at once and read back through memory
+    maps. ``None`` or 0: no limit. The results do not depend on it;
+    ``stats["temp_bytes"]`` gives the bytes written.
+
     ``components``: ``"local"`` (gather the edges on the client and use
     union-find, minlsh_clusters_from_edges), ``"dask"`` (minimum-label
     propagation in Dask), or ``"auto"`` (local below
@@ -139,19 +149,21 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     threshold = float(threshold)
     b, r, how = _banding(threshold, num_perm, verify, bands, rows)
     cfg = _config(shingle, shingler_options, num_perm, seed, threads, b, r, threshold, verify,
-                  None if max_bucket is None else int(max_bucket), scheme)
+                  None if max_bucket is None else int(max_bucket), scheme, memory, tmpdir)
     st = stats if isinstance(stats, dict) else {}
     st.update(bands=b, rows=r, plan=how, num_perm=num_perm, threshold=threshold, verify=verify)
     times = st.setdefault("seconds", {})
     delayed = dask.delayed
 
     # 1. signatures, fingerprints, repeated ids
-    parts = stages.input_parts(collection, id, text)
-    n_in = len(parts)
+    # Mapped over the input bag, signing fuses with reading: the records
+    # stay in the process that parsed them, and only arrays leave it.
+    signed = stages.input_bag(collection, id, text).map_partitions(stages.sign, cfg, id, text)
+    signed = list(dask.persist(*signed.to_delayed()))
+    n_in = len(signed)
     nparts = max(1, int(npartitions or n_in))
-    signed = [delayed(stages.sign)(p, i, cfg, id, text) for i, p in enumerate(parts)]
-    signed = list(dask.persist(*signed))
-    pieces = _shuffle(signed, stages.id_pieces, nparts, nparts)
+    out = [delayed(stages.id_pieces, nout=nparts)(s, i, nparts) for i, s in enumerate(signed)]
+    pieces = [[o[j] for o in out] for j in range(nparts)]
     repeated = [delayed(stages.repeated_ids)(*pc) for pc in pieces]
     summary = [delayed(stages.doc_summary)(d) for d in signed]
     summary, repeated = dask.compute(summary, repeated)
@@ -167,7 +179,7 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     docs = []
     for i, d in enumerate(signed):
         mine = repeated[part_of == i]
-        docs.append(delayed(stages.number)(d, mine, first))
+        docs.append(delayed(stages.number)(d, mine, first, cfg))
         offsets.append(first)
         first += summary[i]["usable"] - len(mine)
     n_docs = first
@@ -179,8 +191,11 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     # 2. exact duplicates: a shuffle by fingerprint
     t = time.monotonic()
     pieces = _shuffle(docs, stages.fp_pieces, nparts, nparts)
-    groups, counts = dask.compute([delayed(stages.exact_groups)(*pc) for pc in pieces],
-                                  [delayed(stages.empty_count)(d) for d in docs])
+    groups, counts, spilled = dask.compute(
+        [delayed(stages.exact_groups)(*pc) for pc in pieces],
+        [delayed(stages.empty_count)(d) for d in docs],
+        [delayed(stages.temp_bytes)(d) for d in docs])
+    st["temp_bytes"] = int(sum(spilled))
     members = np.concatenate([g[0] for g in groups]) if groups else np.empty(0, np.int64)
     firsts = np.concatenate([g[1] for g in groups]) if groups else np.empty(0, np.int64)
     order = np.argsort(members, kind="stable")
@@ -201,9 +216,11 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     pieces = [[p[j] for p in pieces] for j in range(nparts)]
     found = [delayed(stages.bucket_pairs, nout=2)(cfg.max_bucket, nparts, *pc) for pc in pieces]
     shards = [delayed(stages.unique_pairs)(*[f[0][j] for f in found]) for j in range(nparts)]
-    shards = list(dask.persist(*shards))
-    capped, n_cand = dask.compute([f[1] for f in found],
-                                  [delayed(lambda s: len(s[0]))(s) for s in shards])
+    # Persisted together: reading the capped buckets afterwards must not
+    # make the bucket partitions again.
+    kept = dask.persist(*shards, *[f[1] for f in found])
+    shards, capped = list(kept[:nparts]), list(kept[nparts:])
+    capped, n_cand = dask.compute(capped, [delayed(lambda s: len(s[0]))(s) for s in shards])
     st["candidates"] = int(sum(n_cand))
     capped = np.concatenate(capped) if capped else np.empty((0, 3), dtype=np.uint64)
     capped = capped[np.lexsort((capped[:, 0], capped[:, 1]))] if len(capped) else capped
@@ -339,19 +356,30 @@ def _cluster_numbers(dec, n_docs):
     return np.where(size[cl] >= 2, number[cl], 0)
 
 
-def _decisions_frame(doc, dec, cluster_no, rep_nums, rep_ids):
-    rep = dec["representative"].astype(np.int64)
-    kept = dec["kept"] == 1
+def _decisions_frame(doc, rows, dec, cluster_no, rep_nums, rep_ids):
+    """The decisions frame of one partition, from its documents and the
+    decisions of its rows that are not kept alone (the others: kept, their
+    own representative, similarity 1, cluster 0)."""
+    n = len(doc["ids"])
+    kept = np.ones(n, dtype=bool)
+    kept[rows] = dec["kept"] == 1
+    similarity = np.ones(n, dtype=np.float64)
+    similarity[rows] = dec["similarity"]
+    exact = np.zeros(n, dtype=bool)
+    exact[rows] = dec["exact"] == 1
+    cluster = np.zeros(n, dtype=np.int64)
+    cluster[rows] = cluster_no
     rep_id = np.array(doc["ids"], dtype=object)
-    if (~kept).any():
-        rep_id = rep_id.copy()
-        rep_id[~kept] = rep_ids[np.searchsorted(rep_nums, rep[~kept])]
+    dropped = dec["kept"] == 0
+    if dropped.any():
+        rep = dec["representative"][dropped].astype(np.int64)
+        rep_id[rows[dropped]] = rep_ids[np.searchsorted(rep_nums, rep)]
     return pd.DataFrame({"id": pd.Series(doc["ids"], dtype=object),
-                         "cluster": cluster_no.astype(np.int64),
+                         "cluster": cluster,
                          "decision": np.where(kept, "kept", "dropped").astype(object),
                          "representative": pd.Series(rep_id, dtype=object),
-                         "similarity": dec["similarity"].astype(np.float64),
-                         "exact": dec["exact"] == 1})
+                         "similarity": similarity,
+                         "exact": exact})
 
 
 def _decisions_meta():
@@ -401,9 +429,13 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
     rep_ids = np.concatenate([g[1] for g in got]) if got else np.empty(0, dtype=object)
     order = np.argsort(rep_nums)
     rep_nums_d, rep_ids_d = dask.delayed(rep_nums[order]), dask.delayed(rep_ids[order])
+    # Most documents are kept alone: only the others' decisions go into
+    # the graph (a few bytes per near-duplicate instead of 40 per document).
+    alone = (dec["kept"] == 1) & (dec["exact"] == 0) & (dec["similarity"] == 1.0) & (number == 0)
     frames = []
     ends = list(offsets[1:]) + [n_docs]
     for d, lo, hi in zip(docs, offsets, ends):
-        frames.append(dask.delayed(_decisions_frame)(d, dec[lo:hi], number[lo:hi], rep_nums_d,
-                                                     rep_ids_d))
+        rows = np.flatnonzero(~alone[lo:hi])
+        frames.append(dask.delayed(_decisions_frame)(d, rows, dec[lo:hi][rows],
+                                                     number[lo:hi][rows], rep_nums_d, rep_ids_d))
     return dd.from_delayed(frames, meta=_decisions_meta(), verify_meta=False)

@@ -22,6 +22,7 @@ import pandas as pd
 from .. import _ffi
 from .._ffi import lib
 from .._minhash import family as _family
+from . import spill
 from .common import _id_key, _shingler
 
 
@@ -30,15 +31,23 @@ from .common import _id_key, _shingler
 def input_parts(collection, id_field, text_field):
     """The collection's partitions as delayed objects (lists of records or
     pandas frames)."""
+    return input_bag(collection, id_field, text_field).to_delayed()
+
+
+def input_bag(collection, id_field, text_field):
+    """The collection as a bag whose partitions are lists (or iterators) of
+    records, or pandas frames: a task mapped over it fuses with the task
+    that reads the partition, so records never cross processes as Python
+    objects."""
     if isinstance(collection, db.Bag):
-        return collection.to_delayed()
+        return collection
     if isinstance(collection, pd.DataFrame):
         collection = dd.from_pandas(collection, npartitions=1, sort=False)
     if isinstance(collection, dd.DataFrame):
         missing = [c for c in (id_field, text_field) if c not in collection.columns]
         if missing:
             raise KeyError("the dataframe has no column %s" % ", ".join(map(repr, missing)))
-        return collection[[id_field, text_field]].to_delayed()
+        return collection[[id_field, text_field]].to_bag(format="frame")
     raise TypeError("collection must be a dask bag of records ({id: ..., text: ...} or "
                     "(id, text)) or a dask/pandas dataframe, not %s" % type(collection).__name__)
 
@@ -48,6 +57,8 @@ def _records(part, id_field, text_field):
     pairs) or a pandas frame."""
     if isinstance(part, pd.DataFrame):
         return part[id_field].tolist(), part[text_field].tolist()
+    if not isinstance(part, list):  # a bag's partition may be any iterable
+        part = list(part)
     try:  # the common case: every record a dict with both fields
         return [r[id_field] for r in part], [r[text_field] for r in part]
     except (KeyError, TypeError, IndexError):
@@ -88,9 +99,13 @@ def _valid_id(ident):
 
 
 def _pointers(buf, starts):
-    """Addresses of the texts at starts in buf (bytes), as the C calls take
-    them; buf must outlive the call."""
-    base = ctypes.cast(ctypes.c_char_p(buf), c_void_p).value or 0
+    """Addresses of the texts at starts in buf (bytes, or a uint8 array that
+    may be a read-only map), as the C calls take them; buf must outlive the
+    call."""
+    if isinstance(buf, np.ndarray):
+        base = buf.ctypes.data if buf.nbytes else 0
+    else:
+        base = ctypes.cast(ctypes.c_char_p(buf), c_void_p).value or 0
     return np.ascontiguousarray(starts, dtype=np.uintp) + np.uintp(base)
 
 
@@ -113,23 +128,23 @@ def _id_hashes(ids):
     out = np.zeros((n, 2), dtype=np.uint64)
     if n == 0:
         return out
-    kind = pd.api.types.infer_dtype(ids, skipna=False)
-    if kind == "string":
+    kinds = set(map(type, ids))
+    if kinds == {str}:
         groups = {"str": np.arange(n)}
-    elif kind == "integer" and all(type(v) is int for v in ids):
+    elif kinds == {int}:
         groups = {"int": np.arange(n)}
     else:
         tags = np.array([type(v).__name__ for v in ids], dtype=object)
         groups = {t: np.flatnonzero(tags == t) for t in set(tags.tolist())}
     for tag, rows in groups.items():
-        vals = [ids[i] for i in rows]
+        vals = ids if len(rows) == n else [ids[i] for i in rows]
         arr = None
         if tag == "int":
             try:
                 arr = np.array(vals, dtype=np.int64)
             except OverflowError:
                 arr = None
-            if arr is not None and not all(type(v) is int for v in vals):
+            if arr is not None and set(map(type, vals)) != {int}:
                 arr = None
         elif tag == "float":
             arr = np.array(vals, dtype=np.float64)
@@ -148,15 +163,12 @@ def _usable(ids, texts):
     text (UTF-8 in one buffer). A fast path for the usual partition, whose
     ids are all str or all int and whose texts are all str: one encode of
     the joined texts (when it is ASCII the lengths are the str lengths)."""
-    id_kind = pd.api.types.infer_dtype(ids, skipna=False)
-    text_kind = pd.api.types.infer_dtype(texts, skipna=False)
-    if text_kind == "string" and (
-            (id_kind == "string" and all(type(v) is str for v in ids)) or
-            (id_kind == "integer" and all(type(v) is int for v in ids))):
+    id_kinds = set(map(type, ids))
+    if set(map(type, texts)) == {str} and id_kinds in ({str}, {int}):
         try:
             joined = "".join(texts)
             buf = joined.encode("utf-8")
-            if id_kind == "string":
+            if id_kinds == {str}:
                 "".join(ids).encode("utf-8")  # unpaired surrogates make ids invalid
             if len(buf) == len(joined):
                 lens = np.fromiter(map(len, texts), dtype=np.uint64, count=len(texts))
@@ -227,7 +239,7 @@ def _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status):
             raise _ffi.error(rc, "minlsh_family_sign_texts")
 
 
-def sign(part, part_no, cfg, id_field, text_field):
+def sign(part, cfg, id_field, text_field):
     """Stage 1 of one input partition: the usable records (a valid id and
     text, not over max_document_bytes) with their signatures, fingerprints,
     shingle counts (0: empty) and text lengths, in one C call
@@ -245,15 +257,19 @@ def sign(part, part_no, cfg, id_field, text_field):
         status = np.zeros(m, dtype=np.int32)
         if m:
             _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status)
-        sel = np.flatnonzero(status == 0)  # over max_document_bytes: refused, as by the command
         keep_ids = np.array(keep_ids, dtype=object)
-        if len(sel) < m:
-            keep_ids = keep_ids[sel]
+        if (status != 0).any():  # over max_document_bytes: refused, as by the command
+            sel = np.flatnonzero(status == 0)
+            keep_ids, sigs, fps, counts = keep_ids[sel], sigs[sel], fps[sel], counts[sel]
+            lens, starts = lens[sel], starts[sel]
         exact = cfg.verify == "exact"
-        return {"part": part_no, "records": n_records, "ids": keep_ids,
-                "idh": _id_hashes(keep_ids.tolist()), "sig": sigs[sel], "fp": fps[sel],
-                "count": counts[sel], "length": lens[sel],
-                "buf": buf if exact else None, "start": starts[sel] if exact else None}
+        kept, written = spill.keep(
+            {"sig": sigs, "fp": fps, "count": counts, "length": lens,
+             "buf": np.frombuffer(buf, dtype=np.uint8) if exact else None,
+             "start": starts if exact else None}, cfg.memory, cfg.tmpdir)
+        kept.update(records=n_records, ids=keep_ids, idh=_id_hashes(keep_ids.tolist()),
+                    temp_bytes=written)
+        return kept
 
 
 def split_rows(dest, nparts, *columns):
@@ -267,10 +283,11 @@ def split_rows(dest, nparts, *columns):
     return [tuple(c[bounds[j]:bounds[j + 1]] for c in cols) for j in range(nparts)]
 
 
-def id_pieces(doc, nparts):
-    """(hash0, hash1, local row) of every record, split by hash0."""
+def id_pieces(doc, part_no, nparts):
+    """(hash0, hash1, row) of every record, split by hash0; a row is the
+    partition number in the high 32 bits, the record's place in the low."""
     idh = doc["idh"]
-    rows = np.arange(len(idh), dtype=np.int64) | (np.int64(doc["part"]) << np.int64(32))
+    rows = np.arange(len(idh), dtype=np.int64) | (np.int64(part_no) << np.int64(32))
     return split_rows(idh[:, 0] % np.uint64(nparts), nparts, idh[:, 0], idh[:, 1], rows)
 
 
@@ -287,7 +304,7 @@ def repeated_ids(*pieces):
     return rows[again]
 
 
-def number(doc, repeated, offset):
+def number(doc, repeated, offset, cfg):
     """Drop the repeated ids and number the documents densely in input order
     from offset (the command's document numbers)."""
     if len(repeated):
@@ -296,9 +313,12 @@ def number(doc, repeated, offset):
         keep[rows] = False
         sel = np.flatnonzero(keep)
         doc = dict(doc)
-        for c in ("ids", "idh", "sig", "fp", "count", "length", "start"):
-            if doc[c] is not None:
-                doc[c] = doc[c][sel]
+        doc["ids"], doc["idh"] = doc["ids"][sel], doc["idh"][sel]
+        kept, written = spill.keep({c: None if doc[c] is None else doc[c][sel]
+                                    for c in ("sig", "fp", "count", "length", "start")},
+                                   cfg.memory, cfg.tmpdir)
+        doc.update(kept)
+        doc["temp_bytes"] += written
     doc = dict(doc)
     doc["first"] = int(offset)
     doc["num"] = np.arange(len(doc["ids"]), dtype=np.int64) + np.int64(offset)
@@ -308,6 +328,11 @@ def number(doc, repeated, offset):
 
 def doc_summary(doc):
     return {"records": doc["records"], "usable": len(doc["ids"])}
+
+
+def temp_bytes(doc):
+    """Bytes this partition's kept arrays wrote to temporary files."""
+    return doc["temp_bytes"]
 
 
 def empty_count(doc):
@@ -352,14 +377,19 @@ def band_pieces(doc, copies, cfg, nparts):
     if len(copies):
         take &= ~np.isin(num, copies, assume_unique=True)
     sel = np.flatnonzero(take)
-    sigs = np.ascontiguousarray(doc["sig"][sel])
-    n, b = len(sel), cfg.bands
+    # The keys of every row, then the rows taken: a row's keys (8 bytes a
+    # band) are far fewer bytes to copy than its signature (4 a value).
+    sigs = np.ascontiguousarray(doc["sig"])
+    n, b = len(sigs), cfg.bands
     keys = np.empty((n, b), dtype=np.uint64)
     if n:
         rc = lib.minlsh_signatures_band_keys(sigs.ctypes.data, n, cfg.num_perm, b, cfg.rows,
                                              keys.ctypes.data, n * b, None)
         if rc < 0:
             raise _ffi.error(rc, "minlsh_signatures_band_keys")
+    if len(sel) < n:
+        keys = keys[sel]
+    n = len(sel)
     nums = num[sel].astype(np.uint64)
     if nparts <= b:
         # A piece is (its bands, their keys band by band, the documents
@@ -404,7 +434,7 @@ def bucket_pairs(max_bucket, nshards, *pieces):
     while True:
         a = np.empty(cap, dtype=np.uint64)
         b = np.empty(cap, dtype=np.uint64)
-        capped_cap = 3 * max(4, got_capped.value)
+        capped_cap = 3 * max(256, got_capped.value)
         capped = np.empty(capped_cap, dtype=np.uint64)
         rc = lib.minlsh_buckets_pair(bands.ctypes.data, keys.ctypes.data, docs.ctypes.data, n,
                                      int(max_bucket or 0), a.ctypes.data, b.ctypes.data, cap,
@@ -569,9 +599,10 @@ def parse_jsonl_block(block):
     """Records of a block of JSON Lines bytes (whole lines): one json.loads
     call for the block when it has no blank line, else line by line."""
     text = block.decode("utf-8", errors="surrogateescape")
-    body = text[:-1] if text.endswith("\n") else text
-    if body and "\r" not in body and "\n\n" not in body and not body.startswith("\n") \
-            and body.strip():
+    # A blank or whitespace-only line (which the command skips) either
+    # shows here or makes the one-call parse fail: then line by line.
+    if text and "\r" not in text and "\n\n" not in text and text[0] != "\n":
+        body = text[:-1] if text[-1] == "\n" else text
         try:
             with _NoGC():
                 return json.loads("[" + body.replace("\n", ",") + "]")
