@@ -329,6 +329,14 @@ static void test_rollback(void) {
     EXPECT_OK(add_doc(a, 8, 0, NULL));
     EXPECT_EQ_U64(minlsh_store_count(a), 3);
     EXPECT_OK(minlsh_store_rollback(a));
+    /* the view is the committed one at once: const calls need no reload */
+    EXPECT_EQ_U64(minlsh_store_count(a), 1);
+    {
+        char text[2000];
+        size_t n = doc_text(text, sizeof text, 8, 0);
+        EXPECT_OK(minlsh_store_query(&r, a, text, n));
+        EXPECT(r.novel);
+    }
     /* the lock is free: another handle opens at once and sees one document */
     {
         minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;

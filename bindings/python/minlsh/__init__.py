@@ -31,17 +31,18 @@ from . import _ffi
 from ._shingle import Shingler, ShingleStream, unicode_version
 from ._minhash import (LeanMinHash, MinHash, SignatureMatrix, signatures,
                        signatures_from_tokens)
-from ._lsh import (FileLock, Journal, MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession,
-                   Novelty, Plan,
-                   band_keys, plan, probability, threshold_of)
+from ._plan import Plan, band_keys, plan, probability, threshold_of
+from ._lsh import MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession, Novelty
+from ._journal import FileLock, Journal
+from ._store import Store, StoreResult
 from ._sigmatrix import SigMatrix, clusters_from_matrix, pairs_from_matrix
 from ._dedup import Decision, DedupResult, dedup
 
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
              LeanMinHash, SignatureMatrix, MinHashLSH, MinHashLSHInsertionSession,
-             MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Journal, Plan, Decision,
-             DedupResult):
+             MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Journal, Store, StoreResult,
+             Plan, Decision, DedupResult):
     _cls.__module__ = __name__
 del _cls
 
@@ -66,7 +67,7 @@ __all__ = [
     "Error", "ParameterError", "NoMemoryError",
     "Shingler", "ShingleStream", "MinHash", "LeanMinHash", "SignatureMatrix", "MinHashLSH",
     "MinHashLSHInsertionSession", "MinHashLSHDeletionSession", "SigMatrix", "Novelty",
-    "FileLock", "Journal", "Plan",
+    "FileLock", "Journal", "Store", "StoreResult", "Plan",
     "Decision", "DedupResult", "dedup",
     "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
     "plan", "probability", "threshold_of", "band_keys", "siphash24",
