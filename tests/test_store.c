@@ -673,6 +673,10 @@ static void test_nomem(void) {
             if (rc == 0) rc = minlsh_store_refresh(s);
             if (rc == 0) rc = minlsh_store_compact(s);
             if (rc == 0) rc = add_doc(s, 8, 0, NULL);
+            if (rc == 0) rc = minlsh_store_begin(s);
+            if (rc == 0) rc = add_doc(s, 16, 0, NULL);
+            if (rc == 0) rc = minlsh_store_rollback(s);
+            if (rc == 0) rc = add_doc(s, 20, 0, NULL);
             minlsh_store_free(s);
             EXPECT_MSG(rc == 0 || rc == MINLSH_E_NOMEM, "fail at %ld: %s", nth, minlsh_error_name(rc));
             EXPECT_MSG(atomic_load(&ta.blocks) == 0, "fail at %ld: %ld blocks leaked", nth,
