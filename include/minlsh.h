@@ -1747,6 +1747,13 @@ MINLSH_API int minlsh_store_commit(minlsh_store *store);
  * Outside begin/commit there is nothing to sync: 0.
  * Errors: as minlsh_store_commit (on error the lock is released). */
 MINLSH_API int minlsh_store_sync(minlsh_store *store);
+/* Drop every change since begin, commit nothing, reload the view from the
+ * files (under the lock, so queries see the committed state at once) and
+ * release the lock. The changes are dropped even when the reload fails
+ * (the handle then reloads at its next begin, add or remove).
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not begun), MINLSH_E_NOMEM,
+ * MINLSH_E_IO, MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_rollback(minlsh_store *store);
 /* Catch up with what other handles committed, without keeping a lock
  * (shared while it reads). Inside begin/commit: 0, nothing to do.
  * Errors: MINLSH_E_NULL, MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM,

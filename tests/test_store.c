@@ -311,6 +311,60 @@ static void test_group_commit_and_handles(void) {
     remove_store(p);
 }
 
+/* A rollback commits nothing of what was added since begin, releases the
+ * lock, and the next transaction of the same handle starts from the
+ * committed state. */
+static void test_rollback(void) {
+    const char *p = store_path("store_rollback.st");
+    minlsh_store *a, *b;
+    minlsh_store_result r;
+    uint64_t id;
+    remove_store(p);
+    a = open_store(p, MINLSH_STORE_CREATE);
+    EXPECT_EQ_INT(minlsh_store_rollback(a), MINLSH_E_STATE);
+    EXPECT_EQ_INT(minlsh_store_rollback(NULL), MINLSH_E_NULL);
+    EXPECT_OK(add_doc(a, 0, 0, NULL));
+    EXPECT_OK(minlsh_store_begin(a));
+    EXPECT_OK(add_doc(a, 4, 0, NULL));
+    EXPECT_OK(add_doc(a, 8, 0, NULL));
+    EXPECT_EQ_U64(minlsh_store_count(a), 3);
+    EXPECT_OK(minlsh_store_rollback(a));
+    /* the view is the committed one at once: const calls need no reload */
+    EXPECT_EQ_U64(minlsh_store_count(a), 1);
+    {
+        char text[2000];
+        size_t n = doc_text(text, sizeof text, 8, 0);
+        EXPECT_OK(minlsh_store_query(&r, a, text, n));
+        EXPECT(r.novel);
+    }
+    /* the lock is free: another handle opens at once and sees one document */
+    {
+        minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+        minlsh_store *c = NULL;
+        o.lock_timeout_ms = 1;
+        EXPECT_OK(minlsh_store_open(&c, p, &o));
+        EXPECT_EQ_U64(minlsh_store_count(c), 1);
+        minlsh_store_free(c);
+    }
+    /* the handle reloads: the names rolled back are free, ids go on from 1 */
+    EXPECT_OK(add_doc(a, 4, 0, &r));
+    EXPECT_EQ_U64(r.id, 1);
+    EXPECT_EQ_U64(minlsh_store_count(a), 2);
+    b = open_store(p, 0);
+    EXPECT_EQ_U64(minlsh_store_count(b), 2);
+    {
+        char name[64];
+        name_of(name, sizeof name, 8);
+        EXPECT_EQ_INT(minlsh_store_find_name(&id, b, name, strlen(name)), MINLSH_E_NOTFOUND);
+        name_of(name, sizeof name, 4);
+        EXPECT_OK(minlsh_store_find_name(&id, b, name, strlen(name)));
+        EXPECT_EQ_U64(id, 1);
+    }
+    minlsh_store_free(a);
+    minlsh_store_free(b);
+    remove_store(p);
+}
+
 /* Two processes adding at once: every add lands, with its name. */
 static void test_two_processes(void) {
     const char *p = store_path("store_procs.st");
@@ -619,6 +673,10 @@ static void test_nomem(void) {
             if (rc == 0) rc = minlsh_store_refresh(s);
             if (rc == 0) rc = minlsh_store_compact(s);
             if (rc == 0) rc = add_doc(s, 8, 0, NULL);
+            if (rc == 0) rc = minlsh_store_begin(s);
+            if (rc == 0) rc = add_doc(s, 16, 0, NULL);
+            if (rc == 0) rc = minlsh_store_rollback(s);
+            if (rc == 0) rc = add_doc(s, 20, 0, NULL);
             minlsh_store_free(s);
             EXPECT_MSG(rc == 0 || rc == MINLSH_E_NOMEM, "fail at %ld: %s", nth, minlsh_error_name(rc));
             EXPECT_MSG(atomic_load(&ta.blocks) == 0, "fail at %ld: %ld blocks leaked", nth,
@@ -647,6 +705,7 @@ int main(void) {
     RUN(test_create_open);
     RUN(test_add_query_remove);
     RUN(test_group_commit_and_handles);
+    RUN(test_rollback);
     RUN(test_two_processes);
     RUN(test_between_renames);
     RUN(test_damaged_journal);

@@ -129,17 +129,9 @@ type Shingler struct {
 	flags    uint32
 }
 
-// NewShingler creates a shingler (minlsh_shingler_new). The options, key
-// and stop words are copied.
-func NewShingler(opts ShinglerOptions) (*Shingler, error) {
-	if versionErr != nil {
-		return nil, versionErr
-	}
-	var so C.minlsh_shingler_options
-	if err := check(C.minlsh_shingler_options_init(&so, C.MINLSH_SHINGLER_OPTIONS_VERSION),
-		"minlsh_shingler_options_init"); err != nil {
-		return nil, err
-	}
+// fields gives the unit, k and normalisation flags of opts, its zero
+// fields taken as their defaults.
+func (opts ShinglerOptions) fields() (Unit, int, C.uint32_t, error) {
 	unit := opts.Unit
 	if unit == 0 {
 		unit = UnitWord
@@ -152,13 +144,11 @@ func NewShingler(opts ShinglerOptions) (*Shingler, error) {
 		}
 	}
 	if k < 0 || k > 1<<31 || unit < 0 || unit > 1<<31 {
-		return nil, paramError("minlsh_shingler_new", fmt.Sprintf("unit %d, k %d", unit, k))
+		return 0, 0, 0, paramError("minlsh_shingler_new", fmt.Sprintf("unit %d, k %d", unit, k))
 	}
 	if opts.CJKWords && opts.NoCJKWords {
-		return nil, paramError("NewShingler", "CJKWords and NoCJKWords both set")
+		return 0, 0, 0, paramError("NewShingler", "CJKWords and NoCJKWords both set")
 	}
-	so.unit = C.uint32_t(unit)
-	so.k = C.uint32_t(k)
 	var flags C.uint32_t
 	if opts.Lowercase {
 		flags |= normCasefold
@@ -182,6 +172,26 @@ func NewShingler(opts ShinglerOptions) (*Shingler, error) {
 			flags |= o.bits
 		}
 	}
+	return unit, k, flags, nil
+}
+
+// NewShingler creates a shingler (minlsh_shingler_new). The options, key
+// and stop words are copied.
+func NewShingler(opts ShinglerOptions) (*Shingler, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	var so C.minlsh_shingler_options
+	if err := check(C.minlsh_shingler_options_init(&so, C.MINLSH_SHINGLER_OPTIONS_VERSION),
+		"minlsh_shingler_options_init"); err != nil {
+		return nil, err
+	}
+	unit, k, flags, err := opts.fields()
+	if err != nil {
+		return nil, err
+	}
+	so.unit = C.uint32_t(unit)
+	so.k = C.uint32_t(k)
 	so.flags = flags
 	so.max_document_bytes = C.uint64_t(opts.MaxDocumentBytes)
 	// The struct lives in Go memory, so what it points to must be C memory

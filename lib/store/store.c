@@ -428,6 +428,23 @@ int minlsh_store_sync(minlsh_store *s) {
     return minlsh__store_sync(s, 0);
 }
 
+int minlsh_store_rollback(minlsh_store *s) {
+    int rc;
+    if (s == NULL) return MINLSH_E_NULL;
+    if (!s->in_tx) return MINLSH_E_STATE;
+    /* The records since begin were never synced: dropping the view drops
+     * them, as a failed commit does; what reached the files is a tail past
+     * the last commit, which the reload cuts (sets past the last committed
+     * one are ignored likewise). Reloading while the lock is still held
+     * leaves a view the const calls can use at once. */
+    minlsh__store_drop_view(s);
+    s->sets_dirty = 0;
+    rc = minlsh__store_load_view(s);
+    minlsh__store_unlock(s);
+    s->in_tx = 0;
+    return rc;
+}
+
 int minlsh_store_refresh(minlsh_store *s) {
     int rc;
     if (s == NULL) return MINLSH_E_NULL;

@@ -31,9 +31,10 @@ from . import _ffi
 from ._shingle import Shingler, ShingleStream, unicode_version
 from ._minhash import (LeanMinHash, MinHash, SignatureMatrix, signatures,
                        signatures_from_tokens)
-from ._lsh import (FileLock, Journal, MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession,
-                   Novelty, Plan,
-                   band_keys, plan, probability, threshold_of)
+from ._plan import Plan, band_keys, plan, probability, threshold_of
+from ._lsh import MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession, Novelty
+from ._journal import FileLock, Journal
+from ._store import Store, StoreResult
 from ._sigmatrix import SigMatrix, clusters_from_matrix, pairs_from_matrix
 from ._dedup import Decision, DedupResult, dedup
 from ._preset import Preset, preset, presets
@@ -41,8 +42,8 @@ from ._preset import Preset, preset, presets
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
 for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinHash,
              LeanMinHash, SignatureMatrix, MinHashLSH, MinHashLSHInsertionSession,
-             MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Journal, Plan, Decision,
-             DedupResult, Preset):
+             MinHashLSHDeletionSession, SigMatrix, Novelty, FileLock, Journal, Store, StoreResult,
+             Plan, Decision, DedupResult, Preset):
     _cls.__module__ = __name__
 del _cls
 
@@ -67,7 +68,7 @@ __all__ = [
     "Error", "ParameterError", "NoMemoryError",
     "Shingler", "ShingleStream", "MinHash", "LeanMinHash", "SignatureMatrix", "MinHashLSH",
     "MinHashLSHInsertionSession", "MinHashLSHDeletionSession", "SigMatrix", "Novelty",
-    "FileLock", "Journal", "Plan",
+    "FileLock", "Journal", "Store", "StoreResult", "Plan",
     "Decision", "DedupResult", "dedup", "Preset", "preset", "presets",
     "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
     "plan", "probability", "threshold_of", "band_keys", "siphash24",

@@ -273,6 +273,26 @@ class NovelResult(Structure):
                 ("has_match", c_uint32), ("candidates", c_uint64), ("verified", c_uint64)]
 
 
+class StoreOptions(Structure):
+    """minlsh_store_options, version 1 (experimental API)."""
+    _fields_ = [("version", c_uint32), ("flags", c_uint32),
+                ("shingler", POINTER(ShinglerOptions)), ("num_perm", c_uint32),
+                ("scheme", c_uint32), ("seed", c_uint64), ("threshold", c_double),
+                ("bands", c_uint32), ("rows", c_uint32), ("key", c_char_p),
+                ("lock_timeout_ms", c_uint32), ("reserved", c_uint32),
+                ("max_document_bytes", c_uint64), ("alloc", c_void_p)]
+
+
+class StoreResult(Structure):
+    """minlsh_store_result (experimental API)."""
+    _fields_ = [("id", c_uint64), ("match", c_uint64), ("similarity", c_double),
+                ("novel", c_uint32), ("inserted", c_uint32), ("has_match", c_uint32),
+                ("exact", c_uint32), ("candidates", c_uint64)]
+
+
+STORE_OPTIONS_VERSION = 1
+STORE_CREATE, STORE_READONLY, STORE_SETS = 0x1, 0x2, 0x4
+STORE_ADD_ALWAYS = 0x1
 NOVEL_OPTIONS_VERSION = 1
 LOAD_OPTIONS_VERSION = 1
 DEDUP_OPTIONS_VERSION = 1
@@ -476,6 +496,26 @@ _PROTOTYPES = [
     ("minlsh_journal_compact_due", c_int, [c_void_p, c_void_p]),
     ("minlsh_journal_compact", c_int, [c_void_p, c_void_p, c_char_p]),
     ("minlsh_journal_free", None, [c_void_p]),
+    ("minlsh_store_options_init", c_int, [POINTER(StoreOptions), c_uint32]),
+    ("minlsh_store_open", c_int, [POINTER(c_void_p), c_char_p, POINTER(StoreOptions)]),
+    ("minlsh_store_free", None, [c_void_p]),
+    ("minlsh_store_begin", c_int, [c_void_p]),
+    ("minlsh_store_commit", c_int, [c_void_p]),
+    ("minlsh_store_rollback", c_int, [c_void_p]),
+    ("minlsh_store_sync", c_int, [c_void_p]),
+    ("minlsh_store_refresh", c_int, [c_void_p]),
+    ("minlsh_store_add", c_int,
+     [POINTER(StoreResult), c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_uint32]),
+    ("minlsh_store_query", c_int, [POINTER(StoreResult), c_void_p, c_char_p, c_size_t]),
+    ("minlsh_store_remove", c_int, [c_void_p, c_uint64]),
+    ("minlsh_store_remove_name", c_int, [c_void_p, c_char_p, c_size_t]),
+    ("minlsh_store_find_name", c_int, [u64p, c_void_p, c_char_p, c_size_t]),
+    ("minlsh_store_copy_name", c_int, [c_void_p, c_uint64, c_void_p, c_size_t, sizep]),
+    ("minlsh_store_count", c_uint64, [c_void_p]),
+    ("minlsh_store_threshold", c_double, [c_void_p]),
+    ("minlsh_store_view_shingler", c_void_p, [c_void_p]),
+    ("minlsh_store_compact_due", c_int, [c_void_p]),
+    ("minlsh_store_compact", c_int, [c_void_p]),
     ("minlsh_index_insert_novel", c_int,
      [POINTER(NovelResult), c_void_p, c_uint64, c_void_p, c_size_t, POINTER(NovelOptions)]),
 ]

@@ -1,4 +1,5 @@
-"""LSH: planning, band keys and the band index (minlsh_index)."""
+"""MinHashLSH: the band index over MinHash signatures (minlsh_index), as
+datasketch presents it, with its key view and insertion sessions."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import array
 import collections
 import ctypes
 import json
-import math
 import os
 import threading
 from ctypes import byref, c_double, c_size_t, c_uint32, c_uint64, c_void_p
@@ -14,10 +14,13 @@ from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tupl
 
 from . import _ffi, _preset
 from ._ffi import check, lib, reading, writing
+from ._journal import Journal
+from ._keys import _META_TAG, _META_VERSION, _decode_key, _encode_key, _key_record
 from ._minhash import SCHEMES as _SCHEMES
 from ._minhash import datasketch_refusal as _datasketch_refusal
 from ._minhash import (LeanMinHash, MinHash, family, matrix_bytes as _matrix_bytes,
                        signature_buffer)
+from ._plan import MODES, _u32, plan
 
 _MINHASH_TYPES = (MinHash, LeanMinHash)
 
@@ -33,8 +36,6 @@ class _DefaultK(int):
 
 _THRESHOLD_DEFAULT = _Default(0.9)
 _NUM_PERM_DEFAULT = _DefaultK(128)
-
-MODES = {"rule": 1, "balanced": 2, "recall": 3}
 
 _query_buffers = threading.local()
 _gil_query = _ffi.gil_lib.minlsh_index_query
@@ -55,145 +56,6 @@ Novelty.__doc__ = """What MinHashLSH.insert_if_novel decided: ``novel`` (True: t
 inserted), ``match`` (the key of the best match, or None if there was no
 candidate) and its ``similarity`` (None if no candidate). A novel key may have
 a match below the threshold."""
-
-Plan = collections.namedtuple("Plan", ["bands", "rows", "fp_area", "fn_area"])
-Plan.__doc__ = """(bands, rows) chosen by minlsh.plan, with the false-positive area
-(integral of P(s) over [0, t]) and false-negative area (integral of 1 - P(s) over
-[t, 1]) of that choice."""
-
-
-def _plan_options(threshold, num_perm, weights, mode, target_recall):
-    if mode not in MODES:
-        raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
-    try:
-        wfp, wfn = weights
-    except (TypeError, ValueError):
-        raise ValueError("weights must be a pair (false_positive, false_negative)") from None
-    opts = _ffi.PlanOptions()
-    check(lib.minlsh_plan_options_init(byref(opts), _ffi.PLAN_OPTIONS_VERSION),
-          "minlsh_plan_options_init")
-    opts.mode = MODES[mode]
-    if isinstance(num_perm, bool) or not isinstance(num_perm, int) \
-            or not 0 <= num_perm <= 0xFFFFFFFF:
-        raise _ffi.error(_ffi.E_PARAM, "minlsh_plan_compute", "num_perm = %r" % (num_perm,))
-    opts.k = num_perm
-    opts.threshold = float(threshold)
-    opts.weight_fp = float(wfp)
-    opts.weight_fn = float(wfn)
-    opts.target_recall = float(target_recall)
-    return opts
-
-
-def plan(threshold: float, num_perm: int = 128, weights: Tuple[float, float] = (0.5, 0.5),
-         mode: str = "balanced", target_recall: float = 0.99) -> Plan:
-    """Choose (bands, rows) for a Jaccard threshold (minlsh_plan_compute).
-
-    ``mode``: ``"balanced"`` minimises ``weights[0] * FP area + weights[1] *
-    FN area`` over bands * rows <= num_perm; ``"recall"`` takes the least FP
-    area with P(candidate | threshold) >= target_recall; ``"rule"`` is the
-    rule of thumb (1/b)^(1/r) ~ threshold. Returns a :class:`Plan`.
-    """
-    opts = _plan_options(threshold, num_perm, weights, mode, target_recall)
-    b, r, fp, fn = c_uint32(), c_uint32(), c_double(), c_double()
-    check(lib.minlsh_plan_compute(byref(b), byref(r), byref(fp), byref(fn), byref(opts)),
-          "minlsh_plan_compute",
-          "threshold=%r num_perm=%r weights=%r mode=%r target_recall=%r"
-          % (threshold, num_perm, tuple(weights), mode, target_recall))
-    return Plan(b.value, r.value, fp.value, fn.value)
-
-
-def _u32(value, what):
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFFFFFF:
-        raise _ffi.error(_ffi.E_PARAM, "minlsh", "%s = %r" % (what, value))
-    return value
-
-
-def probability(s: float, bands: int, rows: int) -> float:
-    """P(candidate | similarity s) = 1 - (1 - s^rows)^bands."""
-    out = c_double()
-    check(lib.minlsh_plan_probability(byref(out), _u32(bands, "bands"), _u32(rows, "rows"),
-                                      float(s)), "minlsh_plan_probability")
-    return out.value
-
-
-def threshold_of(bands: int, rows: int) -> float:
-    """The rule-of-thumb threshold (1/bands)^(1/rows)."""
-    out = c_double()
-    check(lib.minlsh_plan_threshold(byref(out), _u32(bands, "bands"), _u32(rows, "rows")),
-          "minlsh_plan_threshold")
-    return out.value
-
-
-def band_keys(signature: Any, bands: int, rows: int) -> List[int]:
-    """The band keys of a signature (a MinHash or a sequence of uint32):
-    a list of ``bands`` 64-bit ints (docs/lsh.md, "Band keys")."""
-    if isinstance(signature, MinHash):
-        k = signature.num_perm
-    else:
-        if _ffi.numpy is not None and isinstance(signature, _ffi.numpy.ndarray):
-            signature = signature.tolist()
-        k = len(signature)
-    sig = signature_buffer(signature, k)
-    b = _u32(bands, "bands")
-    keys = (c_uint64 * max(b, 1))()
-    n = c_size_t()
-    check(lib.minlsh_band_keys(sig, k, b, _u32(rows, "rows"), keys, b, byref(n)),
-          "minlsh_band_keys", "bands=%d rows=%d num_perm=%d" % (bands, rows, k))
-    return list(keys[:n.value])
-
-
-# ---- saving keys --------------------------------------------------------------
-
-_META_TAG = "minlsh-python-lsh"
-_META_VERSION = 1
-
-
-def _encode_key(key):
-    """A JSON value that decodes back to an equal key of the same type:
-    str, int, float (finite), bool, None as themselves; tuples as
-    {"tuple": [...]}; bytes as {"bytes": "<hex>"}. Anything else raises."""
-    if key is None or isinstance(key, (str, bool)):
-        return key
-    if isinstance(key, int):
-        return int(key)  # an int subclass (e.g. IntEnum) becomes a plain int
-    if isinstance(key, float):
-        if not math.isfinite(key):
-            raise ValueError("key %r cannot be saved: only finite floats" % (key,))
-        return key
-    if isinstance(key, tuple):
-        return {"tuple": [_encode_key(x) for x in key]}
-    if isinstance(key, bytes):
-        return {"bytes": key.hex()}
-    raise TypeError(
-        "key %r of type %s cannot be saved; save() supports keys that are str, int, "
-        "float, bool, None, bytes, or tuples of those" % (key, type(key).__name__))
-
-
-def _decode_key(value):
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if isinstance(value, dict) and len(value) == 1:
-        if "tuple" in value and isinstance(value["tuple"], list):
-            return tuple(_decode_key(x) for x in value["tuple"])
-        if "bytes" in value and isinstance(value["bytes"], str):
-            return bytes.fromhex(value["bytes"])
-    raise ValueError("bad key in the saved key mapping: %r" % (value,))
-
-
-_JOURNAL_DATA_MAX = 1 << 20
-
-
-def _key_record(key):
-    """A journal record's bytes for ``key``: the compact JSON of
-    :func:`_encode_key` (what :meth:`MinHashLSH.save` stores), so a replay
-    restores an equal key and never runs code. Raises TypeError for a key
-    save() cannot store, ValueError past the journal's 1 MiB per record."""
-    data = json.dumps(_encode_key(key), ensure_ascii=True, allow_nan=False,
-                      separators=(",", ":")).encode("ascii")
-    if len(data) > _JOURNAL_DATA_MAX:
-        raise ValueError("a key of %d bytes as JSON is too long for a journal record (1 MiB)"
-                         % len(data))
-    return data
 
 
 class MinHashLSH:
@@ -1369,190 +1231,3 @@ class MinHashLSHDeletionSession:
     def remove(self, key):
         """Remove ``key`` (ValueError if it is not in the index)."""
         self.lsh.remove(key)
-
-
-class FileLock:
-    """The lock processes sharing one saved index take (minlsh_filelock):
-    a flock(2) lock on the companion file ``path + ".lock"``, never on the
-    index itself, whose saves rename a new file over it. ``minlsh index``
-    commands take the same lock.
-
-    ``with minlsh.FileLock("crawl.mlsh"):`` holds it exclusively (load,
-    insert, save inside); ``shared=True`` for readers. ``timeout`` in seconds
-    (None: wait without limit, 0: do not wait); past it, :class:`Error` with
-    code ``E_BUSY``. The wait releases the interpreter lock.
-    """
-
-    def __init__(self, path, shared=False, timeout=None):
-        self._path = os.fsencode(path)
-        self._mode = 1 if shared else 2
-        if timeout is None:
-            self._ms = 0xFFFFFFFF
-        else:
-            ms = int(round(float(timeout) * 1000))
-            if not 0 <= ms < 0xFFFFFFFF:
-                raise ValueError("timeout must be None or 0 to 4294967 seconds")
-            self._ms = ms
-        self._handle = None
-
-    def acquire(self):
-        """Take the lock, waiting as ``timeout`` says (E_BUSY past it)."""
-        if self._handle:
-            raise RuntimeError("the lock is already held by this object")
-        h = c_void_p()
-        check(lib.minlsh_filelock_new(byref(h), self._path, self._mode, self._ms, None),
-              "minlsh_filelock_new", os.fsdecode(self._path) + ".lock")
-        self._handle = h.value
-
-    def release(self):
-        """Release the lock (nothing happens if it is not held)."""
-        if self._handle:
-            lib.minlsh_filelock_free(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-    def __del__(self, _free=lib.minlsh_filelock_free):
-        if getattr(self, "_handle", None):
-            _free(self._handle)
-            self._handle = None
-
-
-class Journal:
-    """A journal of an index's changes (minlsh_journal; docs/format.md, "Index
-    journal"): an append-only file beside a saved index whose records are
-    inserts and removals, so a crawler makes each change durable in time
-    proportional to the change instead of rewriting the index.
-
-    Made by :meth:`MinHashLSH.open_journal`, which replays the records into
-    the index. Opened for writing (``"w"``), it records every insert
-    (insert, insert_many, insertion sessions, insert_if_novel when novel,
-    merge) and removal made through that MinHashLSH; :meth:`sync` writes
-    them durably (a kill -9 after it returns loses none; records not synced
-    are lost, never half-applied). Each record carries the key as the
-    compact JSON :meth:`MinHashLSH.save` stores (str, int, float, bool,
-    None, bytes, tuples of those: TypeError before the index changes for
-    other keys; at most 1 MiB), so a replay restores equal keys and never
-    runs code. When :meth:`compact_due` says so, :meth:`compact` saves the
-    index over its file (format version 2, keys included) and starts an
-    empty journal.
-
-    A context manager: leaving the ``with`` block closes it (without a
-    sync). Thread-safe with the index it records (it takes the index's lock).
-    """
-
-    def __init__(self, lsh: MinHashLSH, path: Union[str, bytes, os.PathLike], mode: str):
-        self._lsh = lsh
-        self._path = os.fsencode(path)
-        self._handle = None
-        self._writing = mode == "w"
-        raised = []
-
-        def _replayed(_opaque, op, ident, data, length):
-            try:
-                key = _decode_key(json.loads(ctypes.string_at(data, length).decode("ascii")))
-                if op == _ffi.JOURNAL_INSERT:
-                    if key in lsh._key_to_id:
-                        raise ValueError("key %r inserted twice" % (key,))
-                    lsh._key_to_id[key] = ident
-                    lsh._id_to_key[ident] = key
-                    lsh._next_id = max(lsh._next_id, ident + 1)
-                else:
-                    del lsh._key_to_id[lsh._id_to_key.pop(ident)]
-            except Exception as e:  # noqa: BLE001 (re-raised below)
-                raised.append(e)
-                return -1
-            return 0
-
-        if lsh._pending:
-            lsh._flush()
-        with writing(lsh._lock):
-            if self._writing and lsh._journal is not None:
-                raise ValueError("a journal is already recording this index")
-            h = c_void_p()
-            cb = _ffi.JOURNAL_RECORD_FN(_replayed)
-            rc = lib.minlsh_journal_open(byref(h), lsh._h(), self._path,
-                                         _ffi.JOURNAL_WRITE if self._writing
-                                         else _ffi.JOURNAL_READ, cb, None)
-            if raised:
-                raise ValueError("%s: a journal record does not fit this index (%s)"
-                                 % (os.fsdecode(self._path), raised[0])) from raised[0]
-            check(rc, "minlsh_journal_open", os.fsdecode(self._path))
-            self._handle = h.value
-            if self._writing:
-                lsh._journal = self
-
-    def _h(self):
-        if not self._handle:
-            raise ValueError("the Journal is closed")
-        return self._handle
-
-    @property
-    def path(self) -> str:
-        """The journal's path."""
-        return os.fsdecode(self._path)
-
-    def sync(self) -> None:
-        """Write the records appended since the last sync, and fdatasync:
-        once this returns they survive a crash or kill -9. minlsh.Error
-        ``E_STATE`` for a journal opened for reading."""
-        with writing(self._lsh._lock):
-            check(lib.minlsh_journal_sync(self._h()), "minlsh_journal_sync", self.path)
-
-    def compact_due(self) -> bool:
-        """True when the journal has passed max(1 MiB, 1/32 of the index
-        file): time to :meth:`compact`."""
-        with reading(self._lsh._lock):
-            rc = lib.minlsh_journal_compact_due(self._h(), self._lsh._h())
-        if rc < 0:
-            check(rc, "minlsh_journal_compact_due")
-        return rc == 1
-
-    def compact(self, index_path: Union[str, bytes, os.PathLike]) -> None:
-        """Save the index over ``index_path`` (the file it came from; format
-        version 2, with its keys, atomically) and start an empty journal
-        naming the new file; records not synced are in the new file. Killed
-        at any point, the file and journal on disk hold every synced change
-        exactly once. The MinHashLSH stays as it is (a mapped one keeps
-        its delta: :meth:`MinHashLSH.map` the file again to drop it)."""
-        lsh = self._lsh
-        with writing(lsh._lock):
-            lsh._save_locked(os.fsencode(index_path), lib.minlsh_journal_compact,
-                             "minlsh_journal_compact", self._h())
-
-    @property
-    def bytes(self) -> int:
-        """The journal's size: header, records on disk and buffered."""
-        return lib.minlsh_journal_bytes(self._handle) if self._handle else 0
-
-    @property
-    def records(self) -> int:
-        """Records replayed and appended since the last compaction."""
-        return lib.minlsh_journal_records(self._handle) if self._handle else 0
-
-    def close(self) -> None:
-        """Close the journal; records not synced are dropped (the index keeps
-        their changes: sync first to keep them on disk too)."""
-        lsh = self._lsh
-        with writing(lsh._lock):
-            if self._handle:
-                lib.minlsh_journal_free(self._handle)
-                self._handle = None
-            if lsh._journal is self:
-                lsh._journal = None
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self, _free=lib.minlsh_journal_free):
-        if getattr(self, "_handle", None):
-            _free(self._handle)
-            self._handle = None

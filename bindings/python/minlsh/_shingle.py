@@ -60,6 +60,67 @@ def _u64_array(n):
     return array.array("Q", bytes(8 * n))
 
 
+def shingler_options(unit="word", k=None, *, lowercase=False, strip_punct=False,
+                     collapse_space=False, html=False, normalize=False, key=None,
+                     stopwords=None, max_document_bytes=0, nfkc=False, casefold=False,
+                     unicode_punct=False, unicode_space=False, fold_digits=False,
+                     cjk_words=True):
+    """The minlsh_shingler_options of Shingler's arguments (see Shingler),
+    with the unit's number and k: (options, unit, k). The structure keeps
+    the key and stop words it points to alive."""
+    if isinstance(unit, str):
+        name = unit.strip().lower()
+        if name not in UNITS:
+            raise ValueError("unknown shingle unit %r (expected one of %s)"
+                             % (unit, ", ".join(sorted(UNITS))))
+        unit_value = UNITS[name]
+    else:
+        raise TypeError("unit must be a string such as 'word'")
+    if k is None:
+        k = 3 if unit_value == UNITS["stopword"] else 5
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError("k must be an integer")
+    flags = 0
+    if lowercase or normalize:
+        flags |= NORM_CASEFOLD
+    if collapse_space or normalize:
+        flags |= NORM_WHITESPACE
+    if strip_punct or normalize:
+        flags |= NORM_PUNCT
+    if html:
+        flags |= NORM_HTML
+    chosen = {"nfkc": nfkc, "casefold": casefold, "unicode_punct": unicode_punct,
+              "unicode_space": unicode_space, "fold_digits": fold_digits,
+              "cjk_words": cjk_words}
+    for name, bits in _UNICODE_OPTIONS:
+        if chosen[name] or normalize:
+            flags |= bits
+    opts = _ffi.ShinglerOptions()
+    check(lib.minlsh_shingler_options_init(byref(opts), _ffi.SHINGLER_OPTIONS_VERSION),
+          "minlsh_shingler_options_init")
+    opts.unit = unit_value
+    if not 0 <= k <= 0xFFFFFFFF:
+        raise _ffi.error(_ffi.E_PARAM, "minlsh_shingler_new", "k = %d" % k)
+    opts.k = k
+    opts.flags = flags
+    if key is not None:
+        if isinstance(key, str):
+            raise TypeError("key must be %d bytes, not str" % _ffi.KEY_BYTES)
+        key = _ffi.as_bytes(key, "key")
+        if len(key) != _ffi.KEY_BYTES:
+            raise ValueError("key must be %d bytes, got %d" % (_ffi.KEY_BYTES, len(key)))
+        opts.key = key
+    if stopwords is not None:
+        if isinstance(stopwords, (str, bytes)):
+            words = _ffi.as_bytes(stopwords, "stopwords")
+        else:
+            words = b" ".join(_ffi.as_bytes(w, "stop word") for w in stopwords)
+        opts.stopwords = words
+        opts.stopwords_len = len(words)
+    opts.max_document_bytes = _ffi.as_u64(max_document_bytes, "max_document_bytes")
+    return opts, unit_value, k
+
+
 class Shingler:
     """Turns documents into sets of 64-bit shingle hashes.
 
@@ -97,56 +158,12 @@ class Shingler:
                  unicode_punct=False, unicode_space=False, fold_digits=False,
                  cjk_words=True):
         self._handle = None
-        if isinstance(unit, str):
-            name = unit.strip().lower()
-            if name not in UNITS:
-                raise ValueError("unknown shingle unit %r (expected one of %s)"
-                                 % (unit, ", ".join(sorted(UNITS))))
-            unit_value = UNITS[name]
-        else:
-            raise TypeError("unit must be a string such as 'word'")
-        if k is None:
-            k = 3 if unit_value == UNITS["stopword"] else 5
-        if isinstance(k, bool) or not isinstance(k, int):
-            raise TypeError("k must be an integer")
-        flags = 0
-        if lowercase or normalize:
-            flags |= NORM_CASEFOLD
-        if collapse_space or normalize:
-            flags |= NORM_WHITESPACE
-        if strip_punct or normalize:
-            flags |= NORM_PUNCT
-        if html:
-            flags |= NORM_HTML
-        chosen = {"nfkc": nfkc, "casefold": casefold, "unicode_punct": unicode_punct,
-                  "unicode_space": unicode_space, "fold_digits": fold_digits,
-                  "cjk_words": cjk_words}
-        for name, bits in _UNICODE_OPTIONS:
-            if chosen[name] or normalize:
-                flags |= bits
-        opts = _ffi.ShinglerOptions()
-        check(lib.minlsh_shingler_options_init(byref(opts), _ffi.SHINGLER_OPTIONS_VERSION),
-              "minlsh_shingler_options_init")
-        opts.unit = unit_value
-        if not 0 <= k <= 0xFFFFFFFF:
-            raise _ffi.error(_ffi.E_PARAM, "minlsh_shingler_new", "k = %d" % k)
-        opts.k = k
-        opts.flags = flags
-        if key is not None:
-            if isinstance(key, str):
-                raise TypeError("key must be %d bytes, not str" % _ffi.KEY_BYTES)
-            key = _ffi.as_bytes(key, "key")
-            if len(key) != _ffi.KEY_BYTES:
-                raise ValueError("key must be %d bytes, got %d" % (_ffi.KEY_BYTES, len(key)))
-            opts.key = key
-        if stopwords is not None:
-            if isinstance(stopwords, (str, bytes)):
-                words = _ffi.as_bytes(stopwords, "stopwords")
-            else:
-                words = b" ".join(_ffi.as_bytes(w, "stop word") for w in stopwords)
-            opts.stopwords = words
-            opts.stopwords_len = len(words)
-        opts.max_document_bytes = _ffi.as_u64(max_document_bytes, "max_document_bytes")
+        opts, unit_value, k = shingler_options(
+            unit, k, lowercase=lowercase, strip_punct=strip_punct,
+            collapse_space=collapse_space, html=html, normalize=normalize, key=key,
+            stopwords=stopwords, max_document_bytes=max_document_bytes, nfkc=nfkc,
+            casefold=casefold, unicode_punct=unicode_punct, unicode_space=unicode_space,
+            fold_digits=fold_digits, cjk_words=cjk_words)
         handle = c_void_p()
         check(lib.minlsh_shingler_new(byref(handle), byref(opts), None), "minlsh_shingler_new")
         self._handle = handle.value

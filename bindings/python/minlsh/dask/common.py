@@ -5,7 +5,7 @@ import dask.dataframe as dd
 import numpy as np
 
 from .. import _ffi
-from .._lsh import plan as _plan
+from .._plan import plan as _plan
 from .._minhash import scheme_id
 from .._shingle import Shingler
 
