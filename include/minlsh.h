@@ -1470,8 +1470,10 @@ typedef struct minlsh_dedup_options {
                             out (counted in the stats); 0 (default): no cap */
     uint64_t memory;     /* bytes the engine's growing data may take in memory
                             before it goes to temporary files (records,
-                            runs, candidates, decisions); 0 (default): no
-                            limit. Results do not depend on it. */
+                            runs, candidates, decisions); 0 (default):
+                            minlsh_dedup_default_memory();
+                            MINLSH_DEDUP_MEMORY_UNLIMITED: no limit. Results
+                            do not depend on it. */
     const char *tmpdir;  /* where those files go (NULL: $TMPDIR, else /tmp);
                             copied. They are made when first needed and
                             unlinked at once, so none survives the process,
@@ -1490,10 +1492,45 @@ typedef struct minlsh_dedup_options {
 MINLSH_API int minlsh_dedup_options_init(minlsh_dedup_options *opts,
                                          uint32_t version);
 
+/* The memory option's value for no limit at all. */
+#define MINLSH_DEDUP_MEMORY_UNLIMITED UINT64_MAX
+
+/* The budget that memory 0 stands for: half the physical memory (4 GiB if
+ * it is unknown), so that a corpus larger than the machine spills and
+ * completes while anything smaller stays in memory. Threads: any. */
+MINLSH_API uint64_t minlsh_dedup_default_memory(void);
+
+/* The banding the engine uses for opts and k values per signature: bands
+ * and rows as given (both or neither, b*r <= k), else the fewest false
+ * positives with P(candidate | t) >= 0.999, t the threshold or 0.99 if it
+ * is higher (P grows with similarity, so the recall holds at t). Where no
+ * banding of k values reaches that recall, MINLSH_E_PARAM: the engine
+ * refuses rather than plan a lower recall. Front ends call it to name the
+ * banding before a run, or to explain a refusal.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM. Threads: any. */
+MINLSH_API int minlsh_dedup_plan(uint32_t *bands, uint32_t *rows,
+                                 const minlsh_dedup_options *opts, uint32_t k);
+
+/* The canonical form of a document id given as JSON text (id, n bytes;
+ * surrounding whitespace ignored): two ids are the same id when their
+ * canonical forms are equal bytes. A string is decoded and written back
+ * with only the escapes JSON requires ("\u0041" and "A" are one id); a
+ * number by its exact decimal value (1, 1.0, 1e0 and 10E-1 are one id,
+ * printed 1; -0 is 0), as an integer up to 21 digits, a decimal fraction
+ * down to 1e-6, else d.ddde+N; any other kind (true, false, null, objects,
+ * arrays) or invalid JSON is refused. The canonical form is never longer
+ * than n + 32 bytes.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (not a JSON string or number, or
+ * an exponent past 10^8), MINLSH_E_BUFSIZE (*n_out: the size needed).
+ * Threads: any. */
+MINLSH_API int minlsh_dedup_canonical_id(char *out, size_t cap, size_t *n_out,
+                                         const void *id, size_t n);
+
 /* An engine shingling with a copy of shingler and signing with a family of
  * the same k and seed as family (opts NULL: the defaults).
  * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
- * range, b*r > k, allocator), MINLSH_E_NOMEM. */
+ * range, b*r > k, no banding reaching minlsh_dedup_plan's recall,
+ * allocator), MINLSH_E_NOMEM. */
 MINLSH_API int minlsh_dedup_new(minlsh_dedup **out,
                                 const minlsh_shingler *shingler,
                                 const minlsh_family *family,
@@ -1537,8 +1574,11 @@ MINLSH_API int minlsh_dedup_run(minlsh_dedup *dedup);
 
 /* What happens to one document. */
 typedef struct minlsh_dedup_decision {
-    uint64_t cluster;        /* the smallest document number of its cluster
-                                (COMPONENTS), or its kept document (STRICT) */
+    uint64_t cluster;        /* its cluster's number: clusters of two or
+                                more documents (COMPONENTS: a connected
+                                component; STRICT: a kept document and those
+                                attributed to it) numbered from 1 in the
+                                order of their first document; 0 alone */
     uint64_t representative; /* the kept document it is attributed to (itself
                                 when kept) */
     double similarity;       /* verified similarity to the representative

@@ -206,8 +206,7 @@ typedef struct cli_opts {
     int verify, output, format;
     uint32_t keep, group; /* MINLSH_KEEP_*, MINLSH_GROUP_* */
     uint64_t max_bucket;  /* 0: no cap */
-    uint64_t memory;      /* dedup's memory budget in bytes; 0: no limit */
-    int memory_set;       /* --memory was given (else: half the RAM) */
+    uint64_t memory;      /* dedup's memory option (minlsh_dedup_options) */
     const char *tmpdir;   /* where dedup spills (NULL: $TMPDIR, /tmp) */
     int novel_only;       /* index add: only documents with no near-duplicate */
     uint32_t lock_timeout_ms; /* index: wait for INDEX.lock (default: forever) */
@@ -566,6 +565,8 @@ typedef struct pipeline_cfg {
     /* Offer empty documents (no set) to select and on_doc like the others;
      * otherwise they are only counted and reported as skipped. */
     int offer_empty;
+    int canonical_ids; /* JSON ids by minlsh_dedup_canonical_id: names are
+                          their canonical forms, other kinds are refused */
     /* on_doc of a batch may come after select of the next one (it runs
      * while the pool signs that one): for subcommands whose select does not
      * depend on what on_doc did. */

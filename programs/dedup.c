@@ -55,7 +55,7 @@ const char cli_help_dedup[] =
     "                          and threshold of a published pipeline (fineweb,\n"
     "                          refinedweb, lee2022, ...: minlsh params\n"
     "                          --list-presets); options given override its fields\n"
-    "      --threshold T       Jaccard similarity threshold (default: 0.8)\n"
+    "      --threshold T       Jaccard similarity threshold in (0, 1] (default: 0.8)\n"
     "      --num-perm K        MinHash values per signature (default: 128)\n"
     "      --bands B           LSH bands; --rows R rows per band\n"
     "                          (default: planned for recall 0.999 at T)\n"
@@ -72,7 +72,8 @@ const char cli_help_dedup[] =
     "                          distinct documents (default: 0, no cap)\n"
     "      --memory SIZE       memory for the engine's growing data (e.g. 512M,\n"
     "                          4G) before it goes to temporary files (default:\n"
-    "                          half the physical memory; 0: no limit)\n"
+    "                          half the physical memory, also 0; none: no\n"
+    "                          limit)\n"
     "      --tmpdir DIR        where those files go (default: $TMPDIR, else /tmp)\n"
     "Decisions:\n"
     "      --keep POLICY       first (default): keep the first document of each\n"
@@ -118,7 +119,7 @@ typedef struct dedup {
 CLI_NORETURN static void dedup_die_tmp(const cli_opts *o, int err) {
     const char *dir = o->tmpdir != NULL ? o->tmpdir : getenv("TMPDIR");
     cli_msg("%s: cannot write temporary files: %s; --tmpdir chooses another directory, "
-            "--memory 0 keeps everything in memory",
+            "--memory none keeps everything in memory",
             dir != NULL && dir[0] ? dir : "/tmp",
             err != 0 ? cli_dir_write_error(err) : "a read or write failed");
     exit(CLI_FAILED);
@@ -248,65 +249,6 @@ static size_t walk_clusters(const dedup *D, uint64_t *number, int print) {
     return count;
 }
 
-/* Documents decisions[first ..] in chunks: fn(ctx, doc, decision). */
-static void each_decision(const dedup *D, void (*fn)(void *, uint64_t, const minlsh_dedup_decision *),
-                          void *ctx) {
-    minlsh_dedup_decision dec[4096];
-    uint64_t n = minlsh_dedup_count(D->engine), i;
-    size_t got, j;
-    int rc;
-    for (i = 0; i < n; i += got) {
-        if ((rc = minlsh_dedup_copy_decisions(D->engine, i, dec, 4096, &got)) != 0)
-            cli_die_lib("decisions", rc);
-        if (got == 0) break;
-        for (j = 0; j < got; j++) fn(ctx, i + j, &dec[j]);
-    }
-}
-
-/* Cluster numbers as --output clusters gives them (from 1, in the order of
- * the clusters' smallest members; 0: in no cluster), without a number per
- * document: a bit per document marks the smallest member of a cluster of
- * two or more, and a count per 512 documents ranks them. */
-typedef struct cluster_numbers {
-    int by_rep;         /* STRICT: a cluster is a kept document and those
-                           attributed to it */
-    uint32_t *min_of;   /* STRICT with LONGEST: each kept document's
-                           smallest member (else the smallest is known) */
-    uint64_t *bits, *rank;
-} cluster_numbers;
-
-static uint64_t bits_set(uint64_t x) {
-    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (x * UINT64_C(0x0101010101010101)) >> 56;
-}
-
-static uint64_t smallest_member(const cluster_numbers *c, const minlsh_dedup_decision *x) {
-    if (!c->by_rep) return x->cluster; /* components: the smallest member */
-    return c->min_of != NULL ? c->min_of[x->representative] : x->representative;
-}
-
-static void note_min(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
-    cluster_numbers *c = ctx;
-    if (!x->kept && doc < c->min_of[x->representative]) c->min_of[x->representative] = (uint32_t)doc;
-}
-
-static void note_member(void *ctx, uint64_t doc, const minlsh_dedup_decision *x) {
-    cluster_numbers *c = ctx;
-    uint64_t m = smallest_member(c, x);
-    (void)doc;
-    if (!x->kept) c->bits[m / 64] |= UINT64_C(1) << (m % 64);
-}
-
-static uint64_t cluster_number(const cluster_numbers *c, const minlsh_dedup_decision *x) {
-    uint64_t m = smallest_member(c, x), r, w;
-    if (!(c->bits[m / 64] >> (m % 64) & 1)) return 0;
-    r = c->rank[m / 512];
-    for (w = m / 512 * 8; w < m / 64; w++) r += bits_set(c->bits[w]);
-    return r + bits_set(c->bits[m / 64] & ((UINT64_C(1) << (m % 64)) - 1)) + 1;
-}
-
 /* ---- every document's output, formatted on the pool, written in order ---- */
 
 #define WRITE_CHUNK 4096 /* documents a worker formats at a time */
@@ -401,46 +343,20 @@ static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, 
     return total;
 }
 
-typedef struct decision_printer {
-    const dedup *D;
-    cluster_numbers c;
-} decision_printer;
-
 static int write_decision(void *ctx, unsigned worker, cli_buf *out, uint64_t doc,
                           cli_name name, const minlsh_dedup_decision *x) {
-    decision_printer *p = ctx;
+    const dedup *D = ctx;
     cli_name rep = x->representative == doc ? name
-                                            : names_get(&p->D->names, (size_t)x->representative);
+                                            : names_get(&D->names, (size_t)x->representative);
     (void)worker;
-    out_decision(out, p->D->o->format, name, cluster_number(&p->c, x), (int)x->kept, rep,
-                 x->similarity, (int)x->exact);
+    out_decision(out, D->o->format, name, x->cluster, (int)x->kept, rep, x->similarity,
+                 (int)x->exact);
     return 1;
 }
 
 static void print_decisions(const dedup *D, minlsh__pool *pool) {
-    uint64_t n = minlsh_dedup_count(D->engine), words = n / 64 + 8, i;
-    decision_printer p;
-    memset(&p, 0, sizeof p);
-    p.D = D;
-    p.c.by_rep = D->o->group == MINLSH_GROUP_STRICT;
-    if (p.c.by_rep && D->o->keep == MINLSH_KEEP_LONGEST) {
-        p.c.min_of = xcalloc((size_t)n + 1, sizeof *p.c.min_of);
-        for (i = 0; i < n; i++) p.c.min_of[i] = (uint32_t)i;
-        each_decision(D, note_min, &p.c);
-    }
-    p.c.bits = xcalloc((size_t)words, sizeof *p.c.bits);
-    p.c.rank = xcalloc((size_t)(words / 8 + 1), sizeof *p.c.rank);
-    each_decision(D, note_member, &p.c);
-    for (i = 0; i + 1 < words / 8 + 1; i++) {
-        uint64_t w, r = 0;
-        for (w = i * 8; w < i * 8 + 8 && w < words; w++) r += bits_set(p.c.bits[w]);
-        p.c.rank[i + 1] = p.c.rank[i] + r;
-    }
     out_decisions_header(stdout, D->o->format);
-    write_in_order(D, pool, write_decision, &p);
-    free(p.c.min_of);
-    free(p.c.bits);
-    free(p.c.rank);
+    write_in_order(D, pool, write_decision, (void *)D);
 }
 
 /* The kept (or the dropped) documents, in input order: JSON Lines records
@@ -569,13 +485,22 @@ static void print_stats(const pipeline_stats *p, const stage_mark m[4]) {
             m[3].sys - m[0].sys);
 }
 
-/* Without --memory: half the physical memory, so that a corpus larger than
- * the machine spills and completes while anything smaller stays in memory
- * (the engine uses files only past its budget). 4 GiB if it is unknown. */
-static uint64_t default_memory(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || size <= 0) return (uint64_t)4 << 30;
-    return (uint64_t)pages * (uint64_t)size / 2;
+/* The banding: --bands and --rows as given (either alone: the other from
+ * --num-perm), else the library's plan, whose refusal is a usage error. */
+static int dedup_plan(const cli_opts *o, const minlsh_dedup_options *eo, run_info *ri) {
+    int rc;
+    if (o->given & (OPT(O_BANDS) | OPT(O_ROWS)))
+        return opts_plan(o, "dedup", o->verify == VERIFY_EXACT, &ri->bands, &ri->rows,
+                         &ri->plan);
+    rc = minlsh_dedup_plan(&ri->bands, &ri->rows, eo, o->num_perm);
+    if (rc != 0)
+        return cli_usage_error("dedup",
+                               "no banding of %u hash values reaches recall 0.999 at "
+                               "threshold %g; use a larger --num-perm or give --bands and "
+                               "--rows",
+                               (unsigned)o->num_perm, o->threshold);
+    ri->plan = "recall";
+    return 0;
 }
 
 int cmd_dedup(cli_opts *o) {
@@ -594,21 +519,22 @@ int cmd_dedup(cli_opts *o) {
     D.o = o;
     D.k = ri.k = o->num_perm;
     ri.start = cli_now();
-    if ((rc = opts_plan(o, "dedup", o->verify == VERIFY_EXACT, &ri.bands, &ri.rows,
-                        &ri.plan)) != 0)
-        return rc;
-    sh = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, NULL);
-    family = cli_family_new(o->num_perm, o->seed, o->scheme);
     eo.keep = o->keep;
     eo.group = o->group;
     eo.verify = o->verify == VERIFY_EXACT ? MINLSH_VERIFY_EXACT : MINLSH_VERIFY_SIGNATURE;
     eo.threshold = o->threshold;
+    if ((rc = dedup_plan(o, &eo, &ri)) != 0) return rc;
+    sh = cli_shingler_new(o->unit, o->shingle_k, o->flags, o->key, NULL);
+    family = cli_family_new(o->num_perm, o->seed, o->scheme);
     eo.bands = ri.bands;
     eo.rows = ri.rows;
     eo.threads = o->threads;
     eo.all_pairs = o->output == OUTPUT_PAIRS;
     eo.max_bucket = o->max_bucket;
-    eo.memory = ri.memory = D.memory = o->memory_set ? o->memory : default_memory();
+    eo.memory = o->memory;
+    ri.memory = D.memory = o->memory == MINLSH_DEDUP_MEMORY_UNLIMITED ? 0
+                           : o->memory == 0                         ? minlsh_dedup_default_memory()
+                                                                    : o->memory;
     eo.tmpdir = o->tmpdir;
     if ((rc = minlsh_dedup_new(&D.engine, sh, family, &eo, NULL)) != 0)
         dedup_die(o, rc);
@@ -622,6 +548,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.expect = dedup_expect;
     cfg.on_doc = dedup_on_doc;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
+    cfg.canonical_ids = 1;
     cfg.overlap = 1;     /* select only numbers and spools documents */
     minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;

@@ -435,9 +435,13 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
     case O_SVG: o->svg = v; return 0;
     case O_PRESET: o->preset_name = v; return 0;
     case O_THRESHOLD:
+        /* dedup takes 1 (only identical sets); the planner of the other
+         * commands needs a threshold below it. */
         if (parse_double(v, &o->threshold) != 0 || !(o->threshold > 0) ||
-            !(o->threshold < 1))
-            return bad_value(cmd, name, v, "a number between 0 and 1");
+            !(o->threshold < 1 || (o->threshold == 1 && strcmp(cmd->name, "dedup") == 0)))
+            return bad_value(cmd, name, v,
+                             strcmp(cmd->name, "dedup") == 0 ? "a number in (0, 1]"
+                                                             : "a number between 0 and 1");
         return 0;
     case O_TARGET_RECALL:
         if (parse_double(v, &o->target_recall) != 0 ||
@@ -515,9 +519,10 @@ static int set_value(cli_opts *o, const cli_command *cmd, int id,
         else return bad_value(cmd, name, v, "balanced, recall or rule");
         return 0;
     case O_MEMORY:
-        if (parse_size(v, &o->memory) != 0)
-            return bad_value(cmd, name, v, "a size such as 512M or 4G (0: no limit)");
-        o->memory_set = 1;
+        if (strcmp(v, "none") == 0) o->memory = MINLSH_DEDUP_MEMORY_UNLIMITED;
+        else if (parse_size(v, &o->memory) != 0)
+            return bad_value(cmd, name, v,
+                             "a size such as 512M or 4G (0: the default; none: no limit)");
         return 0;
     case O_TMPDIR: return set_tmpdir(o, cmd, v);
     case O_LOCK_TIMEOUT: {

@@ -174,7 +174,27 @@ static int feed_text(pipeline *pl, worker_state *w, job *j) {
     return minlsh_shinglestream_feed(w->stream, pl->fill->data.p + j->off, j->len);
 }
 
-static int feed_json(pipeline *pl, worker_state *w, job *j) {
+/* The id's canonical form, kept in the worker's arena (the record itself
+ * stays as read, for --output kept): j->id_off counts 8-byte words there. */
+static int canonical_id(arena *a, job *j, const json_record *rec, const char *id_field) {
+    size_t words = (rec->id_len + 32) / 8 + 1, got = 0;
+    void *v = a->v;
+    xgrow(&v, &a->cap, a->n + words, sizeof *a->v);
+    a->v = v;
+    if (minlsh_dedup_canonical_id((char *)(a->v + a->n), words * 8, &got, rec->id,
+                                  rec->id_len) != 0) {
+        snprintf(j->msg, sizeof j->msg, "field \"%s\" is not a string or a number", id_field);
+        j->status = ST_FAIL;
+        j->msg_kind = "invalid JSON Lines record";
+        return -1;
+    }
+    j->id_off = a->n;
+    j->id_len = got;
+    a->n += (got + 7) / 8;
+    return 0;
+}
+
+static int feed_json(pipeline *pl, worker_state *w, arena *a, job *j) {
     const cli_opts *o = pl->cfg->o;
     const char *line = pl->fill->data.p + j->off;
     json_record rec;
@@ -184,8 +204,12 @@ static int feed_json(pipeline *pl, worker_state *w, job *j) {
         j->msg_kind = "invalid JSON Lines record";
         return 0;
     }
-    j->id_off = (size_t)(rec.id - pl->fill->data.p);
-    j->id_len = rec.id_len;
+    if (pl->cfg->canonical_ids) {
+        if (canonical_id(a, j, &rec, o->id_field) != 0) return 0;
+    } else {
+        j->id_off = (size_t)(rec.id - pl->fill->data.p);
+        j->id_len = rec.id_len;
+    }
     j->text_bytes = w->text.n;
     return minlsh_shinglestream_feed(w->stream, w->text.p, w->text.n);
 }
@@ -232,7 +256,7 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
     } else if (j->kind == JOB_TEXT)
         rc = feed_text(pl, w, j);
     else
-        rc = feed_json(pl, w, j);
+        rc = feed_json(pl, w, &pl->fill->arenas[wid], j);
     if (rc == 0 && j->status == ST_OK) {
         doc_view d;
         view_job(pl, pl->fill, j, &d); /* the name, hashed here for select */
@@ -285,7 +309,8 @@ static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
 static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view *d) {
     const input_file *f = &pl->in->v[j->file];
     if (j->kind == JOB_JSON) {
-        d->name.s = b->data.p + j->id_off;
+        d->name.s = pl->cfg->canonical_ids ? (const char *)(b->arenas[j->worker].v + j->id_off)
+                                           : b->data.p + j->id_off;
         d->name.n = j->id_len;
         d->name.json = 1;
     } else {

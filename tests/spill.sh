@@ -24,11 +24,11 @@ with open("corpus.jsonl", "w") as f:
 EOF
 mkdir spill
 : > a-file
-HINT="--tmpdir chooses another directory, --memory 0 keeps everything in memory"
+HINT="--tmpdir chooses another directory, --memory none keeps everything in memory"
 
 # ---- --memory, as the summary says it -----------------------------------------
 for m in "1:1 byte" "1000:1000 bytes" "100K:100 KiB" "1536K:1.5 MiB" "512M:512 MiB" \
-         "4G:4 GiB" "0:no limit"; do
+         "4G:4 GiB" "none:no limit" "0:[0-9.]+ [GM]iB"; do
     v=${m%%:*} want=${m#*:}
     run "budget_$v" 0 "$M" dedup --jsonl --memory "$v" --tmpdir spill corpus.jsonl &&
         has "budget_$v" err "peak memory .*budget $want\\), temporary files"
@@ -43,14 +43,14 @@ run tmpdir_file 2 "$M" dedup --jsonl --tmpdir a-file corpus.jsonl &&
     line tmpdir_file err "minlsh: dedup: --tmpdir a-file: not a directory"
 
 # ---- $TMPDIR, which only a run that needs a file uses ------------------------------
-run tmpdir_env_unused 0 env TMPDIR=no-such-dir "$M" dedup -q --jsonl --memory 0 corpus.jsonl &&
+run tmpdir_env_unused 0 env TMPDIR=no-such-dir "$M" dedup -q --jsonl --memory none corpus.jsonl &&
     ok tmpdir_env_unused
 run tmpdir_env_missing 1 env TMPDIR=no-such-dir "$M" dedup -q --jsonl --memory 1 corpus.jsonl &&
     line tmpdir_env_missing err "minlsh: no-such-dir: cannot write temporary files: no such directory; $HINT"
 run tmpdir_env_file 1 env TMPDIR=a-file "$M" dedup -q --jsonl --memory 1 corpus.jsonl &&
     line tmpdir_env_file err "minlsh: a-file: cannot write temporary files: not a directory; $HINT"
 # The records kept for --output kept go to a file whatever the budget.
-run tmpdir_env_spool 1 env TMPDIR=no-such-dir "$M" dedup -q --jsonl --memory 0 --output kept corpus.jsonl &&
+run tmpdir_env_spool 1 env TMPDIR=no-such-dir "$M" dedup -q --jsonl --memory none --output kept corpus.jsonl &&
     line tmpdir_env_spool err "minlsh: no-such-dir: cannot write temporary files: no such directory; $HINT"
 
 # ---- not writable, disk full: a small file system --------------------------------
@@ -81,7 +81,7 @@ fi
 if mount_tmpfs small size=64k; then
     run disk_full 1 "$M" dedup -q --jsonl --memory 1 --tmpdir small corpus.jsonl &&
         line disk_full err "minlsh: small: cannot write temporary files: the disk is full; $HINT"
-    run disk_full_spool 1 "$M" dedup -q --jsonl --memory 0 --output kept --tmpdir small corpus.jsonl &&
+    run disk_full_spool 1 "$M" dedup -q --jsonl --memory none --output kept --tmpdir small corpus.jsonl &&
         line disk_full_spool err "minlsh: small: cannot write temporary files: the disk is full; $HINT"
     if [ -z "$(ls -A small)" ]; then ok disk_full_nothing_left; else ko disk_full_nothing_left "$(ls small)"; fi
     umount small
@@ -97,7 +97,7 @@ fi
 limited() {
     (ulimit -f 64; GCOV_PREFIX=$tmp/gcov; export GCOV_PREFIX; exec "$M" "$@") > out 2> err
 }
-for args in "--memory 1" "--memory 0 --output kept"; do
+for args in "--memory 1" "--memory none --output kept"; do
     name=file_size_limit_$(echo "$args" | tr -c 'a-z0-9\n' _)
     # shellcheck disable=SC2086
     limited dedup -q --jsonl $args --tmpdir spill corpus.jsonl

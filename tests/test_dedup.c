@@ -191,7 +191,7 @@ static void test_pairs_against_brute_force(void) {
 static void check_components(const minlsh_dedup *d, uint32_t keep) {
     static minlsh_dedup_decision x[NDOC];
     minlsh_clusters *cl = NULL;
-    uint64_t ids[NDOC];
+    uint64_t ids[NDOC], clustered = 0, alone = 0;
     size_t c, i, got;
     decisions_of(d, x);
     EXPECT_OK(minlsh_clusters_from_dedup(&cl, d, NULL));
@@ -203,12 +203,116 @@ static void check_components(const minlsh_dedup *d, uint32_t keep) {
             if (keep == MINLSH_KEEP_LONGEST && lens[ids[i]] > lens[best]) best = ids[i];
         for (i = 0; i < got; i++) {
             EXPECT_EQ_U64(x[ids[i]].representative, best);
-            EXPECT_EQ_U64(x[ids[i]].cluster, ids[0]);
+            /* numbered from 1 in the order of the clusters' first documents */
+            EXPECT_EQ_U64(x[ids[i]].cluster, c + 1);
             EXPECT_EQ_INT(x[ids[i]].kept, ids[i] == best);
             EXPECT_NEAR(x[ids[i]].similarity, ids[i] == best ? 1.0 : jac[ids[i]][best], 1e-12);
         }
+        clustered += got;
     }
+    for (i = 0; i < NDOC; i++) alone += x[i].cluster == 0;
+    EXPECT(clustered > 0);
+    EXPECT_EQ_U64(alone, NDOC - clustered);
     minlsh_clusters_free(cl);
+}
+
+/* The shared rules: planning, the memory default, canonical ids. */
+static void expect_id(const char *in, const char *want, int line) {
+    char out[128];
+    size_t n = 0;
+    int rc = minlsh_dedup_canonical_id(out, sizeof out, &n, in, strlen(in));
+    if (want == NULL) {
+        EXPECT_MSG(rc == MINLSH_E_PARAM, "line %d: id %s: expected MINLSH_E_PARAM, got %d",
+                   line, in, rc);
+        return;
+    }
+    EXPECT_MSG(rc == 0 && n == strlen(want) && memcmp(out, want, n) == 0,
+               "line %d: id %s: expected %s, got %.*s (%d)", line, in, want,
+               rc == 0 ? (int)n : 0, out, rc);
+}
+
+static void test_policy(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    uint32_t b = 0, r = 0, b2 = 0, r2 = 0;
+    double p = 0;
+    char small[2];
+    size_t n = 0;
+    /* recall 0.999 at the threshold, and 0.99 for any higher threshold */
+    EXPECT_OK(minlsh_dedup_plan(&b, &r, &o, 128));
+    EXPECT_OK(minlsh_plan_probability(&p, b, r, 0.8));
+    EXPECT(p >= 0.999 && b * r <= 128);
+    o.threshold = 0.99;
+    EXPECT_OK(minlsh_dedup_plan(&b, &r, &o, 128));
+    o.threshold = 1.0;
+    EXPECT_OK(minlsh_dedup_plan(&b2, &r2, &o, 128));
+    EXPECT(b2 == b && r2 == r);
+    o.threshold = 0.999;
+    EXPECT_OK(minlsh_dedup_plan(&b2, &r2, &o, 128));
+    EXPECT(b2 == b && r2 == r);
+    /* out of reach: refused, by the plan and by the engine alike */
+    o.threshold = 0.5;
+    EXPECT_ERR(minlsh_dedup_plan(&b, &r, &o, 8), MINLSH_E_PARAM);
+    o.bands = 3;
+    o.rows = 2;
+    EXPECT_OK(minlsh_dedup_plan(&b, &r, &o, 8));
+    EXPECT(b == 3 && r == 2);
+    o.rows = 3;
+    EXPECT_ERR(minlsh_dedup_plan(&b, &r, &o, 8), MINLSH_E_PARAM);
+    o.rows = 0;
+    EXPECT_ERR(minlsh_dedup_plan(&b, &r, &o, 8), MINLSH_E_PARAM);
+    o.bands = 0;
+    o.threshold = 0.0;
+    EXPECT_ERR(minlsh_dedup_plan(&b, &r, &o, 128), MINLSH_E_PARAM);
+    o.threshold = 1.5;
+    EXPECT_ERR(minlsh_dedup_plan(&b, &r, &o, 128), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh_dedup_plan(NULL, &r, &o, 128), MINLSH_E_NULL);
+    {
+        minlsh_shingler *words = NULL;
+        minlsh_family *f = NULL;
+        minlsh_dedup *d = NULL;
+        minlsh_dedup_options_init(&o, MINLSH_DEDUP_OPTIONS_VERSION);
+        o.threshold = 0.5;
+        EXPECT_OK(minlsh_shingler_new(&words, NULL, NULL));
+        EXPECT_OK(minlsh_family_new(&f, 8, 1, NULL));
+        EXPECT_ERR(minlsh_dedup_new(&d, words, f, &o, NULL), MINLSH_E_PARAM);
+        EXPECT(d == NULL);
+        minlsh_family_free(f);
+        minlsh_shingler_free(words);
+    }
+    EXPECT(minlsh_dedup_default_memory() >= (uint64_t)1 << 20);
+    /* ids: strings by their decoded text, numbers by value, nothing else */
+    expect_id("\"a\"", "\"a\"", __LINE__);
+    expect_id(" \"\\u0061\\/\\n\\u00e9\" ", "\"a/\\n\xc3\xa9\"", __LINE__);
+    expect_id("\"\\ud83d\\ude00\\ud800\"", "\"\xf0\x9f\x98\x80\\ud800\"", __LINE__);
+    expect_id("\"\\u001f\\\"\"", "\"\\u001f\\\"\"", __LINE__);
+    expect_id("1", "1", __LINE__);
+    expect_id("1.0", "1", __LINE__);
+    expect_id("1e0", "1", __LINE__);
+    expect_id("10E-1", "1", __LINE__);
+    expect_id("-0.0", "0", __LINE__);
+    expect_id("0.000", "0", __LINE__);
+    expect_id("1.50", "1.5", __LINE__);
+    expect_id("0.0001", "0.0001", __LINE__);
+    expect_id("1e-7", "1e-7", __LINE__);
+    expect_id("1e20", "100000000000000000000", __LINE__);
+    expect_id("1e21", "1e+21", __LINE__);
+    expect_id("1e22", "1e+22", __LINE__);
+    expect_id("-12.5e3", "-12500", __LINE__);
+    expect_id("123456789012345678901234", "1.23456789012345678901234e+23", __LINE__);
+    expect_id("9007199254740993", "9007199254740993", __LINE__);
+    expect_id("true", NULL, __LINE__);
+    expect_id("null", NULL, __LINE__);
+    expect_id("[1]", NULL, __LINE__);
+    expect_id("{}", NULL, __LINE__);
+    expect_id("01", NULL, __LINE__);
+    expect_id("1.", NULL, __LINE__);
+    expect_id("\"a", NULL, __LINE__);
+    expect_id("\"\\x\"", NULL, __LINE__);
+    expect_id("1e999999999", NULL, __LINE__);
+    expect_id("", NULL, __LINE__);
+    EXPECT_ERR(minlsh_dedup_canonical_id(small, sizeof small, &n, "1e3", 3), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, 4);
+    EXPECT_ERR(minlsh_dedup_canonical_id(small, sizeof small, NULL, "1", 1), MINLSH_E_NULL);
 }
 
 static void test_components_first_and_longest(void) {
@@ -823,13 +927,16 @@ static void test_decide(void) {
         EXPECT(v[0].kept && !v[1].kept && !v[2].kept && !v[3].kept && v[4].kept);
         EXPECT(v[1].representative == 0 && v[1].similarity == 0.9 && !v[1].exact);
         EXPECT(v[2].representative == 0 && v[2].similarity != v[2].similarity);
-        EXPECT(v[3].exact && v[3].similarity == 1.0 && v[3].cluster == 0);
-        EXPECT(v[4].cluster == 4 && v[4].similarity == 1.0);
+        EXPECT(v[3].exact && v[3].similarity == 1.0);
+        EXPECT(v[0].cluster == 1 && v[1].cluster == 1 && v[2].cluster == 1 && v[3].cluster == 1);
+        EXPECT(v[4].cluster == 0 && v[4].similarity == 1.0);
         EXPECT_OK(minlsh_dedup_decide(e, 2, 5, ex, NULL, MINLSH_KEEP_FIRST,
                                       MINLSH_GROUP_STRICT, v, NULL));
         EXPECT(v[0].kept && !v[1].kept && v[2].kept && !v[3].kept && v[4].kept);
         EXPECT(v[1].representative == 0 && v[1].similarity == 0.9);
         EXPECT(v[3].representative == 0 && v[3].exact);
+        EXPECT(v[0].cluster == 1 && v[1].cluster == 1 && v[3].cluster == 1);
+        EXPECT(v[2].cluster == 0 && v[4].cluster == 0);
         /* errors */
         EXPECT_ERR(minlsh_dedup_decide(NULL, 1, 5, ex, NULL, 1, 1, v, NULL), MINLSH_E_NULL);
         EXPECT_ERR(minlsh_dedup_decide(e, 2, 5, ex, NULL, 3, 1, v, NULL), MINLSH_E_PARAM);
@@ -852,6 +959,7 @@ int main(void) {
     make_truth();
     RUN(test_pairs_against_brute_force);
     RUN(test_components_first_and_longest);
+    RUN(test_policy);
     RUN(test_strict);
     RUN(test_invariance);
     RUN(test_memory_budgets);

@@ -8,6 +8,7 @@ package minlsh
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -57,7 +58,8 @@ type DedupOptions struct {
 	// in DedupStats.CappedBuckets); 0: no cap.
 	MaxBucket uint64
 	// Memory is the bytes the engine's growing data may take before it goes
-	// to temporary files in TmpDir ("": $TMPDIR, else /tmp); 0: no limit.
+	// to temporary files in TmpDir ("": $TMPDIR, else /tmp); 0: half the
+	// physical memory, as every front end; DedupMemoryUnlimited: no limit.
 	// Results never depend on it.
 	Memory uint64
 	TmpDir string
@@ -72,6 +74,9 @@ type DedupOptions struct {
 	Preset string
 }
 
+// DedupMemoryUnlimited as DedupOptions.Memory keeps everything in memory.
+const DedupMemoryUnlimited = uint64(C.MINLSH_DEDUP_MEMORY_UNLIMITED)
+
 // DefaultDedupOptions are the minlsh command's defaults: threshold 0.8,
 // 128 values, seed 1, keep the first, connected components, exact
 // verification.
@@ -83,8 +88,10 @@ func DefaultDedupOptions() DedupOptions {
 // Decision is what happens to one document (minlsh_dedup_decision).
 // Documents are numbered 0, 1, ... in the order they were added.
 type Decision struct {
-	// Cluster is the smallest document number of its cluster
-	// (GroupComponents) or its kept document (GroupStrict).
+	// Cluster numbers its cluster (GroupComponents: a connected component;
+	// GroupStrict: a kept document and those attributed to it) from 1, in the
+	// order of the clusters' first documents, as Clusters lists them; 0 for a
+	// document in none.
 	Cluster uint64
 	// Representative is the kept document it is attributed to (itself when
 	// kept).
@@ -113,6 +120,10 @@ type DedupStats struct {
 	Bytes         uint64 // memory the engine holds now
 	TempBytes     uint64 // written to temporary files
 	Bands, Rows   int    // the banding used
+	// Documents of AddNamed and AddJSON skipped for their id: one already
+	// used (compared as minlsh_dedup_canonical_id compares them), or one
+	// that is not a JSON string or number.
+	RepeatedIDs, RefusedIDs uint64
 }
 
 // Dedup is the library's dedup engine (minlsh_dedup, an experimental API):
@@ -127,6 +138,9 @@ type Dedup struct {
 	// ids[i] is document i's string id; nil until AddNamed*, then one per
 	// document (a document added without one has its number, in decimal).
 	ids []string
+	// seen holds the canonical forms of the ids so far.
+	seen              map[string]struct{}
+	repeated, refused uint64
 }
 
 // NewDedup creates an engine.
@@ -228,6 +242,12 @@ func NewDedup(opts DedupOptions) (*Dedup, error) {
 	defer sh.mu.RUnlock()
 	if f.p == nil || sh.p == nil {
 		return nil, closedError("NewDedup")
+	}
+	var pb, pr C.uint32_t
+	if rc := C.minlsh_dedup_plan(&pb, &pr, &eo, C.uint32_t(k)); rc != 0 {
+		return nil, newError(rc, "minlsh_dedup_plan", fmt.Sprintf("no banding of %d hash "+
+			"values reaches recall 0.999 at threshold %g; use a larger NumPerm or give Bands "+
+			"and Rows", k, float64(eo.threshold)))
 	}
 	d := &Dedup{}
 	if rc := C.minlsh_dedup_new(&d.p, sh.p, f.p, &eo, nil); rc != 0 {
@@ -384,14 +404,89 @@ func (d *Dedup) idOf(doc uint64) string {
 // AddNamed adds documents with string ids (a file name, a URL, a JSON
 // record's id), as Python's minlsh.dedup takes (id, text) pairs and the
 // command names its inputs: Decision.ID and Decision.RepresentativeID give
-// them back. Ids are not checked for uniqueness; documents added by AddTexts
-// have their number as id. ErrParam if the lengths differ.
+// them back. A document whose id was used already is skipped and counted
+// (DedupStats.RepeatedIDs), as the command skips it; documents added by
+// AddTexts have their number as id. ErrParam if the lengths differ.
 func (d *Dedup) AddNamed(ids []string, texts [][]byte) error {
 	if len(ids) != len(texts) {
 		return paramError("Dedup.AddNamed", fmt.Sprintf("%d ids for %d texts", len(ids),
 			len(texts)))
 	}
+	raw := make([][]byte, len(ids))
+	for i, id := range ids {
+		raw[i], _ = json.Marshal(id)
+	}
+	keep := d.fresh(raw)
+	ids, texts = pick(ids, keep), pick(texts, keep)
 	return d.addNamed(ids, func() error { return d.AddTexts(texts) })
+}
+
+// AddJSON adds documents whose ids are JSON values as written (a JSON Lines
+// record's id field), as minlsh dedup --jsonl takes them: ids are compared
+// by minlsh_dedup_canonical_id (numbers by value: 1 and 1.0 are one id), and
+// a document whose id was used already, or is not a JSON string or number
+// (true, null...), is skipped and counted (DedupStats.RepeatedIDs,
+// RefusedIDs). Decision.ID is the id's canonical JSON text. ErrParam if the
+// lengths differ.
+func (d *Dedup) AddJSON(ids [][]byte, texts [][]byte) error {
+	if len(ids) != len(texts) {
+		return paramError("Dedup.AddJSON", fmt.Sprintf("%d ids for %d texts", len(ids),
+			len(texts)))
+	}
+	keep := d.fresh(ids)
+	names := make([]string, 0, len(keep))
+	for _, i := range keep {
+		names = append(names, canonicalID(ids[i]))
+	}
+	texts = pick(texts, keep)
+	return d.addNamed(names, func() error { return d.AddTexts(texts) })
+}
+
+// canonicalID is minlsh_dedup_canonical_id of a JSON id, "" if refused.
+func canonicalID(id []byte) string {
+	if len(id) == 0 {
+		return ""
+	}
+	out := make([]byte, len(id)+32)
+	var n C.size_t
+	if C.minlsh_dedup_canonical_id((*C.char)(unsafe.Pointer(&out[0])), C.size_t(len(out)), &n,
+		unsafe.Pointer(&id[0]), C.size_t(len(id))) != 0 {
+		return ""
+	}
+	return string(out[:n])
+}
+
+// fresh gives the positions of the ids to add: not refused, not used
+// before (in this call or an earlier one), counting the others.
+func (d *Dedup) fresh(ids [][]byte) []int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen == nil {
+		d.seen = make(map[string]struct{})
+	}
+	keep := make([]int, 0, len(ids))
+	for i, id := range ids {
+		key := canonicalID(id)
+		if key == "" {
+			d.refused++
+			continue
+		}
+		if _, dup := d.seen[key]; dup {
+			d.repeated++
+			continue
+		}
+		d.seen[key] = struct{}{}
+		keep = append(keep, i)
+	}
+	return keep
+}
+
+func pick[T any](v []T, keep []int) []T {
+	out := make([]T, len(keep))
+	for j, i := range keep {
+		out[j] = v[i]
+	}
+	return out
 }
 
 // AddNamedStrings is AddNamed for string texts.
@@ -400,6 +495,12 @@ func (d *Dedup) AddNamedStrings(ids []string, texts []string) error {
 		return paramError("Dedup.AddNamedStrings", fmt.Sprintf("%d ids for %d texts",
 			len(ids), len(texts)))
 	}
+	raw := make([][]byte, len(ids))
+	for i, id := range ids {
+		raw[i], _ = json.Marshal(id)
+	}
+	keep := d.fresh(raw)
+	ids, texts = pick(ids, keep), pick(texts, keep)
 	return d.addNamed(ids, func() error { return d.AddStrings(texts) })
 }
 
@@ -445,7 +546,8 @@ func (d *Dedup) Stats() (DedupStats, error) {
 		Verified: uint64(s.verified), CappedBuckets: uint64(s.capped_buckets),
 		Kept: uint64(s.kept), Dropped: uint64(s.dropped), Bytes: uint64(s.bytes),
 		TempBytes: uint64(s.temp_bytes),
-		Bands:     int(s.bands), Rows: int(s.rows)}, nil
+		Bands:     int(s.bands), Rows: int(s.rows),
+		RepeatedIDs: d.repeated, RefusedIDs: d.refused}, nil
 }
 
 // Estimate is the signature estimate of the Jaccard similarity of

@@ -118,12 +118,12 @@ func TestDedupSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Decision{
-		{Cluster: 0, Representative: 0, Similarity: 1, Kept: true},
-		{Cluster: 0, Representative: 0, Similarity: 1, Exact: true},
-		{Cluster: 2, Representative: 2, Similarity: 1, Kept: true},
-		{Cluster: 0, Representative: 0, Similarity: dec[3].Similarity},
-		{Cluster: 4, Representative: 4, Similarity: 1, Kept: true}, // empty: kept, alone
-		{Cluster: 5, Representative: 5, Similarity: 1, Kept: true},
+		{Cluster: 1, Representative: 0, Similarity: 1, Kept: true},
+		{Cluster: 1, Representative: 0, Similarity: 1, Exact: true},
+		{Cluster: 0, Representative: 2, Similarity: 1, Kept: true},
+		{Cluster: 1, Representative: 0, Similarity: dec[3].Similarity},
+		{Cluster: 0, Representative: 4, Similarity: 1, Kept: true}, // empty: kept, alone
+		{Cluster: 0, Representative: 5, Similarity: 1, Kept: true},
 	}
 	for i := range want { // no names given: the document numbers
 		want[i].ID = strconv.Itoa(i)
@@ -199,7 +199,7 @@ func TestDedupPolicies(t *testing.T) {
 	r := runDedup(t, opts, docs, 64)
 	for i, dc := range r.Decisions {
 		if dc.Kept {
-			if dc.Representative != uint64(i) || dc.Cluster != uint64(i) {
+			if dc.Representative != uint64(i) {
 				t.Fatalf("kept %d: %+v", i, dc)
 			}
 			continue
@@ -216,13 +216,13 @@ func TestDedupPolicies(t *testing.T) {
 	}
 	opts.Group = GroupComponents
 	c := runDedup(t, opts, docs, 64)
-	for _, members := range c.Clusters {
+	for n, members := range c.Clusters {
 		var kept []uint64
 		for _, m := range members {
 			if c.Decisions[m].Kept {
 				kept = append(kept, m)
 			}
-			if c.Decisions[m].Cluster != members[0] {
+			if c.Decisions[m].Cluster != uint64(n+1) {
 				t.Fatalf("cluster of %d: %+v", m, c.Decisions[m])
 			}
 		}
@@ -375,7 +375,7 @@ func TestDedupSameAsCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			dc := r.Decisions[i]
-			if rec.ID != uint64(i) || rec.Cluster != number[i] ||
+			if rec.ID != uint64(i) || rec.Cluster != number[i] || uint64(rec.Cluster) != dc.Cluster ||
 				rec.Decision != map[bool]string{true: "kept", false: "dropped"}[dc.Kept] ||
 				rec.Representative != dc.Representative || rec.Similarity != dc.Similarity ||
 				rec.Exact != dc.Exact {
@@ -386,4 +386,55 @@ func TestDedupSameAsCommand(t *testing.T) {
 			t.Fatalf("%d records for %d documents", i, len(docs))
 		}
 	}
+}
+
+// Ids as the command takes them: 1 and 1.0 are one id, a repeat or an id of
+// another kind is skipped and counted.
+func TestDedupJSONIDs(t *testing.T) {
+	d, err := NewDedup(DedupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ids := [][]byte{[]byte(`1`), []byte(`"a"`), []byte(`1.0`), []byte(`true`), []byte(`"\u0061"`),
+		[]byte(`"b"`)}
+	texts := [][]byte{[]byte("x y z"), []byte("x y z"), []byte("p"), []byte("q"), []byte("r"),
+		[]byte("")}
+	if err := d.AddJSON(ids, texts); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.AddNamed([]string{"b", "c"}, [][]byte{[]byte("s"), []byte("t")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dec, err := d.Decisions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range dec {
+		got = append(got, x.ID)
+	}
+	if fmt.Sprint(got) != `[1 "a" "b" c]` {
+		t.Fatalf("ids %v", got)
+	}
+	st, _ := d.Stats()
+	if st.RepeatedIDs != 3 || st.RefusedIDs != 1 || !dec[1].Exact || dec[1].Cluster != 1 {
+		t.Fatalf("stats %+v, decisions %+v", st, dec)
+	}
+}
+
+// No banding of 8 values reaches recall 0.999 at 0.5: refused, as the
+// command and Python refuse it.
+func TestDedupPlanOutOfReach(t *testing.T) {
+	if _, err := NewDedup(DedupOptions{NumPerm: 8, Threshold: 0.5}); !errors.Is(err, ErrParam) {
+		t.Fatalf("got %v", err)
+	}
+	d, err := NewDedup(DedupOptions{NumPerm: 8, Threshold: 0.5, Bands: 4, Rows: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
 }

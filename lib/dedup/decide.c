@@ -43,23 +43,55 @@ static double minlsh__dedup_edge_sim(const minlsh__dedup_policy *p, uint32_t x, 
     return NAN;
 }
 
-/* Emit the decisions, given each document's representative (rep) and
- * cluster (cluster; NULL: the representative). */
+/* Cluster numbers, in place: key[i] is any member of i's cluster (the
+ * same for every member) on entry, its cluster's number on return. A
+ * cluster of two or more is numbered from 1 in the order of its first
+ * document; one alone gets 0. One array: below 3 a key's slot counts its
+ * members (0, 1, 2 or more), from 3 on it holds its number + 2. */
+static int minlsh__dedup_number(uint32_t *key, uint64_t n, const minlsh_allocator *a) {
+    uint32_t *slot, next = 1;
+    uint64_t i;
+    slot = (uint32_t *)minlsh__calloc(a, (size_t)n + 1, sizeof *slot);
+    if (slot == NULL) return MINLSH_E_NOMEM;
+    for (i = 0; i < n; i++)
+        if (slot[key[i]] < 2) slot[key[i]]++;
+    for (i = 0; i < n; i++) {
+        uint32_t *s = &slot[key[i]];
+        if (*s == 2) *s = 2 + next++; /* i is the cluster's first document */
+        key[i] = *s > 2 ? *s - 2 : 0;
+    }
+    minlsh__free(a, slot);
+    return 0;
+}
+
+/* Emit the decisions, given each document's representative (rep) and a
+ * member of its cluster (cluster; NULL: the representative). */
 static int minlsh__dedup_emit_all(const minlsh__dedup_policy *p, const minlsh_allocator *a,
-                                  const uint32_t *rep, const uint32_t *cluster,
+                                  const uint32_t *rep, const uint32_t *cluster_of,
                                   minlsh__dedup_emit emit, void *ctx) {
     minlsh_dedup_decision *v;
+    uint32_t *cluster;
     uint64_t first;
     int rc = 0;
+    cluster = (uint32_t *)minlsh__malloc(a, ((size_t)p->n + 1) * sizeof *cluster);
+    if (cluster == NULL) return MINLSH_E_NOMEM;
+    memcpy(cluster, cluster_of != NULL ? cluster_of : rep, (size_t)p->n * sizeof *cluster);
+    if ((rc = minlsh__dedup_number(cluster, p->n, a)) != 0) {
+        minlsh__free(a, cluster);
+        return rc;
+    }
     v = (minlsh_dedup_decision *)minlsh__calloc(a, MINLSH__DEDUP_EMIT, sizeof *v);
-    if (v == NULL) return MINLSH_E_NOMEM;
+    if (v == NULL) {
+        minlsh__free(a, cluster);
+        return MINLSH_E_NOMEM;
+    }
     for (first = 0; first < p->n && rc == 0; first += MINLSH__DEDUP_EMIT) {
         size_t m = p->n - first < MINLSH__DEDUP_EMIT ? (size_t)(p->n - first) : MINLSH__DEDUP_EMIT;
         size_t j;
         for (j = 0; j < m; j++) {
             uint32_t i = (uint32_t)(first + j), r = rep[i];
             minlsh_dedup_decision *x = &v[j];
-            x->cluster = cluster != NULL ? cluster[i] : r;
+            x->cluster = cluster[i];
             x->representative = r;
             x->kept = r == i;
             x->exact = !x->kept && minlsh__dedup_ex(p, i) == minlsh__dedup_ex(p, r);
@@ -71,6 +103,7 @@ static int minlsh__dedup_emit_all(const minlsh__dedup_policy *p, const minlsh_al
         rc = emit(ctx, first, v, m);
     }
     minlsh__free(a, v);
+    minlsh__free(a, cluster);
     return rc;
 }
 

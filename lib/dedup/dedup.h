@@ -196,6 +196,9 @@ uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
 
 /* run.c */
 int minlsh__dedup_plan(minlsh_dedup *d);
+/* The budget in bytes for the options' memory field: 0 is the default,
+ * MINLSH_DEDUP_MEMORY_UNLIMITED none (then 0 here). */
+uint64_t minlsh__dedup_budget(uint64_t memory);
 /* Band the pending documents and sort their fingerprints: one sorted run
  * more per band and one more of fingerprints. more: documents may follow
  * (then memory for their records is made ready in the background). */

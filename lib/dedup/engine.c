@@ -85,6 +85,7 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     d->alloc = al;
     d->opts = o;
     d->opts.tmpdir = NULL;
+    d->opts.memory = minlsh__dedup_budget(o.memory);
     d->k = minlsh_family_k(family);
     minlsh__tmpfile_init(&d->data);
     minlsh__tmpfile_init(&d->runs_file);

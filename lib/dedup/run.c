@@ -13,25 +13,7 @@
 #include "lsh/lsh.h" /* union-find */
 
 int minlsh__dedup_plan(minlsh_dedup *d) {
-    minlsh_plan_options po = MINLSH_PLAN_OPTIONS_INIT;
-    int rc;
-    if (d->opts.bands != 0) {
-        d->bands = d->opts.bands;
-        d->rows = d->opts.rows;
-        return 0;
-    }
-    po.k = d->k;
-    po.mode = MINLSH_PLAN_RECALL;
-    po.target_recall = 0.999;
-    /* The planner wants t < 1; at t = 1 only identical signatures count,
-     * which any plan finds. */
-    po.threshold = d->opts.threshold < 0.99 ? d->opts.threshold : 0.99;
-    rc = minlsh_plan_compute(&d->bands, &d->rows, NULL, NULL, &po);
-    if (rc == MINLSH_E_PARAM) { /* k too small to reach the recall */
-        po.mode = MINLSH_PLAN_BALANCED;
-        rc = minlsh_plan_compute(&d->bands, &d->rows, NULL, NULL, &po);
-    }
-    return rc;
+    return minlsh_dedup_plan(&d->bands, &d->rows, &d->opts, d->k);
 }
 
 int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig) {

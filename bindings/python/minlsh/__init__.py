@@ -63,6 +63,8 @@ SHINGLE_K_MAX = _ffi.SHINGLE_K_MAX
 KEY_BYTES = _ffi.KEY_BYTES
 DEFAULT_KEY = _ffi.DEFAULT_KEY
 EMPTY_VALUE = _ffi.EMPTY_VALUE
+#: dedup(memory=...) for no memory limit (0, the default, is half the RAM).
+DEDUP_MEMORY_UNLIMITED = _ffi.DEDUP_MEMORY_UNLIMITED
 
 __all__ = [
     "Error", "ParameterError", "NoMemoryError",
@@ -74,6 +76,7 @@ __all__ = [
     "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel", "unicode_version",
     "LIBRARY", "SPEEDUPS", "FAMILY_K_MAX", "SHINGLE_K_MAX", "KEY_BYTES", "DEFAULT_KEY", "EMPTY_VALUE",
+    "DEDUP_MEMORY_UNLIMITED",
     "E_NULL", "E_PARAM", "E_NOMEM", "E_BUFSIZE", "E_IO", "E_FORMAT", "E_CORRUPT", "E_MISMATCH",
     "E_TOOBIG", "E_EXISTS", "E_NOTFOUND", "E_VERSION", "E_STATE", "E_UNSUPPORTED",
     "E_BUSY",

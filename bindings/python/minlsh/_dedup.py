@@ -11,6 +11,7 @@ and the results come back as plain Python objects.
 import ctypes
 import itertools
 import os
+import warnings
 from collections.abc import Mapping
 from ctypes import byref, c_int32, c_size_t, c_void_p
 from typing import (Any, Dict, Hashable, Iterable, Iterator, List, NamedTuple, Optional,
@@ -98,7 +99,8 @@ class DedupResult:
     kept and dropped documents, in input order; ``stats`` the engine's
     counts (``documents``, ``empty``, ``exact_groups``, ``candidates``,
     ``verified``, ``capped_buckets``, ``kept``, ``dropped``, ``bytes``,
-    ``bands``, ``rows``).
+    ``bands``, ``rows``; and ``repeated_ids`` and ``refused_ids``, the
+    documents skipped for their id).
 
     The result holds the engine for :meth:`pairs` (with exact verification
     it keeps every shingle set: see ``stats["bytes"]``). :meth:`close`, or
@@ -106,7 +108,8 @@ class DedupResult:
     The object may be read from any number of threads.
     """
 
-    def __init__(self, handle: int, ids: List[Any]) -> None:
+    def __init__(self, handle: int, ids: List[Any],
+                 skipped: Optional[Dict[str, int]] = None) -> None:
         # Owned only once built: until then the caller frees it on failure.
         self._handle: Optional[int] = None
         self._lock = _ffi.RWLock()
@@ -115,6 +118,7 @@ class DedupResult:
         st = _ffi.DedupStats()
         check(lib.minlsh_dedup_copy_stats(byref(st), handle), "minlsh_dedup_copy_stats")
         self.stats: Dict[str, int] = {name: getattr(st, name) for name, _ in st._fields_}
+        self.stats.update(skipped or {"repeated_ids": 0, "refused_ids": 0})
         dec = (_ffi.DedupDecision * max(n, 1))()
         got = c_size_t()
         check(lib.minlsh_dedup_copy_decisions(handle, 0, dec, n, byref(got)),
@@ -123,12 +127,8 @@ class DedupResult:
             raise _ffi.error(_ffi.E_STATE, "minlsh_dedup_copy_decisions",
                              "%d decisions for %d documents" % (got.value, n))
         self._members = self._cluster_members(handle)
-        number = [0] * n
-        for c, members in enumerate(self._members, 1):
-            for m in members:
-                number[m] = c
         self.decisions: List[Decision] = [
-            Decision(ids[i], bool(d.kept), ids[d.representative], number[i], d.similarity,
+            Decision(ids[i], bool(d.kept), ids[d.representative], d.cluster, d.similarity,
                      bool(d.exact))
             for i, d in enumerate(dec[:n])]
         self.kept: List[Any] = [d.id for d in self.decisions if d.kept]
@@ -235,10 +235,14 @@ def dedup(docs: Iterable[Document], threshold: Optional[float] = None,
     - a mapping with the keys ``id_field`` and ``text_field`` (default "id"
       and "text", as a JSON Lines record of ``minlsh dedup --jsonl``).
 
-    The kinds may be mixed. Ids are any hashable values and must be distinct
-    (ValueError otherwise). Every document is added, those without any
-    shingle too: the engine keeps each of them, nobody's copy and nobody's
-    near-duplicate (as ``minlsh dedup`` does).
+    The kinds may be mixed. An id is a str or a number and is compared as
+    ``minlsh dedup --jsonl`` compares JSON ids (minlsh_dedup_canonical_id):
+    numbers by value (1 and 1.0 are one id), strings by their text. A
+    document whose id repeats an earlier one, or whose id is of another kind
+    (bool, None, a tuple...), is skipped, counted in ``stats`` and reported
+    in one warning, as the command skips it. Every other document is added,
+    those without any shingle too: the engine keeps each of them, nobody's
+    copy and nobody's near-duplicate (as ``minlsh dedup`` does).
 
     Parameters, as ``minlsh dedup`` names them:
     ``threshold`` Jaccard threshold in (0, 1] (default 0.8); ``num_perm``
@@ -249,13 +253,15 @@ def dedup(docs: Iterable[Document], threshold: Optional[float] = None,
     kept document per connected component) or "strict" (drop a document only
     for a kept near-duplicate); ``verify`` "exact" (exact Jaccard of the
     shingle sets) or "signature" (the MinHash estimate, less memory);
-    ``bands`` and ``rows`` the banding, both or neither (default: planned so
-    that P(candidate | threshold) >= 0.999); ``threads`` 0 for one per
+    ``bands`` and ``rows`` the banding, both or neither (default:
+    minlsh_dedup_plan, P(candidate | threshold) >= 0.999, a ParameterError
+    where no banding of ``num_perm`` values reaches it); ``threads`` 0 for one per
     processor; ``max_bucket`` leaves out band buckets of more documents (0: no
     cap; counted in ``stats["capped_buckets"]``); ``memory`` the bytes the
     engine's growing data may take before it goes to temporary files in
-    ``tmpdir`` (default: $TMPDIR, else /tmp; 0: no limit; the answer does not
-    depend on it); ``batch_size`` documents
+    ``tmpdir`` (default: $TMPDIR, else /tmp; 0, the default: half the
+    physical memory, as the command; ``minlsh.DEDUP_MEMORY_UNLIMITED``: no
+    limit; the answer does not depend on it); ``batch_size`` documents
     per call into the library. The result never depends on ``threads`` or
     ``batch_size``.
 
@@ -321,6 +327,7 @@ def dedup(docs: Iterable[Document], threshold: Optional[float] = None,
     else:
         raise TypeError("shingler must be a minlsh.Shingler or a spec such as 'word:5'")
     fam = family(num_perm, seed, scheme)
+    _ffi.dedup_plan(opts, fam.k)
 
     handle = c_void_p()
     check(lib.minlsh_dedup_new(byref(handle), sh._handle, fam.handle, byref(opts), None),
@@ -330,17 +337,15 @@ def dedup(docs: Iterable[Document], threshold: Optional[float] = None,
     try:
         ids: List[Any] = []
         seen = set()
+        skipped = {"repeated_ids": 0, "refused_ids": 0}
         batch: List[bytes] = []
         for position, item in enumerate(docs):
             ident, text = _split(item, position, id_field, text_field)
-            try:
-                fresh = ident not in seen
-            except TypeError:
-                raise TypeError("document %d: the id %r is not hashable"
-                                % (position, ident)) from None
-            if not fresh:
-                raise ValueError("document %d: the id %r is already used" % (position, ident))
-            seen.add(ident)
+            key = _ffi.canonical_id(ident)
+            if key is None or key in seen:
+                skipped["refused_ids" if key is None else "repeated_ids"] += 1
+                continue
+            seen.add(key)
             batch.append(_ffi.as_bytes(text))
             ids.append(ident)
             if len(batch) == batch_size:
@@ -350,8 +355,13 @@ def dedup(docs: Iterable[Document], threshold: Optional[float] = None,
             _add_batch(h, batch, ids, len(ids) - len(batch))
         del seen, batch
         check(lib.minlsh_dedup_run(h), "minlsh_dedup_run")
-        result = DedupResult(h, ids)
+        result = DedupResult(h, ids, skipped)
     except BaseException:
         lib.minlsh_dedup_free(h)
         raise
+    if skipped["repeated_ids"] or skipped["refused_ids"]:
+        warnings.warn("minlsh.dedup: %d documents repeat an earlier id and %d have an id that is "
+                      "not a string or a number; skipped (stats['repeated_ids'], "
+                      "stats['refused_ids'])"
+                      % (skipped["repeated_ids"], skipped["refused_ids"]), stacklevel=2)
     return result

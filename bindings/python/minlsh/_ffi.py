@@ -13,6 +13,7 @@ token and per query.
 """
 
 import ctypes
+import json as _json
 import ctypes.util
 import os
 import threading
@@ -296,6 +297,8 @@ STORE_ADD_ALWAYS = 0x1
 NOVEL_OPTIONS_VERSION = 1
 LOAD_OPTIONS_VERSION = 1
 DEDUP_OPTIONS_VERSION = 1
+#: The dedup memory option's value for no limit (MINLSH_DEDUP_MEMORY_UNLIMITED).
+DEDUP_MEMORY_UNLIMITED = 2**64 - 1
 KEEP_FIRST, KEEP_LONGEST = 1, 2
 GROUP_COMPONENTS, GROUP_STRICT = 1, 2
 VERIFY_EXACT, VERIFY_SIGNATURE = 1, 2
@@ -447,6 +450,10 @@ _PROTOTYPES = [
     # the dedup engine (experimental API: the library ships with the binding,
     # so these are required like the others)
     ("minlsh_dedup_options_init", c_int, [POINTER(DedupOptions), c_uint32]),
+    ("minlsh_dedup_plan", c_int,
+     [POINTER(c_uint32), POINTER(c_uint32), POINTER(DedupOptions), c_uint32]),
+    ("minlsh_dedup_default_memory", c_uint64, []),
+    ("minlsh_dedup_canonical_id", c_int, [c_char_p, c_size_t, sizep, c_char_p, c_size_t]),
     ("minlsh_dedup_new", c_int,
      [POINTER(c_void_p), c_void_p, c_void_p, POINTER(DedupOptions), c_void_p]),
     ("minlsh_dedup_free", None, [c_void_p]),
@@ -785,3 +792,35 @@ def take_clusters(handle):
         return out
     finally:
         lib.minlsh_clusters_free(handle)
+
+
+def canonical_id(ident):
+    """minlsh_dedup_canonical_id of a Python id as bytes, or None when the
+    library refuses its kind. An id is a str or a number (int, or a finite
+    float); str goes in as JSON text (json.dumps), numbers as their decimal
+    text, so the library compares them as the command compares JSON ids."""
+    if isinstance(ident, bool) or not isinstance(ident, (str, int, float)):
+        return None
+    if isinstance(ident, str):
+        text = _json.dumps(ident).encode("ascii")
+    elif isinstance(ident, int):
+        text = str(ident).encode("ascii")
+    else:
+        text = repr(ident).encode("ascii")  # nan and inf: refused below
+    cap = len(text) + 32
+    out = ctypes.create_string_buffer(cap)
+    n = c_size_t()
+    if lib.minlsh_dedup_canonical_id(out, cap, ctypes.byref(n), text, len(text)) != 0:
+        return None
+    return out.raw[:n.value]
+
+
+def dedup_plan(opts, k):
+    """(bands, rows) of minlsh_dedup_plan for a DedupOptions and k; raises
+    ParameterError where no banding reaches the recall."""
+    b, r = c_uint32(), c_uint32()
+    check(lib.minlsh_dedup_plan(ctypes.byref(b), ctypes.byref(r), ctypes.byref(opts), k),
+          "minlsh_dedup_plan",
+          "no banding of %d hash values reaches recall 0.999 at threshold %g; use a larger "
+          "num_perm or give bands and rows" % (k, opts.threshold))
+    return b.value, r.value

@@ -1,11 +1,12 @@
 """What every stage of minlsh.dask shares: the configuration the workers
 receive, their shingler, and small helpers for frames."""
 
+import ctypes
+
 import dask.dataframe as dd
 import numpy as np
 
 from .. import _ffi
-from .._plan import plan as _plan
 from .._minhash import scheme_id
 from .._shingle import Shingler
 
@@ -26,15 +27,17 @@ def _banding(threshold, num_perm, verify, bands, rows):
         if b <= 0 or r <= 0 or b * r > num_perm:
             raise ValueError("bands=%r rows=%r do not fit num_perm=%d" % (bands, rows, num_perm))
         return b, r, "manual"
-    # As the command plans, whatever the verification.
-    mode = "recall"
+    # The library's plan (minlsh_dedup_plan), as every front end.
+    opts = _ffi.DedupOptions()
+    _ffi.check(_ffi.lib.minlsh_dedup_options_init(ctypes.byref(opts),
+                                                  _ffi.DEDUP_OPTIONS_VERSION),
+               "minlsh_dedup_options_init")
+    opts.threshold = threshold
     try:
-        p = _plan(threshold, num_perm, mode=mode, target_recall=0.999)
+        b, r = _ffi.dedup_plan(opts, num_perm)
     except _ffi.Error as exc:
-        raise ValueError("no banding of %d hash values reaches recall 0.999 at threshold %g; "
-                         "use a larger num_perm or give bands and rows (%s)"
-                         % (num_perm, threshold, exc)) from None
-    return p.bands, p.rows, mode
+        raise ValueError(str(exc)) from None
+    return b, r, "recall"
 
 
 class _Config:
@@ -116,9 +119,10 @@ def _shingler(cfg):
 
 
 def _id_key(v):
-    """Ids are compared with their type, as the command compares ids as
-    written: 1 and 1.0 and "1" are three different ids."""
-    return "%s:%r" % (type(v).__name__, v)
+    """The id as the library compares ids (minlsh_dedup_canonical_id:
+    numbers by value, so 1 and 1.0 are one id and "1" another)."""
+    key = _ffi.canonical_id(v)
+    return key.decode("utf-8", "surrogateescape") if key is not None else "!%r" % (v,)
 
 
 def _copartitioned(left, lcol, right, rcol, func, meta, npartitions, *args):

@@ -57,7 +57,7 @@ def _shuffle(sources, split, nparts, *args):
 
 def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
           shingle="word:5", verify="exact", output="pairs", bands=None, rows=None, threads=1,
-          max_bucket=MAX_BUCKET, components="auto", npartitions=None, stats=None,
+          max_bucket=None, components="auto", npartitions=None, stats=None,
           keep="first", group="components", scheme="classic", memory=None, tmpdir=None,
           **shingler_options):
     """Near-duplicates of a Dask collection of documents, as ``minlsh dedup``
@@ -90,8 +90,9 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     ``max_bucket``: the command's ``--max-bucket``: a (band, key) bucket of
     more distinct texts (exact copies count once) is left out whole, listed
     in ``stats["capped_buckets"]`` and warned about; pairs of its members may
-    still be found through other bands. ``None``: no cap, the command's
-    default (whose result this then always equals).
+    still be found through other bands. ``None`` or 0 (the default): no
+    cap, the default of the library and every front end; ``MAX_BUCKET`` is
+    a cap that suits large corpora.
 
     ``output="pairs"``: a Dask dataframe with columns ``a``, ``b``,
     ``similarity`` and, with exact verification, ``estimate``: every pair of
@@ -142,10 +143,12 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
         raise ValueError("keep must be 'first' or 'longest'")
     if group not in _GROUP:
         raise ValueError("group must be 'components' or 'strict'")
-    if not 0.0 < float(threshold) < 1.0:
-        raise ValueError("threshold must be in (0, 1)")
+    if not 0.0 < float(threshold) <= 1.0:
+        raise ValueError("threshold must be in (0, 1]")
+    if max_bucket is not None and int(max_bucket) == 0:
+        max_bucket = None  # 0: no cap, as the library's default
     if max_bucket is not None and int(max_bucket) < 2:
-        raise ValueError("max_bucket must be at least 2 (or None)")
+        raise ValueError("max_bucket must be at least 2 (or 0 or None)")
     threshold = float(threshold)
     b, r, how = _banding(threshold, num_perm, verify, bands, rows)
     cfg = _config(shingle, shingler_options, num_perm, seed, threads, b, r, threshold, verify,
@@ -341,21 +344,6 @@ def _decide(n_docs, exact_of, lengths, va, vb, vsim, keep, group):
     return dec
 
 
-def _cluster_numbers(dec, n_docs):
-    """The number the command's clusters output gives each document's
-    cluster: groups of two or more by decision cluster, numbered from 1 in
-    the order of their smallest member; 0 for a document in none."""
-    cl = dec["cluster"].astype(np.int64)
-    size = np.bincount(cl, minlength=n_docs)
-    low = np.full(n_docs, n_docs, dtype=np.int64)
-    np.minimum.at(low, cl, np.arange(n_docs, dtype=np.int64))
-    keys = np.flatnonzero(size >= 2)
-    keys = keys[np.argsort(low[keys], kind="stable")]
-    number = np.zeros(n_docs, dtype=np.int64)
-    number[keys] = np.arange(1, len(keys) + 1)
-    return np.where(size[cl] >= 2, number[cl], 0)
-
-
 def _decisions_frame(doc, rows, dec, cluster_no, rep_nums, rep_ids):
     """The decisions frame of one partition, from its documents and the
     decisions of its rows that are not kept alone (the others: kept, their
@@ -421,7 +409,8 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
         dec["similarity"][miss] = rs[order][where]
     st["kept"] = int(dec["kept"].sum())
     st["dropped"] = n_docs - st["kept"]
-    number = _cluster_numbers(dec, n_docs) if n_docs else np.empty(0, dtype=np.int64)
+    # minlsh_dedup_decide numbers the clusters as every front end shows them
+    number = dec["cluster"].astype(np.int64) if n_docs else np.empty(0, dtype=np.int64)
     reps = np.unique(dec["representative"][dec["kept"] == 0].astype(np.int64))
     mine = _by_owner(reps, np.array(offsets, dtype=np.int64))
     got = dask.compute(*[dask.delayed(stages.ids_of)(d, mine[i]) for i, d in enumerate(docs)])

@@ -118,12 +118,35 @@ def _buffer(texts):
     return b"".join(texts), starts, lens
 
 
+_INT64 = 2 ** 63
+
+
+def _as_number_id(v):
+    """An integral float in int64 range as the int of the same value (the
+    same id); anything else as it is."""
+    if type(v) is float and v.is_integer() and -_INT64 <= v < _INT64:
+        return int(v)
+    return v
+
+
+def _id_tag(v):
+    """Which hash an id takes: "int" (int64 range), "float" (not integral),
+    "str", or "repr" (the canonical form) for the rest."""
+    t = type(v)
+    if t is int:
+        return "int" if -_INT64 <= v < _INT64 else "repr"
+    if t is float:
+        return "float" if not v.is_integer() else "repr"
+    return "str" if t is str else "repr"
+
+
 def _id_hashes(ids):
-    """Two independent 64-bit hashes of each id as the command compares ids
-    (type and value: 1, 1.0 and "1" differ): equal ids have equal hashes,
-    and two different ids collide with probability about 2^-128. Each type
-    is hashed with its own keys, integers in int64 range and floats as
-    numbers (vectorised), the rest through their repr."""
+    """Two independent 64-bit hashes of each id as the library compares ids
+    (minlsh_dedup_canonical_id: numbers by value, so 1 and 1.0 are one id
+    and "1" another): equal ids have equal hashes, and two different ids
+    collide with probability about 2^-128. Each kind is hashed with its own
+    keys: strings, integers in int64 range (integral floats among them) and
+    other floats vectorised, the rest through their canonical form."""
     n = len(ids)
     out = np.zeros((n, 2), dtype=np.uint64)
     if n == 0:
@@ -134,7 +157,8 @@ def _id_hashes(ids):
     elif kinds == {int}:
         groups = {"int": np.arange(n)}
     else:
-        tags = np.array([type(v).__name__ for v in ids], dtype=object)
+        ids = [_as_number_id(v) for v in ids]
+        tags = np.array([_id_tag(v) for v in ids], dtype=object)
         groups = {t: np.flatnonzero(tags == t) for t in set(tags.tolist())}
     for tag, rows in groups.items():
         vals = ids if len(rows) == n else [ids[i] for i in rows]
