@@ -243,6 +243,7 @@ int minlsh_store_query(minlsh_store_result *result, const minlsh_store *s, const
     int rc;
     if (result == NULL || s == NULL) return MINLSH_E_NULL;
     if (s->stale) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     rc = minlsh__store_sign_text(s, &in, text, len);
     if (rc == 0) rc = minlsh__store_decide(s, in.sig, in.hashes, in.n, result);
     minlsh_shingleset_free(in.own);
@@ -255,6 +256,7 @@ int minlsh_store_query_set(minlsh_store_result *result, const minlsh_store *s,
     int rc;
     if (result == NULL || s == NULL || set == NULL) return MINLSH_E_NULL;
     if (s->stale) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     rc = minlsh__store_sign_set(s, &in, set);
     if (rc == 0) rc = minlsh__store_decide(s, in.sig, in.hashes, in.n, result);
     return rc;
@@ -284,4 +286,41 @@ int minlsh_store_remove(minlsh_store *s, uint64_t id) {
 int minlsh_store_remove_name(minlsh_store *s, const void *name, size_t name_len) {
     if (s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     return minlsh__store_remove_id(s, 0, 1, name, name_len);
+}
+
+/* A caller's signature into in (no set: a store with sets decides exactly). */
+static int minlsh__store_take_signature(const minlsh_store *s, minlsh__store_doc_in *in,
+                                        const uint32_t *sig, uint32_t k) {
+    if (sig == NULL) return MINLSH_E_NULL;
+    if (k != minlsh_family_k(s->family)) return MINLSH_E_PARAM;
+    if (s->cfg.flags & MINLSH_STORE_SETS) return MINLSH_E_STATE;
+    memcpy(in->sig, sig, (size_t)k * sizeof *sig);
+    in->own = NULL;
+    in->hashes = NULL;
+    in->n = 0;
+    return 0;
+}
+
+int minlsh_store_add_signature(minlsh_store_result *result, minlsh_store *s, const uint32_t *sig,
+                               uint32_t k, const void *name, size_t name_len, uint32_t flags) {
+    minlsh__store_doc_in in;
+    int rc;
+    if (s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
+    if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
+    if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    rc = minlsh__store_take_signature(s, &in, sig, k);
+    if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
+    return rc;
+}
+
+int minlsh_store_query_signature(minlsh_store_result *result, const minlsh_store *s,
+                                 const uint32_t *sig, uint32_t k) {
+    minlsh__store_doc_in in;
+    int rc;
+    if (result == NULL || s == NULL) return MINLSH_E_NULL;
+    if (s->stale) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
+    rc = minlsh__store_take_signature(s, &in, sig, k);
+    if (rc == 0) rc = minlsh__store_decide(s, in.sig, NULL, 0, result);
+    return rc;
 }

@@ -33,7 +33,9 @@ static int minlsh__store_write_new(minlsh_store *s, uint64_t base, uint64_t offs
     int rc;
     rc = minlsh__lsh_unmapped(s->ix, &copy);
     if (rc != 0) return rc;
-    if (copy == NULL) return MINLSH_E_STATE; /* the view is always mapped */
+    /* An older command file (format version 1) is loaded, not mapped: the
+     * view itself is written, and loaded again after the swap. */
+    if (copy == NULL) copy = s->ix;
     for (id = 0; id < s->next_id && rc == 0; id++) {
         if (s->docs[id].live) continue;
         rc = minlsh_index_remove(copy, id);
@@ -44,7 +46,7 @@ static int minlsh__store_write_new(minlsh_store *s, uint64_t base, uint64_t offs
     minlsh__free(&s->alloc, meta);
     src = copy;
     if (rc == 0) rc = minlsh__index_save_mapped_like(src, s->tmp_path, s->path);
-    minlsh_index_free(copy);
+    if (copy != s->ix) minlsh_index_free(copy);
     if (rc == 0) rc = minlsh__file_tail64(s->tmp_path, tag, &size);
     return rc;
 }

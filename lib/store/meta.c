@@ -92,6 +92,10 @@ int minlsh__store_meta_config(const uint8_t *data, size_t len, minlsh__store_con
                               uint64_t *journal_base, uint64_t *journal_offset) {
     size_t pos = MINLSH__STORE_MAGIC_BYTES, sw;
     uint64_t bits;
+    if (minlsh__store_legacy_is(data, len)) {
+        *journal_base = *journal_offset = 0;
+        return minlsh__store_legacy_config(data, len, cfg);
+    }
     if (len < MINLSH__STORE_MAGIC_BYTES || memcmp(data, MINLSH__STORE_MAGIC, MINLSH__STORE_MAGIC_BYTES) != 0)
         return MINLSH_E_FORMAT; /* an index file, not a store */
     if (len - pos < 28) return MINLSH_E_CORRUPT;
@@ -124,6 +128,7 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
     uint64_t base, off, next, n, i, id, prev = 0, set_off = MINLSH__STORE_NO_SET;
     int sets, rc;
     size_t pos;
+    if (minlsh__store_legacy_is(data, len)) return minlsh__store_legacy_docs(s, data, len);
     rc = minlsh__store_meta_config(data, len, &cfg, &base, &off);
     if (rc != 0) return rc;
     sets = (cfg.flags & MINLSH_STORE_SETS) != 0;

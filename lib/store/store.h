@@ -42,6 +42,8 @@ typedef struct minlsh__store_config {
     size_t stopwords_len;
     uint64_t config_id;
     double threshold;
+    uint32_t legacy; /* the command's text metadata (legacy.c): the config id
+                        is the index header's, the journal is not strict */
 } minlsh__store_config;
 
 struct minlsh_store {
@@ -51,7 +53,8 @@ struct minlsh_store {
     char *sets_path;     /* PATH.sets */
     char *compact_path;  /* PATH.compact: its lock, PATH.compact.lock */
     char *tmp_path;      /* PATH.tmp-compact: the file a compaction builds */
-    uint32_t open_flags; /* MINLSH_STORE_READONLY */
+    uint32_t open_flags; /* MINLSH_STORE_READONLY, _NO_LOCK */
+    int key_mismatch;    /* ANY_KEY opened it with another key: no queries */
     uint32_t lock_timeout;
     minlsh__store_config cfg;
     uint8_t *stopwords;
@@ -88,6 +91,11 @@ int minlsh__store_meta_config(const uint8_t *data, size_t len, minlsh__store_con
                               uint64_t *journal_base, uint64_t *journal_offset);
 /* Load the documents of the blob into s's name tables (empty before). */
 int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len);
+
+/* legacy.c: the command's text metadata of files made before the store. */
+int minlsh__store_legacy_is(const uint8_t *data, size_t len);
+int minlsh__store_legacy_config(const uint8_t *data, size_t len, minlsh__store_config *cfg);
+int minlsh__store_legacy_docs(minlsh_store *s, const uint8_t *data, size_t len);
 
 /* names.c: the per-id records and the name table. */
 /* Room for one more document with a name of name_len bytes: after it,
