@@ -375,12 +375,10 @@ static int index_journal(cli_index *x, uint32_t lock) {
 /* Load INDEX; with o non-NULL also prepare to shingle and sign like it.
  * lock: LOCK_NONE, MINLSH_LOCK_SHARED (held for the load only) or
  * MINLSH_LOCK_EXCLUSIVE (held until index_close). */
-static int index_open(cli_index *x, const char *path, const cli_opts *o,
-                      const cli_opts *lo, uint32_t lock) {
+/* INDEX must be a regular file: a FIFO would block the open, a directory
+ * would only say "input/output error". */
+static int index_check_path(const char *path) {
     struct stat st;
-    int rc;
-    memset(x, 0, sizeof *x);
-    x->path = path;
     if (stat(path, &st) != 0) {
         cli_msg("%s: cannot open the index: %s%s", path, strerror(errno),
                 errno == ENOENT ? " (create it with 'minlsh index create')" : "");
@@ -394,6 +392,15 @@ static int index_open(cli_index *x, const char *path, const cli_opts *o,
                                                              : "not a regular file");
         return CLI_FAILED;
     }
+    return 0;
+}
+
+static int index_open(cli_index *x, const char *path, const cli_opts *o,
+                      const cli_opts *lo, uint32_t lock) {
+    int rc;
+    memset(x, 0, sizeof *x);
+    x->path = path;
+    if ((rc = index_check_path(path)) != 0) return rc;
     if (lo != NULL && (rc = index_lock(&x->lock, path, lock, lo)) != 0) return rc;
     /* add and query read the file in place (a version 2 file is not
      * loaded; add's documents go to the journal); the others need the
@@ -474,6 +481,147 @@ static int index_commit(cli_index *x, int compact) {
         return CLI_FAILED;
     }
     return 0;
+}
+
+/* ---- reading through the store (query, stats) --------------------------- */
+
+/* Which file a MINLSH_E_CORRUPT is about: 1 when INDEX itself reads as an
+ * index file and has a journal beside it (the journal is to blame). */
+static int store_file_sound(const char *path) {
+    minlsh_index *ix = NULL;
+    cli_buf jp = {NULL, 0, 0};
+    struct stat st;
+    int sound = minlsh_index_map(&ix, path, NULL) == 0;
+    minlsh_index_free(ix);
+    buf_adds(&jp, path);
+    buf_adds(&jp, ".journal");
+    buf_addc(&jp, '\0');
+    sound = sound && stat(jp.p, &st) == 0;
+    buf_free(&jp);
+    return sound;
+}
+
+/* The message for a store that would not open; CLI_FAILED. */
+static int store_open_error(const char *path, int rc, const cli_opts *o, int err) {
+    if (rc == MINLSH_E_NOMEM) cli_die_lib(path, rc);
+    if (rc == MINLSH_E_BUSY) {
+        cli_msg("%s: gave up waiting for the shared lock on %s.lock after %g s: another "
+                "process is writing the index (--lock-timeout sets the wait)", path, path,
+                o->lock_timeout_ms / 1000.0);
+    } else if (rc == MINLSH_E_CORRUPT && store_file_sound(path)) {
+        cli_msg("%s.journal: %s (%s): a damaged record lies before records that were "
+                "committed, or the journal does not extend %s; it was left as it is (copy "
+                "it aside before repairing it)", path, minlsh_strerror(rc),
+                minlsh_error_name(rc), path);
+    } else if (rc == MINLSH_E_CORRUPT) {
+        cli_msg("%s: %s (%s): the index file is damaged; it was left as it is", path,
+                minlsh_strerror(rc), minlsh_error_name(rc));
+    } else if (rc == MINLSH_E_FORMAT) {
+        cli_msg("%s: %s (%s): not an index made by 'minlsh index create'", path,
+                minlsh_strerror(rc), minlsh_error_name(rc));
+    } else {
+        cli_msg("%s: %s (%s)%s%s", path, minlsh_strerror(rc), minlsh_error_name(rc),
+                rc == MINLSH_E_IO && err ? ": " : "", rc == MINLSH_E_IO && err ? strerror(err) : "");
+    }
+    return CLI_FAILED;
+}
+
+/* Why the key does not open the store: which key it was made with (the
+ * default key gives its config id, or not) and what to give. */
+static int store_key_error(const char *path, const cli_opts *o) {
+    minlsh_store_options so;
+    minlsh_store *st = NULL;
+    cli_buf desc = {NULL, 0, 0};
+    const minlsh_shingler *sh;
+    int made_custom, rc;
+    (void)minlsh_store_options_init(&so, MINLSH_STORE_OPTIONS_VERSION);
+    so.flags = MINLSH_STORE_READONLY | MINLSH_STORE_ANY_KEY | MINLSH_STORE_NO_LOCK;
+    rc = minlsh_store_open(&st, path, &so);
+    if (rc != 0) return store_open_error(path, MINLSH_E_MISMATCH, o, 0);
+    made_custom = minlsh_store_key_matches(st) != 1;
+    sh = minlsh_store_view_shingler(st);
+    opts_describe_shingle(&desc, minlsh_shingler_unit(sh), minlsh_shingler_k(sh));
+    buf_adds(&desc, ", normalize ");
+    opts_describe_flags(&desc, minlsh_shingler_flags(sh));
+    buf_addc(&desc, '\0');
+    /* The file keeps no key, only the config id: one the default key does
+     * not give comes from a custom key or from shingling options changed
+     * in the file since. */
+    if (made_custom && !o->custom_key)
+        cli_msg("%s: %s (%s): the index was made with a custom --key, or the shingling "
+                "options stored in the index (shingle %s) were changed since; give the same "
+                "key as to 'index create'", path, minlsh_strerror(MINLSH_E_MISMATCH),
+                minlsh_error_name(MINLSH_E_MISMATCH), desc.p);
+    else if (!made_custom && o->custom_key)
+        cli_msg("%s: %s (%s): the index was made with the default key; do not give --key",
+                path, minlsh_strerror(MINLSH_E_MISMATCH), minlsh_error_name(MINLSH_E_MISMATCH));
+    else
+        cli_msg("%s: %s (%s): the --key given, or the shingling options stored in the "
+                "index (shingle %s), differ from those the index was made with; give the "
+                "same --key as to 'index create'", path, minlsh_strerror(MINLSH_E_MISMATCH),
+                minlsh_error_name(MINLSH_E_MISMATCH), desc.p);
+    buf_free(&desc);
+    minlsh_store_free(st);
+    return CLI_FAILED;
+}
+
+/* Open INDEX read-only through the store, with --key (any_key: without
+ * checking it, to describe the index), waiting for its shared lock as
+ * --lock-timeout says and saying so when the wait is long. A reader that
+ * cannot create INDEX.lock (a read-only folder) reads without it: every
+ * write of a store is a rename or a committed append. */
+static int store_open_read(minlsh_store **out, const char *path, const cli_opts *o,
+                           int any_key) {
+    minlsh_store_options so;
+    uint32_t wait = o->lock_timeout_ms, first = wait < 1000 ? wait : 1000;
+    int rc, err;
+    *out = NULL;
+    if ((rc = index_check_path(path)) != 0) return rc;
+    cli_guard_mapped(path);
+    (void)minlsh_store_options_init(&so, MINLSH_STORE_OPTIONS_VERSION);
+    so.flags = MINLSH_STORE_READONLY | (any_key ? MINLSH_STORE_ANY_KEY : 0u) |
+               (o->no_lock ? MINLSH_STORE_NO_LOCK : 0u);
+    so.key = o->custom_key ? o->key : NULL;
+    so.max_document_bytes = o->max_doc_size;
+    so.lock_timeout_ms = first > 0 ? first : 1; /* the store's 0 is "no limit" */
+    errno = 0;
+    rc = minlsh_store_open(out, path, &so);
+    if (rc == MINLSH_E_BUSY && wait > first) {
+        if (!o->quiet)
+            cli_msg("%s: waiting for the lock on %s.lock (another process holds it)", path,
+                    path);
+        so.lock_timeout_ms = wait == MINLSH_LOCK_WAIT_FOREVER ? 0 : wait - first;
+        rc = minlsh_store_open(out, path, &so);
+    }
+    err = errno;
+    if (rc == MINLSH_E_IO && !o->no_lock && (err == EACCES || err == EROFS || err == EPERM)) {
+        so.flags |= MINLSH_STORE_NO_LOCK;
+        errno = 0;
+        rc = minlsh_store_open(out, path, &so);
+        err = errno;
+    }
+    if (rc == MINLSH_E_MISMATCH) return store_key_error(path, o);
+    if (rc != 0) return store_open_error(path, rc, o, err);
+    return 0;
+}
+
+/* A document's name as the store keeps it (a JSON token) into *b. */
+static cli_name store_name(const minlsh_store *st, uint64_t id, cli_buf *b, const char *path) {
+    cli_name nm;
+    size_t n = 0;
+    int rc;
+    buf_clear(b);
+    rc = minlsh_store_copy_name(st, id, b->p, b->cap, &n);
+    if (rc == MINLSH_E_BUFSIZE) {
+        buf_reserve(b, n);
+        rc = minlsh_store_copy_name(st, id, b->p, b->cap, &n);
+    }
+    if (rc != 0) cli_die_lib(path, rc);
+    b->n = n;
+    nm.s = b->p;
+    nm.n = n;
+    nm.json = 1;
+    return nm;
 }
 
 /* ---- index create ------------------------------------------------------- */
@@ -808,24 +956,32 @@ int cmd_index_add(cli_opts *o) {
 
 typedef struct query_ctx {
     const cli_opts *o;
-    cli_index *x;
+    const char *path;
+    const minlsh_store *st;
     uint32_t k;
     double threshold;
     uint64_t *ids;
     double *sims;
     size_t cap;
+    cli_buf name;
     uint64_t matches;
 } query_ctx;
 
 static int query_on_doc(void *ctx, const doc_view *d) {
     query_ctx *c = ctx;
     size_t n = 0, i;
-    int rc = query_all(c->x->index, d->sig, c->k, &c->ids, &c->sims, &c->cap, &n);
-    if (rc != 0) cli_die_lib(c->x->path, rc);
+    int rc = minlsh_store_candidates(c->st, d->sig, c->k, c->ids, c->sims, c->cap, &n);
+    if (rc == MINLSH_E_BUFSIZE) {
+        void *v = c->ids;
+        xgrow(&v, &c->cap, n, sizeof *c->ids);
+        c->ids = v;
+        c->sims = xreallocarray(c->sims, c->cap, sizeof *c->sims);
+        rc = minlsh_store_candidates(c->st, d->sig, c->k, c->ids, c->sims, c->cap, &n);
+    }
+    if (rc != 0) cli_die_lib(c->path, rc);
     for (i = 0; i < n; i++) {
         if (!c->o->all && c->sims[i] < c->threshold) continue;
-        if (c->ids[i] >= c->x->meta.names.n) continue; /* not one of ours */
-        out_pair(stdout, c->o->format, d->name, names_get(&c->x->meta.names, (size_t)c->ids[i]),
+        out_pair(stdout, c->o->format, d->name, store_name(c->st, c->ids[i], &c->name, c->path),
                  c->sims[i], 0, 0);
         c->matches++;
     }
@@ -833,28 +989,45 @@ static int query_on_doc(void *ctx, const doc_view *d) {
 }
 
 int cmd_index_query(cli_opts *o) {
-    cli_index x;
+    minlsh_store *st;
+    const minlsh_index *ix;
+    minlsh_family *family;
     query_ctx c;
-    pipeline_stats st;
-    int rc = index_open(&x, o->args[0], o, o, MINLSH_LOCK_SHARED);
+    pipeline_cfg cfg;
+    pipeline_stats ps;
+    const char *path = o->args[0];
+    int rc = store_open_read(&st, path, o, 0);
     if (rc != 0) return rc;
+    ix = minlsh_store_view_index(st);
+    family = cli_family_new(minlsh_index_k(ix), minlsh_index_seed(ix), minlsh_index_scheme(ix));
     memset(&c, 0, sizeof c);
     c.o = o;
-    c.x = &x;
-    c.k = minlsh_index_k(x.index);
-    c.threshold = (o->given & OPT(O_THRESHOLD)) ? o->threshold : x.meta.threshold;
+    c.path = path;
+    c.st = st;
+    c.k = minlsh_index_k(ix);
+    c.threshold = (o->given & OPT(O_THRESHOLD)) ? o->threshold : minlsh_store_threshold(st);
     out_pairs_header(stdout, o->format, 0);
-    run_docs(o, &x, NULL, query_on_doc, &c, "index query:", &st);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.o = o;
+    cfg.shingler = minlsh_store_view_shingler(st);
+    cfg.family = family;
+    cfg.pool = cli_pool_new(o->threads);
+    cfg.on_doc = query_on_doc;
+    cfg.ctx = &c;
+    pipeline_run_paths(&cfg, o->args + 1, o->n_args - 1, "index query:", &ps);
+    minlsh__pool_free(cfg.pool);
     if (!o->quiet) {
         fflush(stdout);
         cli_msg("%llu query document%s, %llu match%s in %s (threshold %g%s)",
-                (unsigned long long)st.docs, cli_plural(st.docs),
-                (unsigned long long)c.matches, c.matches == 1 ? "" : "es", x.path,
-                c.threshold, o->all ? ", --all" : "");
+                (unsigned long long)ps.docs, cli_plural(ps.docs),
+                (unsigned long long)c.matches, c.matches == 1 ? "" : "es", path, c.threshold,
+                o->all ? ", --all" : "");
     }
     free(c.ids);
     free(c.sims);
-    index_close(&x);
+    buf_free(&c.name);
+    minlsh_family_free(family);
+    minlsh_store_free(st);
     return cli_finish_stdout(cli_input_failures() ? CLI_FAILED : CLI_OK);
 }
 
@@ -862,10 +1035,10 @@ int cmd_index_query(cli_opts *o) {
 
 /* The bucket histogram and memory, from the library's own count over the
  * band tables (minlsh_index_copy_stats). */
-static void print_histogram(const cli_index *x) {
+static void print_histogram(const minlsh_index *ix, const char *path) {
     minlsh_index_stats st;
-    int c, top = 0, rc = minlsh_index_copy_stats(&st, x->index);
-    if (rc != 0) cli_die_lib(x->path, rc);
+    int c, top = 0, rc = minlsh_index_copy_stats(&st, ix);
+    if (rc != 0) cli_die_lib(path, rc);
     printf("distinct signatures  %llu\n", (unsigned long long)st.signatures);
     printf("buckets              %llu in %u bands, largest %llu\n",
            (unsigned long long)st.buckets, (unsigned)st.bands,
@@ -887,40 +1060,36 @@ static void print_histogram(const cli_index *x) {
 }
 
 int cmd_index_stats(cli_opts *o) {
-    cli_index x;
-    struct stat st;
-    uint64_t config_id;
+    minlsh_store *st;
+    const minlsh_index *ix;
+    const minlsh_shingler *sh;
+    struct stat fs;
     cli_buf desc = {NULL, 0, 0};
-    int rc = index_open(&x, o->args[0], NULL, o, MINLSH_LOCK_SHARED);
+    const char *path = o->args[0];
+    int rc = store_open_read(&st, path, o, 1);
     if (rc != 0) return rc;
-    config_id = minlsh_index_config_id(x.index);
-    printf("index                %s\n", x.path);
-    printf("documents            %llu\n", (unsigned long long)minlsh_index_count(x.index));
-    printf("signature (k)        %u\n", (unsigned)minlsh_index_k(x.index));
-    printf("bands (b)            %u\n", (unsigned)minlsh_index_bands(x.index));
-    printf("rows (r)             %u\n", (unsigned)minlsh_index_rows(x.index));
-    printf("seed                 %llu\n", (unsigned long long)minlsh_index_seed(x.index));
-    printf("scheme               %s\n", opts_scheme_name(minlsh_index_scheme(x.index)));
-    printf("config id            %016llx\n", (unsigned long long)config_id);
-    if (x.has_meta) {
-        opts_describe_shingle(&desc, x.meta.unit, x.meta.shingle_k);
-        printf("shingle              %s\n", desc.p);
-        buf_clear(&desc);
-        opts_describe_flags(&desc, x.meta.flags);
-        printf("normalize            %s\n", desc.p);
-        printf("key                  %s\n", x.meta.custom_key ? "custom" : "default");
-        printf("threshold            %g\n", x.meta.threshold);
-        if (x.meta.plan[0]) printf("banding chosen by    %s\n", x.meta.plan);
-        print_histogram(&x);
-    } else if (x.meta_err[0])
-        printf("metadata             damaged: %s; no histogram\n", x.meta_err);
-    else
-        printf("metadata             none (not made by 'minlsh index create'); "
-               "no histogram\n");
-    if (stat(x.path, &st) == 0)
-        printf("bytes                %llu\n", (unsigned long long)st.st_size);
+    ix = minlsh_store_view_index(st);
+    sh = minlsh_store_view_shingler(st);
+    printf("index                %s\n", path);
+    printf("documents            %llu\n", (unsigned long long)minlsh_store_count(st));
+    printf("signature (k)        %u\n", (unsigned)minlsh_index_k(ix));
+    printf("bands (b)            %u\n", (unsigned)minlsh_index_bands(ix));
+    printf("rows (r)             %u\n", (unsigned)minlsh_index_rows(ix));
+    printf("seed                 %llu\n", (unsigned long long)minlsh_index_seed(ix));
+    printf("scheme               %s\n", opts_scheme_name(minlsh_index_scheme(ix)));
+    printf("config id            %016llx\n", (unsigned long long)minlsh_index_config_id(ix));
+    opts_describe_shingle(&desc, minlsh_shingler_unit(sh), minlsh_shingler_k(sh));
+    printf("shingle              %s\n", desc.p);
+    buf_clear(&desc);
+    opts_describe_flags(&desc, minlsh_shingler_flags(sh));
+    printf("normalize            %s\n", desc.p);
+    /* Opened without a key: the default key gives its config id, or not. */
+    printf("key                  %s\n", minlsh_store_key_matches(st) == 1 ? "default" : "custom");
+    printf("threshold            %g\n", minlsh_store_threshold(st));
+    print_histogram(ix, path);
+    if (stat(path, &fs) == 0) printf("bytes                %llu\n", (unsigned long long)fs.st_size);
     buf_free(&desc);
-    index_close(&x);
+    minlsh_store_free(st);
     return cli_finish_stdout(CLI_OK);
 }
 

@@ -582,7 +582,9 @@ static void test_nomem(void) {
     long nth, points = 0;
     int done = 0, sets;
     minlsh_shingleset *set = NULL;
+    minlsh_family *fam = NULL; /* the store's default family, outside the sweep */
     EXPECT_OK(minlsh_shingleset_new(&set, NULL));
+    EXPECT_OK(minlsh_family_new(&fam, 128, 1, NULL));
     for (sets = 0; sets < 2; sets++) {
         for (nth = 1; !done || nth == 1; nth++) {
             minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
@@ -615,6 +617,18 @@ static void test_nomem(void) {
             if (rc == 0) rc = minlsh_store_add_set(&r, s, set, "set", 3, 0);
             if (rc == 0) rc = minlsh_store_query_set(&r, s, set);
             if (rc == 0) rc = minlsh_store_remove_name(s, "set", 3);
+            if (rc == 0 && !sets) { /* signed by the caller */
+                uint32_t sig[128];
+                uint64_t ids[8];
+                double sims[8];
+                size_t m;
+                n = doc_text(text, sizeof text, 5, 1);
+                rc = minlsh_family_sign_text(fam, minlsh_store_view_shingler(s), text, n, sig,
+                                             128, NULL);
+                if (rc == 0) rc = minlsh_store_add_signature(&r, s, sig, 128, "sig", 3, 0);
+                if (rc == 0) rc = minlsh_store_query_signature(&r, s, sig, 128);
+                if (rc == 0) rc = minlsh_store_candidates(s, sig, 128, ids, sims, 8, &m);
+            }
             if (rc == 0) rc = minlsh_store_commit(s);
             if (rc == 0) rc = minlsh_store_refresh(s);
             if (rc == 0) rc = minlsh_store_compact(s);
@@ -637,6 +651,7 @@ static void test_nomem(void) {
         }
     }
     minlsh_shingleset_free(set);
+    minlsh_family_free(fam);
     printf("  %ld allocation-failure points\n", points);
     EXPECT(points > 50);
     remove_store(p);
