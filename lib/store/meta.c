@@ -137,6 +137,14 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
     n = minlsh__load64le(data + pos + 40);
     pos += 48;
     if (n > next) return MINLSH_E_CORRUPT;
+    if (n > 0) {
+        /* the records fill the rest of the blob: their names are what is
+         * left after the fixed part of each */
+        uint64_t fixed = sets ? 20 : 12;
+        if (n > (len - pos) / fixed) return MINLSH_E_CORRUPT;
+        rc = minlsh__store_docs_presize(s, next - 1, (size_t)n, (size_t)(len - pos - n * fixed));
+        if (rc != 0) return rc;
+    }
     for (i = 0; i < n; i++) {
         size_t nl;
         if (len - pos < 12) return MINLSH_E_CORRUPT;
@@ -147,11 +155,8 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
             (sets && len - pos - nl < 8))
             return MINLSH_E_CORRUPT;
         if (sets) set_off = minlsh__load64le(data + pos + nl);
-        if (nl > 0 && minlsh__store_name_find(s, data + pos, nl) != UINT64_MAX)
-            return MINLSH_E_CORRUPT; /* names are unique */
-        rc = minlsh__store_doc_reserve(s, id, nl);
+        rc = minlsh__store_doc_add_new(s, id, data + pos, nl, set_off); /* names are unique */
         if (rc != 0) return rc;
-        minlsh__store_doc_add(s, id, data + pos, nl, set_off);
         pos += nl + (sets ? 8 : 0);
         prev = id;
     }

@@ -104,6 +104,13 @@ int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len);
 /* Record document id (room reserved). */
 void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
                            uint64_t set_off);
+/* Loading a file: room for documents up to last_id and n_names names of
+ * name_bytes in all at once; then each added unless its name is taken
+ * (MINLSH_E_CORRUPT), in one probe. */
+int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names,
+                               size_t name_bytes);
+int minlsh__store_doc_add_new(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
+                              uint64_t set_off);
 void minlsh__store_doc_remove(minlsh_store *s, uint64_t id);
 /* The id of name, or UINT64_MAX. */
 uint64_t minlsh__store_name_find(const minlsh_store *s, const void *name, size_t len);
