@@ -1616,10 +1616,10 @@ typedef struct minlsh_store minlsh_store;
 #define MINLSH_STORE_TRUNCATE 0x10u /* with CREATE: an existing PATH is replaced
                                        by a new, empty store (journal and sets
                                        removed), under the lock */
-#define MINLSH_STORE_ANY_KEY 0x20u  /* with READONLY: open a store made with
-                                       another key (its configuration, names
-                                       and index can be read; queries return
-                                       MINLSH_E_MISMATCH) */
+#define MINLSH_STORE_ANY_KEY 0x20u  /* not with CREATE: open a store made with
+                                       another key (configuration, names and
+                                       index are read, signatures added and
+                                       queried; text and sets: MINLSH_E_MISMATCH) */
 #define MINLSH_STORE_NO_LOCK 0x40u  /* take no PATH.lock: the caller holds it
                                        (flock) for as long as the handle is used */
 
@@ -1787,14 +1787,13 @@ MINLSH_API int minlsh_store_add_signature(minlsh_store_result *result, minlsh_st
                                           const uint32_t *sig, uint32_t k, const void *name,
                                           size_t name_len, uint32_t flags);
 /* minlsh_store_query of a signed document. Errors: as
- * minlsh_store_add_signature, MINLSH_E_MISMATCH (ANY_KEY, another key). */
+ * minlsh_store_add_signature. */
 MINLSH_API int minlsh_store_query_signature(minlsh_store_result *result,
                                             const minlsh_store *store, const uint32_t *sig,
                                             uint32_t k);
 /* Every live document sharing a band with sig, ascending by id, with its
  * estimated similarity (removed documents skipped): ids[i], sims[i] for i
- * < *n_out. Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_STATE,
- * MINLSH_E_MISMATCH (ANY_KEY, another key), MINLSH_E_NOMEM,
+ * < *n_out. Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_NOMEM,
  * MINLSH_E_BUFSIZE (cap too small: *n_out = the number needed). */
 MINLSH_API int minlsh_store_candidates(const minlsh_store *store, const uint32_t *sig,
                                        uint32_t k, uint64_t *ids, double *sims, size_t cap,
@@ -1803,6 +1802,16 @@ MINLSH_API int minlsh_store_candidates(const minlsh_store *store, const uint32_t
  * borrowed until the next call that is not const on the handle; NULL for
  * NULL. It still holds removed documents until a compaction. */
 MINLSH_API const minlsh_index *minlsh_store_view_index(const minlsh_store *store);
+/* Write this handle's view as a new store at path (flags MINLSH_STORE_EXCL:
+ * MINLSH_E_EXISTS if path exists; MINLSH_STORE_TRUNCATE: replace it, its
+ * journal removed), without removed documents, under path's lock. Not for a
+ * store with MINLSH_STORE_SETS (MINLSH_E_STATE). Errors: MINLSH_E_NULL,
+ * MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_EXISTS, MINLSH_E_BUSY,
+ * MINLSH_E_NOMEM, MINLSH_E_IO. */
+MINLSH_API int minlsh_store_copy_to(const minlsh_store *store, const char *path,
+                                    uint32_t flags);
+/* The lock timeout of later calls (as lock_timeout_ms). Errors: MINLSH_E_NULL. */
+MINLSH_API int minlsh_store_set_lock_timeout(minlsh_store *store, uint32_t ms);
 /* 1 when the handle's key gives the store's config id (always, but for a
  * handle opened with MINLSH_STORE_ANY_KEY); 0 if not; MINLSH_E_NULL. */
 MINLSH_API int minlsh_store_key_matches(const minlsh_store *store);

@@ -628,6 +628,12 @@ static void test_nomem(void) {
                 if (rc == 0) rc = minlsh_store_add_signature(&r, s, sig, 128, "sig", 3, 0);
                 if (rc == 0) rc = minlsh_store_query_signature(&r, s, sig, 128);
                 if (rc == 0) rc = minlsh_store_candidates(s, sig, 128, ids, sims, 8, &m);
+                if (rc == 0) {
+                    char copy[4300];
+                    snprintf(copy, sizeof copy, "%s.copy", p);
+                    rc = minlsh_store_copy_to(s, copy, MINLSH_STORE_TRUNCATE);
+                    remove_store(copy);
+                }
             }
             if (rc == 0) rc = minlsh_store_commit(s);
             if (rc == 0) rc = minlsh_store_refresh(s);
@@ -806,9 +812,14 @@ static void test_front_end_calls(void) {
     EXPECT_ERR(minlsh_store_open(&s, p, &o), MINLSH_E_PARAM);
     /* another key: refused, or read with ANY_KEY */
     EXPECT_ERR(minlsh_store_open(&s, p, NULL), MINLSH_E_MISMATCH);
-    o.flags = MINLSH_STORE_ANY_KEY;
+    o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_ANY_KEY;
     o.key = NULL;
     EXPECT_ERR(minlsh_store_open(&s, p, &o), MINLSH_E_PARAM);
+    o.flags = MINLSH_STORE_ANY_KEY; /* a writer: signatures only */
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT_EQ_INT(minlsh_store_key_matches(s), 0);
+    EXPECT_ERR(minlsh_store_add(&r, s, "a b c d e f", 11, "t", 1, 0), MINLSH_E_MISMATCH);
+    minlsh_store_free(s);
     o.flags = MINLSH_STORE_READONLY | MINLSH_STORE_ANY_KEY;
     EXPECT_OK(minlsh_store_open(&s, p, &o));
     EXPECT_EQ_INT(minlsh_store_key_matches(s), 0);
@@ -858,6 +869,29 @@ static void test_front_end_calls(void) {
     EXPECT_OK(minlsh_store_remove(s, 0));
     EXPECT_OK(minlsh_store_candidates(s, sig, 128, ids, sims, 64, &m));
     EXPECT(m == 2 && ids[0] == 1 && ids[1] == 2);
+    {   /* a copy: the live documents under their ids, the next id kept */
+        char copy[4300];
+        uint64_t id;
+        snprintf(copy, sizeof copy, "%s.copy", p);
+        remove_store(copy);
+        EXPECT_OK(minlsh_store_copy_to(s, copy, MINLSH_STORE_EXCL));
+        EXPECT_ERR(minlsh_store_copy_to(s, copy, MINLSH_STORE_EXCL), MINLSH_E_EXISTS);
+        EXPECT_ERR(minlsh_store_copy_to(s, copy, 0), MINLSH_E_PARAM);
+        EXPECT_OK(minlsh_store_copy_to(s, copy, MINLSH_STORE_TRUNCATE));
+        EXPECT_OK(minlsh_store_open(&t, copy, NULL));
+        EXPECT_EQ_U64(minlsh_store_count(t), 2);
+        EXPECT(minlsh_store_threshold(t) == 0.6);
+        EXPECT_OK(minlsh_store_find_name(&id, t, "p0 again", 8));
+        EXPECT_EQ_U64(id, 2);
+        EXPECT_ERR(minlsh_store_find_name(&id, t, "p0", 2), MINLSH_E_NOTFOUND);
+        EXPECT_OK(minlsh_store_add_signature(&r, t, sig, 128, "p3", 2, MINLSH_STORE_ADD_ALWAYS));
+        EXPECT_EQ_U64(r.id, 3);
+        minlsh_store_free(t);
+        t = NULL;
+        remove_store(copy);
+    }
+    EXPECT_OK(minlsh_store_set_lock_timeout(s, 5));
+    EXPECT_ERR(minlsh_store_set_lock_timeout(NULL, 5), MINLSH_E_NULL);
     minlsh_store_free(s);
     /* NO_LOCK: the caller's lock is held while the handle writes */
     EXPECT_OK(minlsh_filelock_new(&lock, p, MINLSH_LOCK_EXCLUSIVE, 0, NULL));

@@ -219,6 +219,7 @@ int minlsh_store_add(minlsh_store_result *result, minlsh_store *s, const void *t
     if (s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
     if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     rc = minlsh__store_sign_text(s, &in, text, len);
     if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
     minlsh_shingleset_free(in.own);
@@ -232,6 +233,7 @@ int minlsh_store_add_set(minlsh_store_result *result, minlsh_store *s, const min
     if (s == NULL || set == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
     if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     rc = minlsh__store_sign_set(s, &in, set);
     if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
     return rc;
@@ -319,7 +321,6 @@ int minlsh_store_query_signature(minlsh_store_result *result, const minlsh_store
     int rc;
     if (result == NULL || s == NULL) return MINLSH_E_NULL;
     if (s->stale) return MINLSH_E_STATE;
-    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     rc = minlsh__store_take_signature(s, &in, sig, k);
     if (rc == 0) rc = minlsh__store_decide(s, in.sig, NULL, 0, result);
     return rc;

@@ -258,7 +258,7 @@ static int minlsh__store_read_options(minlsh_store_options *o, const minlsh_stor
          (o->flags & (MINLSH_STORE_EXCL | MINLSH_STORE_TRUNCATE)) ==
              (MINLSH_STORE_EXCL | MINLSH_STORE_TRUNCATE)))
         return MINLSH_E_PARAM;
-    if ((o->flags & MINLSH_STORE_ANY_KEY) && !(o->flags & MINLSH_STORE_READONLY))
+    if ((o->flags & MINLSH_STORE_ANY_KEY) && (o->flags & MINLSH_STORE_CREATE))
         return MINLSH_E_PARAM;
     if (o->threshold != 0.0 && !(o->threshold > 0.0 && o->threshold <= 1.0)) return MINLSH_E_PARAM;
     if (o->num_perm > MINLSH_FAMILY_K_MAX || o->scheme > MINLSH__SCHEME_MAX) return MINLSH_E_PARAM;
