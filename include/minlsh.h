@@ -1729,7 +1729,8 @@ typedef struct minlsh_store_result {
  * flags has MINLSH_STORE_ADD_ALWAYS), insert it under the next id with
  * name (name_len bytes, at most 1 MiB; may be NULL when 0) into the index
  * and the journal together. Outside begin/commit the call commits itself.
- * result may be NULL. On error the store is unchanged.
+ * result may be NULL (with MINLSH_STORE_ADD_ALWAYS no decision is made
+ * then). On error the store is unchanged.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (flags), MINLSH_E_STATE
  * (READONLY), MINLSH_E_EXISTS (the name is in the store),
  * MINLSH_E_TOOBIG (text over max_document_bytes, name over 1 MiB),

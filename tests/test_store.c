@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -910,6 +911,53 @@ static void test_front_end_calls(void) {
     remove_store(p);
 }
 
+/* One change past the compaction point (a bulk add) stops journaling and
+ * commits as a new PATH: the journal is left empty, every document is
+ * there for this handle and another, and a removal in it holds. */
+static void test_bulk_change(void) {
+    const char *p = store_path("store_bulk.st");
+    char jp[4300];
+    minlsh_store *s, *t;
+    minlsh_store_result r;
+    struct stat st;
+    uint64_t i, id;
+    int rc = 0;
+    remove_store(p);
+    snprintf(jp, sizeof jp, "%s.journal", p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    t = open_store(p, MINLSH_STORE_READONLY);
+    if (s == NULL || t == NULL) return;
+    EXPECT_OK(add_doc(s, 100000, 0, NULL)); /* committed before, in the journal */
+    EXPECT_OK(minlsh_store_begin(s));
+    for (i = 0; i < 2500 && rc == 0; i++) {
+        char text[2000], name[64];
+        size_t n = doc_text(text, sizeof text, i * 4, 0); /* 2,500 families */
+        name_of(name, sizeof name, i);
+        rc = minlsh_store_add(&r, s, text, n, name, strlen(name), MINLSH_STORE_ADD_ALWAYS);
+    }
+    EXPECT_OK(rc);
+    EXPECT_OK(minlsh_store_remove(s, 1)); /* the first of the change */
+    /* past 1 MiB of records, committed as a new file: the journal empty */
+    EXPECT_OK(minlsh_store_commit(s));
+    EXPECT(stat(jp, &st) == 0 && st.st_size == 64);
+    EXPECT_EQ_U64(minlsh_store_count(s), 2500);
+    EXPECT_OK(minlsh_store_refresh(t));
+    EXPECT_EQ_U64(minlsh_store_count(t), 2500);
+    EXPECT_ERR(minlsh_store_find_name(&id, t, "https://example.org/page/0", 26), MINLSH_E_NOTFOUND);
+    EXPECT_OK(minlsh_store_find_name(&id, t, "https://example.org/page/2499", 29));
+    EXPECT_EQ_U64(id, 2500);
+    /* the next small add is journaled again */
+    EXPECT_OK(add_doc(s, 200000, 0, &r));
+    EXPECT(r.inserted && r.id == 2501);
+    EXPECT(stat(jp, &st) == 0 && st.st_size > 64);
+    minlsh_store_free(t);
+    minlsh_store_free(s);
+    s = open_store(p, MINLSH_STORE_READONLY);
+    if (s != NULL) EXPECT_EQ_U64(minlsh_store_count(s), 2501);
+    minlsh_store_free(s);
+    remove_store(p);
+}
+
 int main(void) {
     shm_begin();
     RUN(test_create_open);
@@ -922,6 +970,7 @@ int main(void) {
     RUN(test_legacy_command_file);
     RUN(test_legacy_damaged);
     RUN(test_front_end_calls);
+    RUN(test_bulk_change);
     RUN(test_kill);
     RUN(test_nomem);
     shm_end();

@@ -165,7 +165,10 @@ static int minlsh__store_insert(minlsh_store *s, const minlsh__store_doc_in *in,
     rc = minlsh_index_insert(s->ix, id, in->sig, k);
     if (rc == MINLSH_E_EXISTS) rc = MINLSH_E_CORRUPT; /* the file has ids the store does not */
     if (rc != 0) return rc;
-    rc = minlsh_journal_append(s->jr, MINLSH_JOURNAL_INSERT, id, in->sig, k, s->rec, rec_len);
+    /* In a bulk change the commit writes the whole view: no record. */
+    if (s->bulk == NULL)
+        rc = minlsh_journal_append(s->jr, MINLSH_JOURNAL_INSERT, id, in->sig, k, s->rec, rec_len);
+    if (rc == 0 && s->bulk == NULL) rc = minlsh__store_bulk_due(s);
     if (rc != 0) {
         (void)minlsh_index_remove(s->ix, id); /* a delta document: always removable */
         return rc;
@@ -202,7 +205,13 @@ static int minlsh__store_add_signed(minlsh_store_result *result, minlsh_store *s
     if (rc != 0) return rc;
     if (name_len > 0 && minlsh__store_name_find(s, name, name_len) != UINT64_MAX)
         rc = MINLSH_E_EXISTS;
-    if (rc == 0) rc = minlsh__store_decide(s, in->sig, in->hashes, in->n, &r);
+    /* Inserted whatever the decision, and no one to tell it: not made. */
+    if (rc == 0 && result == NULL && (flags & MINLSH_STORE_ADD_ALWAYS)) {
+        memset(&r, 0, sizeof r);
+        r.novel = 1;
+    } else if (rc == 0) {
+        rc = minlsh__store_decide(s, in->sig, in->hashes, in->n, &r);
+    }
     if (rc == 0 && (r.novel || (flags & MINLSH_STORE_ADD_ALWAYS))) {
         rc = minlsh__store_insert(s, in, name, name_len, &r.id);
         if (rc == 0) r.inserted = 1;

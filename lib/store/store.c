@@ -396,6 +396,7 @@ void minlsh_store_free(minlsh_store *s) {
     a = s->alloc;
     minlsh__store_drop_view(s);
     minlsh__store_unlock(s);
+    minlsh_filelock_free(s->bulk);
     minlsh__fd_close(s->sets_fd);
     minlsh_shingler_free(s->shingler);
     minlsh_family_free(s->family);
@@ -430,6 +431,16 @@ int minlsh_store_begin(minlsh_store *s) {
  * loaded again at the next begin) and release the lock. */
 static int minlsh__store_sync(minlsh_store *s, int release) {
     int rc = 0;
+    if (s->bulk != NULL) {
+        /* a change past the compaction point: a new PATH, under the lock */
+        rc = minlsh__store_commit_bulk(s);
+        if (rc != 0) minlsh__store_drop_view(s);
+        if (rc != 0 || release) {
+            minlsh__store_unlock(s);
+            s->in_tx = 0;
+        }
+        return rc;
+    }
     if (s->sets_dirty) {
         rc = minlsh__fd_sync(s->sets_fd);
         if (rc == 0) s->sets_dirty = 0;

@@ -79,6 +79,8 @@ struct minlsh_store {
     int sets_fd;
     uint64_t sets_end;   /* where the next set goes */
     int sets_dirty;      /* sets written since the last sync */
+    minlsh_filelock *bulk; /* PATH.compact.lock while a change too large for
+                              the journal is kept out of it (compact.c) */
     uint8_t *rec;        /* a journal record's bytes */
     size_t rec_cap;
 };
@@ -139,6 +141,12 @@ void minlsh__store_unlock(minlsh_store *s);
 /* Catch up under the lock held in mode: refresh, or load the view again
  * after a compaction elsewhere. On error the lock may not be held. */
 int minlsh__store_catch_up(minlsh_store *s, uint32_t mode);
+
+/* compact.c: a change that alone passes the compaction point (a bulk add)
+ * stops journaling its inserts once PATH.compact.lock is had at once, and
+ * is committed by writing a new PATH under the lock, as a compaction. */
+int minlsh__store_bulk_due(minlsh_store *s);
+int minlsh__store_commit_bulk(minlsh_store *s);
 
 /* sets.c: PATH.sets. */
 int minlsh__store_sets_open(minlsh_store *s);
