@@ -1712,6 +1712,16 @@ typedef struct minlsh_store minlsh_store;
 #define MINLSH_STORE_SETS 0x4u     /* creation: keep each document's shingle set
                                       (PATH.sets), so that decisions use the
                                       exact Jaccard, not the estimate */
+#define MINLSH_STORE_EXCL 0x8u      /* with CREATE: MINLSH_E_EXISTS if PATH exists */
+#define MINLSH_STORE_TRUNCATE 0x10u /* with CREATE: an existing PATH is replaced
+                                       by a new, empty store (journal and sets
+                                       removed), under the lock */
+#define MINLSH_STORE_ANY_KEY 0x20u  /* not with CREATE: open a store made with
+                                       another key (configuration, names and
+                                       index are read, signatures added and
+                                       queried; text and sets: MINLSH_E_MISMATCH) */
+#define MINLSH_STORE_NO_LOCK 0x40u  /* take no PATH.lock: the caller holds it
+                                       (flock) for as long as the handle is used */
 
 #define MINLSH_STORE_OPTIONS_VERSION 1
 
@@ -1826,7 +1836,8 @@ typedef struct minlsh_store_result {
  * flags has MINLSH_STORE_ADD_ALWAYS), insert it under the next id with
  * name (name_len bytes, at most 1 MiB; may be NULL when 0) into the index
  * and the journal together. Outside begin/commit the call commits itself.
- * result may be NULL. On error the store is unchanged.
+ * result may be NULL (with MINLSH_STORE_ADD_ALWAYS no decision is made
+ * then). On error the store is unchanged.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (flags), MINLSH_E_STATE
  * (READONLY), MINLSH_E_EXISTS (the name is in the store),
  * MINLSH_E_TOOBIG (text over max_document_bytes, name over 1 MiB),
@@ -1873,6 +1884,45 @@ MINLSH_API uint64_t minlsh_store_count(const minlsh_store *store);
 MINLSH_API double minlsh_store_threshold(const minlsh_store *store);
 /* The store's shingler, borrowed for the handle's life (NULL for NULL). */
 MINLSH_API const minlsh_shingler *minlsh_store_view_shingler(const minlsh_store *store);
+
+/* minlsh_store_add of a document the caller signed with the store's
+ * family (k, seed and scheme of minlsh_store_view_index; its shingler
+ * minlsh_store_view_shingler), so that signing can run on other threads.
+ * Errors: as minlsh_store_add; MINLSH_E_PARAM (k is not the store's),
+ * MINLSH_E_STATE also for a store with MINLSH_STORE_SETS (exact decisions
+ * need the set: minlsh_store_add_set). */
+MINLSH_API int minlsh_store_add_signature(minlsh_store_result *result, minlsh_store *store,
+                                          const uint32_t *sig, uint32_t k, const void *name,
+                                          size_t name_len, uint32_t flags);
+/* minlsh_store_query of a signed document. Errors: as
+ * minlsh_store_add_signature. */
+MINLSH_API int minlsh_store_query_signature(minlsh_store_result *result,
+                                            const minlsh_store *store, const uint32_t *sig,
+                                            uint32_t k);
+/* Every live document sharing a band with sig, ascending by id, with its
+ * estimated similarity (removed documents skipped): ids[i], sims[i] for i
+ * < *n_out. Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_NOMEM,
+ * MINLSH_E_BUFSIZE (cap too small: *n_out = the number needed). */
+MINLSH_API int minlsh_store_candidates(const minlsh_store *store, const uint32_t *sig,
+                                       uint32_t k, uint64_t *ids, double *sims, size_t cap,
+                                       size_t *n_out);
+/* The store's band index (k, seed, scheme, bands, rows, config id, stats),
+ * borrowed until the next call that is not const on the handle; NULL for
+ * NULL. It still holds removed documents until a compaction. */
+MINLSH_API const minlsh_index *minlsh_store_view_index(const minlsh_store *store);
+/* Write this handle's view as a new store at path (flags MINLSH_STORE_EXCL:
+ * MINLSH_E_EXISTS if path exists; MINLSH_STORE_TRUNCATE: replace it, its
+ * journal removed), without removed documents, under path's lock. Not for a
+ * store with MINLSH_STORE_SETS (MINLSH_E_STATE). Errors: MINLSH_E_NULL,
+ * MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_EXISTS, MINLSH_E_BUSY,
+ * MINLSH_E_NOMEM, MINLSH_E_IO. */
+MINLSH_API int minlsh_store_copy_to(const minlsh_store *store, const char *path,
+                                    uint32_t flags);
+/* The lock timeout of later calls (as lock_timeout_ms). Errors: MINLSH_E_NULL. */
+MINLSH_API int minlsh_store_set_lock_timeout(minlsh_store *store, uint32_t ms);
+/* 1 when the handle's key gives the store's config id (always, but for a
+ * handle opened with MINLSH_STORE_ANY_KEY); 0 if not; MINLSH_E_NULL. */
+MINLSH_API int minlsh_store_key_matches(const minlsh_store *store);
 
 /* 1 when the journal has grown past max(1 MiB, 1/32 of PATH), the point
  * where compacting pays; 0 if not; MINLSH_E_NULL. */

@@ -10,15 +10,6 @@ $(BUILD)/tests/test_json: tests/test_json.c tests/testlib.h programs/cli.h \
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< $(TEST_PROG_SRC_test_json) -o $@ $(STATIC_LIB) $(LDFLAGS) -lm
 
-TEST_PROG_SRC_test_index_meta := programs/index_meta.c programs/names.c programs/opts.c \
-  programs/json.c programs/utf8.c programs/util.c programs/progress.c
-
-$(BUILD)/tests/test_index_meta: tests/test_index_meta.c tests/testlib.h programs/cli.h \
-  $(TEST_PROG_SRC_test_index_meta) $(STATIC_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< $(TEST_PROG_SRC_test_index_meta) -o $@ $(STATIC_LIB) \
-	  $(LDFLAGS) -lm
-
 TEST_PROG_SRC_test_names := programs/names.c programs/util.c programs/progress.c \
   programs/utf8.c
 

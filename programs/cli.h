@@ -18,10 +18,10 @@
  *   names.c       document names (paths or JSON ids) with duplicate detection
  *   output.c      text, TSV and JSON Lines writers for pairs and clusters
  *   progress.c    the progress line on standard error
- *   index_meta.c  the command's metadata in an index file (names, options)
  *   dedup.c       minlsh dedup
  *   params.c      minlsh params
- *   index.c       minlsh index create, add, query, stats, merge
+ *   index.c       minlsh index create, add, query, stats, merge, compact, remove
+ *                 (I/O around minlsh_store)
  *   sig.c         minlsh sig
  */
 #ifndef MINLSH_CLI_H
@@ -469,34 +469,6 @@ void names_append(name_table *t, const char *s, size_t n, int json);
 /* 1 if the name is there (its number in *i if not NULL), else 0. */
 int names_find(const name_table *t, const char *s, size_t n, int json, size_t *i);
 void names_free(name_table *t);
-
-/* ---- index_meta.c ------------------------------------------------------- */
-
-/* What the command keeps in an index's metadata blob besides what the
- * library stores (docs/cli.md, "Index metadata format"). */
-typedef struct index_meta {
-    uint32_t unit, shingle_k, flags;
-    int custom_key; /* made with --key (the key itself is never stored) */
-    double threshold;
-    uint32_t scheme; /* MINLSH_SCHEME_*: a line "scheme=oph" unless classic */
-    char plan[16];
-    name_table names; /* name i is the document with index id i */
-} index_meta;
-
-/* Append m as metadata text (k and seed are informative copies; the scheme
- * is written only when not classic, so classic indexes keep their bytes). */
-void index_meta_build(cli_buf *b, const index_meta *m, uint32_t k, uint64_t seed);
-/* Parse data[0..n) into m (initialised here). Returns 0; 1 if it is not
- * this command's metadata (no magic line); -1 if it is but is damaged, with
- * what is wrong in err. On non-zero m holds no names. */
-int index_meta_parse(index_meta *m, const char *data, size_t n, char *err,
-                     size_t errcap);
-/* The same; searchable 0 (a reader that gets names by number only) keeps
- * the names without hashing them or checking them for duplicates (every
- * other check is made). */
-int index_meta_parse_names(index_meta *m, const char *data, size_t n, int searchable,
-                           char *err, size_t errcap);
-void index_meta_free(index_meta *m);
 
 /* ---- output.c ----------------------------------------------------------- */
 

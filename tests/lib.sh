@@ -15,6 +15,10 @@
 #   has NAME FILE RE     FILE has a line matching the extended RE
 #   line NAME FILE LINE  FILE has exactly this line
 #   nothing NAME FILE RE FILE has no line matching RE
+#   same_index A B PATH...  indexes A and B hold the same documents under the
+#                        same names (stats but the path, size and memory;
+#                        every candidate of PATH's documents): ids and file
+#                        bytes may differ, as a store never renumbers
 #   finish               remove $tmp, print "NAME: N passed, M failed" (the
 #                        line tests/run.sh adds up), exit 1 if any failed
 
@@ -52,6 +56,17 @@ run() {
 
 has() {
     if grep -Eq -- "$3" "$2"; then ok "$1"; else ko "$1" "no '$3' in:" "$(head -n 6 "$2")"; fi
+}
+
+same_index() {
+    tl_a=$1 tl_b=$2
+    shift 2
+    "$M" index stats "$tl_a" 2>&1 | grep -Ev '^(index|bytes|memory when loaded) ' > "$tmp/same.a"
+    "$M" index stats "$tl_b" 2>&1 | grep -Ev '^(index|bytes|memory when loaded) ' > "$tmp/same.b"
+    cmp -s "$tmp/same.a" "$tmp/same.b" || return 1
+    "$M" index query -q --all --format tsv "$tl_a" "$@" 2>&1 | sort > "$tmp/same.a"
+    "$M" index query -q --all --format tsv "$tl_b" "$@" 2>&1 | sort > "$tmp/same.b"
+    [ -s "$tmp/same.a" ] && cmp -s "$tmp/same.a" "$tmp/same.b"
 }
 
 line() {

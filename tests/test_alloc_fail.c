@@ -1101,7 +1101,9 @@ static int listed(const char *name) {
             "store_query_set", "store_remove", "store_remove_name", "store_sync",
             "store_commit", "store_refresh", "store_compact", "store_free",
             "store_options_init", "store_count", "store_threshold", "store_view_shingler",
-            "store_find_name", "store_copy_name", "store_compact_due", "store_rollback"};
+            "store_find_name", "store_copy_name", "store_compact_due", "store_rollback",
+            "store_add_signature", "store_query_signature", "store_candidates",
+            "store_view_index", "store_key_matches", "store_copy_to", "store_set_lock_timeout"};
         for (i = 0; i < sizeof store_fns / sizeof store_fns[0]; i++)
             if (strcmp(store_fns[i], name) == 0) return 1;
         return 0;

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -636,7 +637,9 @@ static void test_nomem(void) {
     long nth, points = 0;
     int done = 0, sets;
     minlsh_shingleset *set = NULL;
+    minlsh_family *fam = NULL; /* the store's default family, outside the sweep */
     EXPECT_OK(minlsh_shingleset_new(&set, NULL));
+    EXPECT_OK(minlsh_family_new(&fam, 128, 1, NULL));
     for (sets = 0; sets < 2; sets++) {
         for (nth = 1; !done || nth == 1; nth++) {
             minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
@@ -669,6 +672,24 @@ static void test_nomem(void) {
             if (rc == 0) rc = minlsh_store_add_set(&r, s, set, "set", 3, 0);
             if (rc == 0) rc = minlsh_store_query_set(&r, s, set);
             if (rc == 0) rc = minlsh_store_remove_name(s, "set", 3);
+            if (rc == 0 && !sets) { /* signed by the caller */
+                uint32_t sig[128];
+                uint64_t ids[8];
+                double sims[8];
+                size_t m;
+                n = doc_text(text, sizeof text, 5, 1);
+                rc = minlsh_family_sign_text(fam, minlsh_store_view_shingler(s), text, n, sig,
+                                             128, NULL);
+                if (rc == 0) rc = minlsh_store_add_signature(&r, s, sig, 128, "sig", 3, 0);
+                if (rc == 0) rc = minlsh_store_query_signature(&r, s, sig, 128);
+                if (rc == 0) rc = minlsh_store_candidates(s, sig, 128, ids, sims, 8, &m);
+                if (rc == 0) {
+                    char copy[4300];
+                    snprintf(copy, sizeof copy, "%s.copy", p);
+                    rc = minlsh_store_copy_to(s, copy, MINLSH_STORE_TRUNCATE);
+                    remove_store(copy);
+                }
+            }
             if (rc == 0) rc = minlsh_store_commit(s);
             if (rc == 0) rc = minlsh_store_refresh(s);
             if (rc == 0) rc = minlsh_store_compact(s);
@@ -695,8 +716,303 @@ static void test_nomem(void) {
         }
     }
     minlsh_shingleset_free(set);
+    minlsh_family_free(fam);
     printf("  %ld allocation-failure points\n", points);
     EXPECT(points > 50);
+    remove_store(p);
+}
+
+/* Read a whole small file into buf (NUL-terminated); its length. */
+static size_t slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    if (f != NULL) {
+        n = fread(buf, 1, cap - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+/* An index the command wrote before the store (tests/golden/legacy_index:
+ * text metadata with two names, a journal with three more) opens, answers,
+ * takes adds and removals, and after a compaction is a store like any. */
+static void test_legacy_command_file(void) {
+    static const char *const names[] = {"\"fox.txt\"", "\"board.txt\"", "\"a\\\"quoted\"", "42",
+                                        "\"fox2.txt\""};
+    const char *p = store_path("legacy.mlsh");
+    char jp[4300], text[512], name[64];
+    minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+    minlsh_store *s = NULL;
+    minlsh_store_result r;
+    uint64_t id;
+    size_t i, n;
+    remove_store(p);
+    snprintf(jp, sizeof jp, "%s.journal", p);
+    EXPECT(copy_file(tl_data_path("golden/legacy_index/legacy.mlsh"), p) == 0);
+    EXPECT(copy_file(tl_data_path("golden/legacy_index/legacy.mlsh.journal"), jp) == 0);
+    /* its configuration is the file's: word 3-shingles, lowercase, 0.8 */
+    o.num_perm = 64;
+    EXPECT_ERR(minlsh_store_open(&s, p, &o), MINLSH_E_MISMATCH);
+    s = open_store(p, MINLSH_STORE_READONLY);
+    if (s == NULL) return;
+    EXPECT_EQ_U64(minlsh_store_count(s), 5);
+    EXPECT(minlsh_store_threshold(s) == 0.8);
+    EXPECT_EQ_INT((int)minlsh_shingler_k(minlsh_store_view_shingler(s)), 3);
+    EXPECT_EQ_INT((int)minlsh_shingler_flags(minlsh_store_view_shingler(s)),
+                  (int)(MINLSH_NORM_CASEFOLD | MINLSH_NORM_CJK_WORDS));
+    EXPECT_EQ_INT((int)minlsh_index_bands(minlsh_store_view_index(s)), 18);
+    for (i = 0; i < 5; i++) {
+        EXPECT_OK(minlsh_store_find_name(&id, s, names[i], strlen(names[i])));
+        EXPECT_EQ_U64(id, i);
+    }
+    n = slurp(tl_data_path("golden/legacy_index/fox.txt"), text, sizeof text);
+    EXPECT_OK(minlsh_store_query(&r, s, text, n));
+    EXPECT(!r.novel && r.match == 0 && r.similarity == 1.0);
+    minlsh_store_free(s);
+    /* a writer adds to the old journal, removes, and compacts */
+    s = open_store(p, 0);
+    if (s == NULL) return;
+    n = slurp(tl_data_path("golden/legacy_index/board.txt"), text, sizeof text);
+    EXPECT_OK(minlsh_store_add(&r, s, text, n, "\"again\"", 7, 0));
+    EXPECT(!r.inserted && r.match == 1);
+    EXPECT_OK(minlsh_store_add(&r, s, "a page of its own about winter", 30, "\"own\"", 5, 0));
+    EXPECT(r.inserted && r.id == 5);
+    EXPECT_OK(minlsh_store_remove_name(s, "42", 2));
+    EXPECT_OK(minlsh_store_compact(s));
+    minlsh_store_free(s);
+    s = open_store(p, MINLSH_STORE_READONLY);
+    if (s == NULL) return;
+    EXPECT_EQ_U64(minlsh_store_count(s), 5);
+    EXPECT_ERR(minlsh_store_find_name(&id, s, "42", 2), MINLSH_E_NOTFOUND);
+    EXPECT_OK(minlsh_store_find_name(&id, s, "\"own\"", 5));
+    EXPECT_EQ_U64(id, 5);
+    EXPECT_OK(minlsh_store_copy_name(s, 4, name, sizeof name, &n));
+    EXPECT(n == 10 && memcmp(name, "\"fox2.txt\"", 10) == 0);
+    minlsh_store_free(s);
+    /* the compacted file has the store's metadata, not the text */
+    n = slurp(p, text, sizeof text);
+    EXPECT(n > 0);
+    remove_store(p);
+}
+
+/* Damaged text metadata is MINLSH_E_CORRUPT, not another format. */
+static void test_legacy_damaged(void) {
+    const char *p = store_path("legacy_bad.mlsh");
+    minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
+    minlsh_shingler *sh = NULL;
+    minlsh_family *fam = NULL;
+    minlsh_index *ix = NULL;
+    minlsh_store *s = NULL;
+    uint64_t cid = 0;
+    static const char *const metas[] = {
+        "minlsh-cli-index 1\nshingle=word:3\nnormalize=none\nthreshold=0.8\ndocuments=1\n\n\"a\"\n",
+        "minlsh-cli-index 1\nshingle=word:3\nnormalize=bogus\nthreshold=0.8\ndocuments=0\n\n",
+        "minlsh-cli-index 1\nshingle=word:3\nnormalize=none\nthreshold=0.8\ndocuments=2\n\n\"a\"\n\"a\"\n",
+        "minlsh-cli-index 1\nshingle=word:3\nnormalize=none\nthreshold=0.8\n",
+    };
+    size_t i;
+    so.k = 3;
+    so.flags = 0;
+    EXPECT_OK(minlsh_shingler_new(&sh, &so, NULL));
+    EXPECT_OK(minlsh_shingler_config_id(&cid, sh));
+    EXPECT_OK(minlsh_family_new(&fam, 128, 1, NULL));
+    for (i = 0; i < sizeof metas / sizeof *metas; i++) {
+        uint32_t sig[128];
+        remove_store(p);
+        EXPECT_OK(minlsh_index_new(&ix, fam, cid, 16, 8, NULL));
+        /* the first names one document the index does not hold */
+        if (i == 2) {
+            EXPECT_OK(minlsh_family_sign_text(fam, sh, "x y z", 5, sig, 128, NULL));
+            EXPECT_OK(minlsh_index_insert(ix, 0, sig, 128));
+            EXPECT_OK(minlsh_family_sign_text(fam, sh, "x y w", 5, sig, 128, NULL));
+            EXPECT_OK(minlsh_index_insert(ix, 1, sig, 128));
+        }
+        EXPECT_OK(minlsh_index_set_metadata(ix, metas[i], strlen(metas[i])));
+        EXPECT_OK(minlsh_index_save_mapped(ix, p));
+        minlsh_index_free(ix);
+        ix = NULL;
+        {
+            int rc = minlsh_store_open(&s, p, NULL);
+            EXPECT_MSG(rc == MINLSH_E_CORRUPT, "metadata %zu: %s", i, minlsh_error_name(rc));
+        }
+        minlsh_store_free(s);
+        s = NULL;
+    }
+    minlsh_family_free(fam);
+    minlsh_shingler_free(sh);
+    remove_store(p);
+}
+
+/* EXCL and TRUNCATE; ANY_KEY reads a store of another key but answers no
+ * query; NO_LOCK leaves PATH.lock to the caller; a signature signed
+ * elsewhere is added and queried like the text; candidates skip removed
+ * documents. */
+static void test_front_end_calls(void) {
+    const char *p = store_path("store_front.st");
+    minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+    minlsh_store *s = NULL, *t = NULL;
+    minlsh_store_result r, rt;
+    minlsh_filelock *lock = NULL;
+    uint8_t key[16] = {9, 8, 7};
+    uint32_t sig[128];
+    uint64_t ids[64];
+    double sims[64];
+    char text[2000];
+    size_t n, m;
+    remove_store(p);
+    o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_EXCL;
+    o.key = key;
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT_OK(add_doc(s, 0, 0, NULL));
+    minlsh_store_free(s);
+    EXPECT_ERR(minlsh_store_open(&s, p, &o), MINLSH_E_EXISTS);
+    o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_EXCL | MINLSH_STORE_TRUNCATE;
+    EXPECT_ERR(minlsh_store_open(&s, p, &o), MINLSH_E_PARAM);
+    /* another key: refused, or read with ANY_KEY */
+    EXPECT_ERR(minlsh_store_open(&s, p, NULL), MINLSH_E_MISMATCH);
+    o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_ANY_KEY;
+    o.key = NULL;
+    EXPECT_ERR(minlsh_store_open(&s, p, &o), MINLSH_E_PARAM);
+    o.flags = MINLSH_STORE_ANY_KEY; /* a writer: signatures only */
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT_EQ_INT(minlsh_store_key_matches(s), 0);
+    EXPECT_ERR(minlsh_store_add(&r, s, "a b c d e f", 11, "t", 1, 0), MINLSH_E_MISMATCH);
+    minlsh_store_free(s);
+    o.flags = MINLSH_STORE_READONLY | MINLSH_STORE_ANY_KEY;
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT_EQ_INT(minlsh_store_key_matches(s), 0);
+    EXPECT_EQ_U64(minlsh_store_count(s), 1);
+    EXPECT_ERR(minlsh_store_query(&r, s, "a b c d e f", 11), MINLSH_E_MISMATCH);
+    minlsh_store_free(s);
+    /* TRUNCATE: a new, empty store with the new options */
+    o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_TRUNCATE;
+    o.key = NULL;
+    o.threshold = 0.6;
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT_EQ_U64(minlsh_store_count(s), 0);
+    EXPECT(minlsh_store_threshold(s) == 0.6);
+    EXPECT_EQ_INT(minlsh_store_key_matches(s), 1);
+    /* signed by the caller: the same decisions as from the text */
+    n = doc_text(text, sizeof text, 0, 0);
+    {
+        minlsh_family *fam = NULL;
+        const minlsh_index *ix = minlsh_store_view_index(s);
+        EXPECT_OK(minlsh_family_new_scheme(&fam, minlsh_index_k(ix), minlsh_index_seed(ix),
+                                           minlsh_index_scheme(ix), NULL));
+        EXPECT_OK(minlsh_family_sign_text(fam, minlsh_store_view_shingler(s), text, n, sig,
+                                          128, NULL));
+        minlsh_family_free(fam);
+    }
+    EXPECT_ERR(minlsh_store_add_signature(&r, s, sig, 64, "p0", 2, 0), MINLSH_E_PARAM);
+    EXPECT_OK(minlsh_store_add_signature(&r, s, sig, 128, "p0", 2, 0));
+    EXPECT(r.inserted && r.id == 0);
+    EXPECT_ERR(minlsh_store_add_signature(&r, s, sig, 128, "p0", 2, 0), MINLSH_E_EXISTS);
+    {   /* a near-duplicate, from the text, added all the same */
+        char near[2000];
+        size_t nn = doc_text(near, sizeof near, 1, 4);
+        EXPECT_OK(minlsh_store_add(&r, s, near, nn, "p1", 2, MINLSH_STORE_ADD_ALWAYS));
+        EXPECT(r.inserted && r.id == 1 && !r.novel);
+    }
+    EXPECT_OK(minlsh_store_add(&r, s, text, n, "p0 again", 8, MINLSH_STORE_ADD_ALWAYS));
+    EXPECT(r.inserted && r.id == 2 && r.match == 0 && r.similarity == 1.0);
+    EXPECT_OK(minlsh_store_query_signature(&r, s, sig, 128));
+    EXPECT_OK(minlsh_store_query(&rt, s, text, n));
+    EXPECT(!r.novel && r.match == rt.match && r.similarity == rt.similarity &&
+           r.candidates == rt.candidates && r.candidates == 3);
+    EXPECT_ERR(minlsh_store_candidates(s, sig, 128, ids, sims, 1, &m), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(m, 3);
+    EXPECT_OK(minlsh_store_candidates(s, sig, 128, ids, sims, 64, &m));
+    EXPECT(m == 3 && ids[0] == 0 && ids[1] == 1 && ids[2] == 2 && sims[0] == 1.0 &&
+           sims[2] == 1.0 && sims[1] >= 0.6 && sims[1] < 1.0);
+    EXPECT_OK(minlsh_store_remove(s, 0));
+    EXPECT_OK(minlsh_store_candidates(s, sig, 128, ids, sims, 64, &m));
+    EXPECT(m == 2 && ids[0] == 1 && ids[1] == 2);
+    {   /* a copy: the live documents under their ids, the next id kept */
+        char copy[4300];
+        uint64_t id;
+        snprintf(copy, sizeof copy, "%s.copy", p);
+        remove_store(copy);
+        EXPECT_OK(minlsh_store_copy_to(s, copy, MINLSH_STORE_EXCL));
+        EXPECT_ERR(minlsh_store_copy_to(s, copy, MINLSH_STORE_EXCL), MINLSH_E_EXISTS);
+        EXPECT_ERR(minlsh_store_copy_to(s, copy, 0), MINLSH_E_PARAM);
+        EXPECT_OK(minlsh_store_copy_to(s, copy, MINLSH_STORE_TRUNCATE));
+        EXPECT_OK(minlsh_store_open(&t, copy, NULL));
+        EXPECT_EQ_U64(minlsh_store_count(t), 2);
+        EXPECT(minlsh_store_threshold(t) == 0.6);
+        EXPECT_OK(minlsh_store_find_name(&id, t, "p0 again", 8));
+        EXPECT_EQ_U64(id, 2);
+        EXPECT_ERR(minlsh_store_find_name(&id, t, "p0", 2), MINLSH_E_NOTFOUND);
+        EXPECT_OK(minlsh_store_add_signature(&r, t, sig, 128, "p3", 2, MINLSH_STORE_ADD_ALWAYS));
+        EXPECT_EQ_U64(r.id, 3);
+        minlsh_store_free(t);
+        t = NULL;
+        remove_store(copy);
+    }
+    EXPECT_OK(minlsh_store_set_lock_timeout(s, 5));
+    EXPECT_ERR(minlsh_store_set_lock_timeout(NULL, 5), MINLSH_E_NULL);
+    minlsh_store_free(s);
+    /* NO_LOCK: the caller's lock is held while the handle writes */
+    EXPECT_OK(minlsh_filelock_new(&lock, p, MINLSH_LOCK_EXCLUSIVE, 0, NULL));
+    o.flags = MINLSH_STORE_NO_LOCK;
+    o.threshold = 0;
+    o.lock_timeout_ms = 1;
+    EXPECT_OK(minlsh_store_open(&s, p, &o));
+    EXPECT_OK(add_doc(s, 40, 0, NULL));
+    o.flags = 0;
+    EXPECT_ERR(minlsh_store_open(&t, p, &o), MINLSH_E_BUSY);
+    minlsh_store_free(s);
+    minlsh_filelock_free(lock);
+    t = open_store(p, MINLSH_STORE_READONLY);
+    if (t != NULL) EXPECT_EQ_U64(minlsh_store_count(t), 3);
+    minlsh_store_free(t);
+    remove_store(p);
+}
+
+/* One change past the compaction point (a bulk add) stops journaling and
+ * commits as a new PATH: the journal is left empty, every document is
+ * there for this handle and another, and a removal in it holds. */
+static void test_bulk_change(void) {
+    const char *p = store_path("store_bulk.st");
+    char jp[4300];
+    minlsh_store *s, *t;
+    minlsh_store_result r;
+    struct stat st;
+    uint64_t i, id;
+    int rc = 0;
+    remove_store(p);
+    snprintf(jp, sizeof jp, "%s.journal", p);
+    s = open_store(p, MINLSH_STORE_CREATE);
+    t = open_store(p, MINLSH_STORE_READONLY);
+    if (s == NULL || t == NULL) return;
+    EXPECT_OK(add_doc(s, 100000, 0, NULL)); /* committed before, in the journal */
+    EXPECT_OK(minlsh_store_begin(s));
+    for (i = 0; i < 2500 && rc == 0; i++) {
+        char text[2000], name[64];
+        size_t n = doc_text(text, sizeof text, i * 4, 0); /* 2,500 families */
+        name_of(name, sizeof name, i);
+        rc = minlsh_store_add(&r, s, text, n, name, strlen(name), MINLSH_STORE_ADD_ALWAYS);
+    }
+    EXPECT_OK(rc);
+    EXPECT_OK(minlsh_store_remove(s, 1)); /* the first of the change */
+    /* past 1 MiB of records, committed as a new file: the journal empty */
+    EXPECT_OK(minlsh_store_commit(s));
+    EXPECT(stat(jp, &st) == 0 && st.st_size == 64);
+    EXPECT_EQ_U64(minlsh_store_count(s), 2500);
+    EXPECT_OK(minlsh_store_refresh(t));
+    EXPECT_EQ_U64(minlsh_store_count(t), 2500);
+    EXPECT_ERR(minlsh_store_find_name(&id, t, "https://example.org/page/0", 26), MINLSH_E_NOTFOUND);
+    EXPECT_OK(minlsh_store_find_name(&id, t, "https://example.org/page/2499", 29));
+    EXPECT_EQ_U64(id, 2500);
+    /* the next small add is journaled again */
+    EXPECT_OK(add_doc(s, 200000, 0, &r));
+    EXPECT(r.inserted && r.id == 2501);
+    EXPECT(stat(jp, &st) == 0 && st.st_size > 64);
+    minlsh_store_free(t);
+    minlsh_store_free(s);
+    s = open_store(p, MINLSH_STORE_READONLY);
+    if (s != NULL) EXPECT_EQ_U64(minlsh_store_count(s), 2501);
+    minlsh_store_free(s);
     remove_store(p);
 }
 
@@ -710,6 +1026,10 @@ int main(void) {
     RUN(test_between_renames);
     RUN(test_damaged_journal);
     RUN(test_exact);
+    RUN(test_legacy_command_file);
+    RUN(test_legacy_damaged);
+    RUN(test_front_end_calls);
+    RUN(test_bulk_change);
     RUN(test_kill);
     RUN(test_nomem);
     shm_end();

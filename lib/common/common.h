@@ -327,8 +327,9 @@ int minlsh__fd_size(int fd, uint64_t *size);
  * power cut. Errors: MINLSH_E_NOMEM, MINLSH_E_IO. */
 int minlsh__file_rename(const minlsh_allocator *a, const char *from, const char *to);
 /* Remove the files beside path whose names are path's last component
- * followed by one of the suffixes and anything (the leftovers of writes a
- * kill cut short); *removed (may be NULL) counts them.
+ * followed by one of the suffixes and a temporary file's tail: 16 lowercase
+ * hexadecimal digits, "compact", or "compact.tmp-" and 16 such digits (the
+ * leftovers of writes a kill cut short); *removed (may be NULL) counts them.
  * Errors: MINLSH_E_NOMEM, MINLSH_E_IO (the folder cannot be read). */
 int minlsh__file_remove_temps(const minlsh_allocator *a, const char *path,
                               const char *const *suffixes, size_t n_suffixes,

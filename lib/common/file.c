@@ -610,6 +610,16 @@ int minlsh__file_rename(const minlsh_allocator *a, const char *from, const char 
     return rc;
 }
 
+/* 1 if name is exactly 16 lowercase hexadecimal digits: the part a
+ * temporary file's name gets from minlsh__writer_init_file. */
+static int minlsh__is_hex16(const char *name) {
+    size_t i;
+    for (i = 0; i < 16; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return 0;
+    return name[16] == '\0';
+}
+
 int minlsh__file_remove_temps(const minlsh_allocator *a, const char *path,
                               const char *const *suffixes, size_t n_suffixes,
                               uint64_t *removed) {
@@ -628,8 +638,15 @@ int minlsh__file_remove_temps(const minlsh_allocator *a, const char *path,
     }
     while ((e = readdir(d)) != NULL) {
         if (strncmp(e->d_name, base, bn) != 0) continue;
-        for (i = 0; i < n_suffixes; i++)
-            if (strncmp(e->d_name + bn, suffixes[i], strlen(suffixes[i])) == 0) break;
+        for (i = 0; i < n_suffixes; i++) {
+            const char *rest = e->d_name + bn + strlen(suffixes[i]);
+            if (strncmp(e->d_name + bn, suffixes[i], strlen(suffixes[i])) != 0) continue;
+            /* what a write names its temporary file, and nothing else:
+             * another program's PATH.tmp-notes is left alone */
+            if (minlsh__is_hex16(rest) || strcmp(rest, "compact") == 0 ||
+                (strncmp(rest, "compact.tmp-", 12) == 0 && minlsh__is_hex16(rest + 12)))
+                break;
+        }
         if (i == n_suffixes) continue;
         full = slash != NULL ? minlsh__strdup_cat(a, dir, "/") : minlsh__strdup_cat(a, "", "");
         if (full != NULL) {

@@ -416,6 +416,10 @@ int minlsh_journal_compact(minlsh_journal *j, minlsh_index *index, const char *i
     return rc == 0 ? minlsh__journal_note_file(j) : rc;
 }
 
+void minlsh__journal_discard(minlsh_journal *j) {
+    j->buf_len = 0;
+}
+
 void minlsh__journal_position(const minlsh_journal *j, uint64_t *base, uint64_t *offset) {
     *base = j->base;
     *offset = j->synced;

@@ -181,7 +181,10 @@ static int minlsh__store_insert(minlsh_store *s, const minlsh__store_doc_in *in,
     rc = minlsh_index_insert(s->ix, id, in->sig, k);
     if (rc == MINLSH_E_EXISTS) rc = MINLSH_E_CORRUPT; /* the file has ids the store does not */
     if (rc != 0) return rc;
-    rc = minlsh_journal_append(s->jr, MINLSH_JOURNAL_INSERT, id, in->sig, k, s->rec, rec_len);
+    /* In a bulk change the commit writes the whole view: no record. */
+    if (s->bulk == NULL)
+        rc = minlsh_journal_append(s->jr, MINLSH_JOURNAL_INSERT, id, in->sig, k, s->rec, rec_len);
+    if (rc == 0 && s->bulk == NULL) rc = minlsh__store_bulk_due(s);
     if (rc != 0) {
         (void)minlsh_index_remove(s->ix, id); /* a delta document: always removable */
         return rc;
@@ -218,7 +221,13 @@ static int minlsh__store_add_signed(minlsh_store_result *result, minlsh_store *s
     if (rc != 0) return rc;
     if (name_len > 0 && minlsh__store_name_find(s, name, name_len) != UINT64_MAX)
         rc = MINLSH_E_EXISTS;
-    if (rc == 0) rc = minlsh__store_decide(s, in->sig, in->hashes, in->n, &r);
+    /* Inserted whatever the decision, and no one to tell it: not made. */
+    if (rc == 0 && result == NULL && (flags & MINLSH_STORE_ADD_ALWAYS)) {
+        memset(&r, 0, sizeof r);
+        r.novel = 1;
+    } else if (rc == 0) {
+        rc = minlsh__store_decide(s, in->sig, in->hashes, in->n, &r);
+    }
     if (rc == 0 && (r.novel || (flags & MINLSH_STORE_ADD_ALWAYS))) {
         rc = minlsh__store_insert(s, in, name, name_len, &r.id);
         if (rc == 0) r.inserted = 1;
@@ -235,7 +244,9 @@ int minlsh_store_add(minlsh_store_result *result, minlsh_store *s, const void *t
     if (s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
     if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     in.sig = NULL;
+    in.own = NULL;
     rc = minlsh__store_sign_text(s, &in, text, len);
     if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
     minlsh__store_doc_done(s, &in);
@@ -249,7 +260,9 @@ int minlsh_store_add_set(minlsh_store_result *result, minlsh_store *s, const min
     if (s == NULL || set == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
     if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     in.sig = NULL;
+    in.own = NULL;
     rc = minlsh__store_sign_set(s, &in, set);
     if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
     minlsh__store_doc_done(s, &in);
@@ -262,7 +275,9 @@ int minlsh_store_query(minlsh_store_result *result, const minlsh_store *s, const
     int rc;
     if (result == NULL || s == NULL) return MINLSH_E_NULL;
     if (s->stale) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     in.sig = NULL;
+    in.own = NULL;
     rc = minlsh__store_sign_text(s, &in, text, len);
     if (rc == 0) rc = minlsh__store_decide(s, in.sig, in.hashes, in.n, result);
     minlsh__store_doc_done(s, &in);
@@ -275,7 +290,9 @@ int minlsh_store_query_set(minlsh_store_result *result, const minlsh_store *s,
     int rc;
     if (result == NULL || s == NULL || set == NULL) return MINLSH_E_NULL;
     if (s->stale) return MINLSH_E_STATE;
+    if (s->key_mismatch) return MINLSH_E_MISMATCH;
     in.sig = NULL;
+    in.own = NULL;
     rc = minlsh__store_sign_set(s, &in, set);
     if (rc == 0) rc = minlsh__store_decide(s, in.sig, in.hashes, in.n, result);
     minlsh__store_doc_done(s, &in);
@@ -306,4 +323,45 @@ int minlsh_store_remove(minlsh_store *s, uint64_t id) {
 int minlsh_store_remove_name(minlsh_store *s, const void *name, size_t name_len) {
     if (s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
     return minlsh__store_remove_id(s, 0, 1, name, name_len);
+}
+
+/* A caller's signature into in (no set: a store with sets decides exactly). */
+static int minlsh__store_take_signature(const minlsh_store *s, minlsh__store_doc_in *in,
+                                        const uint32_t *sig, uint32_t k) {
+    int rc;
+    if (sig == NULL) return MINLSH_E_NULL;
+    if (k != minlsh_family_k(s->family)) return MINLSH_E_PARAM;
+    if (s->cfg.flags & MINLSH_STORE_SETS) return MINLSH_E_STATE;
+    if ((rc = minlsh__store_doc_begin(s, in)) != 0) return rc;
+    memcpy(in->sig, sig, (size_t)k * sizeof *sig);
+    return 0;
+}
+
+int minlsh_store_add_signature(minlsh_store_result *result, minlsh_store *s, const uint32_t *sig,
+                               uint32_t k, const void *name, size_t name_len, uint32_t flags) {
+    minlsh__store_doc_in in;
+    int rc;
+    if (s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
+    if (flags & ~MINLSH_STORE_ADD_ALWAYS) return MINLSH_E_PARAM;
+    if (s->open_flags & MINLSH_STORE_READONLY) return MINLSH_E_STATE;
+    in.sig = NULL;
+    in.own = NULL;
+    rc = minlsh__store_take_signature(s, &in, sig, k);
+    if (rc == 0) rc = minlsh__store_add_signed(result, s, &in, name, name_len, flags);
+    minlsh__store_doc_done(s, &in);
+    return rc;
+}
+
+int minlsh_store_query_signature(minlsh_store_result *result, const minlsh_store *s,
+                                 const uint32_t *sig, uint32_t k) {
+    minlsh__store_doc_in in;
+    int rc;
+    if (result == NULL || s == NULL) return MINLSH_E_NULL;
+    if (s->stale) return MINLSH_E_STATE;
+    in.sig = NULL;
+    in.own = NULL;
+    rc = minlsh__store_take_signature(s, &in, sig, k);
+    if (rc == 0) rc = minlsh__store_decide(s, in.sig, NULL, 0, result);
+    minlsh__store_doc_done(s, &in);
+    return rc;
 }

@@ -33,7 +33,9 @@ static int minlsh__store_write_new(minlsh_store *s, uint64_t base, uint64_t offs
     int rc;
     rc = minlsh__lsh_unmapped(s->ix, &copy);
     if (rc != 0) return rc;
-    if (copy == NULL) return MINLSH_E_STATE; /* the view is always mapped */
+    /* An older command file (format version 1) is loaded, not mapped: the
+     * view itself is written, and loaded again after the swap. */
+    if (copy == NULL) copy = s->ix;
     for (id = 0; id < s->next_id && rc == 0; id++) {
         if (s->docs[id].live) continue;
         rc = minlsh_index_remove(copy, id);
@@ -44,7 +46,7 @@ static int minlsh__store_write_new(minlsh_store *s, uint64_t base, uint64_t offs
     minlsh__free(&s->alloc, meta);
     src = copy;
     if (rc == 0) rc = minlsh__index_save_mapped_like(src, s->tmp_path, s->path);
-    minlsh_index_free(copy);
+    if (copy != s->ix) minlsh_index_free(copy);
     if (rc == 0) rc = minlsh__file_tail64(s->tmp_path, tag, &size);
     return rc;
 }
@@ -90,5 +92,56 @@ int minlsh_store_compact(minlsh_store *s) {
     if (minlsh__file_exists(s->tmp_path) == 1) (void)remove(s->tmp_path);
     minlsh_filelock_free(cl);
     (void)end;
+    return rc;
+}
+
+/* The change under way has journaled more than the journal should hold
+ * (max(1 MiB, 1/32 of PATH)): if no compaction is running, keep the rest of
+ * it out of the journal and commit it as a new PATH. Without sets only: a
+ * set's record names its place in PATH.sets. */
+int minlsh__store_bulk_due(minlsh_store *s) {
+    uint64_t base, synced, limit, file = s->ix->file_bytes;
+    if (!s->in_tx || (s->cfg.flags & MINLSH_STORE_SETS)) return 0;
+    minlsh__journal_position(s->jr, &base, &synced);
+    limit = file / 32 > ((uint64_t)1 << 20) ? file / 32 : ((uint64_t)1 << 20);
+    if (minlsh_journal_bytes(s->jr) - synced <= limit) return 0;
+    /* another compaction writes PATH.tmp-compact: journal on */
+    if (minlsh_filelock_new(&s->bulk, s->compact_path, MINLSH_LOCK_EXCLUSIVE, 0, &s->alloc) != 0)
+        s->bulk = NULL;
+    return 0;
+}
+
+/* Under PATH.lock: the view (this change included) as a new PATH that
+ * holds the journal up to its last sync, renamed over PATH; the journal
+ * then starts again from there, without this change's records. Killed
+ * before the rename: PATH and the journal as they were (the change never
+ * committed); after it: the new file, whose metadata says which journal
+ * records it holds. */
+int minlsh__store_commit_bulk(minlsh_store *s) {
+    uint64_t base, offset, tag = 0, size;
+    uint8_t *meta = NULL;
+    size_t meta_len = 0;
+    int rc;
+    minlsh__journal_position(s->jr, &base, &offset);
+    if (minlsh_index_count(s->ix) == s->live) {
+        /* nothing removed: the view is written as it is, no copy */
+        rc = minlsh__store_meta_encode(s, base, offset, &meta, &meta_len);
+        if (rc == 0) rc = minlsh_index_set_metadata(s->ix, meta, meta_len);
+        minlsh__free(&s->alloc, meta);
+        if (rc == 0) rc = minlsh__index_save_mapped_like(s->ix, s->tmp_path, s->path);
+        if (rc == 0) rc = minlsh__file_tail64(s->tmp_path, &tag, &size);
+    } else {
+        rc = minlsh__store_write_new(s, base, offset, &tag);
+    }
+    if (rc == 0) rc = minlsh__file_rename(&s->alloc, s->tmp_path, s->path);
+    if (rc == 0) {
+        minlsh__journal_discard(s->jr);
+        rc = minlsh__journal_rebase(s->jr, tag, offset, s->path);
+    }
+    if (minlsh__file_exists(s->tmp_path) == 1) (void)remove(s->tmp_path);
+    minlsh_filelock_free(s->bulk);
+    s->bulk = NULL;
+    /* the new file mapped again (the lock is held: nothing changes it) */
+    if (rc == 0) rc = minlsh__store_reload(s, MINLSH_LOCK_EXCLUSIVE);
     return rc;
 }

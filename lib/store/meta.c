@@ -92,6 +92,10 @@ int minlsh__store_meta_config(const uint8_t *data, size_t len, minlsh__store_con
                               uint64_t *journal_base, uint64_t *journal_offset) {
     size_t pos = MINLSH__STORE_MAGIC_BYTES, sw;
     uint64_t bits;
+    if (minlsh__store_legacy_is(data, len)) {
+        *journal_base = *journal_offset = 0;
+        return minlsh__store_legacy_config(data, len, cfg);
+    }
     if (len < MINLSH__STORE_MAGIC_BYTES || memcmp(data, MINLSH__STORE_MAGIC, MINLSH__STORE_MAGIC_BYTES) != 0)
         return MINLSH_E_FORMAT; /* an index file, not a store */
     if (len - pos < 28) return MINLSH_E_CORRUPT;
@@ -124,6 +128,7 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
     uint64_t base, off, next, n, i, id, prev = 0, set_off = MINLSH__STORE_NO_SET;
     int sets, rc;
     size_t pos;
+    if (minlsh__store_legacy_is(data, len)) return minlsh__store_legacy_docs(s, data, len);
     rc = minlsh__store_meta_config(data, len, &cfg, &base, &off);
     if (rc != 0) return rc;
     sets = (cfg.flags & MINLSH_STORE_SETS) != 0;
@@ -132,6 +137,14 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
     n = minlsh__load64le(data + pos + 40);
     pos += 48;
     if (n > next) return MINLSH_E_CORRUPT;
+    if (n > 0) {
+        /* the records fill the rest of the blob: their names are what is
+         * left after the fixed part of each */
+        uint64_t fixed = sets ? 20 : 12;
+        if (n > (len - pos) / fixed) return MINLSH_E_CORRUPT;
+        rc = minlsh__store_docs_presize(s, next - 1, (size_t)n, (size_t)(len - pos - n * fixed));
+        if (rc != 0) return rc;
+    }
     for (i = 0; i < n; i++) {
         size_t nl;
         if (len - pos < 12) return MINLSH_E_CORRUPT;
@@ -142,11 +155,8 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
             (sets && len - pos - nl < 8))
             return MINLSH_E_CORRUPT;
         if (sets) set_off = minlsh__load64le(data + pos + nl);
-        if (nl > 0 && minlsh__store_name_find(s, data + pos, nl) != UINT64_MAX)
-            return MINLSH_E_CORRUPT; /* names are unique */
-        rc = minlsh__store_doc_reserve(s, id, nl);
+        rc = minlsh__store_doc_add_new(s, id, data + pos, nl, set_off); /* names are unique */
         if (rc != 0) return rc;
-        minlsh__store_doc_add(s, id, data + pos, nl, set_off);
         pos += nl + (sets ? 8 : 0);
         prev = id;
     }

@@ -69,8 +69,9 @@ int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len) {
     return 0;
 }
 
-void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
-                           uint64_t set_off) {
+/* The doc record and the name's bytes, not the name table. */
+static void minlsh__store_doc_place(minlsh_store *s, uint64_t id, const void *name,
+                                    size_t name_len, uint64_t set_off) {
     minlsh__store_doc *d;
     while (s->next_id <= id) { /* ids a failed or removed add left unused */
         d = &s->docs[s->next_id++];
@@ -85,9 +86,14 @@ void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_
     if (name_len > 0) {
         memcpy(s->arena + s->arena_len, name, name_len);
         s->arena_len += name_len;
-        minlsh__names_put(s, id);
     }
     s->live++;
+}
+
+void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
+                           uint64_t set_off) {
+    minlsh__store_doc_place(s, id, name, name_len, set_off);
+    if (name_len > 0) minlsh__names_put(s, id);
 }
 
 void minlsh__store_doc_remove(minlsh_store *s, uint64_t id) {
@@ -122,4 +128,64 @@ void minlsh__store_docs_free(minlsh_store *s) {
     s->names = NULL;
     s->docs_cap = s->arena_cap = s->arena_len = s->names_cap = s->names_used = 0;
     s->next_id = s->live = 0;
+}
+
+int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names,
+                               size_t name_bytes) {
+    void *p;
+    size_t want, cap, i;
+    int rc;
+    if (last_id >= (uint64_t)SIZE_MAX / sizeof *s->docs) return MINLSH_E_TOOBIG;
+    p = s->docs;
+    rc = minlsh__reserve(&s->alloc, &p, &s->docs_cap, (size_t)s->next_id, (size_t)last_id + 1,
+                         sizeof *s->docs);
+    if (rc != 0) return rc;
+    s->docs = (minlsh__store_doc *)p;
+    if (s->arena_len > SIZE_MAX - name_bytes) return MINLSH_E_TOOBIG;
+    p = s->arena;
+    rc = minlsh__reserve(&s->alloc, &p, &s->arena_cap, s->arena_len, s->arena_len + name_bytes, 1);
+    if (rc != 0) return rc;
+    s->arena = (uint8_t *)p;
+    /* at most half full with every name in: one table, no regrowth */
+    if (n_names > SIZE_MAX / 4 - s->names_used) return MINLSH_E_TOOBIG;
+    want = 2 * (s->names_used + n_names + 1);
+    for (cap = s->names_cap > 0 ? s->names_cap : 64; cap < want; cap *= 2) {
+    }
+    if (cap > s->names_cap) {
+        uint64_t *old = s->names, *nt;
+        size_t old_cap = s->names_cap;
+        if (cap > SIZE_MAX / sizeof *nt) return MINLSH_E_TOOBIG;
+        nt = (uint64_t *)minlsh__calloc(&s->alloc, cap, sizeof *nt);
+        if (nt == NULL) return MINLSH_E_NOMEM;
+        s->names = nt;
+        s->names_cap = cap;
+        s->names_used = 0;
+        for (i = 0; i < old_cap; i++)
+            if (old[i] != 0) minlsh__names_put(s, old[i] - 1);
+        minlsh__free(&s->alloc, old);
+    }
+    return 0;
+}
+
+int minlsh__store_doc_add_new(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
+                              uint64_t set_off) {
+    size_t p = 0;
+    int rc = minlsh__store_doc_reserve(s, id, name_len);
+    if (rc != 0) return rc;
+    if (name_len > 0) {
+        /* one probe finds the name or the free slot it will take */
+        for (p = minlsh__name_home(s, name, name_len); s->names[p] != 0;
+             p = (p + 1) & (s->names_cap - 1)) {
+            uint64_t v = s->names[p];
+            if (s->docs[v - 1].name_len == name_len &&
+                memcmp(minlsh__name_at(s, v - 1), name, name_len) == 0)
+                return MINLSH_E_CORRUPT;
+        }
+    }
+    minlsh__store_doc_place(s, id, name, name_len, set_off);
+    if (name_len > 0) {
+        s->names[p] = id + 1;
+        s->names_used++;
+    }
+    return 0;
 }

@@ -25,6 +25,7 @@ int minlsh_store_options_init(minlsh_store_options *opts, uint32_t version) {
 
 int minlsh__store_lock(minlsh_store *s, uint32_t mode) {
     uint32_t t = s->lock_timeout != 0 ? s->lock_timeout : MINLSH_LOCK_WAIT_FOREVER;
+    if (s->open_flags & MINLSH_STORE_NO_LOCK) return 0; /* the caller holds it */
     return minlsh_filelock_new(&s->lock, s->path, mode, t, &s->alloc);
 }
 
@@ -79,9 +80,15 @@ int minlsh__store_map_view(minlsh_store *s) {
     if (rc == 0)
         rc = minlsh__store_meta_config(s->ix->meta.data, s->ix->meta.len, &cfg, &s->meta_base,
                                        &s->meta_offset);
+    if (rc == 0 && cfg.legacy) cfg.config_id = s->ix->config_id;
     if (rc == 0 && (cfg.config_id != s->cfg.config_id || cfg.flags != s->cfg.flags))
         rc = MINLSH_E_MISMATCH;
     if (rc == 0) rc = minlsh__store_meta_docs(s, s->ix->meta.data, s->ix->meta.len);
+    /* The command's files number their documents 0 .. n-1, name i for id i. */
+    if (rc == 0 && cfg.legacy &&
+        (minlsh_index_count(s->ix) != s->live || s->live != s->next_id))
+        rc = MINLSH_E_CORRUPT;
+    if (rc == 0) s->cfg.legacy = cfg.legacy;
     if (rc != 0) minlsh__store_drop_view(s);
     return rc;
 }
@@ -90,7 +97,10 @@ int minlsh__store_open_journal(minlsh_store *s) {
     int rc = minlsh__journal_open_ex(
         &s->jr, s->ix, s->journal_path,
         (s->open_flags & MINLSH_STORE_READONLY) ? MINLSH_JOURNAL_READ : MINLSH_JOURNAL_WRITE,
-        MINLSH__JOURNAL_STRICT | MINLSH__JOURNAL_KEEP_REMOVES, s->meta_base, s->meta_offset,
+        /* The command's older files were compacted by a save that left a
+         * stale journal behind when killed before replacing it. */
+        (s->cfg.legacy ? 0u : MINLSH__JOURNAL_STRICT) | MINLSH__JOURNAL_KEEP_REMOVES,
+        s->meta_base, s->meta_offset,
         minlsh__store_on_record, s);
     if (rc != 0) {
         minlsh__store_drop_view(s);
@@ -236,10 +246,19 @@ static int minlsh__store_read_options(minlsh_store_options *o, const minlsh_stor
     if (in == NULL) return 0;
     if (in->version != 1) return MINLSH_E_VERSION;
     *o = *in;
-    if (o->reserved != 0 || (o->flags & ~(MINLSH_STORE_CREATE | MINLSH_STORE_READONLY |
-                                          MINLSH_STORE_SETS)) != 0)
+    if (o->reserved != 0 ||
+        (o->flags & ~(MINLSH_STORE_CREATE | MINLSH_STORE_READONLY | MINLSH_STORE_SETS |
+                      MINLSH_STORE_EXCL | MINLSH_STORE_TRUNCATE | MINLSH_STORE_ANY_KEY |
+                      MINLSH_STORE_NO_LOCK)) != 0)
         return MINLSH_E_PARAM;
     if ((o->flags & MINLSH_STORE_CREATE) && (o->flags & MINLSH_STORE_READONLY))
+        return MINLSH_E_PARAM;
+    if ((o->flags & (MINLSH_STORE_EXCL | MINLSH_STORE_TRUNCATE)) &&
+        (!(o->flags & MINLSH_STORE_CREATE) ||
+         (o->flags & (MINLSH_STORE_EXCL | MINLSH_STORE_TRUNCATE)) ==
+             (MINLSH_STORE_EXCL | MINLSH_STORE_TRUNCATE)))
+        return MINLSH_E_PARAM;
+    if ((o->flags & MINLSH_STORE_ANY_KEY) && (o->flags & MINLSH_STORE_CREATE))
         return MINLSH_E_PARAM;
     if (o->threshold != 0.0 && !(o->threshold > 0.0 && o->threshold <= 1.0)) return MINLSH_E_PARAM;
     if (o->num_perm > MINLSH_FAMILY_K_MAX || o->scheme > MINLSH__SCHEME_MAX) return MINLSH_E_PARAM;
@@ -256,6 +275,7 @@ static int minlsh__store_attach(minlsh_store *s, const minlsh_store_options *o) 
     /* The header and metadata, before the key can be checked. */
     rc = minlsh_index_map(&probe, s->path, NULL);
     if (rc == 0) rc = minlsh__store_meta_config(probe->meta.data, probe->meta.len, &cfg, &base, &off);
+    if (rc == 0 && cfg.legacy) cfg.config_id = probe->config_id;
     if (rc == 0 && ((o->num_perm != 0 && o->num_perm != probe->k) ||
                     (o->seed != 0 && o->seed != probe->seed) ||
                     (o->scheme != 0 && o->scheme != probe->scheme) ||
@@ -268,8 +288,16 @@ static int minlsh__store_attach(minlsh_store *s, const minlsh_store_options *o) 
         s->cfg.threshold = cfg.threshold;
         rc = minlsh__store_make_hashing(s, o, &cfg, probe->k, probe->seed, probe->scheme);
     }
-    if (rc == 0 && (s->cfg.config_id != cfg.config_id || probe->config_id != cfg.config_id))
-        rc = MINLSH_E_MISMATCH; /* another key */
+    if (rc == 0 && probe->config_id != cfg.config_id) rc = MINLSH_E_CORRUPT;
+    if (rc == 0 && s->cfg.config_id != cfg.config_id) {
+        /* another key: readable, never queried, with ANY_KEY */
+        if (o->flags & MINLSH_STORE_ANY_KEY) {
+            s->key_mismatch = 1;
+            s->cfg.config_id = cfg.config_id;
+        } else {
+            rc = MINLSH_E_MISMATCH;
+        }
+    }
     if (rc == 0 && o->shingler != NULL) {
         /* the caller's shingling must be the file's */
         minlsh_store_options o2 = *o;
@@ -304,7 +332,7 @@ int minlsh_store_open(minlsh_store **out, const char *path, const minlsh_store_o
     s->stale = 1;
     s->lock_timeout = o.lock_timeout_ms;
     ro = (o.flags & MINLSH_STORE_READONLY) != 0;
-    s->open_flags = o.flags & MINLSH_STORE_READONLY;
+    s->open_flags = o.flags & (MINLSH_STORE_READONLY | MINLSH_STORE_NO_LOCK);
     rc = minlsh__path_resolve(&al, path, &s->path);
     if (rc == 0) {
         s->journal_path = minlsh__cat(&al, s->path, ".journal");
@@ -320,6 +348,8 @@ int minlsh_store_open(minlsh_store **out, const char *path, const minlsh_store_o
         exists = minlsh__file_exists(s->path);
         if (exists < 0) rc = exists;
         else if (!exists && !(o.flags & MINLSH_STORE_CREATE)) rc = MINLSH_E_NOTFOUND;
+        else if (exists && (o.flags & MINLSH_STORE_EXCL)) rc = MINLSH_E_EXISTS;
+        else if (exists && (o.flags & MINLSH_STORE_TRUNCATE)) exists = 0;
     }
     if (rc == 0 && !exists) {
         s->cfg.flags = o.flags & MINLSH_STORE_SETS;
@@ -366,6 +396,7 @@ void minlsh_store_free(minlsh_store *s) {
     a = s->alloc;
     minlsh__store_drop_view(s);
     minlsh__store_unlock(s);
+    minlsh_filelock_free(s->bulk);
     minlsh__fd_close(s->sets_fd);
     minlsh_shingler_free(s->shingler);
     minlsh_family_free(s->family);
@@ -400,6 +431,16 @@ int minlsh_store_begin(minlsh_store *s) {
  * loaded again at the next begin) and release the lock. */
 static int minlsh__store_sync(minlsh_store *s, int release) {
     int rc = 0;
+    if (s->bulk != NULL) {
+        /* a change past the compaction point: a new PATH, under the lock */
+        rc = minlsh__store_commit_bulk(s);
+        if (rc != 0) minlsh__store_drop_view(s);
+        if (rc != 0 || release) {
+            minlsh__store_unlock(s);
+            s->in_tx = 0;
+        }
+        return rc;
+    }
     if (s->sets_dirty) {
         rc = minlsh__fd_sync(s->sets_fd);
         if (rc == 0) s->sets_dirty = 0;

@@ -42,6 +42,8 @@ typedef struct minlsh__store_config {
     size_t stopwords_len;
     uint64_t config_id;
     double threshold;
+    uint32_t legacy; /* the command's text metadata (legacy.c): the config id
+                        is the index header's, the journal is not strict */
 } minlsh__store_config;
 
 struct minlsh_store {
@@ -51,7 +53,8 @@ struct minlsh_store {
     char *sets_path;     /* PATH.sets */
     char *compact_path;  /* PATH.compact: its lock, PATH.compact.lock */
     char *tmp_path;      /* PATH.tmp-compact: the file a compaction builds */
-    uint32_t open_flags; /* MINLSH_STORE_READONLY */
+    uint32_t open_flags; /* MINLSH_STORE_READONLY, _NO_LOCK */
+    int key_mismatch;    /* ANY_KEY opened it with another key: no queries */
     uint32_t lock_timeout;
     minlsh__store_config cfg;
     uint8_t *stopwords;
@@ -76,6 +79,8 @@ struct minlsh_store {
     int sets_fd;
     uint64_t sets_end;   /* where the next set goes */
     int sets_dirty;      /* sets written since the last sync */
+    minlsh_filelock *bulk; /* PATH.compact.lock while a change too large for
+                              the journal is kept out of it (compact.c) */
     uint8_t *rec;        /* a journal record's bytes */
     size_t rec_cap;
 };
@@ -89,6 +94,11 @@ int minlsh__store_meta_config(const uint8_t *data, size_t len, minlsh__store_con
 /* Load the documents of the blob into s's name tables (empty before). */
 int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len);
 
+/* legacy.c: the command's text metadata of files made before the store. */
+int minlsh__store_legacy_is(const uint8_t *data, size_t len);
+int minlsh__store_legacy_config(const uint8_t *data, size_t len, minlsh__store_config *cfg);
+int minlsh__store_legacy_docs(minlsh_store *s, const uint8_t *data, size_t len);
+
 /* names.c: the per-id records and the name table. */
 /* Room for one more document with a name of name_len bytes: after it,
  * minlsh__store_doc_add cannot fail. */
@@ -96,6 +106,13 @@ int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len);
 /* Record document id (room reserved). */
 void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
                            uint64_t set_off);
+/* Loading a file: room for documents up to last_id and n_names names of
+ * name_bytes in all at once; then each added unless its name is taken
+ * (MINLSH_E_CORRUPT), in one probe. */
+int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names,
+                               size_t name_bytes);
+int minlsh__store_doc_add_new(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
+                              uint64_t set_off);
 void minlsh__store_doc_remove(minlsh_store *s, uint64_t id);
 /* The id of name, or UINT64_MAX. */
 uint64_t minlsh__store_name_find(const minlsh_store *s, const void *name, size_t len);
@@ -124,6 +141,12 @@ void minlsh__store_unlock(minlsh_store *s);
 /* Catch up under the lock held in mode: refresh, or load the view again
  * after a compaction elsewhere. On error the lock may not be held. */
 int minlsh__store_catch_up(minlsh_store *s, uint32_t mode);
+
+/* compact.c: a change that alone passes the compaction point (a bulk add)
+ * stops journaling its inserts once PATH.compact.lock is had at once, and
+ * is committed by writing a new PATH under the lock, as a compaction. */
+int minlsh__store_bulk_due(minlsh_store *s);
+int minlsh__store_commit_bulk(minlsh_store *s);
 
 /* sets.c: PATH.sets. */
 int minlsh__store_sets_open(minlsh_store *s);
