@@ -72,6 +72,7 @@ int minlsh__store_map_view(minlsh_store *s) {
     minlsh_load_options lo = MINLSH_LOAD_OPTIONS_INIT;
     minlsh__store_config cfg;
     int rc;
+    memset(&cfg, 0, sizeof cfg); /* read only once the metadata filled it */
     minlsh__store_drop_view(s);
     lo.family = s->family;
     lo.config_id = s->cfg.config_id;
