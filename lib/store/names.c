@@ -36,6 +36,22 @@ static void minlsh__names_put(minlsh_store *s, uint64_t id) {
     s->names[p] = id + 1;
     s->names_used++;
 }
+/* The name table at cap slots, every name put again (one home for growth). */
+static int minlsh__names_rehash(minlsh_store *s, size_t cap) {
+    uint64_t *old = s->names, *nt;
+    size_t old_cap = s->names_cap, i;
+    if (cap > SIZE_MAX / sizeof *nt) return MINLSH_E_TOOBIG;
+    nt = (uint64_t *)minlsh__calloc(&s->alloc, cap, sizeof *nt);
+    if (nt == NULL) return MINLSH_E_NOMEM;
+    s->names = nt;
+    s->names_cap = cap;
+    s->names_used = 0;
+    for (i = 0; i < old_cap; i++)
+        if (old[i] != 0) minlsh__names_put(s, old[i] - 1);
+    minlsh__free(&s->alloc, old);
+    return 0;
+}
+
 
 int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len) {
     void *p;
@@ -53,18 +69,8 @@ int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len) {
     if (rc != 0) return rc;
     s->arena = (uint8_t *)p;
     if (s->names_used + 1 > s->names_cap / 2) {
-        size_t cap = s->names_cap > 0 ? s->names_cap * 2 : 64, i;
-        uint64_t *old = s->names, *nt;
-        size_t old_cap = s->names_cap;
-        if (cap > SIZE_MAX / sizeof *nt) return MINLSH_E_TOOBIG;
-        nt = (uint64_t *)minlsh__calloc(&s->alloc, cap, sizeof *nt);
-        if (nt == NULL) return MINLSH_E_NOMEM;
-        s->names = nt;
-        s->names_cap = cap;
-        s->names_used = 0;
-        for (i = 0; i < old_cap; i++)
-            if (old[i] != 0) minlsh__names_put(s, old[i] - 1);
-        minlsh__free(&s->alloc, old);
+        int rc2 = minlsh__names_rehash(s, s->names_cap > 0 ? s->names_cap * 2 : 64);
+        if (rc2 != 0) return rc2;
     }
     return 0;
 }
@@ -133,7 +139,7 @@ void minlsh__store_docs_free(minlsh_store *s) {
 int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names,
                                size_t name_bytes) {
     void *p;
-    size_t want, cap, i;
+    size_t want, cap;
     int rc;
     if (last_id >= (uint64_t)SIZE_MAX / sizeof *s->docs) return MINLSH_E_TOOBIG;
     p = s->docs;
@@ -152,17 +158,8 @@ int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names
     for (cap = s->names_cap > 0 ? s->names_cap : 64; cap < want; cap *= 2) {
     }
     if (cap > s->names_cap) {
-        uint64_t *old = s->names, *nt;
-        size_t old_cap = s->names_cap;
-        if (cap > SIZE_MAX / sizeof *nt) return MINLSH_E_TOOBIG;
-        nt = (uint64_t *)minlsh__calloc(&s->alloc, cap, sizeof *nt);
-        if (nt == NULL) return MINLSH_E_NOMEM;
-        s->names = nt;
-        s->names_cap = cap;
-        s->names_used = 0;
-        for (i = 0; i < old_cap; i++)
-            if (old[i] != 0) minlsh__names_put(s, old[i] - 1);
-        minlsh__free(&s->alloc, old);
+        int rc2 = minlsh__names_rehash(s, cap);
+        if (rc2 != 0) return rc2;
     }
     return 0;
 }
