@@ -195,10 +195,6 @@ void minlsh__dedup_touch_pages(uint8_t *p, size_t n);
 uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
 
 /* run.c */
-int minlsh__dedup_plan(minlsh_dedup *d);
-/* The budget in bytes for the options' memory field: 0 is the default,
- * MINLSH_DEDUP_MEMORY_UNLIMITED none (then 0 here). */
-uint64_t minlsh__dedup_budget(uint64_t memory);
 /* Band the pending documents and sort their fingerprints: one sorted run
  * more per band and one more of fingerprints. more: documents may follow
  * (then memory for their records is made ready in the background). */
@@ -213,6 +209,13 @@ int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig);
 /* The engine's pool, made on first use (NULL if it cannot be: then the
  * calling thread does everything), once its background work is done. */
 minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
+
+/* policy.c */
+/* The engine's bands and rows, planned from its options. */
+int minlsh__dedup_plan(minlsh_dedup *d);
+/* The budget in bytes for the options' memory field: 0 is the default,
+ * MINLSH_DEDUP_MEMORY_UNLIMITED none (then 0 here). */
+uint64_t minlsh__dedup_budget(uint64_t memory);
 
 /* decide.c */
 /* The decisions of the policy, emitted in document order in chunks;

@@ -37,6 +37,10 @@ int minlsh_dedup_plan(uint32_t *bands, uint32_t *rows, const minlsh_dedup_option
     return minlsh_plan_compute(bands, rows, NULL, NULL, &po);
 }
 
+int minlsh__dedup_plan(minlsh_dedup *d) {
+    return minlsh_dedup_plan(&d->bands, &d->rows, &d->opts, d->k);
+}
+
 uint64_t minlsh_dedup_default_memory(void) {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || size <= 0) return (uint64_t)4 << 30;

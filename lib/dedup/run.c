@@ -12,10 +12,6 @@
 
 #include "lsh/lsh.h" /* union-find */
 
-int minlsh__dedup_plan(minlsh_dedup *d) {
-    return minlsh_dedup_plan(&d->bands, &d->rows, &d->opts, d->k);
-}
-
 int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig) {
     minlsh__dedup_rec head;
     uint64_t *buf = NULL;
