@@ -164,7 +164,10 @@ struct minlsh_dedup {
     minlsh_dedup_decision *decisions; /* or in dec_file */
 };
 
-/* engine.c */
+/* records.c */
+/* The engine's pool, made on first use (NULL if it cannot be: then the
+ * calling thread does everything), once its background work is done. */
+minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
 /* f, opened if it is not yet. Errors: MINLSH_E_IO. */
 int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f);
 /* rc, as a public call returns it: after MINLSH_E_IO errno is set, on the
@@ -193,6 +196,8 @@ void minlsh__dedup_touch_pages(uint8_t *p, size_t n);
  * so a quarter at most at any time; the rest is left to what grows with
  * the documents (8 to 16 bytes each here, more in the caller). */
 uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
+/* Note the bytes the temporary files hold now, if the most so far. */
+void minlsh__dedup_temp_peak(minlsh_dedup *d);
 
 /* run.c */
 /* Band the pending documents and sort their fingerprints: one sorted run
@@ -206,9 +211,6 @@ int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, ui
 /* The signature of document i into sig (k values): read, or made again
  * from its set. */
 int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig);
-/* The engine's pool, made on first use (NULL if it cannot be: then the
- * calling thread does everything), once its background work is done. */
-minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
 
 /* policy.c */
 /* The engine's bands and rows, planned from its options. */

@@ -7,36 +7,6 @@
 
 #include "shingle/shingle.h"
 
-#include <errno.h>
-
-/* Temporary files are made when first needed, so that an engine that never
- * passes its budget never touches tmpdir. Workers (candidate runs) may be
- * the first: the mutex makes that safe. */
-int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f) {
-    int rc = 0;
-    pthread_mutex_lock(&d->file_mu);
-    if (f->fd < 0) rc = minlsh__tmpfile_open(f, d->tmpdir);
-    pthread_mutex_unlock(&d->file_mu);
-    return rc;
-}
-
-int minlsh__dedup_io_result(minlsh_dedup *d, int rc) {
-    minlsh__tmpfile *files[4];
-    int err = 0;
-    size_t i;
-    if (rc != MINLSH_E_IO) return rc;
-    files[0] = &d->data;
-    files[1] = &d->runs_file;
-    files[2] = &d->cand_file;
-    files[3] = &d->dec_file;
-    for (i = 0; i < 4; i++) {
-        if (err == 0) err = minlsh__tmpfile_errno(files[i]);
-        files[i]->err = 0;
-    }
-    if (err != 0) errno = err;
-    return rc;
-}
-
 int minlsh_dedup_options_init(minlsh_dedup_options *opts, uint32_t version) {
     static const minlsh_dedup_options defaults = MINLSH_DEDUP_OPTIONS_INIT;
     if (opts == NULL) return MINLSH_E_NULL;
@@ -58,10 +28,6 @@ static int minlsh__dedup_check_options(const minlsh_dedup_options *o, uint32_t k
     if (o->all_pairs > 1) return MINLSH_E_PARAM;
     if (o->max_bucket == 1) return MINLSH_E_PARAM; /* a pair needs two */
     return 0;
-}
-
-uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths) {
-    return d->opts.memory == 0 ? UINT64_MAX : d->opts.memory / 16 * sixteenths;
 }
 
 int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
@@ -176,25 +142,6 @@ void minlsh_dedup_free(minlsh_dedup *d) {
 
 uint64_t minlsh_dedup_count(const minlsh_dedup *d) { return d != NULL ? d->n_docs : 0; }
 
-minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d) {
-    minlsh__dedup_chunks *c = &d->chunks;
-    if (d->pool == NULL) (void)minlsh__pool_new(&d->pool, &d->alloc, d->opts.threads);
-    if (d->pool_busy) {
-        (void)minlsh__pool_wait(d->pool);
-        d->pool_busy = 0;
-        while (c->n_incoming > 0) {
-            uint8_t *p = c->incoming[--c->n_incoming];
-            if (c->n_spare < MINLSH__DEDUP_SPARE) {
-                c->spare[c->n_spare++] = p;
-                c->bytes += MINLSH__DEDUP_CHUNK_BYTES;
-            } else {
-                minlsh__free(&d->alloc, p);
-            }
-        }
-    }
-    return d->pool;
-}
-
 /* ---- the records ---------------------------------------------------------------- */
 
 /* n bytes (8-aligned) that stay where they are until the engine is freed. */
@@ -232,44 +179,6 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
     return 0;
 }
 
-void minlsh__dedup_touch_pages(uint8_t *p, size_t n) {
-    size_t i;
-    for (i = 0; i < n; i += 4096) p[i] = 0;
-}
-
-/* The background run: only its own fields (incoming) are written. Only
- * worker 0 can be the caller, and it is elsewhere; a pool without threads
- * does it at the wait, which costs the caller what it would have anyway. */
-static int minlsh__dedup_prepare_run(void *ctx, unsigned worker, size_t begin, size_t end) {
-    minlsh_dedup *d = (minlsh_dedup *)ctx;
-    minlsh__dedup_chunks *c = &d->chunks;
-    (void)worker;
-    (void)begin;
-    (void)end;
-    while (c->n_incoming < c->want_incoming) {
-        uint8_t *p = (uint8_t *)minlsh__malloc(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
-        if (p == NULL) break; /* only a head start: the adding thread will try */
-        minlsh__dedup_touch_pages(p, MINLSH__DEDUP_CHUNK_BYTES);
-        c->incoming[c->n_incoming++] = p;
-    }
-    return 0;
-}
-
-void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
-    minlsh__pool *pool = minlsh__dedup_pool(d);
-    minlsh__dedup_chunks *c = &d->chunks;
-    uint64_t share = minlsh__dedup_share(d, 1);
-    /* Within the records' share of the budget, spares included. */
-    uint64_t room = share > c->bytes ? (share - c->bytes) / MINLSH__DEDUP_CHUNK_BYTES : 0;
-    if (d->records_in_file) return;
-    if (want > room) want = (size_t)room;
-    if (want > MINLSH__DEDUP_SPARE - c->n_spare) want = MINLSH__DEDUP_SPARE - c->n_spare;
-    if (pool == NULL || minlsh__pool_size(pool) < 2 || want == 0) return;
-    c->want_incoming = want;
-    minlsh__pool_start(pool, 1, 1, minlsh__dedup_prepare_run, d);
-    d->pool_busy = 1;
-}
-
 static int minlsh__dedup_wflush(minlsh_dedup *d) {
     int rc = 0;
     if (d->wlen > 0) rc = minlsh__tmpfile_append(&d->data, d->wbuf, d->wlen, NULL);
@@ -301,49 +210,6 @@ static int minlsh__dedup_wput(minlsh_dedup *d, const void *const *p, const size_
         d->wlen += n[i];
     }
     return 0;
-}
-
-int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n) {
-    if (n == 0) return 0;
-    if (off >= d->wbase) { /* still in the buffer */
-        memcpy(p, d->wbuf + (off - d->wbase), n);
-        return 0;
-    }
-    return minlsh__tmpfile_read(&d->data, off, p, n);
-}
-
-int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *out) {
-    uint64_t at = d->rec[i];
-    if (!(at & MINLSH__DEDUP_IN_FILE)) {
-        memcpy(out, (const void *)(uintptr_t)at, sizeof *out);
-        return 0;
-    }
-    return minlsh__dedup_data_read(d, at & ~MINLSH__DEDUP_IN_FILE, out, sizeof *out);
-}
-
-int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
-                           uint64_t **buf, size_t *cap, const void **out) {
-    uint64_t at = d->rec[i];
-    size_t words, bytes;
-    int rc;
-    if (!(at & MINLSH__DEDUP_IN_FILE)) {
-        const uint8_t *p = (const uint8_t *)(uintptr_t)at;
-        memcpy(head, p, sizeof *head);
-        *out = p + sizeof *head;
-        return 0;
-    }
-    at &= ~MINLSH__DEDUP_IN_FILE;
-    if ((rc = minlsh__dedup_data_read(d, at, head, sizeof *head)) != 0) return rc;
-    bytes = d->opts.verify == MINLSH_VERIFY_EXACT ? (size_t)head->n * 8 : (size_t)d->k * 4;
-    words = bytes / 8 + 1;
-    if (*cap < words) {
-        void *p = *buf;
-        rc = minlsh__reserve(&d->alloc, &p, cap, 0, words, 8);
-        *buf = (uint64_t *)p;
-        if (rc != 0) return rc;
-    }
-    *out = *buf;
-    return minlsh__dedup_data_read(d, at + sizeof *head, *buf, bytes);
 }
 
 /* Store a document's record: in memory while the records' share of the

@@ -746,12 +746,6 @@ static void minlsh__dedup_scratch_free(minlsh_dedup *d, minlsh__dedup_scratch *s
     minlsh__free(&d->alloc, s);
 }
 
-static void minlsh__dedup_temp_peak(minlsh_dedup *d) {
-    uint64_t now = minlsh__tmpfile_size(&d->data) + minlsh__tmpfile_size(&d->runs_file) +
-                   minlsh__tmpfile_size(&d->cand_file) + minlsh__tmpfile_size(&d->dec_file);
-    if (now > d->temp_peak) d->temp_peak = now;
-}
-
 #define MINLSH__DEDUP_CHUNK 16384 /* candidates a worker verifies at a time */
 
 /* One worker's verification buffers. */
