@@ -85,6 +85,37 @@ typedef struct minlsh__dedup_runs {
     size_t n, cap;
 } minlsh__dedup_runs;
 
+/* A merge's place in one run. */
+typedef struct minlsh__dedup_cursor {
+    const minlsh__dedup_run *run;
+    const minlsh__kv *at; /* current record */
+    size_t left;          /* records left in the block, at included */
+    uint64_t next;        /* index in the run of the block after this one */
+    uint64_t end;         /* index in the run where this merge stops */
+    minlsh__kv *block;
+} minlsh__dedup_cursor;
+
+/* A tournament tree of losers over the k cursors: node i (0 < i < k) holds
+ * the loser of its match, its record copied beside its cursor number, so
+ * that the matches compare values at hand instead of following pointers;
+ * node i's children are 2i and 2i + 1, and leaf k + j is cursor j. Taking
+ * the least record replays the matches on the winner's path only: log2(k)
+ * comparisons, one per level, where a binary heap makes two. */
+typedef struct minlsh__dedup_entry {
+    minlsh__kv rec;
+    size_t cursor;
+} minlsh__dedup_entry;
+
+/* A k-way merge of sorted runs (runs.c). */
+typedef struct minlsh__dedup_merge {
+    const minlsh_dedup *d;
+    const minlsh__tmpfile *f;
+    minlsh__dedup_cursor *c;
+    minlsh__dedup_entry *tree; /* tree[0]: the winner */
+    size_t k;
+    size_t block; /* records per block of a file run */
+} minlsh__dedup_merge;
+
 /* Scratch of one worker: the two records being compared. */
 typedef struct minlsh__dedup_scratch {
     uint64_t *a, *b;
@@ -198,6 +229,35 @@ void minlsh__dedup_touch_pages(uint8_t *p, size_t n);
 uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
 /* Note the bytes the temporary files hold now, if the most so far. */
 void minlsh__dedup_temp_peak(minlsh_dedup *d);
+
+/* runs.c */
+/* A sorted run of n records: kept in memory (v is taken over) or, with
+ * in_file, written to f (v is freed); appended to rs. */
+int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_file,
+                            minlsh__dedup_runs *rs, minlsh__kv *v, size_t n);
+/* Free rs's runs and its list (rs itself stays, empty). */
+void minlsh__dedup_runs_free(minlsh_dedup *d, minlsh__dedup_runs *rs);
+/* A merge of the records of the n_runs runs in f whose keys are in [lo,
+ * hi), or from lo on when whole_tail is set. Free it with merge_free. */
+int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
+                             const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
+                             uint64_t lo, uint64_t hi, int whole_tail);
+/* How many parts a merge is split into by key, for the pool's workers to
+ * take one at a time. */
+size_t minlsh__dedup_parts(minlsh_dedup *d);
+/* The merge of part `part` of `parts`: keys [part * span, (part + 1) *
+ * span), the last part to the end. */
+int minlsh__dedup_merge_part(minlsh__dedup_merge *m, const minlsh_dedup *d,
+                             const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
+                             uint64_t span, size_t part, size_t parts);
+/* The least record left into *out; 1 if there was one, 0 at the end, or a
+ * negative error. */
+int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out);
+void minlsh__dedup_merge_free(minlsh__dedup_merge *m, size_t n_runs);
+/* The order of records in runs and merges: by key, then document. */
+MINLSH__INLINE int minlsh__dedup_kv_less(const minlsh__kv *x, const minlsh__kv *y) {
+    return x->key < y->key || (x->key == y->key && x->val < y->val);
+}
 
 /* run.c */
 /* Band the pending documents and sort their fingerprints: one sorted run

@@ -91,14 +91,6 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     return 0;
 }
 
-static void minlsh__dedup_runs_free(minlsh_dedup *d, minlsh__dedup_runs *rs) {
-    size_t j;
-    for (j = 0; j < rs->n; j++) minlsh__free(&d->alloc, rs->r[j].v);
-    minlsh__free(&d->alloc, rs->r);
-    rs->r = NULL;
-    rs->n = rs->cap = 0;
-}
-
 void minlsh_dedup_free(minlsh_dedup *d) {
     minlsh_allocator al;
     size_t i;
