@@ -259,11 +259,15 @@ MINLSH__INLINE int minlsh__dedup_kv_less(const minlsh__kv *x, const minlsh__kv *
     return x->key < y->key || (x->key == y->key && x->val < y->val);
 }
 
-/* run.c */
+/* banding.c */
 /* Band the pending documents and sort their fingerprints: one sorted run
  * more per band and one more of fingerprints. more: documents may follow
  * (then memory for their records is made ready in the background). */
 int minlsh__dedup_flush(minlsh_dedup *d, int more);
+/* Free the scratch kept from batch to batch, once no batch follows. */
+void minlsh__dedup_batch_scratch_free(minlsh_dedup *d);
+
+/* run.c */
 /* The verified similarity of documents a and b: exact Jaccard of their
  * sets, or the signature estimate. */
 int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t a,

@@ -120,9 +120,7 @@ void minlsh_dedup_free(minlsh_dedup *d) {
         for (i = 0; i < d->bands; i++) minlsh__dedup_runs_free(d, &d->band_runs[i]);
     minlsh__free(&al, d->band_runs);
     minlsh__dedup_runs_free(d, &d->fp_runs);
-    minlsh__free(&al, d->batch_keys);
-    for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++) minlsh__free(&al, d->sort_tmp[i]);
-    minlsh__free(&al, d->sort_tmp);
+    minlsh__dedup_batch_scratch_free(d);
     for (i = 0; i < d->batch_cap; i++) minlsh_shingleset_free(d->batch_sets[i]);
     minlsh__free(&al, d->batch_sets);
     minlsh__free(&al, d->exact_of);

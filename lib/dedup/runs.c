@@ -192,8 +192,8 @@ int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
     if (d->opts.memory != 0 && in_file > 0) {
         uint64_t most = minlsh__dedup_share(d, 1) / 8 / minlsh__pool_size(d->pool) /
                         (in_file * sizeof(minlsh__kv));
-        if (most < m->block) m->block = most > MINLSH__DEDUP_BLOCK_MIN ? (size_t)most
-                                                                       : MINLSH__DEDUP_BLOCK_MIN;
+        if (most < m->block)
+            m->block = most > MINLSH__DEDUP_BLOCK_MIN ? (size_t)most : MINLSH__DEDUP_BLOCK_MIN;
     }
     m->c = (minlsh__dedup_cursor *)minlsh__calloc(a, n_runs + 1, sizeof *m->c);
     m->tree = (minlsh__dedup_entry *)minlsh__calloc(a, n_runs + 1, sizeof *m->tree);

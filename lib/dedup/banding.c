@@ -1,0 +1,169 @@
+/*
+ * Banding, a batch of pending documents at a time: their band keys, then
+ * per band one sorted run of (key, document) records and one sorted run of
+ * their fingerprint records, all on the pool; the runs stay in memory
+ * within their share of the budget, and go to the runs file past it.
+ *
+ * Memory: a batch (64K documents at most, fewer under a budget) keeps its
+ * band keys (8 bytes per document and band) and each worker's sorting
+ * scratch (16 bytes per document) from batch to batch; runs take 16 bytes
+ * per document and band and 16 per document of fingerprint in memory, 12
+ * in the file. Time: linear per batch (a radix sort per band).
+ */
+#include "dedup.h"
+
+/* Whether runs of this many more bytes go to the file (*in_file): band
+ * and fingerprint runs in memory take a sixteenth of the budget at most. */
+static int minlsh__dedup_runs_to_file(minlsh_dedup *d, uint64_t bytes, int *in_file) {
+    *in_file = 0;
+    if (d->opts.memory == 0 || d->run_bytes + bytes <= minlsh__dedup_share(d, 1)) {
+        d->run_bytes += bytes;
+        return 0;
+    }
+    *in_file = 1;
+    return minlsh__dedup_file(d, &d->runs_file);
+}
+
+typedef struct minlsh__dedup_batchkeys {
+    minlsh_dedup *d;
+    int in_file;
+    size_t spare_chunks; /* to make after the bands are sorted */
+    minlsh__kv *fps;     /* the batch's fingerprint records, sorted */
+    uint64_t *keys;      /* bands per pending document */
+} minlsh__dedup_batchkeys;
+
+static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
+    const minlsh_dedup *d = c->d;
+    size_t i;
+    (void)worker;
+    for (i = begin; i < end; i++)
+        (void)minlsh_band_keys(d->pend_sigs + i * d->k, d->k, d->bands, d->rows,
+                               c->keys + i * d->bands, d->bands, NULL);
+    return 0;
+}
+
+/* One band of the batch: its (key, document) records, sorted (stable, so
+ * the documents of one key stay ascending), into a run. */
+static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
+    minlsh_dedup *d = c->d;
+    const minlsh_allocator *a = &d->alloc;
+    size_t j, i, n = d->pend_n;
+    int rc = 0;
+    for (j = begin; j < end && rc == 0; j++) {
+        minlsh__kv *v, *tmp;
+        if (j == d->bands) {
+            /* Fingerprint records are added in document order: sorting
+             * by (key, document) keeps the documents of one key
+             * ascending. */
+            memcpy(c->fps, d->pend_fps, n * sizeof *c->fps);
+            minlsh__sort_kv(c->fps, n);
+            continue;
+        }
+        v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
+        tmp = d->sort_tmp[worker];
+        if (v == NULL) return MINLSH_E_NOMEM;
+        for (i = 0; i < n; i++) {
+            v[i].key = c->keys[i * d->bands + j];
+            v[i].val = d->pend_docs[i];
+        }
+        minlsh__radix_kv(v, tmp, n, 0, 64);
+        /* Each band's run list has one writer: this item. */
+        rc = minlsh__dedup_run_store(d, &d->runs_file, c->in_file, &d->band_runs[j], v, n);
+    }
+    return rc;
+}
+
+/* Room for keys band keys and, per worker, n records of sorting scratch. */
+static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
+    const minlsh_allocator *a = &d->alloc;
+    size_t w, workers = minlsh__pool_size(minlsh__dedup_pool(d));
+    if (keys > d->batch_keys_cap) {
+        uint64_t *k = (uint64_t *)minlsh__malloc(a, keys * sizeof *k);
+        if (k == NULL) return MINLSH_E_NOMEM;
+        minlsh__free(a, d->batch_keys);
+        d->batch_keys = k;
+        d->batch_keys_cap = keys;
+    }
+    if (d->sort_tmp == NULL) {
+        d->sort_tmp = (minlsh__kv **)minlsh__calloc(a, workers + 1, sizeof *d->sort_tmp);
+        if (d->sort_tmp == NULL) return MINLSH_E_NOMEM;
+        d->n_sort_tmp = workers;
+    }
+    if (n > d->sort_tmp_cap) {
+        for (w = 0; w < d->n_sort_tmp; w++) {
+            minlsh__kv *t = (minlsh__kv *)minlsh__malloc(a, n * sizeof *t);
+            if (t == NULL) return MINLSH_E_NOMEM; /* those replaced are bigger: harmless */
+            minlsh__free(a, d->sort_tmp[w]);
+            d->sort_tmp[w] = t;
+        }
+        d->sort_tmp_cap = n;
+    }
+    return 0;
+}
+
+void minlsh__dedup_batch_scratch_free(minlsh_dedup *d) {
+    size_t i;
+    for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++)
+        minlsh__free(&d->alloc, d->sort_tmp[i]);
+    minlsh__free(&d->alloc, d->sort_tmp);
+    minlsh__free(&d->alloc, d->batch_keys);
+    d->sort_tmp = NULL;
+    d->batch_keys = NULL;
+    d->sort_tmp_cap = d->batch_keys_cap = 0;
+}
+
+/* All or nothing: a batch that fails leaves every run list as it was (a
+ * run written to the file already only wastes its space) and the pending
+ * documents pending. */
+int minlsh__dedup_flush(minlsh_dedup *d, int more) {
+    const minlsh_allocator *a = &d->alloc;
+    minlsh__dedup_batchkeys c;
+    size_t keys_n, *had, j, n = d->pend_n, had_fp = d->fp_runs.n;
+    uint64_t run_bytes = d->run_bytes;
+    minlsh__kv *fps = NULL;
+    int rc, fp_file = 0;
+    if (n == 0) return 0;
+    if (minlsh__mul_size(&keys_n, n, d->bands) != 0) return MINLSH_E_TOOBIG;
+    had = (size_t *)minlsh__calloc(a, d->bands + 1, sizeof *had);
+    if (had == NULL) return MINLSH_E_NOMEM;
+    for (j = 0; j < d->bands; j++) had[j] = d->band_runs[j].n;
+    c.d = d;
+    rc = minlsh__dedup_runs_to_file(d, (uint64_t)keys_n * sizeof(minlsh__kv), &c.in_file);
+    if (rc == 0) rc = minlsh__dedup_runs_to_file(d, (uint64_t)n * sizeof(minlsh__kv), &fp_file);
+    /* The band keys and each worker's sorting scratch are kept from batch
+     * to batch: fresh memory costs a page fault and a zeroed page. */
+    if (rc == 0) rc = minlsh__dedup_batch_scratch(d, keys_n, n + 1);
+    c.keys = d->batch_keys;
+    /* As many spare chunks as the last batch's records took, while they
+     * stay in memory and within their share. */
+    c.spare_chunks = 0;
+    if (more && !d->records_in_file)
+        c.spare_chunks = (size_t)(d->chunks.batch_bytes / MINLSH__DEDUP_CHUNK_BYTES + 1);
+    fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
+    if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
+    if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
+    c.fps = fps;
+    /* One item per band, and one more that sorts the fingerprints. */
+    if (rc == 0)
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), d->bands + 1, 1, minlsh__dedup_band_run, &c);
+    if (rc == 0) {
+        rc = minlsh__dedup_run_store(d, &d->runs_file, fp_file, &d->fp_runs, fps, n);
+        fps = NULL;
+    }
+    minlsh__free(a, fps);
+    d->chunks.batch_bytes = 0;
+    if (rc == 0 && c.spare_chunks > 0) minlsh__dedup_chunks_prepare(d, c.spare_chunks);
+    if (rc != 0) {
+        for (j = 0; j < d->bands; j++)
+            while (d->band_runs[j].n > had[j])
+                minlsh__free(a, d->band_runs[j].r[--d->band_runs[j].n].v);
+        while (d->fp_runs.n > had_fp) minlsh__free(a, d->fp_runs.r[--d->fp_runs.n].v);
+        d->run_bytes = run_bytes;
+    } else {
+        d->pend_n = 0;
+    }
+    minlsh__free(a, had);
+    return rc;
+}
