@@ -267,6 +267,11 @@ int minlsh__dedup_flush(minlsh_dedup *d, int more);
 /* Free the scratch kept from batch to batch, once no batch follows. */
 void minlsh__dedup_batch_scratch_free(minlsh_dedup *d);
 
+/* exact.c */
+/* exact_of (each document's group: the first document with its
+ * fingerprint), exact_groups (groups of two or more) and copies. */
+int minlsh__dedup_exact(minlsh_dedup *d);
+
 /* run.c */
 /* The verified similarity of documents a and b: exact Jaccard of their
  * sets, or the signature estimate. */
