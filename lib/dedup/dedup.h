@@ -272,7 +272,7 @@ void minlsh__dedup_batch_scratch_free(minlsh_dedup *d);
  * fingerprint), exact_groups (groups of two or more) and copies. */
 int minlsh__dedup_exact(minlsh_dedup *d);
 
-/* run.c */
+/* verify.c */
 /* The verified similarity of documents a and b: exact Jaccard of their
  * sets, or the signature estimate. */
 int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, uint32_t a,
@@ -280,6 +280,18 @@ int minlsh__dedup_similarity(const minlsh_dedup *d, minlsh__dedup_scratch *s, ui
 /* The signature of document i into sig (k values): read, or made again
  * from its set. */
 int minlsh__dedup_signature(const minlsh_dedup *d, uint64_t i, uint32_t *sig);
+/* A scratch for each of the pool's workers (*n of them); NULL without
+ * memory. */
+minlsh__dedup_scratch *minlsh__dedup_scratch_new(minlsh_dedup *d, size_t *n);
+void minlsh__dedup_scratch_free(minlsh_dedup *d, minlsh__dedup_scratch *s, size_t n);
+/* Candidate runs merged without repeats (and without those in done) and
+ * verified: the edges, sorted by (a, b), into *edges (*n_edges of them);
+ * the candidates verified are added to d->candidates. */
+int minlsh__dedup_verify_runs(minlsh_dedup *d, const minlsh__dedup_run *all, size_t n_all,
+                              const minlsh__dedup_run *done, size_t n_done,
+                              minlsh__dedup_edge **edges, size_t *n_edges);
+
+/* run.c */
 
 /* policy.c */
 /* The engine's bands and rows, planned from its options. */
