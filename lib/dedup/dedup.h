@@ -291,6 +291,11 @@ int minlsh__dedup_verify_runs(minlsh_dedup *d, const minlsh__dedup_run *all, siz
                               const minlsh__dedup_run *done, size_t n_done,
                               minlsh__dedup_edge **edges, size_t *n_edges);
 
+/* cands.c */
+/* The verified edges, into d->edges (sorted by (a, b)), with the counts
+ * candidates and capped. */
+int minlsh__dedup_find(minlsh_dedup *d);
+
 /* run.c */
 
 /* policy.c */
