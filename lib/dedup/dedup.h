@@ -20,6 +20,16 @@
  * exact group) and 4 (components) or 12 (strict) while deciding; 16 per
  * verified edge.
  *
+ * The files, each calling only those listed before it: policy.c (the
+ * plan, the budget), decide.c (decisions from groups and edges),
+ * records.c (temporary files, budget shares, the pool, records read back),
+ * runs.c (sorted runs and their merges), banding.c (batches of pending
+ * documents into runs), exact.c (exact groups), verify.c (similarities,
+ * candidate runs verified), cands.c (band buckets into candidates, and
+ * their rounds), run.c (minlsh_dedup_run and the decisions' sink),
+ * engine.c (the handle and adding documents), results.c (what the run
+ * gives) and stages.c (the stages as calls over partitions).
+ *
  * Internal: every name minlsh__dedup_*; the public functions are in
  * include/minlsh.h (experimental part).
  */
@@ -195,16 +205,49 @@ struct minlsh_dedup {
     minlsh_dedup_decision *decisions; /* or in dec_file */
 };
 
+/* policy.c */
+/* The engine's bands and rows, planned from its options. */
+int minlsh__dedup_plan(minlsh_dedup *d);
+/* The budget in bytes for the options' memory field: 0 is the default,
+ * MINLSH_DEDUP_MEMORY_UNLIMITED none (then 0 here). */
+uint64_t minlsh__dedup_budget(uint64_t memory);
+
+/* decide.c */
+/* The decisions of the policy, emitted in document order in chunks;
+ * similarity is NaN for a dropped document that is neither an exact copy
+ * nor a verified neighbour of its representative. */
+int minlsh__dedup_decide(const minlsh__dedup_policy *p, const minlsh_allocator *a,
+                         minlsh__dedup_emit emit, void *ctx);
+/* parent[i] for each of n documents: the smallest document of its
+ * component of the edges and the exact groups (exact_of; NULL: none). */
+void minlsh__dedup_join(uint32_t *parent, uint64_t n, const uint32_t *exact_of,
+                        const minlsh__dedup_edge *edges, size_t n_edges);
+
 /* records.c */
-/* The engine's pool, made on first use (NULL if it cannot be: then the
- * calling thread does everything), once its background work is done. */
-minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
 /* f, opened if it is not yet. Errors: MINLSH_E_IO. */
 int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f);
 /* rc, as a public call returns it: after MINLSH_E_IO errno is set, on the
  * caller's thread, to the failure of a temporary file (which may have been
  * on a worker), and the files' failures are forgotten for the next call. */
 int minlsh__dedup_io_result(minlsh_dedup *d, int rc);
+/* Bytes the budget gives to a part, in sixteenths (all of it without a
+ * budget): records 1, band and fingerprint runs 1, pending documents 1,
+ * candidate buffers 1 and runs 1, decisions 2 (once candidates are gone),
+ * so a quarter at most at any time; the rest is left to what grows with
+ * the documents (8 to 16 bytes each here, more in the caller). */
+uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
+/* Note the bytes the temporary files hold now, if the most so far. */
+void minlsh__dedup_temp_peak(minlsh_dedup *d);
+/* The engine's pool, made on first use (NULL if it cannot be: then the
+ * calling thread does everything), once its background work is done. */
+minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
+/* Fault in the n bytes at p (one write per page; the content is left
+ * undefined), so that the kernel zeroes them on the calling thread now. */
+void minlsh__dedup_touch_pages(uint8_t *p, size_t n);
+/* Start making up to want spare chunks for the records to come, in the
+ * background on the pool, as far as the records' share of the budget
+ * allows (nothing without a second thread). */
+void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want);
 /* Read n bytes of the data file at off (written or still buffered). */
 int minlsh__dedup_data_read(const minlsh_dedup *d, uint64_t off, void *p, size_t n);
 /* The head of document i's record. */
@@ -214,21 +257,6 @@ int minlsh__dedup_rec_head(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec 
  * 8-byte words). The head goes to *head. */
 int minlsh__dedup_rec_body(const minlsh_dedup *d, uint64_t i, minlsh__dedup_rec *head,
                            uint64_t **buf, size_t *cap, const void **out);
-/* Start making up to want spare chunks for the records to come, in the
- * background on the pool, as far as the records' share of the budget
- * allows (nothing without a second thread). */
-void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want);
-/* Fault in the n bytes at p (one write per page; the content is left
- * undefined), so that the kernel zeroes them on the calling thread now. */
-void minlsh__dedup_touch_pages(uint8_t *p, size_t n);
-/* Bytes the budget gives to a part, in sixteenths (all of it without a
- * budget): records 1, band and fingerprint runs 1, pending documents 1,
- * candidate buffers 1 and runs 1, decisions 2 (once candidates are gone),
- * so a quarter at most at any time; the rest is left to what grows with
- * the documents (8 to 16 bytes each here, more in the caller). */
-uint64_t minlsh__dedup_share(const minlsh_dedup *d, unsigned sixteenths);
-/* Note the bytes the temporary files hold now, if the most so far. */
-void minlsh__dedup_temp_peak(minlsh_dedup *d);
 
 /* runs.c */
 /* A sorted run of n records: kept in memory (v is taken over) or, with
@@ -295,25 +323,5 @@ int minlsh__dedup_verify_runs(minlsh_dedup *d, const minlsh__dedup_run *all, siz
 /* The verified edges, into d->edges (sorted by (a, b)), with the counts
  * candidates and capped. */
 int minlsh__dedup_find(minlsh_dedup *d);
-
-/* run.c */
-
-/* policy.c */
-/* The engine's bands and rows, planned from its options. */
-int minlsh__dedup_plan(minlsh_dedup *d);
-/* The budget in bytes for the options' memory field: 0 is the default,
- * MINLSH_DEDUP_MEMORY_UNLIMITED none (then 0 here). */
-uint64_t minlsh__dedup_budget(uint64_t memory);
-
-/* decide.c */
-/* The decisions of the policy, emitted in document order in chunks;
- * similarity is NaN for a dropped document that is neither an exact copy
- * nor a verified neighbour of its representative. */
-int minlsh__dedup_decide(const minlsh__dedup_policy *p, const minlsh_allocator *a,
-                         minlsh__dedup_emit emit, void *ctx);
-/* parent[i] for each of n documents: the smallest document of its
- * component of the edges and the exact groups (exact_of; NULL: none). */
-void minlsh__dedup_join(uint32_t *parent, uint64_t n, const uint32_t *exact_of,
-                        const minlsh__dedup_edge *edges, size_t n_edges);
 
 #endif /* MINLSH_DEDUP_H */

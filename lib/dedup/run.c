@@ -1,16 +1,16 @@
 /*
- * Banding and the run: band keys of the distinct texts in batches, sorted
- * runs per band; at the run, per band, the runs merged and every bucket of
- * equal keys (left out and counted if over max_bucket) giving candidate
- * pairs, themselves kept as sorted runs; all candidate runs merged without
- * repeats and verified in chunks; then the decisions (connected components
- * or strict attribution). Work goes to the pool in items whose results land
- * in fixed slots and are merged in a fixed order, so nothing depends on the
- * thread count or on the memory budget.
+ * The run: the last batch banded (banding.c), the exact groups (exact.c),
+ * the verified edges (cands.c, verify.c), then the decisions of the policy
+ * (decide.c), here given the similarities the policy could not and kept in
+ * memory or in the decision file. Work goes to the pool in items whose
+ * results land in fixed slots and are merged in a fixed order, so nothing
+ * depends on the thread count or on the memory budget.
+ *
+ * Memory: a decision per document, in memory within an eighth of the
+ * budget, else in the file. Time: the stages'; here one similarity per
+ * dropped document that is not a verified neighbour of its representative.
  */
 #include "dedup.h"
-
-#include "lsh/lsh.h" /* union-find */
 
 /* ---- decisions ------------------------------------------------------------------ */
 
@@ -76,8 +76,8 @@ static int minlsh__dedup_sink_emit(void *ctx, uint64_t first, minlsh_dedup_decis
 
 /* Fault in [p, p + bytes) on every worker: the pages of a large array
  * that one thread would then write are zeroed by the kernel on all cores
- * instead of one (a serial tail of tens of milliseconds per million
- * documents otherwise). The content is left undefined. */
+ * instead of one, off the serial path (docs/dedup.md, "Threads"). The
+ * content is left undefined. */
 typedef struct minlsh__dedup_touch {
     uint8_t *p;
     size_t bytes;

@@ -7,10 +7,9 @@
  * Jaccard of many pairs of those sets.
  *
  * Why calls per partition: a foreign-function caller pays a fixed cost per
- * call (a few hundred nanoseconds in ctypes, more with argument checks), as
- * much as signing a short document's band keys. One call per partition and
- * numpy-shaped arrays in and out keep that cost out of the per-document
- * path. Each call runs on the calling thread: a distributed worker already
+ * call, as much as signing a short document's band keys (docs/dedup.md,
+ * "Cost"). One call per partition and numpy-shaped arrays in and out keep
+ * that cost out of the per-document path. Each call runs on the calling thread: a distributed worker already
  * has one task per core.
  *
  * The policy they implement is the engine's (docs/dedup.md): a bucket is a
