@@ -9,8 +9,8 @@
  * Why calls per partition: a foreign-function caller pays a fixed cost per
  * call, as much as signing a short document's band keys (docs/dedup.md,
  * "Cost"). One call per partition and numpy-shaped arrays in and out keep
- * that cost out of the per-document path. Each call runs on the calling thread: a distributed worker already
- * has one task per core.
+ * that cost out of the per-document path. Each call runs on the calling
+ * thread: a distributed worker already has one task per core.
  *
  * The policy they implement is the engine's (docs/dedup.md): a bucket is a
  * run of equal (band, key); its members are distinct texts (the caller
