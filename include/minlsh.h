@@ -1319,7 +1319,8 @@ MINLSH_API int minlsh_family_sign_token_array(const minlsh_family *family,
  * (MINLSH_E_TOOBIG past the shingler's max_document_bytes) gets the empty
  * signature, a zero fingerprint, count 0 and its code in status[i]; the
  * others are still signed and the first failure's code is returned. On
- * MINLSH_E_NOMEM the texts from the failed one on have that status.
+ * MINLSH_E_NOMEM the texts from the failed one on have that status. alloc
+ * (NULL: the shingler's, as minlsh_family_sign_batch) holds the temporaries.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_BUFSIZE,
  * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 MINLSH_API int minlsh_family_sign_texts(const minlsh_family *family,
@@ -1345,6 +1346,7 @@ MINLSH_API int minlsh_signatures_band_keys(const uint32_t *sigs, size_t n, size_
  * buffer gives MINLSH_E_BUFSIZE after one pass, with the size needed. A
  * text that fails alone (MINLSH_E_TOOBIG) gets the empty set and its code
  * in status[i] (status may be NULL), and the first such code is returned.
+ * alloc: as for minlsh_family_sign_texts.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_BUFSIZE,
  * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 MINLSH_API int minlsh_shingler_hash_texts(const minlsh_shingler *shingler,
@@ -1576,8 +1578,10 @@ typedef int (*minlsh_journal_record_fn)(void *opaque, uint32_t op, uint64_t id,
 
 /* Open the journal at path (its symbolic links followed) for index (loaded
  * or mapped, as it came from its file: the journal must name that file;
- * an index that came from no file is refused) and replay its records into index
- * in order (insert or remove), calling on_record (may be NULL) for each.
+ * an index that came from no file is refused) and replay its records into
+ * index in order (insert or remove), calling on_record (may be NULL) for
+ * each. No allocator: a journal belongs to its index and allocates with
+ * the index's, as pairs and clusters of an index do.
  * No file at path: nothing to replay (MINLSH_JOURNAL_WRITE creates it). A
  * stale journal is not replayed (_WRITE replaces it by an empty one).
  * mode MINLSH_JOURNAL_READ never writes; _WRITE cuts a damaged tail and
@@ -1832,8 +1836,8 @@ MINLSH_API int minlsh_dedup_plan(uint32_t *bands, uint32_t *rows,
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (not a JSON string or number, or
  * an exponent past 10^8), MINLSH_E_BUFSIZE (*n_out: the size needed).
  * Threads: any. */
-MINLSH_API int minlsh_dedup_canonical_id(char *out, size_t cap, size_t *n_out,
-                                         const void *id, size_t n);
+MINLSH_API int minlsh_dedup_canonical_id(const void *id, size_t n, char *out,
+                                         size_t cap, size_t *n_out);
 
 /* An engine shingling with a copy of shingler and signing with a family of
  * the same k and seed as family (opts NULL: the defaults).
