@@ -1704,6 +1704,51 @@ MINLSH_API int minlsh_file_save(const char *path, const void *data, size_t len,
                                 const minlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
+/* Store metadata for an index built elsewhere                              */
+/* ------------------------------------------------------------------------ */
+
+/* The metadata that makes a saved index a store (docs/format.md, "Store"),
+ * for a front end that keeps its own index and names (Python's
+ * MinHashLSH): set it on the index (minlsh_index_set_metadata) and any
+ * save of it (minlsh_index_save_mapped, minlsh_journal_compact,
+ * minlsh_index_save) writes a file that minlsh_store_open, the command's
+ * index subcommands and every binding read. name i, names[name_offsets[i]
+ * .. name_offsets[i+1]) (name_offsets: count + 1 entries, at most 1 MiB
+ * each; empty: no name), is the name of the index's i-th document in
+ * ascending id order. threshold is the store's, in (0, 1]; next_id, above
+ * every id, the id the next document gets. journal (may be NULL): the
+ * journal the save will fold in, synced; a journal left behind by a kill
+ * between the save and its reset is then replayed from where the file
+ * holds it. The shingling recorded is MINLSH_SHINGLER_OPTIONS_INIT's with
+ * the index's config id, so a store opened on the file takes texts only if
+ * the two agree under its key; otherwise open it with MINLSH_STORE_ANY_KEY
+ * (names, signatures and queries by signature).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (threshold, an id not below
+ * next_id, offsets decreasing, a name given twice), MINLSH_E_TOOBIG (a
+ * name over 1 MiB), MINLSH_E_STATE (journal has records not synced),
+ * MINLSH_E_NOMEM, MINLSH_E_BUFSIZE (*n_out: the bytes needed).
+ * Threads: reads index and journal. */
+MINLSH_API int minlsh_store_encode_metadata(const minlsh_index *index,
+                                            const minlsh_journal *journal,
+                                            double threshold, uint64_t next_id,
+                                            const void *names,
+                                            const uint64_t *name_offsets, void *buf,
+                                            size_t cap, size_t *n_out);
+/* Read it back from an index loaded or mapped from a store's file (or from
+ * a file of the command's older index format), as it came from the file:
+ * the store's threshold, next id and flags (MINLSH_STORE_SETS; any of the
+ * three may be NULL), and the names of the index's documents in ascending
+ * id order, as minlsh_store_encode_metadata takes them (name_offsets:
+ * count + 1 entries, always filled; names: cap bytes, *n_out the total).
+ * Errors: MINLSH_E_NULL, MINLSH_E_FORMAT (the metadata is not a store's),
+ * MINLSH_E_CORRUPT (damaged, or its documents are not the index's, e.g.
+ * after an insert), MINLSH_E_NOMEM, MINLSH_E_BUFSIZE. Threads: reads index. */
+MINLSH_API int minlsh_store_decode_metadata(double *threshold, uint64_t *next_id,
+                                            uint32_t *flags, const minlsh_index *index,
+                                            uint64_t *name_offsets, void *names,
+                                            size_t cap, size_t *n_out);
+
+/* ------------------------------------------------------------------------ */
 /* Presets: the dedup settings of published pipelines                       */
 /* ------------------------------------------------------------------------ */
 
