@@ -3,10 +3,12 @@
  * (minlsh_store_encode_metadata, minlsh_store_decode_metadata): a saved
  * index with it opens as a store with its names, ids and threshold, and
  * reads back; a journal folded in by a compaction killed before its reset
- * is not applied twice; each refusal.
+ * is not applied twice; each refusal; every allocation failure is
+ * MINLSH_E_NOMEM and leaks nothing.
  */
 #define MINLSH_EXPERIMENTAL_API 1
 #include "minlsh.h"
+#include "testalloc.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -25,17 +27,19 @@ static void sig_of(const minlsh_family *fam, uint64_t doc, uint32_t *sig) {
     EXPECT_OK(minlsh_family_sign(fam, h, 40, sig, K, NULL));
 }
 
-static minlsh_index *make_index(minlsh_family *fam) {
+static minlsh_index *make_index_with(minlsh_family *fam, const minlsh_allocator *al) {
     minlsh_index *ix = NULL;
     uint32_t sig[K];
     size_t i;
-    EXPECT_OK(minlsh_index_new(&ix, fam, 0x1234, 8, 4, NULL));
+    EXPECT_OK(minlsh_index_new(&ix, fam, 0x1234, 8, 4, al));
     for (i = 0; i < 4; i++) {
         sig_of(fam, ids[i], sig);
         EXPECT_OK(minlsh_index_insert(ix, ids[i], sig, K));
     }
     return ix;
 }
+
+static minlsh_index *make_index(minlsh_family *fam) { return make_index_with(fam, NULL); }
 
 /* Encode the names of ix (next id 6; with document 6, the names of
  * with6) and save it to path. */
@@ -182,8 +186,52 @@ static void test_compaction_killed_before_reset(void) {
     remove(jpath);
 }
 
+/* Both calls allocate with the index's allocator: every failure of it is
+ * MINLSH_E_NOMEM, with nothing leaked, until the call succeeds. */
+static void test_nomem(void) {
+    testalloc ta;
+    minlsh_allocator al = ta_allocator(&ta);
+    minlsh_family *fam = NULL;
+    minlsh_index *ix;
+    unsigned char buf[512], out[64];
+    uint64_t offs[5];
+    size_t n = 0;
+    long nth, blocks;
+    int which, rc, failures;
+    EXPECT_OK(minlsh_family_new(&fam, K, 3, NULL));
+    ix = make_index_with(fam, &al);
+    EXPECT_OK(minlsh_store_encode_metadata(ix, NULL, 0.7, 6, names, offsets, buf, sizeof buf,
+                                           &n));
+    EXPECT_OK(minlsh_index_set_metadata(ix, buf, n));
+    for (which = 0; which < 2; which++) {
+        failures = 0;
+        for (nth = 1; nth < 1000; nth++) {
+            blocks = ta_blocks(&ta);
+            ta_fail_nth(&ta, nth);
+            rc = which == 0 ? minlsh_store_encode_metadata(ix, NULL, 0.7, 6, names, offsets,
+                                                           buf, sizeof buf, &n)
+                            : minlsh_store_decode_metadata(NULL, NULL, NULL, ix, offs, out,
+                                                           sizeof out, &n);
+            EXPECT_MSG(ta_blocks(&ta) == blocks, "call %d, allocation %ld: %ld blocks leaked",
+                       which, nth, ta_blocks(&ta) - blocks);
+            if (ta_failed(&ta) == 0) {
+                EXPECT_MSG(rc == 0, "call %d: %d with no failure", which, rc);
+                break;
+            }
+            failures++;
+            EXPECT_MSG(rc == MINLSH_E_NOMEM, "call %d, allocation %ld: %d", which, nth, rc);
+        }
+        EXPECT_MSG(failures > 0, "call %d never allocated", which);
+    }
+    ta_fail_nth(&ta, 0);
+    minlsh_index_free(ix);
+    minlsh_family_free(fam);
+    EXPECT_MSG(ta_blocks(&ta) == 0, "%ld blocks leaked", ta_blocks(&ta));
+}
+
 int main(void) {
     RUN(test_round_trip);
     RUN(test_compaction_killed_before_reset);
+    RUN(test_nomem);
     return TL_SUMMARY("store_meta");
 }
