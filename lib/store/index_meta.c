@@ -50,8 +50,9 @@ int minlsh_store_encode_metadata(const minlsh_index *index, const minlsh_journal
     }
     rc = minlsh_index_copy_ids(index, ids, n, NULL);
     for (i = 0; rc == 0 && i < n; i++) {
-        const uint8_t *name = (const uint8_t *)names + name_offsets[i];
         uint64_t len_i = name_offsets[i + 1] - name_offsets[i];
+        /* no arithmetic on a NULL names (all names empty) */
+        const uint8_t *name = len_i > 0 ? (const uint8_t *)names + name_offsets[i] : NULL;
         if (name_offsets[i + 1] < name_offsets[i] || ids[i] >= next_id) rc = MINLSH_E_PARAM;
         else if (len_i > MINLSH__STORE_NAME_BYTES_MAX) rc = MINLSH_E_TOOBIG;
         else if (len_i > 0 && minlsh__store_name_find(&s, name, (size_t)len_i) != UINT64_MAX)
@@ -115,8 +116,9 @@ int minlsh_store_decode_metadata(double *threshold, uint64_t *next_id, uint32_t 
         if (cap < total) rc = MINLSH_E_BUFSIZE;
     }
     for (i = 0; rc == 0 && i < n; i++)
-        rc = minlsh_store_copy_name(&s, ids[i], (uint8_t *)names + name_offsets[i],
-                                    (size_t)(total - name_offsets[i]), NULL);
+        if (name_offsets[i + 1] > name_offsets[i])
+            rc = minlsh_store_copy_name(&s, ids[i], (uint8_t *)names + name_offsets[i],
+                                        (size_t)(total - name_offsets[i]), NULL);
     if (rc == 0) {
         if (threshold != NULL) *threshold = cfg.threshold;
         if (next_id != NULL) *next_id = s.next_id;
