@@ -9,53 +9,78 @@
  *        --sigmatrix-> many signatures, one column per document, saved to disk
  *        --index-----> b x r band index: candidate pairs, verified pairs, clusters
  *
+ * and two workflows built on them: the store (a crawler's index at a path,
+ * shared by processes, check-and-insert, durable per commit) and, in the
+ * experimental part, the dedup engine (a whole batch: exact copies,
+ * candidates, verification, keep/drop decisions).
+ *
  * Conventions (docs/api.md has the long form). Every function follows them;
  * the comments below state only what a function adds.
- *  - Names: minlsh_<noun>_<verb>[_<part>]. The nouns are shingler,
- *    shingleset, shinglestream, family, signature, sigmatrix, plan, index,
- *    pairs, clusters and store. A result built from a source is
- *    minlsh_<result>_from_<source>. Copying out of a handle into caller
- *    memory is _copy_<part>; a borrowed pointer into a handle is
+ *  - Names: minlsh_<noun>_<verb>[_<part>]. The nouns of the stable part are
+ *    shingler, shingleset, shinglestream, family, signature, sigmatrix,
+ *    plan, index, pairs, clusters and store; the experimental part adds
+ *    dedup, journal, filelock, file, preset, buckets and sets. A result built
+ *    from a source is minlsh_<result>_from_<source>. Copying out of a handle
+ *    into caller memory is _copy_<part>; a borrowed pointer into a handle is
  *    _view_<part>, valid until the handle is next modified or freed.
  *  - Errors: fallible functions return int: 0 (MINLSH_OK) on success, a
  *    negative MINLSH_E_* code otherwise; minlsh_strerror() turns it into
  *    text. There is no hidden "last error" state. On error, outputs are
  *    unspecified unless stated and the handles passed in are unchanged.
- *  - Parameter order: (1) what the call makes: the new handle (**out) or
- *    computed scalars (double *out, ...); (2) the handle acted on; (3) the
- *    inputs; (4) caller destinations: a buffer as (ptr, cap, size_t *n_out),
- *    a fixed-size array, or a handle to fill; (5) optional by-products, which
- *    may be NULL. A function that makes a handle takes an optional allocator
- *    last (loaders take it in minlsh_load_options).
- *  - Handles: minlsh_<noun>_new(&out, ...), _load, _map and _from_<source>
- *    set *out to NULL on failure and leak nothing. minlsh_<noun>_free(NULL)
- *    is a no-op. Accessors returning a plain value return 0 for NULL.
+ *  - Parameter order, by the size of what comes out: (1) outputs of a fixed
+ *    size: the new handle (**out), scalars (double *out, uint64_t *id), one
+ *    struct (a result, statistics); (2) the handle acted on; (3) the inputs;
+ *    (4) outputs whose size the inputs decide: a buffer as (ptr, cap,
+ *    size_t *n_out), an array of one entry per input, or a handle to fill;
+ *    (5) by-products (status arrays, counters; optional ones may be NULL);
+ *    (6) an allocator. So a _copy_ of one value or struct puts it first
+ *    (minlsh_pairs_copy_pair, minlsh_index_copy_stats) and a _copy_ into a
+ *    buffer puts the buffer after the handle (minlsh_index_copy_ids).
+ *  - Handles: minlsh_<noun>_new(&out, ...), _load, _map, _open and
+ *    _from_<source> set *out to NULL on failure and leak nothing.
+ *    minlsh_<noun>_free(NULL) is a no-op. Accessors returning a plain value
+ *    return 0 for NULL.
  *  - Buffers: a short buffer gives MINLSH_E_BUFSIZE with the size needed in
  *    *n_out. The pointer may be NULL when cap is 0: that is how to ask for
  *    the size. n_out may always be NULL. The library never returns memory the
  *    caller must free().
  *  - Pairs: every function that produces pairs takes max_pairs (0: no
  *    limit); past it nothing is built and MINLSH_E_TOOBIG is returned.
- *  - Allocators: NULL means malloc/free. The allocator is copied into the
- *    handle and used for everything it allocates; an allocator with a NULL
- *    function gives MINLSH_E_PARAM. No other pointer the caller passes is
- *    kept after the call returns.
+ *  - Allocators: a function that makes a handle takes an optional allocator
+ *    last (loaders and minlsh_store_open take it in their options); NULL
+ *    means malloc/free. The allocator is copied into the handle and used for
+ *    everything it allocates; an allocator with a NULL function gives
+ *    MINLSH_E_PARAM. A call that makes no handle of its own allocates with
+ *    the allocator of the handle it works for: a stream, pairs and clusters
+ *    of an index use the shingler's or index's, a journal its index's,
+ *    minlsh_family_sign_batch the shingler's. Calls over flat arrays take
+ *    one last (NULL: the shingler's where they have one, else malloc/free).
+ *    No other pointer the caller passes is kept after the call returns.
  *  - Options structs start with a version field (set it to the
  *    MINLSH_*_OPTIONS_VERSION you compiled against) and are initialised from
  *    their MINLSH_*_OPTIONS_INIT macro or _options_init() function; a newer
- *    library accepts every older version.
+ *    library accepts every older version. A NULL options pointer means the
+ *    _INIT macro's values, with one exception kept for 0.1 programs:
+ *    minlsh_shingler_new(out, NULL, alloc) means the defaults of options
+ *    version 1 (flags 0), not MINLSH_SHINGLER_OPTIONS_INIT (flags
+ *    MINLSH_NORM_CJK_WORDS); a shingler pointer NULL inside
+ *    minlsh_store_options means MINLSH_SHINGLER_OPTIONS_INIT.
  *  - Threads: any number of threads may call functions that take a handle
  *    as const on the same handle at once; a function that takes a handle
  *    non-const needs exclusive access to it, which the caller provides.
  *    Functions without a handle are thread-safe. The library keeps no global
- *    state (except the SIMD choice, made once and published atomically),
- *    takes no locks but the file locks of minlsh_filelock and the store, and
- *    creates no threads, except minlsh_family_sign_batch, which joins its
- *    threads before returning.
- *  - Stability: everything declared here is part of the ABI from 0.1 on.
- *    Functions declared under MINLSH_EXPERIMENTAL_API (at the end of this
- *    file) may change or go in any release; they are exported in their own
- *    version node, MINLSH_EXPERIMENTAL.
+ *    state (except the SIMD choice, made once and published atomically).
+ *    It takes no locks but file locks (flock of PATH.lock): those a store
+ *    takes for its own changes, and minlsh_filelock's. It creates threads
+ *    only in minlsh_family_sign_batch (joined before it returns) and for a
+ *    dedup engine (its threads option: they wait between the engine's calls
+ *    and are joined by minlsh_dedup_free).
+ *  - Stability: everything declared here is part of the ABI from the
+ *    release that added it on (version nodes MINLSH_0.1, and MINLSH_0.2.0
+ *    for the store and the signing schemes). Functions declared under
+ *    MINLSH_EXPERIMENTAL_API (at the end of this file) may change or go in
+ *    any release; they are exported in their own version node,
+ *    MINLSH_EXPERIMENTAL.
  *  - For equal keys, seeds and parameters, every number this library produces
  *    (shingle hashes, coefficients, signatures, band keys, files) is
  *    bit-identical on every platform and compiler.
@@ -427,8 +452,8 @@ MINLSH_API int minlsh_family_sign_text(const minlsh_family *family,
  * bytes; texts[i] may be NULL when lens[i] is 0) and its k values go to
  * sigs[i*k .. i*k+k-1]; sigs needs n*k entries (*n_out = n*k). threads = 0
  * means one per online processor; 1 signs on the calling thread. Results are
- * identical whatever the thread count. This is the only call that creates
- * threads; they are joined before it returns. A document that fails (e.g.
+ * identical whatever the thread count. The threads are joined before it
+ * returns. Everything it allocates comes from the shingler's allocator. A document that fails (e.g.
  * MINLSH_E_TOOBIG) gets the empty signature and its code in status[i]
  * (status may be NULL); the others are still signed, and the function
  * returns the error of the lowest-numbered failed document, or 0.
@@ -857,6 +882,320 @@ MINLSH_API int minlsh_clusters_copy_members(const minlsh_clusters *clusters,
                                             size_t i, uint64_t *ids,
                                             size_t cap, size_t *n_out);
 
+/* ------------------------------------------------------------------------ */
+/* Signing schemes                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Part of the ABI from 0.2.0, since a store may be of either scheme and a
+ * caller signing for it (minlsh_store_add_signature) needs its family.
+ * Signing schemes (values are ABI; a saved file's header flags hold the
+ * scheme, docs/format.md). CLASSIC: k functions, value i the minimum of
+ * h_i over the set (what minlsh_family_new makes). OPH: one-permutation
+ * hashing with optimal densification: h_0 sends each shingle to one of k
+ * bins, each bin keeps its minimum, and empty bins borrow from non-empty
+ * ones chosen by the seed (docs/minhash.md section 7). One product per
+ * shingle instead of k, at the price of a few percent more variance on sets
+ * with fewer shingles than k (and a little less on larger ones); below
+ * about k/4 shingles densification makes it the slower scheme. OPH
+ * signatures are k 32-bit values like classic ones and work unchanged with estimate, the index, the planner and the
+ * engine, but they are not mergeable: minlsh_signature_merge of two OPH
+ * signatures is not the union's, and minlsh_family_update refuses an OPH
+ * family. Families, matrices and indexes of different schemes never
+ * compare: loading refuses a file of the other scheme (MINLSH_E_MISMATCH)
+ * and minlsh_index_merge refuses to mix them. */
+#define MINLSH_SCHEME_CLASSIC 0
+#define MINLSH_SCHEME_OPH 1
+
+/* minlsh_family_new with a scheme; minlsh_family_new(out, k, seed, alloc)
+ * is minlsh_family_new_scheme(out, k, seed, MINLSH_SCHEME_CLASSIC, alloc).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..MINLSH_FAMILY_K_MAX, unknown
+ * scheme), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_family_new_scheme(minlsh_family **out, uint32_t k,
+                                        uint64_t seed, uint32_t scheme,
+                                        const minlsh_allocator *alloc);
+/* The scheme of a family, matrix or index (MINLSH_SCHEME_*; 0 for NULL).
+ * A matrix or index takes its family's, or its file's. */
+MINLSH_API uint32_t minlsh_family_scheme(const minlsh_family *family);
+MINLSH_API uint32_t minlsh_sigmatrix_scheme(const minlsh_sigmatrix *matrix);
+MINLSH_API uint32_t minlsh_index_scheme(const minlsh_index *index);
+
+/* ------------------------------------------------------------------------ */
+/* Store: a crawler's index in one handle                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Part of the ABI from 0.2.0 (version node MINLSH_0.2.0): the command's
+ * index subcommands and the Python and Go bindings run on it.
+ *
+ * A store is a near-duplicate index kept at a path and shared by any number
+ * of processes: "have I seen this page, or nearly?" and "remember it" in
+ * one call that is durable once committed. Its configuration (how to
+ * shingle, the key check, k, seed, scheme, threshold, banding) and every
+ * document's name live in the file, so a worker opens a store with its
+ * path alone (and the key, if it is not the default). Documents get ids
+ * 0, 1, 2, ... in the order they are added, across all processes; an id is
+ * never given twice. A name is caller bytes (a URL, a JSON token); names of
+ * one or more bytes are unique in a store, an empty name is no name.
+ *
+ * Files: PATH (a mapped index file whose metadata holds the configuration
+ * and the names, docs/format.md "Store"), PATH.journal (every change since
+ * PATH was written), PATH.lock and PATH.compact.lock (the locks),
+ * PATH.sets (with MINLSH_STORE_SETS: the shingle sets, append-only). PATH's
+ * symbolic links are followed: one store, one lock, one journal.
+ *
+ * Locking: a writer changes the store between minlsh_store_begin, which
+ * takes PATH.lock exclusively and catches up with what other processes
+ * committed (reading only the journal's new bytes), and
+ * minlsh_store_commit, which syncs every change since begin with one
+ * fdatasync (group commit) and releases the lock. add and remove called
+ * outside begin/commit take the lock, commit and release it themselves,
+ * shingling and signing before the lock is taken. A handle opened
+ * MINLSH_STORE_READONLY takes PATH.lock shared at open and in
+ * minlsh_store_refresh only. Durability: from the return of a commit (or
+ * of an add or remove outside begin/commit) the change survives kill -9
+ * and power loss; a change not committed is never half there. A journal
+ * damaged before committed records fails with MINLSH_E_CORRUPT and is left
+ * as it is. The store maps PATH: a program that truncates it underneath
+ * raises SIGBUS in the reader (docs/api.md, "SIGBUS").
+ *
+ * Threads: one handle is used by one thread at a time, except that
+ * minlsh_store_query, _query_set, _find_name, _copy_name, _count,
+ * _threshold and _view_shingler (const) may run concurrently with each
+ * other. Give each thread its own handle to write: handles exclude each
+ * other through the lock, in one process as across processes. */
+typedef struct minlsh_store minlsh_store;
+
+#define MINLSH_STORE_CREATE 0x1u   /* create the store if PATH does not exist */
+#define MINLSH_STORE_READONLY 0x2u /* open for queries only */
+#define MINLSH_STORE_SETS 0x4u     /* creation: keep each document's shingle set
+                                      (PATH.sets), so that decisions use the
+                                      exact Jaccard, not the estimate */
+#define MINLSH_STORE_EXCL 0x8u      /* with CREATE: MINLSH_E_EXISTS if PATH exists */
+#define MINLSH_STORE_TRUNCATE 0x10u /* with CREATE: an existing PATH is replaced
+                                       by a new, empty store (journal and sets
+                                       removed), under the lock */
+#define MINLSH_STORE_ANY_KEY 0x20u  /* not with CREATE: open a store made with
+                                       another key (configuration, names and
+                                       index are read, signatures added and
+                                       queried; text and sets: MINLSH_E_MISMATCH) */
+#define MINLSH_STORE_NO_LOCK 0x40u  /* take no PATH.lock: the caller holds it
+                                       (flock) for as long as the handle is used */
+
+#define MINLSH_STORE_OPTIONS_VERSION 1
+
+/* How to open a store. Fields marked "creation" configure a new store and
+ * are otherwise checked against the file: 0 (or NULL) means "the default"
+ * when creating and "whatever the file says" when opening; a value that
+ * disagrees with the file is MINLSH_E_MISMATCH. Nothing pointed to is kept
+ * after the call but the allocator, which is copied. */
+typedef struct minlsh_store_options {
+    uint32_t version;  /* MINLSH_STORE_OPTIONS_VERSION */
+    uint32_t flags;    /* MINLSH_STORE_CREATE, _READONLY, _SETS... */
+    const minlsh_shingler_options *shingler; /* creation: NULL means
+                          MINLSH_SHINGLER_OPTIONS_INIT; its key must be NULL
+                          (the key is below) and its max_document_bytes is
+                          not stored (see max_document_bytes) */
+    uint32_t num_perm; /* creation: k, 1..MINLSH_FAMILY_K_MAX; 0: 128 */
+    uint32_t scheme;   /* creation: 0 classic MinHash, 1 one-permutation
+                          hashing (MINLSH_SCHEME_OPH) */
+    uint64_t seed;     /* creation: MinHash seed; 0: 1 */
+    double threshold;  /* creation: near-duplicate threshold in (0, 1]; 0: 0.8 */
+    uint32_t bands;    /* creation: b and r; 0 and 0: planned for recall */
+    uint32_t rows;     /*   0.999 at the threshold (minlsh_plan_compute) */
+    const uint8_t *key; /* 16-byte SipHash key; NULL: the default key. Never
+                          stored: the file keeps the shingler's config id,
+                          which a wrong key does not match */
+    uint32_t lock_timeout_ms; /* wait for PATH.lock at most this long; 0:
+                          no limit */
+    uint32_t reserved; /* must be 0 */
+    uint64_t max_document_bytes; /* this handle refuses longer texts
+                          (MINLSH_E_TOOBIG); 0: no limit */
+    const minlsh_allocator *alloc; /* NULL: malloc/free */
+} minlsh_store_options;
+
+#define MINLSH_STORE_OPTIONS_INIT                                              \
+    { MINLSH_STORE_OPTIONS_VERSION, 0, NULL, 0, 0, 0, 0.0, 0, 0, NULL, 0, 0, 0, NULL }
+
+/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
+MINLSH_API int minlsh_store_options_init(minlsh_store_options *opts,
+                                         uint32_t version);
+
+/* Open the store at path (opts NULL: MINLSH_STORE_OPTIONS_INIT), creating
+ * it when it is missing and opts->flags has MINLSH_STORE_CREATE. Under
+ * PATH.lock (exclusive; shared for READONLY): create PATH atomically if
+ * needed, map it, replay PATH.journal, and remove the temporaries of
+ * writes a kill cut short (when no compaction is running). The lock is
+ * released before the call returns.
+ * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
+ * range, reserved not 0, READONLY with CREATE, allocator), MINLSH_E_NOMEM,
+ * MINLSH_E_IO (errno EISDIR for a folder), MINLSH_E_NOTFOUND (no store and
+ * no CREATE), MINLSH_E_FORMAT (not a store), MINLSH_E_CORRUPT (a damaged
+ * file or journal), MINLSH_E_MISMATCH (a creation option or the key
+ * disagrees with the file), MINLSH_E_BUSY (lock_timeout_ms passed). */
+MINLSH_API int minlsh_store_open(minlsh_store **out, const char *path,
+                                 const minlsh_store_options *opts);
+/* Close. Changes not committed are dropped; a lock held is released.
+ * NULL is a no-op. */
+MINLSH_API void minlsh_store_free(minlsh_store *store);
+
+/* Take PATH.lock exclusively (waiting at most the lock timeout) and catch
+ * up with the changes other handles committed since this one last did.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, or begun already),
+ * MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM, MINLSH_E_CORRUPT; on error
+ * the lock is not held. */
+MINLSH_API int minlsh_store_begin(minlsh_store *store);
+/* Make every change since begin durable (one fdatasync of PATH.journal,
+ * after one of PATH.sets if sets were written) and release the lock. On
+ * error nothing since begin was committed: the handle drops those changes
+ * (it reloads from the files at its next call) and releases the lock.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not begun), MINLSH_E_IO,
+ * MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_store_commit(minlsh_store *store);
+/* Make the changes since begin durable, like commit, but keep the lock.
+ * Outside begin/commit there is nothing to sync: 0.
+ * Errors: as minlsh_store_commit (on error the lock is released). */
+MINLSH_API int minlsh_store_sync(minlsh_store *store);
+/* Drop every change since begin, commit nothing, reload the view from the
+ * files (under the lock, so queries see the committed state at once) and
+ * release the lock. The changes are dropped even when the reload fails
+ * (the handle then reloads at its next begin, add or remove).
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not begun), MINLSH_E_NOMEM,
+ * MINLSH_E_IO, MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_rollback(minlsh_store *store);
+/* Catch up with what other handles committed, without keeping a lock
+ * (shared while it reads). Inside begin/commit: 0, nothing to do.
+ * Errors: MINLSH_E_NULL, MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM,
+ * MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_refresh(minlsh_store *store);
+
+/* minlsh_store_add flags. */
+#define MINLSH_STORE_ADD_ALWAYS 0x1u /* insert even a near-duplicate */
+
+/* What a store decided about a document. */
+typedef struct minlsh_store_result {
+    uint64_t id;         /* the id the document was given (if inserted) */
+    uint64_t match;      /* the near-duplicate found (if novel is 0), or
+                            the most similar candidate checked (if
+                            has_match); 0 otherwise */
+    double similarity;   /* match's similarity: exact Jaccard if exact,
+                            else the signature estimate; 0 without match */
+    uint32_t novel;      /* 1: no stored document reaches the threshold */
+    uint32_t inserted;   /* 1: the document was added (novel, or ALWAYS) */
+    uint32_t has_match;  /* 1: match names a document */
+    uint32_t exact;      /* 1: similarity is the exact Jaccard */
+    uint64_t candidates; /* LSH candidates looked at */
+} minlsh_store_result;
+
+/* Check-and-insert: shingle text with the store's shingler, sign it, find
+ * the stored documents sharing a band with it, verify them (the exact
+ * Jaccard of the stored sets in a store with MINLSH_STORE_SETS, checked in
+ * decreasing order of estimate from the threshold minus 0.15 up; the
+ * signature estimate otherwise) and, if none reaches the threshold (or
+ * flags has MINLSH_STORE_ADD_ALWAYS), insert it under the next id with
+ * name (name_len bytes, at most 1 MiB; may be NULL when 0) into the index
+ * and the journal together. Outside begin/commit the call commits itself.
+ * result may be NULL (with MINLSH_STORE_ADD_ALWAYS no decision is made
+ * then). On error the store is unchanged.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (flags), MINLSH_E_STATE
+ * (READONLY), MINLSH_E_EXISTS (the name is in the store),
+ * MINLSH_E_TOOBIG (text over max_document_bytes, name over 1 MiB),
+ * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT, MINLSH_E_BUSY, and those
+ * of minlsh_store_commit when the call commits itself. */
+MINLSH_API int minlsh_store_add(minlsh_store_result *result, minlsh_store *store,
+                                const void *text, size_t len, const void *name,
+                                size_t name_len, uint32_t flags);
+/* minlsh_store_add of a document shingled by the caller with the store's
+ * shingler (minlsh_store_view_shingler; a shinglestream, say).
+ * Errors: as minlsh_store_add. */
+MINLSH_API int minlsh_store_add_set(minlsh_store_result *result, minlsh_store *store,
+                                    const minlsh_shingleset *set, const void *name,
+                                    size_t name_len, uint32_t flags);
+/* The decision minlsh_store_add would make, without inserting (inserted
+ * and id are 0), from this handle's view of the store (refresh first to
+ * see other handles' commits).
+ * Errors: MINLSH_E_NULL, MINLSH_E_TOOBIG, MINLSH_E_NOMEM, MINLSH_E_IO,
+ * MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_query(minlsh_store_result *result,
+                                  const minlsh_store *store, const void *text,
+                                  size_t len);
+MINLSH_API int minlsh_store_query_set(minlsh_store_result *result,
+                                      const minlsh_store *store,
+                                      const minlsh_shingleset *set);
+/* Remove a document by id, or by name. Outside begin/commit the call
+ * commits itself. Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY),
+ * MINLSH_E_NOTFOUND, MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_BUSY, and those
+ * of minlsh_store_commit. */
+MINLSH_API int minlsh_store_remove(minlsh_store *store, uint64_t id);
+MINLSH_API int minlsh_store_remove_name(minlsh_store *store, const void *name,
+                                        size_t name_len);
+/* The id of the document named name. Errors: MINLSH_E_NULL,
+ * MINLSH_E_NOTFOUND (no such name; an empty name is never found). */
+MINLSH_API int minlsh_store_find_name(uint64_t *id, const minlsh_store *store,
+                                      const void *name, size_t name_len);
+/* Copy the name of document id. Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND,
+ * MINLSH_E_BUFSIZE (*n_out = its length). */
+MINLSH_API int minlsh_store_copy_name(const minlsh_store *store, uint64_t id,
+                                      void *buf, size_t cap, size_t *n_out);
+/* Documents in the store, in this handle's view; 0 for NULL. */
+MINLSH_API uint64_t minlsh_store_count(const minlsh_store *store);
+/* The threshold the store decides at; 0 for NULL. */
+MINLSH_API double minlsh_store_threshold(const minlsh_store *store);
+/* The store's shingler, borrowed for the handle's life (NULL for NULL). */
+MINLSH_API const minlsh_shingler *minlsh_store_view_shingler(const minlsh_store *store);
+
+/* minlsh_store_add of a document the caller signed with the store's
+ * family (k, seed and scheme of minlsh_store_view_index; its shingler
+ * minlsh_store_view_shingler), so that signing can run on other threads.
+ * Errors: as minlsh_store_add; MINLSH_E_PARAM (k is not the store's),
+ * MINLSH_E_STATE also for a store with MINLSH_STORE_SETS (exact decisions
+ * need the set: minlsh_store_add_set). */
+MINLSH_API int minlsh_store_add_signature(minlsh_store_result *result, minlsh_store *store,
+                                          const uint32_t *sig, uint32_t k, const void *name,
+                                          size_t name_len, uint32_t flags);
+/* minlsh_store_query of a signed document. Errors: as
+ * minlsh_store_add_signature. */
+MINLSH_API int minlsh_store_query_signature(minlsh_store_result *result,
+                                            const minlsh_store *store, const uint32_t *sig,
+                                            uint32_t k);
+/* Every live document sharing a band with sig, ascending by id, with its
+ * estimated similarity (removed documents skipped): ids[i], sims[i] for i
+ * < *n_out. Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_NOMEM,
+ * MINLSH_E_BUFSIZE (cap too small: *n_out = the number needed). */
+MINLSH_API int minlsh_store_candidates(const minlsh_store *store, const uint32_t *sig,
+                                       uint32_t k, uint64_t *ids, double *sims, size_t cap,
+                                       size_t *n_out);
+/* The store's band index (k, seed, scheme, bands, rows, config id, stats),
+ * borrowed until the next call that is not const on the handle; NULL for
+ * NULL. It still holds removed documents until a compaction. */
+MINLSH_API const minlsh_index *minlsh_store_view_index(const minlsh_store *store);
+/* Write this handle's view as a new store at path (flags MINLSH_STORE_EXCL:
+ * MINLSH_E_EXISTS if path exists; MINLSH_STORE_TRUNCATE: replace it, its
+ * journal removed), without removed documents, under path's lock. Not for a
+ * store with MINLSH_STORE_SETS (MINLSH_E_STATE). Errors: MINLSH_E_NULL,
+ * MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_EXISTS, MINLSH_E_BUSY,
+ * MINLSH_E_NOMEM, MINLSH_E_IO. */
+MINLSH_API int minlsh_store_copy_to(const minlsh_store *store, const char *path,
+                                    uint32_t flags);
+/* The lock timeout of later calls (as lock_timeout_ms). Errors: MINLSH_E_NULL. */
+MINLSH_API int minlsh_store_set_lock_timeout(minlsh_store *store, uint32_t ms);
+/* 1 when the handle's key gives the store's config id (always, but for a
+ * handle opened with MINLSH_STORE_ANY_KEY); 0 if not; MINLSH_E_NULL. */
+MINLSH_API int minlsh_store_key_matches(const minlsh_store *store);
+
+/* 1 when the journal has grown past max(1 MiB, 1/32 of PATH), the point
+ * where compacting pays; 0 if not; MINLSH_E_NULL. */
+MINLSH_API int minlsh_store_compact_due(const minlsh_store *store);
+/* Fold the journal into a new PATH without stalling other writers: the new
+ * file is written from this handle's view as of a point P of the journal
+ * with PATH.lock released, then, under the lock, renamed over PATH and
+ * the journal's records past P carried into a new journal. The new file
+ * records that it holds the old journal up to P, so a kill between the two
+ * renames loses nothing and applies nothing twice. Removed documents leave
+ * the index here. Not inside begin/commit.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, inside begin/commit),
+ * MINLSH_E_BUSY (another compaction is running, or the lock timeout),
+ * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT. */
+MINLSH_API int minlsh_store_compact(minlsh_store *store);
+
 #ifdef __cplusplus
 }
 #endif
@@ -879,36 +1218,6 @@ MINLSH_API int minlsh_clusters_copy_members(const minlsh_clusters *clusters,
 extern "C" {
 #endif
 
-/* Signing schemes (values are ABI; a saved file's header flags hold the
- * scheme, docs/format.md). CLASSIC: k functions, value i the minimum of
- * h_i over the set (what minlsh_family_new makes). OPH: one-permutation
- * hashing with optimal densification: h_0 sends each shingle to one of k
- * bins, each bin keeps its minimum, and empty bins borrow from non-empty
- * ones chosen by the seed (docs/minhash.md section 7). One product per
- * shingle instead of k, at the price of a few percent more variance on sets
- * with fewer shingles than k (and a little less on larger ones); below
- * about k/4 shingles densification makes it the slower scheme. OPH signatures are k 32-bit values like classic
- * ones and work unchanged with estimate, the index, the planner and the
- * engine, but they are not mergeable: minlsh_signature_merge of two OPH
- * signatures is not the union's, and minlsh_family_update refuses an OPH
- * family. Families, matrices and indexes of different schemes never
- * compare: loading refuses a file of the other scheme (MINLSH_E_MISMATCH)
- * and minlsh_index_merge refuses to mix them. */
-#define MINLSH_SCHEME_CLASSIC 0
-#define MINLSH_SCHEME_OPH 1
-
-/* minlsh_family_new with a scheme; minlsh_family_new(out, k, seed, alloc)
- * is minlsh_family_new_scheme(out, k, seed, MINLSH_SCHEME_CLASSIC, alloc).
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (k outside 1..MINLSH_FAMILY_K_MAX, unknown
- * scheme), MINLSH_E_NOMEM. */
-MINLSH_API int minlsh_family_new_scheme(minlsh_family **out, uint32_t k,
-                                        uint64_t seed, uint32_t scheme,
-                                        const minlsh_allocator *alloc);
-/* The scheme of a family, matrix or index (MINLSH_SCHEME_*; 0 for NULL).
- * A matrix or index takes its family's, or its file's. */
-MINLSH_API uint32_t minlsh_family_scheme(const minlsh_family *family);
-MINLSH_API uint32_t minlsh_sigmatrix_scheme(const minlsh_sigmatrix *matrix);
-MINLSH_API uint32_t minlsh_index_scheme(const minlsh_index *index);
 /* MINLSH_UNICODE_VERSION: the version of the Unicode tables the MINLSH_NORM_
  * Unicode flags use (part of the config id of a shingler that has one).
  * Thread-safe. */
@@ -1010,7 +1319,8 @@ MINLSH_API int minlsh_family_sign_token_array(const minlsh_family *family,
  * (MINLSH_E_TOOBIG past the shingler's max_document_bytes) gets the empty
  * signature, a zero fingerprint, count 0 and its code in status[i]; the
  * others are still signed and the first failure's code is returned. On
- * MINLSH_E_NOMEM the texts from the failed one on have that status.
+ * MINLSH_E_NOMEM the texts from the failed one on have that status. alloc
+ * (NULL: the shingler's, as minlsh_family_sign_batch) holds the temporaries.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_BUFSIZE,
  * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 MINLSH_API int minlsh_family_sign_texts(const minlsh_family *family,
@@ -1036,6 +1346,7 @@ MINLSH_API int minlsh_signatures_band_keys(const uint32_t *sigs, size_t n, size_
  * buffer gives MINLSH_E_BUFSIZE after one pass, with the size needed. A
  * text that fails alone (MINLSH_E_TOOBIG) gets the empty set and its code
  * in status[i] (status may be NULL), and the first such code is returned.
+ * alloc: as for minlsh_family_sign_texts.
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_BUFSIZE,
  * MINLSH_E_NOMEM, MINLSH_E_TOOBIG. */
 MINLSH_API int minlsh_shingler_hash_texts(const minlsh_shingler *shingler,
@@ -1267,8 +1578,10 @@ typedef int (*minlsh_journal_record_fn)(void *opaque, uint32_t op, uint64_t id,
 
 /* Open the journal at path (its symbolic links followed) for index (loaded
  * or mapped, as it came from its file: the journal must name that file;
- * an index that came from no file is refused) and replay its records into index
- * in order (insert or remove), calling on_record (may be NULL) for each.
+ * an index that came from no file is refused) and replay its records into
+ * index in order (insert or remove), calling on_record (may be NULL) for
+ * each. No allocator: a journal belongs to its index and allocates with
+ * the index's, as pairs and clusters of an index do.
  * No file at path: nothing to replay (MINLSH_JOURNAL_WRITE creates it). A
  * stale journal is not replayed (_WRITE replaces it by an empty one).
  * mode MINLSH_JOURNAL_READ never writes; _WRITE cuts a damaged tail and
@@ -1389,6 +1702,51 @@ MINLSH_API void minlsh_filelock_free(minlsh_filelock *lock);
  * it). Threads: any. */
 MINLSH_API int minlsh_file_save(const char *path, const void *data, size_t len,
                                 const minlsh_allocator *alloc);
+
+/* ------------------------------------------------------------------------ */
+/* Store metadata for an index built elsewhere                              */
+/* ------------------------------------------------------------------------ */
+
+/* The metadata that makes a saved index a store (docs/format.md, "Store"),
+ * for a front end that keeps its own index and names (Python's
+ * MinHashLSH): set it on the index (minlsh_index_set_metadata) and any
+ * save of it (minlsh_index_save_mapped, minlsh_journal_compact,
+ * minlsh_index_save) writes a file that minlsh_store_open, the command's
+ * index subcommands and every binding read. name i, names[name_offsets[i]
+ * .. name_offsets[i+1]) (name_offsets: count + 1 entries, at most 1 MiB
+ * each; empty: no name), is the name of the index's i-th document in
+ * ascending id order. threshold is the store's, in (0, 1]; next_id, above
+ * every id, the id the next document gets. journal (may be NULL): the
+ * journal the save will fold in, synced; a journal left behind by a kill
+ * between the save and its reset is then replayed from where the file
+ * holds it. The shingling recorded is MINLSH_SHINGLER_OPTIONS_INIT's with
+ * the index's config id, so a store opened on the file takes texts only if
+ * the two agree under its key; otherwise open it with MINLSH_STORE_ANY_KEY
+ * (names, signatures and queries by signature).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (threshold, an id not below
+ * next_id, offsets decreasing, a name given twice), MINLSH_E_TOOBIG (a
+ * name over 1 MiB), MINLSH_E_STATE (journal has records not synced),
+ * MINLSH_E_NOMEM, MINLSH_E_BUFSIZE (*n_out: the bytes needed).
+ * Threads: reads index and journal. */
+MINLSH_API int minlsh_store_encode_metadata(const minlsh_index *index,
+                                            const minlsh_journal *journal,
+                                            double threshold, uint64_t next_id,
+                                            const void *names,
+                                            const uint64_t *name_offsets, void *buf,
+                                            size_t cap, size_t *n_out);
+/* Read it back from an index loaded or mapped from a store's file (or from
+ * a file of the command's older index format), as it came from the file:
+ * the store's threshold, next id and flags (MINLSH_STORE_SETS; any of the
+ * three may be NULL), and the names of the index's documents in ascending
+ * id order, as minlsh_store_encode_metadata takes them (name_offsets:
+ * count + 1 entries, always filled; names: cap bytes, *n_out the total).
+ * Errors: MINLSH_E_NULL, MINLSH_E_FORMAT (the metadata is not a store's),
+ * MINLSH_E_CORRUPT (damaged, or its documents are not the index's, e.g.
+ * after an insert), MINLSH_E_NOMEM, MINLSH_E_BUFSIZE. Threads: reads index. */
+MINLSH_API int minlsh_store_decode_metadata(double *threshold, uint64_t *next_id,
+                                            uint32_t *flags, const minlsh_index *index,
+                                            uint64_t *name_offsets, void *names,
+                                            size_t cap, size_t *n_out);
 
 /* ------------------------------------------------------------------------ */
 /* Presets: the dedup settings of published pipelines                       */
@@ -1523,8 +1881,8 @@ MINLSH_API int minlsh_dedup_plan(uint32_t *bands, uint32_t *rows,
  * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (not a JSON string or number, or
  * an exponent past 10^8), MINLSH_E_BUFSIZE (*n_out: the size needed).
  * Threads: any. */
-MINLSH_API int minlsh_dedup_canonical_id(char *out, size_t cap, size_t *n_out,
-                                         const void *id, size_t n);
+MINLSH_API int minlsh_dedup_canonical_id(const void *id, size_t n, char *out,
+                                         size_t cap, size_t *n_out);
 
 /* An engine shingling with a copy of shingler and signing with a family of
  * the same k and seed as family (opts NULL: the defaults).
@@ -1662,282 +2020,6 @@ MINLSH_API int minlsh_dedup_decide(const minlsh_dedup_edge *edges, size_t n_edge
                                    uint32_t group, minlsh_dedup_decision *decisions,
                                    const minlsh_allocator *alloc);
 
-/* ------------------------------------------------------------------------ */
-/* Store: a crawler's index in one handle                                   */
-/* ------------------------------------------------------------------------ */
-
-/* Experimental until the command and the bindings run on it; planned for
- * the stable part in 0.2.0.
- *
- * A store is a near-duplicate index kept at a path and shared by any number
- * of processes: "have I seen this page, or nearly?" and "remember it" in
- * one call that is durable once committed. Its configuration (how to
- * shingle, the key check, k, seed, scheme, threshold, banding) and every
- * document's name live in the file, so a worker opens a store with its
- * path alone (and the key, if it is not the default). Documents get ids
- * 0, 1, 2, ... in the order they are added, across all processes; an id is
- * never given twice. A name is caller bytes (a URL, a JSON token); names of
- * one or more bytes are unique in a store, an empty name is no name.
- *
- * Files: PATH (a mapped index file whose metadata holds the configuration
- * and the names, docs/format.md "Store"), PATH.journal (every change since
- * PATH was written), PATH.lock and PATH.compact.lock (the locks),
- * PATH.sets (with MINLSH_STORE_SETS: the shingle sets, append-only). PATH's
- * symbolic links are followed: one store, one lock, one journal.
- *
- * Locking: a writer changes the store between minlsh_store_begin, which
- * takes PATH.lock exclusively and catches up with what other processes
- * committed (reading only the journal's new bytes), and
- * minlsh_store_commit, which syncs every change since begin with one
- * fdatasync (group commit) and releases the lock. add and remove called
- * outside begin/commit take the lock, commit and release it themselves,
- * shingling and signing before the lock is taken. A handle opened
- * MINLSH_STORE_READONLY takes PATH.lock shared at open and in
- * minlsh_store_refresh only. Durability: from the return of a commit (or
- * of an add or remove outside begin/commit) the change survives kill -9
- * and power loss; a change not committed is never half there. A journal
- * damaged before committed records fails with MINLSH_E_CORRUPT and is left
- * as it is. The store maps PATH: a program that truncates it underneath
- * raises SIGBUS in the reader (docs/api.md, "SIGBUS").
- *
- * Threads: one handle is used by one thread at a time, except that
- * minlsh_store_query, _query_set, _find_name, _copy_name, _count,
- * _threshold and _view_shingler (const) may run concurrently with each
- * other. Give each thread its own handle to write: handles exclude each
- * other through the lock, in one process as across processes. */
-typedef struct minlsh_store minlsh_store;
-
-#define MINLSH_STORE_CREATE 0x1u   /* create the store if PATH does not exist */
-#define MINLSH_STORE_READONLY 0x2u /* open for queries only */
-#define MINLSH_STORE_SETS 0x4u     /* creation: keep each document's shingle set
-                                      (PATH.sets), so that decisions use the
-                                      exact Jaccard, not the estimate */
-#define MINLSH_STORE_EXCL 0x8u      /* with CREATE: MINLSH_E_EXISTS if PATH exists */
-#define MINLSH_STORE_TRUNCATE 0x10u /* with CREATE: an existing PATH is replaced
-                                       by a new, empty store (journal and sets
-                                       removed), under the lock */
-#define MINLSH_STORE_ANY_KEY 0x20u  /* not with CREATE: open a store made with
-                                       another key (configuration, names and
-                                       index are read, signatures added and
-                                       queried; text and sets: MINLSH_E_MISMATCH) */
-#define MINLSH_STORE_NO_LOCK 0x40u  /* take no PATH.lock: the caller holds it
-                                       (flock) for as long as the handle is used */
-
-#define MINLSH_STORE_OPTIONS_VERSION 1
-
-/* How to open a store. Fields marked "creation" configure a new store and
- * are otherwise checked against the file: 0 (or NULL) means "the default"
- * when creating and "whatever the file says" when opening; a value that
- * disagrees with the file is MINLSH_E_MISMATCH. Nothing pointed to is kept
- * after the call but the allocator, which is copied. */
-typedef struct minlsh_store_options {
-    uint32_t version;  /* MINLSH_STORE_OPTIONS_VERSION */
-    uint32_t flags;    /* MINLSH_STORE_CREATE, _READONLY, _SETS */
-    const minlsh_shingler_options *shingler; /* creation: NULL means
-                          MINLSH_SHINGLER_OPTIONS_INIT; its key must be NULL
-                          (the key is below) and its max_document_bytes is
-                          not stored (see max_document_bytes) */
-    uint32_t num_perm; /* creation: k, 1..MINLSH_FAMILY_K_MAX; 0: 128 */
-    uint32_t scheme;   /* creation: 0 classic MinHash, 1 one-permutation
-                          hashing (MINLSH_SCHEME_OPH) */
-    uint64_t seed;     /* creation: MinHash seed; 0: 1 */
-    double threshold;  /* creation: near-duplicate threshold in (0, 1]; 0: 0.8 */
-    uint32_t bands;    /* creation: b and r; 0 and 0: planned for recall */
-    uint32_t rows;     /*   0.999 at the threshold (minlsh_plan_compute) */
-    const uint8_t *key; /* 16-byte SipHash key; NULL: the default key. Never
-                          stored: the file keeps the shingler's config id,
-                          which a wrong key does not match */
-    uint32_t lock_timeout_ms; /* wait for PATH.lock at most this long; 0:
-                          no limit */
-    uint32_t reserved; /* must be 0 */
-    uint64_t max_document_bytes; /* this handle refuses longer texts
-                          (MINLSH_E_TOOBIG); 0: no limit */
-    const minlsh_allocator *alloc; /* NULL: malloc/free */
-} minlsh_store_options;
-
-#define MINLSH_STORE_OPTIONS_INIT                                              \
-    { MINLSH_STORE_OPTIONS_VERSION, 0, NULL, 0, 0, 0, 0.0, 0, 0, NULL, 0, 0, 0, NULL }
-
-/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
-MINLSH_API int minlsh_store_options_init(minlsh_store_options *opts,
-                                         uint32_t version);
-
-/* Open the store at path (opts NULL: MINLSH_STORE_OPTIONS_INIT), creating
- * it when it is missing and opts->flags has MINLSH_STORE_CREATE. Under
- * PATH.lock (exclusive; shared for READONLY): create PATH atomically if
- * needed, map it, replay PATH.journal, and remove the temporaries of
- * writes a kill cut short (when no compaction is running). The lock is
- * released before the call returns.
- * Errors: MINLSH_E_NULL, MINLSH_E_VERSION, MINLSH_E_PARAM (an option out of
- * range, reserved not 0, READONLY with CREATE, allocator), MINLSH_E_NOMEM,
- * MINLSH_E_IO (errno EISDIR for a folder), MINLSH_E_NOTFOUND (no store and
- * no CREATE), MINLSH_E_FORMAT (not a store), MINLSH_E_CORRUPT (a damaged
- * file or journal), MINLSH_E_MISMATCH (a creation option or the key
- * disagrees with the file), MINLSH_E_BUSY (lock_timeout_ms passed). */
-MINLSH_API int minlsh_store_open(minlsh_store **out, const char *path,
-                                 const minlsh_store_options *opts);
-/* Close. Changes not committed are dropped; a lock held is released.
- * NULL is a no-op. */
-MINLSH_API void minlsh_store_free(minlsh_store *store);
-
-/* Take PATH.lock exclusively (waiting at most the lock timeout) and catch
- * up with the changes other handles committed since this one last did.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, or begun already),
- * MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM, MINLSH_E_CORRUPT; on error
- * the lock is not held. */
-MINLSH_API int minlsh_store_begin(minlsh_store *store);
-/* Make every change since begin durable (one fdatasync of PATH.journal,
- * after one of PATH.sets if sets were written) and release the lock. On
- * error nothing since begin was committed: the handle drops those changes
- * (it reloads from the files at its next call) and releases the lock.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not begun), MINLSH_E_IO,
- * MINLSH_E_NOMEM. */
-MINLSH_API int minlsh_store_commit(minlsh_store *store);
-/* Make the changes since begin durable, like commit, but keep the lock.
- * Outside begin/commit there is nothing to sync: 0.
- * Errors: as minlsh_store_commit (on error the lock is released). */
-MINLSH_API int minlsh_store_sync(minlsh_store *store);
-/* Drop every change since begin, commit nothing, reload the view from the
- * files (under the lock, so queries see the committed state at once) and
- * release the lock. The changes are dropped even when the reload fails
- * (the handle then reloads at its next begin, add or remove).
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (not begun), MINLSH_E_NOMEM,
- * MINLSH_E_IO, MINLSH_E_CORRUPT. */
-MINLSH_API int minlsh_store_rollback(minlsh_store *store);
-/* Catch up with what other handles committed, without keeping a lock
- * (shared while it reads). Inside begin/commit: 0, nothing to do.
- * Errors: MINLSH_E_NULL, MINLSH_E_BUSY, MINLSH_E_IO, MINLSH_E_NOMEM,
- * MINLSH_E_CORRUPT. */
-MINLSH_API int minlsh_store_refresh(minlsh_store *store);
-
-/* minlsh_store_add flags. */
-#define MINLSH_STORE_ADD_ALWAYS 0x1u /* insert even a near-duplicate */
-
-/* What a store decided about a document. */
-typedef struct minlsh_store_result {
-    uint64_t id;         /* the id the document was given (if inserted) */
-    uint64_t match;      /* the near-duplicate found (if novel is 0), or
-                            the most similar candidate checked (if
-                            has_match); 0 otherwise */
-    double similarity;   /* match's similarity: exact Jaccard if exact,
-                            else the signature estimate; 0 without match */
-    uint32_t novel;      /* 1: no stored document reaches the threshold */
-    uint32_t inserted;   /* 1: the document was added (novel, or ALWAYS) */
-    uint32_t has_match;  /* 1: match names a document */
-    uint32_t exact;      /* 1: similarity is the exact Jaccard */
-    uint64_t candidates; /* LSH candidates looked at */
-} minlsh_store_result;
-
-/* Check-and-insert: shingle text with the store's shingler, sign it, find
- * the stored documents sharing a band with it, verify them (the exact
- * Jaccard of the stored sets in a store with MINLSH_STORE_SETS, checked in
- * decreasing order of estimate from the threshold minus 0.15 up; the
- * signature estimate otherwise) and, if none reaches the threshold (or
- * flags has MINLSH_STORE_ADD_ALWAYS), insert it under the next id with
- * name (name_len bytes, at most 1 MiB; may be NULL when 0) into the index
- * and the journal together. Outside begin/commit the call commits itself.
- * result may be NULL (with MINLSH_STORE_ADD_ALWAYS no decision is made
- * then). On error the store is unchanged.
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (flags), MINLSH_E_STATE
- * (READONLY), MINLSH_E_EXISTS (the name is in the store),
- * MINLSH_E_TOOBIG (text over max_document_bytes, name over 1 MiB),
- * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT, MINLSH_E_BUSY, and those
- * of minlsh_store_commit when the call commits itself. */
-MINLSH_API int minlsh_store_add(minlsh_store_result *result, minlsh_store *store,
-                                const void *text, size_t len, const void *name,
-                                size_t name_len, uint32_t flags);
-/* minlsh_store_add of a document shingled by the caller with the store's
- * shingler (minlsh_store_view_shingler; a shinglestream, say).
- * Errors: as minlsh_store_add. */
-MINLSH_API int minlsh_store_add_set(minlsh_store_result *result, minlsh_store *store,
-                                    const minlsh_shingleset *set, const void *name,
-                                    size_t name_len, uint32_t flags);
-/* The decision minlsh_store_add would make, without inserting (inserted
- * and id are 0), from this handle's view of the store (refresh first to
- * see other handles' commits).
- * Errors: MINLSH_E_NULL, MINLSH_E_TOOBIG, MINLSH_E_NOMEM, MINLSH_E_IO,
- * MINLSH_E_CORRUPT. */
-MINLSH_API int minlsh_store_query(minlsh_store_result *result,
-                                  const minlsh_store *store, const void *text,
-                                  size_t len);
-MINLSH_API int minlsh_store_query_set(minlsh_store_result *result,
-                                      const minlsh_store *store,
-                                      const minlsh_shingleset *set);
-/* Remove a document by id, or by name. Outside begin/commit the call
- * commits itself. Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY),
- * MINLSH_E_NOTFOUND, MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_BUSY, and those
- * of minlsh_store_commit. */
-MINLSH_API int minlsh_store_remove(minlsh_store *store, uint64_t id);
-MINLSH_API int minlsh_store_remove_name(minlsh_store *store, const void *name,
-                                        size_t name_len);
-/* The id of the document named name. Errors: MINLSH_E_NULL,
- * MINLSH_E_NOTFOUND (no such name; an empty name is never found). */
-MINLSH_API int minlsh_store_find_name(uint64_t *id, const minlsh_store *store,
-                                      const void *name, size_t name_len);
-/* Copy the name of document id. Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND,
- * MINLSH_E_BUFSIZE (*n_out = its length). */
-MINLSH_API int minlsh_store_copy_name(const minlsh_store *store, uint64_t id,
-                                      void *buf, size_t cap, size_t *n_out);
-/* Documents in the store, in this handle's view; 0 for NULL. */
-MINLSH_API uint64_t minlsh_store_count(const minlsh_store *store);
-/* The threshold the store decides at; 0 for NULL. */
-MINLSH_API double minlsh_store_threshold(const minlsh_store *store);
-/* The store's shingler, borrowed for the handle's life (NULL for NULL). */
-MINLSH_API const minlsh_shingler *minlsh_store_view_shingler(const minlsh_store *store);
-
-/* minlsh_store_add of a document the caller signed with the store's
- * family (k, seed and scheme of minlsh_store_view_index; its shingler
- * minlsh_store_view_shingler), so that signing can run on other threads.
- * Errors: as minlsh_store_add; MINLSH_E_PARAM (k is not the store's),
- * MINLSH_E_STATE also for a store with MINLSH_STORE_SETS (exact decisions
- * need the set: minlsh_store_add_set). */
-MINLSH_API int minlsh_store_add_signature(minlsh_store_result *result, minlsh_store *store,
-                                          const uint32_t *sig, uint32_t k, const void *name,
-                                          size_t name_len, uint32_t flags);
-/* minlsh_store_query of a signed document. Errors: as
- * minlsh_store_add_signature. */
-MINLSH_API int minlsh_store_query_signature(minlsh_store_result *result,
-                                            const minlsh_store *store, const uint32_t *sig,
-                                            uint32_t k);
-/* Every live document sharing a band with sig, ascending by id, with its
- * estimated similarity (removed documents skipped): ids[i], sims[i] for i
- * < *n_out. Errors: MINLSH_E_NULL, MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_NOMEM,
- * MINLSH_E_BUFSIZE (cap too small: *n_out = the number needed). */
-MINLSH_API int minlsh_store_candidates(const minlsh_store *store, const uint32_t *sig,
-                                       uint32_t k, uint64_t *ids, double *sims, size_t cap,
-                                       size_t *n_out);
-/* The store's band index (k, seed, scheme, bands, rows, config id, stats),
- * borrowed until the next call that is not const on the handle; NULL for
- * NULL. It still holds removed documents until a compaction. */
-MINLSH_API const minlsh_index *minlsh_store_view_index(const minlsh_store *store);
-/* Write this handle's view as a new store at path (flags MINLSH_STORE_EXCL:
- * MINLSH_E_EXISTS if path exists; MINLSH_STORE_TRUNCATE: replace it, its
- * journal removed), without removed documents, under path's lock. Not for a
- * store with MINLSH_STORE_SETS (MINLSH_E_STATE). Errors: MINLSH_E_NULL,
- * MINLSH_E_PARAM, MINLSH_E_STATE, MINLSH_E_EXISTS, MINLSH_E_BUSY,
- * MINLSH_E_NOMEM, MINLSH_E_IO. */
-MINLSH_API int minlsh_store_copy_to(const minlsh_store *store, const char *path,
-                                    uint32_t flags);
-/* The lock timeout of later calls (as lock_timeout_ms). Errors: MINLSH_E_NULL. */
-MINLSH_API int minlsh_store_set_lock_timeout(minlsh_store *store, uint32_t ms);
-/* 1 when the handle's key gives the store's config id (always, but for a
- * handle opened with MINLSH_STORE_ANY_KEY); 0 if not; MINLSH_E_NULL. */
-MINLSH_API int minlsh_store_key_matches(const minlsh_store *store);
-
-/* 1 when the journal has grown past max(1 MiB, 1/32 of PATH), the point
- * where compacting pays; 0 if not; MINLSH_E_NULL. */
-MINLSH_API int minlsh_store_compact_due(const minlsh_store *store);
-/* Fold the journal into a new PATH without stalling other writers: the new
- * file is written from this handle's view as of a point P of the journal
- * with PATH.lock released, then, under the lock, renamed over PATH and
- * the journal's records past P carried into a new journal. The new file
- * records that it holds the old journal up to P, so a kill between the two
- * renames loses nothing and applies nothing twice. Removed documents leave
- * the index here. Not inside begin/commit.
- * Errors: MINLSH_E_NULL, MINLSH_E_STATE (READONLY, inside begin/commit),
- * MINLSH_E_BUSY (another compaction is running, or the lock timeout),
- * MINLSH_E_NOMEM, MINLSH_E_IO, MINLSH_E_CORRUPT. */
-MINLSH_API int minlsh_store_compact(minlsh_store *store);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,7 @@
 
 #include "../lib/common/pool.h"
 #include "../lib/common/tmpfile.h"
+#include "../lib/shingle/flagnames.h"
 
 /* Exit statuses. */
 #define CLI_OK 0     /* everything went well */

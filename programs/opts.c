@@ -254,36 +254,10 @@ int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k) {
     return -1;
 }
 
-static const struct {
-    const char *name;
-    uint32_t flag;
-} flag_names[] = {{"html", MINLSH_NORM_HTML},
-                  {"lowercase", MINLSH_NORM_CASEFOLD},
-                  {"strip-punct", MINLSH_NORM_PUNCT},
-                  {"collapse-space", MINLSH_NORM_WHITESPACE},
-                  {"nfkc", MINLSH_NORM_NFKC},
-                  {"casefold", MINLSH_NORM_UCASEFOLD},
-                  {"unicode-punct", MINLSH_NORM_UPUNCT},
-                  {"unicode-space", MINLSH_NORM_UWHITESPACE},
-                  {"fold-digits", MINLSH_NORM_DIGITS},
-                  {"cjk-words", MINLSH_NORM_CJK_WORDS}};
-#define N_FLAG_NAMES (sizeof flag_names / sizeof flag_names[0])
-
+/* The names are the library's (lib/shingle/flagnames.h): the command's
+ * older index files hold them too. */
 int opts_parse_flags(const char *s, uint32_t *flags) {
-    *flags = 0;
-    if (strcmp(s, "none") == 0) return 0;
-    while (*s) {
-        size_t len = strcspn(s, ","), i;
-        for (i = 0; i < N_FLAG_NAMES; i++)
-            if (strlen(flag_names[i].name) == len &&
-                strncmp(s, flag_names[i].name, len) == 0)
-                break;
-        if (i == N_FLAG_NAMES) return -1;
-        *flags |= flag_names[i].flag;
-        s += len;
-        if (*s == ',') s++;
-    }
-    return 0;
+    return minlsh__norm_flags_parse(s, strlen(s), flags) == 0 ? 0 : -1;
 }
 
 void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k) {
@@ -295,15 +269,9 @@ void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k) {
 }
 
 void opts_describe_flags(cli_buf *b, uint32_t flags) {
-    size_t i;
-    int any = 0;
-    for (i = 0; i < N_FLAG_NAMES; i++) {
-        if (!(flags & flag_names[i].flag)) continue;
-        if (any) buf_addc(b, ',');
-        buf_adds(b, flag_names[i].name);
-        any = 1;
-    }
-    if (!any) buf_adds(b, "none");
+    char text[MINLSH__NORM_FLAGS_TEXT_MAX];
+    if (minlsh__norm_flags_format(flags, text, sizeof text, NULL) != 0) text[0] = '\0';
+    buf_adds(b, text);
 }
 
 /* ---- the parser --------------------------------------------------------- */

@@ -181,8 +181,8 @@ static int canonical_id(arena *a, job *j, const json_record *rec, const char *id
     void *v = a->v;
     xgrow(&v, &a->cap, a->n + words, sizeof *a->v);
     a->v = v;
-    if (minlsh_dedup_canonical_id((char *)(a->v + a->n), words * 8, &got, rec->id,
-                                  rec->id_len) != 0) {
+    if (minlsh_dedup_canonical_id(rec->id, rec->id_len, (char *)(a->v + a->n), words * 8,
+                                  &got) != 0) {
         snprintf(j->msg, sizeof j->msg, "field \"%s\" is not a string or a number", id_field);
         j->status = ST_FAIL;
         j->msg_kind = "invalid JSON Lines record";

@@ -79,8 +79,14 @@ if [ "$soname" = "libminlsh.so.$major" ]; then ok soname; else ko soname "got '$
 if [ "$hstring" = "$major.$minor.$patch" ]; then ok header_version_string
 else ko header_version_string "'$hstring' vs $major.$minor.$patch"; fi
 
+# The newest node is the header's version, or the next release's while it
+# is prepared: the one before it is then the header's, and the CHANGELOG
+# has an [Unreleased] section (make release-check wants them equal).
 node=$(grep -o '^MINLSH_[0-9]*\.[0-9]*' lib/minlsh.map | tail -n 1)
+prev=$(grep -o '^MINLSH_[0-9]*\.[0-9]*' lib/minlsh.map | tail -n 2 | head -n 1)
 if [ "$node" = "MINLSH_$major.$minor" ]; then ok map_newest_node_is_version
+elif [ "$prev" = "MINLSH_$major.$minor" ] && grep -q '^## \[Unreleased\]' CHANGELOG.md; then
+    ok map_newest_node_is_version
 else ko map_newest_node_is_version "newest node '$node', header $major.$minor"; fi
 
 # The first section that names a version: "## [Unreleased] (X.Y.Z)" while

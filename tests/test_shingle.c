@@ -13,6 +13,7 @@
 
 #include <minlsh.h>
 
+#include "shingle/flagnames.h"
 #include "shingle/shingle.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -1720,6 +1721,43 @@ static void test_bounded_memory(void) {
     free(doc);
 }
 
+/* The flag names' one table: every flag has a name, the text reads back as
+ * the same flags, and the order and spelling are those the command's older
+ * index files hold (a change would make them unreadable). */
+static void test_norm_flag_names(void) {
+    char text[MINLSH__NORM_FLAGS_TEXT_MAX], small[5];
+    uint32_t flags = 0, bit;
+    size_t n = 0;
+    EXPECT_OK(minlsh__norm_flags_format(MINLSH_NORM_ALL | MINLSH_NORM_UNICODE, text,
+                                        sizeof text, &n));
+    EXPECT_MSG(strcmp(text, "html,lowercase,strip-punct,collapse-space,nfkc,casefold,"
+                            "unicode-punct,unicode-space,fold-digits,cjk-words") == 0 &&
+                   n == strlen(text),
+               "all flags: '%s' (%zu)", text, n);
+    EXPECT_OK(minlsh__norm_flags_parse(text, n, &flags));
+    EXPECT_EQ_U64(flags, MINLSH_NORM_ALL | MINLSH_NORM_UNICODE);
+    for (bit = 1; bit <= MINLSH_NORM_CJK_WORDS; bit <<= 1) {
+        EXPECT_OK(minlsh__norm_flags_format(bit, text, sizeof text, &n));
+        EXPECT_MSG(strcmp(text, "none") != 0, "flag 0x%x has no name", (unsigned)bit);
+        EXPECT_OK(minlsh__norm_flags_parse(text, n, &flags));
+        EXPECT_EQ_U64(flags, bit);
+    }
+    EXPECT_OK(minlsh__norm_flags_format(0, text, sizeof text, &n));
+    EXPECT_MSG(strcmp(text, "none") == 0 && n == 4, "no flag: '%s'", text);
+    EXPECT_OK(minlsh__norm_flags_parse("none", 4, &flags));
+    EXPECT_EQ_U64(flags, 0);
+    EXPECT_OK(minlsh__norm_flags_parse("lowercase,html,", 15, &flags));
+    EXPECT_EQ_U64(flags, MINLSH_NORM_CASEFOLD | MINLSH_NORM_HTML);
+    EXPECT_ERR(minlsh__norm_flags_parse("html,,lowercase", 15, &flags), MINLSH_E_PARAM);
+    EXPECT_ERR(minlsh__norm_flags_parse("htm", 3, &flags), MINLSH_E_PARAM);
+    /* the length given is the name's end: "html" is not read as "htmlx" */
+    EXPECT_OK(minlsh__norm_flags_parse("htmlx", 4, &flags));
+    EXPECT_EQ_U64(flags, MINLSH_NORM_HTML);
+    EXPECT_ERR(minlsh__norm_flags_format(MINLSH_NORM_HTML, small, 4, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, 4);
+    EXPECT_OK(minlsh__norm_flags_format(MINLSH_NORM_HTML, small, 5, NULL));
+}
+
 int main(void) {
     RUN(test_options_and_defaults);
     RUN(test_constructor_errors);
@@ -1748,5 +1786,6 @@ int main(void) {
     RUN(test_allocation_failures);
     RUN(test_bounded_memory);
     RUN(test_few_distinct_long);
+    RUN(test_norm_flag_names);
     return TL_SUMMARY("shingle");
 }

@@ -295,6 +295,46 @@ static void test_allocation_failures(void) {
     minlsh_shingler_free(sh);
 }
 
+/* alloc NULL: the temporaries come from the shingler's allocator, as
+ * minlsh_family_sign_batch's do: the same allocations as when the
+ * shingler's allocator is passed explicitly. */
+static void test_null_allocator_is_the_shinglers(void) {
+    testalloc ta;
+    minlsh_allocator al = ta_allocator(&ta);
+    minlsh_shingler *sh = NULL;
+    minlsh_family *fam = NULL;
+    const char *texts[2] = {"one two three four five six seven", "a b c d e f g h"};
+    size_t lens[2] = {33, 15}, n = 0, cap = 64;
+    uint32_t sigs[2 * 16];
+    uint64_t offsets[3], hashes[64];
+    long given, null;
+    EXPECT_OK(minlsh_shingler_new(&sh, NULL, &al));
+    EXPECT_OK(minlsh_family_new(&fam, 16, 1, NULL));
+    given = atomic_load(&ta.calls);
+    EXPECT_OK(minlsh_family_sign_texts(fam, sh, (const void *const *)texts, lens, 2, sigs,
+                                       2 * 16, &n, NULL, NULL, NULL, &al));
+    given = atomic_load(&ta.calls) - given;
+    null = atomic_load(&ta.calls);
+    EXPECT_OK(minlsh_family_sign_texts(fam, sh, (const void *const *)texts, lens, 2, sigs,
+                                       2 * 16, &n, NULL, NULL, NULL, NULL));
+    null = atomic_load(&ta.calls) - null;
+    EXPECT_MSG(given > 0 && null == given, "sign_texts: %ld allocations from the shingler's "
+               "allocator with alloc NULL, %ld with it given", null, given);
+    given = atomic_load(&ta.calls);
+    EXPECT_OK(minlsh_shingler_hash_texts(sh, (const void *const *)texts, lens, 2, offsets,
+                                         hashes, cap, &n, NULL, &al));
+    given = atomic_load(&ta.calls) - given;
+    null = atomic_load(&ta.calls);
+    EXPECT_OK(minlsh_shingler_hash_texts(sh, (const void *const *)texts, lens, 2, offsets,
+                                         hashes, cap, &n, NULL, NULL));
+    null = atomic_load(&ta.calls) - null;
+    EXPECT_MSG(given > 0 && null == given, "hash_texts: %ld allocations from the shingler's "
+               "allocator with alloc NULL, %ld with it given", null, given);
+    minlsh_family_free(fam);
+    minlsh_shingler_free(sh);
+    EXPECT_MSG(ta_blocks(&ta) == 0, "%ld blocks leaked", (long)ta_blocks(&ta));
+}
+
 int main(void) {
     RUN(test_sign_texts);
     RUN(test_sign_texts_too_big);
@@ -302,5 +342,6 @@ int main(void) {
     RUN(test_sets_and_jaccard);
     RUN(test_buckets_pair);
     RUN(test_allocation_failures);
+    RUN(test_null_allocator_is_the_shinglers);
     return TL_SUMMARY("stages");
 }

@@ -449,8 +449,8 @@ func canonicalID(id []byte) string {
 	}
 	out := make([]byte, len(id)+32)
 	var n C.size_t
-	if C.minlsh_dedup_canonical_id((*C.char)(unsafe.Pointer(&out[0])), C.size_t(len(out)), &n,
-		unsafe.Pointer(&id[0]), C.size_t(len(id))) != 0 {
+	if C.minlsh_dedup_canonical_id(unsafe.Pointer(&id[0]), C.size_t(len(id)),
+		(*C.char)(unsafe.Pointer(&out[0])), C.size_t(len(out)), &n) != 0 {
 		return ""
 	}
 	return string(out[:n])

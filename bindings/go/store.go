@@ -30,6 +30,11 @@ type StoreOptions struct {
 	NoCreate bool // refuse a missing store (ErrNotFound) instead of creating it
 	ReadOnly bool // queries only (implies NoCreate)
 	Sets     bool // creation: keep each document's shingle set, for exact verdicts
+	// AnyKey opens a store whose config id the key does not give (made
+	// with another key, or a file of Python's MinHashLSH, whose signatures
+	// came from elsewhere): names, counts and the index read, texts refused
+	// (ErrMismatch). Not with creation.
+	AnyKey bool
 
 	Shingle   *ShinglerOptions // creation: how to shingle; its Key must be nil (see Key)
 	K         int              // creation: MinHash values per signature
@@ -110,6 +115,12 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	}
 	if opts.Sets {
 		o.flags |= C.MINLSH_STORE_SETS
+	}
+	if opts.AnyKey {
+		if o.flags&C.MINLSH_STORE_CREATE != 0 {
+			return nil, paramError("OpenStore", "AnyKey needs NoCreate or ReadOnly")
+		}
+		o.flags |= C.MINLSH_STORE_ANY_KEY
 	}
 	// The options struct is Go memory: what it points to must be C memory.
 	if opts.Shingle != nil {

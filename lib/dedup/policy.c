@@ -267,12 +267,12 @@ static int minlsh__id_number(minlsh__id_out *o, const unsigned char *s, size_t n
     return any ? 0 : MINLSH_E_PARAM;
 }
 
-int minlsh_dedup_canonical_id(char *out, size_t cap, size_t *n_out, const void *id, size_t n) {
+int minlsh_dedup_canonical_id(const void *id, size_t n, char *out, size_t cap, size_t *n_out) {
     const unsigned char *s = (const unsigned char *)id;
     minlsh__id_out o;
     int rc;
-    if (n_out == NULL || (id == NULL && n > 0) || (out == NULL && cap > 0)) return MINLSH_E_NULL;
-    *n_out = 0;
+    if ((id == NULL && n > 0) || (out == NULL && cap > 0)) return MINLSH_E_NULL;
+    if (n_out != NULL) *n_out = 0;
     while (n > 0 && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')) {
         s++;
         n--;
@@ -288,6 +288,6 @@ int minlsh_dedup_canonical_id(char *out, size_t cap, size_t *n_out, const void *
     else if (s[0] == '-' || minlsh__is_digit(s[0])) rc = minlsh__id_number(&o, s, n);
     else rc = MINLSH_E_PARAM; /* true, false, null, objects, arrays */
     if (rc != 0) return rc;
-    *n_out = o.n;
+    if (n_out != NULL) *n_out = o.n;
     return o.n > cap ? MINLSH_E_BUFSIZE : 0;
 }

@@ -20,6 +20,7 @@
  */
 #include "common/common.h"
 #include "common/sort.h"
+#include "shingle/shingle.h"
 
 #include <string.h>
 
@@ -36,6 +37,8 @@ int minlsh_family_sign_texts(const minlsh_family *family, const minlsh_shingler 
     int rc, first = 0;
     if (family == NULL || shingler == NULL || ((texts == NULL || lens == NULL) && n > 0))
         return MINLSH_E_NULL;
+    /* NULL: the shingler's, as minlsh_family_sign_batch uses */
+    if (alloc == NULL) alloc = minlsh__shingler_allocator(shingler);
     if ((rc = minlsh__alloc_setup(&al, alloc)) != 0) return rc;
     k = minlsh_family_k(family);
     if (minlsh__mul_size(&need, n, k) != 0) return MINLSH_E_TOOBIG;
@@ -105,6 +108,8 @@ int minlsh_shingler_hash_texts(const minlsh_shingler *shingler, const void *cons
     int rc, first = 0;
     if (shingler == NULL || offsets == NULL || ((texts == NULL || lens == NULL) && n > 0))
         return MINLSH_E_NULL;
+    /* NULL: the shingler's, as minlsh_family_sign_batch uses */
+    if (alloc == NULL) alloc = minlsh__shingler_allocator(shingler);
     if ((rc = minlsh__alloc_setup(&al, alloc)) != 0) return rc;
     if ((rc = minlsh_shingleset_new(&set, &al)) != 0) return rc;
     offsets[0] = 0;

@@ -425,6 +425,8 @@ void minlsh__journal_position(const minlsh_journal *j, uint64_t *base, uint64_t 
     *offset = j->synced;
 }
 
+size_t minlsh__journal_pending(const minlsh_journal *j) { return j->buf_len; }
+
 int minlsh__journal_rebase(minlsh_journal *j, uint64_t new_base, uint64_t from,
                            const char *like) {
     minlsh__journal_head hd;

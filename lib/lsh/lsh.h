@@ -479,6 +479,8 @@ int minlsh__journal_open_ex(minlsh_journal **out, minlsh_index *index, const cha
 /* The file the journal extends (its header) and the end of its synced
  * records. */
 void minlsh__journal_position(const minlsh_journal *j, uint64_t *base, uint64_t *offset);
+/* Bytes of records appended and not yet synced. */
+size_t minlsh__journal_pending(const minlsh_journal *j);
 /* Drop the appended records not yet synced (their change is written into a
  * new index file instead: the store's bulk commit). */
 void minlsh__journal_discard(minlsh_journal *j);

@@ -14,6 +14,7 @@
  * compaction writes the store's own metadata.
  */
 #include "store.h"
+#include "shingle/flagnames.h"
 
 #include <stdlib.h>
 
@@ -71,36 +72,6 @@ static int minlsh__legacy_shingle(const uint8_t *v, size_t n, minlsh__store_conf
     return MINLSH_E_CORRUPT;
 }
 
-/* Comma-separated flag names, or "none". */
-static int minlsh__legacy_flags(const uint8_t *v, size_t n, uint32_t *flags) {
-    static const struct {
-        const char *name;
-        uint32_t flag;
-    } names[] = {{"html", MINLSH_NORM_HTML},
-                 {"lowercase", MINLSH_NORM_CASEFOLD},
-                 {"strip-punct", MINLSH_NORM_PUNCT},
-                 {"collapse-space", MINLSH_NORM_WHITESPACE},
-                 {"nfkc", MINLSH_NORM_NFKC},
-                 {"casefold", MINLSH_NORM_UCASEFOLD},
-                 {"unicode-punct", MINLSH_NORM_UPUNCT},
-                 {"unicode-space", MINLSH_NORM_UWHITESPACE},
-                 {"fold-digits", MINLSH_NORM_DIGITS},
-                 {"cjk-words", MINLSH_NORM_CJK_WORDS}};
-    size_t pos = 0;
-    *flags = 0;
-    if (minlsh__legacy_eq(v, n, "none")) return 0;
-    while (pos < n) {
-        const uint8_t *comma = (const uint8_t *)memchr(v + pos, ',', n - pos);
-        size_t w = comma != NULL ? (size_t)(comma - (v + pos)) : n - pos, i;
-        for (i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (minlsh__legacy_eq(v + pos, w, names[i].name)) break;
-        if (i == sizeof names / sizeof names[0]) return MINLSH_E_CORRUPT;
-        *flags |= names[i].flag;
-        pos += w + (comma != NULL ? 1 : 0);
-    }
-    return 0;
-}
-
 /* "0.8": digits, one point, digits; the command wrote the shortest text
  * that reads back as the same double. */
 static int minlsh__legacy_threshold(const uint8_t *v, size_t n, double *out) {
@@ -144,7 +115,10 @@ static int minlsh__legacy_header(const uint8_t *data, size_t len, minlsh__store_
             rc = minlsh__legacy_shingle(eq + 1, n - kn - 1, cfg);
         } else if (minlsh__legacy_eq(line, kn, "normalize")) {
             seen |= 2;
-            rc = minlsh__legacy_flags(eq + 1, n - kn - 1, &cfg->norm);
+            /* the command's option names (shingle/flagnames.h) */
+            rc = minlsh__norm_flags_parse((const char *)(eq + 1), n - kn - 1, &cfg->norm) == 0
+                     ? 0
+                     : MINLSH_E_CORRUPT;
         } else if (minlsh__legacy_eq(line, kn, "threshold")) {
             seen |= 4;
             rc = minlsh__legacy_threshold(eq + 1, n - kn - 1, &cfg->threshold);

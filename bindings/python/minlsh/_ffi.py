@@ -275,7 +275,7 @@ class NovelResult(Structure):
 
 
 class StoreOptions(Structure):
-    """minlsh_store_options, version 1 (experimental API)."""
+    """minlsh_store_options, version 1."""
     _fields_ = [("version", c_uint32), ("flags", c_uint32),
                 ("shingler", POINTER(ShinglerOptions)), ("num_perm", c_uint32),
                 ("scheme", c_uint32), ("seed", c_uint64), ("threshold", c_double),
@@ -285,7 +285,7 @@ class StoreOptions(Structure):
 
 
 class StoreResult(Structure):
-    """minlsh_store_result (experimental API)."""
+    """minlsh_store_result."""
     _fields_ = [("id", c_uint64), ("match", c_uint64), ("similarity", c_double),
                 ("novel", c_uint32), ("inserted", c_uint32), ("has_match", c_uint32),
                 ("exact", c_uint32), ("candidates", c_uint64)]
@@ -293,6 +293,7 @@ class StoreResult(Structure):
 
 STORE_OPTIONS_VERSION = 1
 STORE_CREATE, STORE_READONLY, STORE_SETS = 0x1, 0x2, 0x4
+STORE_ANY_KEY = 0x20
 STORE_ADD_ALWAYS = 0x1
 NOVEL_OPTIONS_VERSION = 1
 LOAD_OPTIONS_VERSION = 1
@@ -453,7 +454,7 @@ _PROTOTYPES = [
     ("minlsh_dedup_plan", c_int,
      [POINTER(c_uint32), POINTER(c_uint32), POINTER(DedupOptions), c_uint32]),
     ("minlsh_dedup_default_memory", c_uint64, []),
-    ("minlsh_dedup_canonical_id", c_int, [c_char_p, c_size_t, sizep, c_char_p, c_size_t]),
+    ("minlsh_dedup_canonical_id", c_int, [c_char_p, c_size_t, c_char_p, c_size_t, sizep]),
     ("minlsh_dedup_new", c_int,
      [POINTER(c_void_p), c_void_p, c_void_p, POINTER(DedupOptions), c_void_p]),
     ("minlsh_dedup_free", None, [c_void_p]),
@@ -523,6 +524,10 @@ _PROTOTYPES = [
     ("minlsh_store_view_shingler", c_void_p, [c_void_p]),
     ("minlsh_store_compact_due", c_int, [c_void_p]),
     ("minlsh_store_compact", c_int, [c_void_p]),
+    ("minlsh_store_encode_metadata", c_int,
+     [c_void_p, c_void_p, c_double, c_uint64, c_char_p, u64p, c_void_p, c_size_t, sizep]),
+    ("minlsh_store_decode_metadata", c_int,
+     [POINTER(c_double), u64p, POINTER(c_uint32), c_void_p, u64p, c_void_p, c_size_t, sizep]),
     ("minlsh_index_insert_novel", c_int,
      [POINTER(NovelResult), c_void_p, c_uint64, c_void_p, c_size_t, POINTER(NovelOptions)]),
 ]
@@ -810,7 +815,7 @@ def canonical_id(ident):
     cap = len(text) + 32
     out = ctypes.create_string_buffer(cap)
     n = c_size_t()
-    if lib.minlsh_dedup_canonical_id(out, cap, ctypes.byref(n), text, len(text)) != 0:
+    if lib.minlsh_dedup_canonical_id(text, len(text), out, cap, ctypes.byref(n)) != 0:
         return None
     return out.raw[:n.value]
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 from ctypes import byref, c_void_p
 from typing import TYPE_CHECKING, Union
 
 from . import _ffi
 from ._ffi import check, lib, reading, writing
-from ._keys import _decode_key
+from ._keys import _key_of_name
 
 if TYPE_CHECKING:
     from ._lsh import MinHashLSH
@@ -100,7 +99,7 @@ class Journal:
 
         def _replayed(_opaque, op, ident, data, length):
             try:
-                key = _decode_key(json.loads(ctypes.string_at(data, length).decode("ascii")))
+                key = _key_of_name(ctypes.string_at(data, length), ident)
                 if op == _ffi.JOURNAL_INSERT:
                     if key in lsh._key_to_id:
                         raise ValueError("key %r inserted twice" % (key,))
@@ -114,6 +113,10 @@ class Journal:
                 return -1
             return 0
 
+        if lsh._store_flags & _ffi.STORE_SETS:
+            # its records carry the offsets of shingle sets MinHashLSH has not
+            raise ValueError("%s: a store with shingle sets: open it with minlsh.Store"
+                             % os.fsdecode(self._path))
         if lsh._pending:
             lsh._flush()
         with writing(lsh._lock):
@@ -167,8 +170,12 @@ class Journal:
         its delta: :meth:`MinHashLSH.map` the file again to drop it)."""
         lsh = self._lsh
         with writing(lsh._lock):
+            # Synced first, the new file's metadata says how much of the
+            # journal it holds: a kill before the journal's reset then
+            # leaves a pair a store replays without applying anything twice.
+            check(lib.minlsh_journal_sync(self._h()), "minlsh_journal_sync", self.path)
             lsh._save_locked(os.fsencode(index_path), lib.minlsh_journal_compact,
-                             "minlsh_journal_compact", self._h())
+                             "minlsh_journal_compact", self._h(), journal=self._h())
 
     @property
     def bytes(self) -> int:

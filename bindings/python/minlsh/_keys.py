@@ -1,5 +1,7 @@
 """Keys and names: a hashable key as the JSON token every minlsh file stores
-for a document's name (MinHashLSH's saves and journals, the Store)."""
+for a document's name (MinHashLSH's saves and journals, the Store). _META_*
+name the JSON metadata MinHashLSH saved before it wrote the store's; such
+files still load."""
 
 from __future__ import annotations
 
@@ -56,3 +58,14 @@ def _key_record(key):
         raise ValueError("a key of %d bytes as JSON is too long for a journal record (1 MiB)"
                          % len(data))
     return data
+
+
+def _key_of_name(raw, ident):
+    """The key of a stored document: its name read as a JSON key, else the
+    name's bytes (a name another program chose), or the id for no name."""
+    if not raw:
+        return ident
+    try:
+        return _decode_key(json.loads(raw.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError):
+        return bytes(raw)

@@ -15,12 +15,12 @@ from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tupl
 from . import _ffi, _preset
 from ._ffi import check, lib, reading, writing
 from ._journal import Journal
-from ._keys import _META_TAG, _META_VERSION, _decode_key, _encode_key, _key_record
+from ._keys import _META_TAG, _META_VERSION, _decode_key, _key_of_name, _key_record
 from ._minhash import SCHEMES as _SCHEMES
 from ._minhash import datasketch_refusal as _datasketch_refusal
 from ._minhash import (LeanMinHash, MinHash, family, matrix_bytes as _matrix_bytes,
                        signature_buffer)
-from ._plan import MODES, _u32, plan
+from ._plan import MODES, _u32, plan, threshold_of
 
 _MINHASH_TYPES = (MinHash, LeanMinHash)
 
@@ -89,6 +89,8 @@ class MinHashLSH:
     _journal = None
     # The Preset the index was made from (None without one).
     _preset = None
+    # The store flags of the file it came from (minlsh_store_decode_metadata).
+    _store_flags = 0
 
     def __init__(self, threshold: Optional[float] = _THRESHOLD_DEFAULT,
                  num_perm: int = _NUM_PERM_DEFAULT,
@@ -952,29 +954,53 @@ class MinHashLSH:
 
     # -- files ---------------------------------------------------------------------------
 
-    def _metadata(self):
-        keys = [[ident, _encode_key(self._id_to_key[ident])] for ident in sorted(self._id_to_key)]
-        doc = {
-            "format": _META_TAG,
-            "version": _META_VERSION,
-            "threshold": self._threshold,
-            "weights": list(self._weights) if self._weights else None,
-            "mode": self._mode,
-            "next_id": self._next_id,
-            "keys": keys,
-        }
-        return json.dumps(doc, ensure_ascii=True, allow_nan=False,
-                          separators=(",", ":")).encode("ascii")
+    def _metadata(self, journal=None):
+        """The store's metadata (minlsh_store_encode_metadata): the keys as
+        names in their compact JSON, the threshold and the next id, so that
+        a saved MinHashLSH is a store every front end reads. journal: the
+        Journal handle a compaction folds in (synced)."""
+        idents = sorted(self._id_to_key)
+        names = [_key_record(self._id_to_key[ident]) for ident in idents]
+        offsets = (c_uint64 * (len(names) + 1))()
+        total = 0
+        for i, raw in enumerate(names):
+            offsets[i] = total
+            total += len(raw)
+        offsets[len(names)] = total
+        blob = b"".join(names)
+        # The store keeps a threshold in (0, 1]; one given as params (or 0)
+        # is recorded as the banding's own, (1/b)^(1/r).
+        t = self._threshold
+        if t is None or not 0.0 < t <= 1.0:
+            t = threshold_of(*self.params)
+        n = c_size_t()
+        h = self._h()
+        rc = lib.minlsh_store_encode_metadata(h, journal, t, self._next_id, blob, offsets,
+                                              None, 0, byref(n))
+        if rc not in (0, _ffi.E_BUFSIZE):
+            check(rc, "minlsh_store_encode_metadata")
+        buf = ctypes.create_string_buffer(max(n.value, 1))
+        check(lib.minlsh_store_encode_metadata(h, journal, t, self._next_id, blob, offsets,
+                                               buf, n.value, byref(n)),
+              "minlsh_store_encode_metadata")
+        return buf.raw[:n.value]
 
     def save(self, path: Union[str, bytes, os.PathLike], mapped: bool = False) -> None:
-        """Save atomically to ``path``: the signatures and parameters
-        (minlsh_index_save), and the keys as JSON in the index's metadata.
-        Keys must be str, int, float, bool, None, bytes or tuples of those
-        (TypeError otherwise, before anything is written): no pickle, so
-        loading a file never runs code. ``mapped=True`` writes format
-        version 2 (minlsh_index_save_mapped), which :meth:`map` opens in
-        place; :meth:`load` reads both. Saving makes a journal of the old
-        file stale: compact it (:meth:`Journal.compact`) instead."""
+        """Save atomically to ``path`` as a store's file (docs/format.md,
+        "Store"): the signatures and parameters (minlsh_index_save), and in
+        the store's metadata the threshold, the next id and each key as the
+        document's name, its compact JSON, as :class:`Store`, the command
+        and the Go binding write names. ``minlsh index stats``, Go's
+        OpenStore and ``Store(path, readonly=True)`` read it; a store opened
+        on it takes signatures only, unless ``config_id`` is that of the
+        shingling it records (the library's defaults). Keys must be str, int,
+        float, bool, None, bytes or tuples of those (TypeError otherwise,
+        before anything is written): no pickle, so loading a file never
+        runs code. ``weights`` and ``mode`` are not kept. ``mapped=True``
+        writes format version 2 (minlsh_index_save_mapped), which
+        :meth:`map` opens in place; :meth:`load` reads both, and the files
+        of earlier versions. Saving makes a journal of the old file stale:
+        compact it (:meth:`Journal.compact`) instead."""
         path = os.fsencode(path)
         if self._pending:
             self._flush()
@@ -987,9 +1013,9 @@ class MinHashLSH:
         """``save(path, mapped=True)``."""
         self.save(path, mapped=True)
 
-    def _save_locked(self, path, fn, name, *args):
+    def _save_locked(self, path, fn, name, *args, journal=None):
         h = self._h()
-        meta = self._metadata()  # raises for an unsaveable key: nothing changed
+        meta = self._metadata(journal)  # raises for an unsaveable key: nothing changed
         check(lib.minlsh_index_set_metadata(h, meta, len(meta)), "minlsh_index_set_metadata")
         check(fn(*(args + (h, path))), name, os.fsdecode(path))
 
@@ -1045,9 +1071,13 @@ class MinHashLSH:
         self._key_to_id, self._id_to_key = {}, {}
         self._pending, self._pending_keys, self._query_buffer = [], set(), []
         self._buffer_size = 50000
+        self._store_flags = 0
         ids = self._stored_ids()
         meta = self._stored_metadata()
         doc = None
+        if meta.startswith((b"minlsh store\n", b"minlsh-cli-index 1\n")):
+            self._restore_store(ids, os.fsdecode(bpath))
+            return self
         if meta:
             try:
                 doc = json.loads(meta.decode("utf-8"))
@@ -1095,6 +1125,33 @@ class MinHashLSH:
         check(lib.minlsh_index_copy_metadata(self._handle, buf, n.value, byref(n)),
               "minlsh_index_copy_metadata")
         return buf.raw[:n.value]
+
+    def _restore_store(self, ids, where):
+        """The keys from a store's metadata (minlsh_store_decode_metadata):
+        names that are JSON keys become those keys, others their bytes, and
+        a document without a name is keyed by its id."""
+        h = self._h()
+        n = len(ids)
+        offsets = (c_uint64 * (n + 1))()
+        t, nxt, flags, size = c_double(), c_uint64(), c_uint32(), c_size_t()
+        rc = lib.minlsh_store_decode_metadata(byref(t), byref(nxt), byref(flags), h, offsets,
+                                              None, 0, byref(size))
+        if rc not in (0, _ffi.E_BUFSIZE):
+            check(rc, "minlsh_store_decode_metadata", where)
+        buf = ctypes.create_string_buffer(max(size.value, 1))
+        check(lib.minlsh_store_decode_metadata(byref(t), byref(nxt), byref(flags), h, offsets,
+                                               buf, size.value, byref(size)),
+              "minlsh_store_decode_metadata", where)
+        raw = buf.raw
+        for i, ident in enumerate(ids):
+            key = _key_of_name(raw[offsets[i]:offsets[i + 1]], ident)
+            if key in self._key_to_id:
+                raise ValueError("%s: two documents have the key %r" % (where, key))
+            self._id_to_key[ident] = key
+            self._key_to_id[key] = ident
+        self._next_id = nxt.value
+        self._threshold = t.value
+        self._store_flags = flags.value
 
     def _restore(self, doc, ids, where):
         def bad(why):

@@ -60,6 +60,17 @@ def _u64_array(n):
     return array.array("Q", bytes(8 * n))
 
 
+def key_bytes(key):
+    """A SipHash key as the 16 bytes the library takes (TypeError for a
+    str, ValueError for another length)."""
+    if isinstance(key, str):
+        raise TypeError("key must be %d bytes, not str" % _ffi.KEY_BYTES)
+    key = _ffi.as_bytes(key, "key")
+    if len(key) != _ffi.KEY_BYTES:
+        raise ValueError("key must be %d bytes, got %d" % (_ffi.KEY_BYTES, len(key)))
+    return key
+
+
 def shingler_options(unit="word", k=None, *, lowercase=False, strip_punct=False,
                      collapse_space=False, html=False, normalize=False, key=None,
                      stopwords=None, max_document_bytes=0, nfkc=False, casefold=False,
@@ -104,12 +115,7 @@ def shingler_options(unit="word", k=None, *, lowercase=False, strip_punct=False,
     opts.k = k
     opts.flags = flags
     if key is not None:
-        if isinstance(key, str):
-            raise TypeError("key must be %d bytes, not str" % _ffi.KEY_BYTES)
-        key = _ffi.as_bytes(key, "key")
-        if len(key) != _ffi.KEY_BYTES:
-            raise ValueError("key must be %d bytes, got %d" % (_ffi.KEY_BYTES, len(key)))
-        opts.key = key
+        opts.key = key_bytes(key)
     if stopwords is not None:
         if isinstance(stopwords, (str, bytes)):
             words = _ffi.as_bytes(stopwords, "stopwords")

@@ -1,11 +1,11 @@
 """Store: the crawler's index in one handle (minlsh_store_*, docs/api.md 2.15).
 
 MinHashLSH indexes signatures the caller made (any hashing, any tokens, as
-datasketch does), so it cannot live on a store, whose documents are texts
-its own shingler reads; the Store is the crawler's API: configuration,
-names and the journal in the file, check-and-insert, group commit, exact
-verdicts from stored sets. Both store a document's name as the same JSON
-token (_keys.py), so names written here, by the command or by Go read alike.
+datasketch does) and saves them as a store's file; the Store is the
+crawler's API on one: configuration, names and the journal in the file,
+check-and-insert, group commit, exact verdicts from stored sets. Both store
+a document's name as the same JSON token (_keys.py), so names written here,
+by MinHashLSH, by the command or by Go read alike.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ._ffi import check, lib, reading, writing
 from ._keys import _decode_key, _key_record
 from ._minhash import scheme_id
 from ._plan import _u32
-from ._shingle import parse_spec, shingler_options
+from ._shingle import key_bytes, parse_spec, shingler_options
 
 StoreResult = collections.namedtuple(
     "StoreResult",
@@ -58,7 +58,10 @@ class Store:
     CJK words). Per handle: ``key`` (16 bytes; never stored, checked through
     the shingler's config id), ``lock_timeout`` in seconds (None: wait without
     limit; past it ``E_BUSY``), ``max_document_bytes`` (longer texts are
-    ``E_TOOBIG``; 0: no limit).
+    ``E_TOOBIG``; 0: no limit). ``any_key=True`` opens an existing store
+    whose config id the key does not give (made with another key, or saved
+    by :meth:`MinHashLSH.save` from signatures made elsewhere): names and
+    counts read, texts refused with ``E_MISMATCH``.
 
     Names: with ``names="json"`` (the default) a name is any key
     :meth:`MinHashLSH.save` accepts (str, int, float, bool, bytes, tuples of
@@ -83,7 +86,7 @@ class Store:
                  seed: Optional[int] = None, bands: Optional[int] = None,
                  rows: Optional[int] = None, sets: bool = False, key: Any = None,
                  shingle: Optional[str] = None, lock_timeout: Optional[float] = None,
-                 max_document_bytes: int = 0, names: str = "json",
+                 max_document_bytes: int = 0, names: str = "json", any_key: bool = False,
                  **shingler: Any) -> None:
         self._handle = None
         self._lock = _ffi.RWLock()
@@ -101,6 +104,11 @@ class Store:
             flags |= _ffi.STORE_CREATE
         if sets:
             flags |= _ffi.STORE_SETS
+        if any_key:
+            if not readonly and create:
+                raise ValueError("any_key opens an existing store: give create=False or "
+                                 "readonly=True")
+            flags |= _ffi.STORE_ANY_KEY
         opts.flags = flags
         if shingle is not None or shingler:
             if "key" in shingler or "max_document_bytes" in shingler:
@@ -121,12 +129,7 @@ class Store:
         if bands is not None:
             opts.bands, opts.rows = _u32(bands, "bands"), _u32(rows, "rows")
         if key is not None:
-            if isinstance(key, str):
-                raise TypeError("key must be %d bytes, not str" % _ffi.KEY_BYTES)
-            key = _ffi.as_bytes(key, "key")
-            if len(key) != _ffi.KEY_BYTES:
-                raise ValueError("key must be %d bytes, got %d" % (_ffi.KEY_BYTES, len(key)))
-            opts.key = key
+            opts.key = key_bytes(key)
         if lock_timeout is not None:
             ms = int(round(float(lock_timeout) * 1000))
             if not 0 <= ms < 0xFFFFFFFF:
