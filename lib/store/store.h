@@ -74,7 +74,8 @@ struct minlsh_store {
     uint64_t *names;    /* open addressing: id + 1, 0 empty */
     size_t names_cap, names_used;
     /* the lock and the change under way */
-    minlsh_filelock *lock;
+    minlsh_filelock *lock; /* PATH.lock, open from the first lock to free */
+    int locked;            /* whether this handle holds it now */
     int in_tx;
     int sets_fd;
     uint64_t sets_end;   /* where the next set goes */
