@@ -60,7 +60,7 @@ int minlsh__store_on_record(void *opaque, uint32_t op, uint64_t id, const void *
         d += 8;
         len -= 8;
     }
-    if (len > 0 && minlsh__store_name_find(s, d, len) != UINT64_MAX) return MINLSH_E_CORRUPT;
+    if (minlsh__store_name_known(s, d, len)) return MINLSH_E_CORRUPT;
     rc = minlsh__store_doc_reserve(s, id, len);
     if (rc != 0) return rc;
     minlsh__store_doc_add(s, id, d, len, set_off);
@@ -529,7 +529,10 @@ int minlsh_store_find_name(uint64_t *id, const minlsh_store *s, const void *name
                            size_t name_len) {
     uint64_t v;
     if (id == NULL || s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
-    v = minlsh__store_name_find(s, name, name_len);
+    /* With no table to be had (no memory for it, or names that repeat,
+     * which the calls that change the store report), a scan answers. */
+    if (minlsh__store_name_find(&v, s, name, name_len) != 0)
+        v = minlsh__store_name_scan(s, name, name_len);
     if (v == UINT64_MAX) return MINLSH_E_NOTFOUND;
     *id = v;
     return 0;
