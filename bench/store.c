@@ -303,6 +303,7 @@ int main(int argc, char **argv) {
     double t, t_sync1, t_sync16, t_w4;
     static double b_new[BLOCKS], b_sign[BLOCKS], b_diff[BLOCKS], b_old[BLOCKS];
     size_t n_old = 0;
+    long built_bytes;
     minlsh_store *s = NULL;
     minlsh_shingler *sh = NULL;
     minlsh_family *fam = NULL;
@@ -322,7 +323,9 @@ int main(int argc, char **argv) {
            (unsigned long long)docs, WRITERS, (unsigned long long)pages, WORDS);
     t = now();
     build(p, docs);
-    printf("  build (one commit, one compaction): %.2f s\n", now() - t);
+    built_bytes = file_size(p);
+    printf("  build (one commit, one compaction): %.2f s; %.1f bytes per document in %s\n",
+           now() - t, (double)file_size(p) / (double)docs, p);
     next_page = docs;
     t_sync1 = writers(p, next_page, pages, 1);
     next_page += WRITERS * pages;
@@ -401,6 +404,7 @@ int main(int argc, char **argv) {
                shm, BLOCKS, BLOCK, us_new, us_old, us_old / us_new, us_sign, us_own);
         printf("  %s, 4 writers, a commit a page: %.0f pages/s\n", shm, WRITERS * pages / t_w4);
         printf("\nstore_documents: %llu\n", (unsigned long long)docs);
+        printf("store_bytes_per_document: %.1f\n", (double)built_bytes / (double)docs);
         printf("store_sync1_pages_per_s: %.0f\n", WRITERS * pages / t_sync1);
         printf("store_sync16_pages_per_s: %.0f\n", WRITERS * pages / t_sync16);
         printf("store_nofsync_us_per_page: %.1f\n", us_new);
