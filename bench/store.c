@@ -1,7 +1,9 @@
 /*
  * bench/store.c (make bench-store): 4 writer processes on one store of
  * DOCS documents (default 200,000; BENCH_STORE_DOCS=1000000 for 1M):
- *   - pages/s with a commit (fdatasync) after every page, and after every 16;
+ *   - pages/s with a commit (fdatasync) after every page, and after every 16,
+ *     timed from when every writer has opened the store and built its name
+ *     table (that time printed beside);
  *   - the cost per page without the fsync (the store on tmpfs, /dev/shm,
  *     where fdatasync returns at once), one writer whose handle has added
  *     WARM pages before (its file's blocks checked), side by side with the
@@ -120,13 +122,19 @@ static void build(const char *p, uint64_t docs) {
     minlsh_store_free(s);
 }
 
-/* One writer: pages first .. first + n - 1, a commit every `group`. */
-static void writer(const char *p, uint64_t first, uint64_t n, uint64_t group) {
+/* One writer: pages first .. first + n - 1, a commit every `group`. It
+ * opens the store and looks a name up (which builds its name table) first,
+ * says so on `ready` and waits for `go` to close: the pages/s are those of
+ * writers that have run a while. */
+static void writer(const char *p, uint64_t first, uint64_t n, uint64_t group, int ready, int go) {
     minlsh_store *s = NULL;
-    char text[2000], name[32];
-    uint64_t i;
+    char text[2000], name[32], c = 1;
+    uint64_t i, id;
     int rc;
     if ((rc = minlsh_store_open(&s, p, NULL)) != 0) die("open", rc);
+    rc = minlsh_store_find_name(&id, s, "ready?", 6);
+    if (rc != 0 && rc != MINLSH_E_NOTFOUND) die("find_name", rc);
+    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 0) die("pipe", MINLSH_E_IO);
     for (i = 0; i < n; i++) {
         size_t len = page(text, sizeof text, first + i);
         int m = snprintf(name, sizeof name, "w%llu", (unsigned long long)(first + i));
@@ -138,18 +146,32 @@ static void writer(const char *p, uint64_t first, uint64_t n, uint64_t group) {
     minlsh_store_free(s);
 }
 
-/* Wall seconds for WRITERS processes adding `pages` pages each. */
-static double writers(const char *p, uint64_t base, uint64_t pages, uint64_t group) {
+/* Wall seconds for WRITERS processes adding `pages` pages each, from when
+ * all have opened the store (*open_s: the seconds that took). */
+static double writers(const char *p, uint64_t base, uint64_t pages, uint64_t group,
+                      double *open_s) {
     pid_t pid[WRITERS];
-    int w, status;
-    double t0 = now();
+    int w, status, ready[2], go[2];
+    char c;
+    double t0 = now(), t1;
+    if (pipe(ready) != 0 || pipe(go) != 0) die("pipe", MINLSH_E_IO);
     for (w = 0; w < WRITERS; w++) {
         pid[w] = fork();
         if (pid[w] == 0) {
-            writer(p, base + (uint64_t)w * pages, pages, group);
+            close(ready[0]);
+            close(go[1]);
+            writer(p, base + (uint64_t)w * pages, pages, group, ready[1], go[0]);
             _exit(0);
         }
     }
+    close(ready[1]);
+    close(go[0]);
+    for (w = 0; w < WRITERS; w++)
+        if (read(ready[0], &c, 1) != 1) die("a writer failed to open", MINLSH_E_IO);
+    t1 = now();
+    *open_s = t1 - t0;
+    close(go[1]); /* go */
+    close(ready[0]);
     for (w = 0; w < WRITERS; w++) {
         waitpid(pid[w], &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -157,7 +179,7 @@ static double writers(const char *p, uint64_t base, uint64_t pages, uint64_t gro
             exit(1);
         }
     }
-    return now() - t0;
+    return now() - t1;
 }
 
 /* The protocol before the store, for one page: lock, map, replay, check
@@ -300,7 +322,7 @@ int main(int argc, char **argv) {
     uint64_t docs = 200000, pages = 500, i;
     const char *dir = "build/bench", *shm = "/dev/shm";
     char p[4096], q[4096], qj[4200], pj[4200];
-    double t, t_sync1, t_sync16, t_w4;
+    double t, t_sync1, t_sync16, t_w4, open1, open16, open4;
     static double b_new[BLOCKS], b_sign[BLOCKS], b_diff[BLOCKS], b_old[BLOCKS];
     size_t n_old = 0;
     long built_bytes;
@@ -327,12 +349,13 @@ int main(int argc, char **argv) {
     printf("  build (one commit, one compaction): %.2f s; %.1f bytes per document in %s\n",
            now() - t, (double)file_size(p) / (double)docs, p);
     next_page = docs;
-    t_sync1 = writers(p, next_page, pages, 1);
+    t_sync1 = writers(p, next_page, pages, 1, &open1);
     next_page += WRITERS * pages;
-    t_sync16 = writers(p, next_page, pages, 16);
+    t_sync16 = writers(p, next_page, pages, 16, &open16);
     next_page += WRITERS * pages;
-    printf("  %s: 4 writers, commit every page: %.0f pages/s; every 16 pages: %.0f pages/s\n", dir,
-           WRITERS * pages / t_sync1, WRITERS * pages / t_sync16);
+    printf("  %s: 4 writers, commit every page: %.0f pages/s; every 16 pages: %.0f pages/s"
+           " (each writer's open and name table before: %.2f s and %.2f s, 4 at once)\n",
+           dir, WRITERS * pages / t_sync1, WRITERS * pages / t_sync16, open1, open16);
 
     /* Without the fsync: copies on tmpfs, the store and the old protocol
      * interleaved block by block on the same pages. */
@@ -393,7 +416,7 @@ int main(int argc, char **argv) {
         remove_store(o);
     }
     next_page += blocks * per + WARM;
-    t_w4 = writers(q, next_page, pages, 1);
+    t_w4 = writers(q, next_page, pages, 1, &open4);
     remove_store(q);
     {
         double us_new = median(b_new, BLOCKS), us_old = median(b_old, n_old),
@@ -402,7 +425,8 @@ int main(int argc, char **argv) {
                " %d pages: store %.1f us/page, map + replay per lock %.1f us/page (%.1fx);"
                " shingle + sign alone %.1f us/page; the store's own share %.1f us/page\n",
                shm, BLOCKS, BLOCK, us_new, us_old, us_old / us_new, us_sign, us_own);
-        printf("  %s, 4 writers, a commit a page: %.0f pages/s\n", shm, WRITERS * pages / t_w4);
+        printf("  %s, 4 writers, a commit a page: %.0f pages/s (open and name table: %.2f s)\n",
+               shm, WRITERS * pages / t_w4, open4);
         printf("\nstore_documents: %llu\n", (unsigned long long)docs);
         printf("store_bytes_per_document: %.1f\n", (double)built_bytes / (double)docs);
         printf("store_sync1_pages_per_s: %.0f\n", WRITERS * pages / t_sync1);
@@ -412,6 +436,7 @@ int main(int argc, char **argv) {
         printf("old_nofsync_us_per_page: %.1f\n", us_old);
         printf("old_over_store: %.2f\n", us_old / us_new);
         printf("store_nofsync_4writers_pages_per_s: %.0f\n", WRITERS * pages / t_w4);
+        printf("store_writer_open_s: %.2f\n", open4);
     }
     minlsh_shingler_free(sh);
     minlsh_family_free(fam);
