@@ -1,13 +1,19 @@
 /*
  * bench/store.c (make bench-store): 4 writer processes on one store of
  * DOCS documents (default 200,000; BENCH_STORE_DOCS=1000000 for 1M):
- *   - pages/s with a commit (fdatasync) after every page, and after every 16;
+ *   - pages/s with a commit (fdatasync) after every page, and after every 16,
+ *     timed from when every writer has opened the store and built its name
+ *     table (that time printed beside);
  *   - the cost per page without the fsync (the store on tmpfs, /dev/shm,
  *     where fdatasync returns at once), one writer whose handle has added
  *     WARM pages before (its file's blocks checked), side by side with the
  *     protocol the store replaces: per page, take the lock, map the index,
  *     open and replay its journal, check, insert, append, sync, close;
  *   - shingling and signing alone per page, so the store's own share shows.
+ * The costs per page are the thread's CPU time (time the machine gave other
+ * processes is not counted), in blocks of BLOCK pages taken in turn with
+ * the same pages; each figure is the median over the blocks, and the
+ * store's own share the median of the blocks' differences.
  * Ends with "key: value" lines.
  *
  * store --accuracy DIR < docs.jsonl (bench/gen_docs output): the documents
@@ -34,10 +40,31 @@
 #define WORDS 120
 #define WARM 2000 /* pages a handle adds before it is timed */
 
+#define BLOCKS 100    /* blocks of pages timed in turn */
+#define BLOCK 20      /* pages a block */
+#define OLD_EVERY 5   /* the old protocol (milliseconds a page) in one block of 5 */
+
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n-1] (sorted in place). */
+static double median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static uint64_t rnd(uint64_t *s) {
@@ -95,13 +122,19 @@ static void build(const char *p, uint64_t docs) {
     minlsh_store_free(s);
 }
 
-/* One writer: pages first .. first + n - 1, a commit every `group`. */
-static void writer(const char *p, uint64_t first, uint64_t n, uint64_t group) {
+/* One writer: pages first .. first + n - 1, a commit every `group`. It
+ * opens the store and looks a name up (which builds its name table) first,
+ * says so on `ready` and waits for `go` to close: the pages/s are those of
+ * writers that have run a while. */
+static void writer(const char *p, uint64_t first, uint64_t n, uint64_t group, int ready, int go) {
     minlsh_store *s = NULL;
-    char text[2000], name[32];
-    uint64_t i;
+    char text[2000], name[32], c = 1;
+    uint64_t i, id;
     int rc;
     if ((rc = minlsh_store_open(&s, p, NULL)) != 0) die("open", rc);
+    rc = minlsh_store_find_name(&id, s, "ready?", 6);
+    if (rc != 0 && rc != MINLSH_E_NOTFOUND) die("find_name", rc);
+    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 0) die("pipe", MINLSH_E_IO);
     for (i = 0; i < n; i++) {
         size_t len = page(text, sizeof text, first + i);
         int m = snprintf(name, sizeof name, "w%llu", (unsigned long long)(first + i));
@@ -113,18 +146,32 @@ static void writer(const char *p, uint64_t first, uint64_t n, uint64_t group) {
     minlsh_store_free(s);
 }
 
-/* Wall seconds for WRITERS processes adding `pages` pages each. */
-static double writers(const char *p, uint64_t base, uint64_t pages, uint64_t group) {
+/* Wall seconds for WRITERS processes adding `pages` pages each, from when
+ * all have opened the store (*open_s: the seconds that took). */
+static double writers(const char *p, uint64_t base, uint64_t pages, uint64_t group,
+                      double *open_s) {
     pid_t pid[WRITERS];
-    int w, status;
-    double t0 = now();
+    int w, status, ready[2], go[2];
+    char c;
+    double t0 = now(), t1;
+    if (pipe(ready) != 0 || pipe(go) != 0) die("pipe", MINLSH_E_IO);
     for (w = 0; w < WRITERS; w++) {
         pid[w] = fork();
         if (pid[w] == 0) {
-            writer(p, base + (uint64_t)w * pages, pages, group);
+            close(ready[0]);
+            close(go[1]);
+            writer(p, base + (uint64_t)w * pages, pages, group, ready[1], go[0]);
             _exit(0);
         }
     }
+    close(ready[1]);
+    close(go[0]);
+    for (w = 0; w < WRITERS; w++)
+        if (read(ready[0], &c, 1) != 1) die("a writer failed to open", MINLSH_E_IO);
+    t1 = now();
+    *open_s = t1 - t0;
+    close(go[1]); /* go */
+    close(ready[0]);
     for (w = 0; w < WRITERS; w++) {
         waitpid(pid[w], &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -132,7 +179,7 @@ static double writers(const char *p, uint64_t base, uint64_t pages, uint64_t gro
             exit(1);
         }
     }
-    return now() - t0;
+    return now() - t1;
 }
 
 /* The protocol before the store, for one page: lock, map, replay, check
@@ -275,13 +322,16 @@ int main(int argc, char **argv) {
     uint64_t docs = 200000, pages = 500, i;
     const char *dir = "build/bench", *shm = "/dev/shm";
     char p[4096], q[4096], qj[4200], pj[4200];
-    double t, t_sync1, t_sync16, t_new = 0, t_old = 0, t_sign = 0, t_w4;
+    double t, t_sync1, t_sync16, t_w4, open1, open16, open4;
+    static double b_new[BLOCKS], b_sign[BLOCKS], b_diff[BLOCKS], b_old[BLOCKS];
+    size_t n_old = 0;
+    long built_bytes;
     minlsh_store *s = NULL;
     minlsh_shingler *sh = NULL;
     minlsh_family *fam = NULL;
     minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
     char text[2000], name[32];
-    uint64_t next_page, blocks = 20, per = 25, b;
+    uint64_t next_page, blocks = BLOCKS, per = BLOCK, b;
     int a, rc;
     if (argc == 3 && strcmp(argv[1], "--accuracy") == 0) return accuracy(argv[2]);
     for (a = 1; a + 1 < argc; a += 2) {
@@ -295,14 +345,17 @@ int main(int argc, char **argv) {
            (unsigned long long)docs, WRITERS, (unsigned long long)pages, WORDS);
     t = now();
     build(p, docs);
-    printf("  build (one commit, one compaction): %.2f s\n", now() - t);
+    built_bytes = file_size(p);
+    printf("  build (one commit, one compaction): %.2f s; %.1f bytes per document in %s\n",
+           now() - t, (double)file_size(p) / (double)docs, p);
     next_page = docs;
-    t_sync1 = writers(p, next_page, pages, 1);
+    t_sync1 = writers(p, next_page, pages, 1, &open1);
     next_page += WRITERS * pages;
-    t_sync16 = writers(p, next_page, pages, 16);
+    t_sync16 = writers(p, next_page, pages, 16, &open16);
     next_page += WRITERS * pages;
-    printf("  %s: 4 writers, commit every page: %.0f pages/s; every 16 pages: %.0f pages/s\n", dir,
-           WRITERS * pages / t_sync1, WRITERS * pages / t_sync16);
+    printf("  %s: 4 writers, commit every page: %.0f pages/s; every 16 pages: %.0f pages/s"
+           " (each writer's open and name table before: %.2f s and %.2f s, 4 at once)\n",
+           dir, WRITERS * pages / t_sync1, WRITERS * pages / t_sync16, open1, open16);
 
     /* Without the fsync: copies on tmpfs, the store and the old protocol
      * interleaved block by block on the same pages. */
@@ -332,7 +385,7 @@ int main(int argc, char **argv) {
         }
         for (b = 0; b < blocks; b++) {
             uint32_t sig[128];
-            double t0 = now();
+            double t0 = cpu_now();
             for (i = 0; i < per; i++) {
                 uint64_t pg = next_page + b * per + i;
                 size_t len = page(text, sizeof text, pg);
@@ -340,43 +393,50 @@ int main(int argc, char **argv) {
                 if ((rc = minlsh_store_add(NULL, s, text, len, name, (size_t)m, 0)) != 0)
                     die("add", rc);
             }
-            t_new += now() - t0;
-            t0 = now();
-            for (i = 0; i < per; i++) {
-                uint64_t pg = next_page + b * per + i;
-                size_t len = page(text, sizeof text, pg);
-                old_page(o, oj, fam, sh, (uint64_t)1 << 40 | pg, text, len);
+            b_new[b] = (cpu_now() - t0) / (double)per * 1e6;
+            if (b % OLD_EVERY == 0) {
+                t0 = cpu_now();
+                for (i = 0; i < per; i++) {
+                    uint64_t pg = next_page + b * per + i;
+                    size_t len = page(text, sizeof text, pg);
+                    old_page(o, oj, fam, sh, (uint64_t)1 << 40 | pg, text, len);
+                }
+                b_old[n_old++] = (cpu_now() - t0) / (double)per * 1e6;
             }
-            t_old += now() - t0;
-            t0 = now();
+            t0 = cpu_now();
             for (i = 0; i < per; i++) {
                 size_t len = page(text, sizeof text, next_page + b * per + i);
                 if ((rc = minlsh_family_sign_text(fam, sh, text, len, sig, 128, NULL)) != 0)
                     die("sign", rc);
             }
-            t_sign += now() - t0;
+            b_sign[b] = (cpu_now() - t0) / (double)per * 1e6;
+            b_diff[b] = b_new[b] - b_sign[b];
         }
         minlsh_store_free(s);
         remove_store(o);
     }
     next_page += blocks * per + WARM;
-    t_w4 = writers(q, next_page, pages, 1);
+    t_w4 = writers(q, next_page, pages, 1, &open4);
     remove_store(q);
     {
-        double n = (double)(blocks * per), us_new = t_new / n * 1e6, us_old = t_old / n * 1e6,
-               us_sign = t_sign / n * 1e6;
-        printf("  %s (fsync free), one writer, a commit a page: store %.1f us/page, map + replay"
-               " per lock %.1f us/page (%.1fx); shingle + sign alone %.1f us/page\n",
-               shm, us_new, us_old, us_old / us_new, us_sign);
-        printf("  %s, 4 writers, a commit a page: %.0f pages/s\n", shm, WRITERS * pages / t_w4);
+        double us_new = median(b_new, BLOCKS), us_old = median(b_old, n_old),
+               us_sign = median(b_sign, BLOCKS), us_own = median(b_diff, BLOCKS);
+        printf("  %s (fsync free), one writer, a commit a page, CPU time, medians of %d blocks of"
+               " %d pages: store %.1f us/page, map + replay per lock %.1f us/page (%.1fx);"
+               " shingle + sign alone %.1f us/page; the store's own share %.1f us/page\n",
+               shm, BLOCKS, BLOCK, us_new, us_old, us_old / us_new, us_sign, us_own);
+        printf("  %s, 4 writers, a commit a page: %.0f pages/s (open and name table: %.2f s)\n",
+               shm, WRITERS * pages / t_w4, open4);
         printf("\nstore_documents: %llu\n", (unsigned long long)docs);
+        printf("store_bytes_per_document: %.1f\n", (double)built_bytes / (double)docs);
         printf("store_sync1_pages_per_s: %.0f\n", WRITERS * pages / t_sync1);
         printf("store_sync16_pages_per_s: %.0f\n", WRITERS * pages / t_sync16);
         printf("store_nofsync_us_per_page: %.1f\n", us_new);
-        printf("store_nofsync_overhead_us_per_page: %.1f\n", us_new - us_sign);
+        printf("store_nofsync_overhead_us_per_page: %.1f\n", us_own);
         printf("old_nofsync_us_per_page: %.1f\n", us_old);
         printf("old_over_store: %.2f\n", us_old / us_new);
         printf("store_nofsync_4writers_pages_per_s: %.0f\n", WRITERS * pages / t_w4);
+        printf("store_writer_open_s: %.2f\n", open4);
     }
     minlsh_shingler_free(sh);
     minlsh_family_free(fam);

@@ -10,6 +10,8 @@
  *    contains, ids, pairs, clusters, save_buffer) and read ONE matrix and
  *    ONE mapped matrix; no writer runs meanwhile, as the header requires.
  *  - minlsh_family_sign_batch with 4 threads of its own.
+ *  - 8 threads look names up in ONE store handle whose name table is not
+ *    built yet: they build it at once, and every answer is right.
  */
 #define MINLSH_EXPERIMENTAL_API 1 /* minlsh_index_query_limited */
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
@@ -233,6 +235,74 @@ static void test_sign_batch_threads(void) {
     EXPECT(memcmp(one, got_sign[0][0], 4 * K) == 0);
 }
 
+#define STORE_DOCS 300
+static minlsh_store *shared_store;
+static uint64_t store_ids[STORE_DOCS];
+static int store_wrong[THREADS];
+
+static void *name_reader(void *arg) {
+    int t = (int)(intptr_t)arg, i;
+    char name[32];
+    uint64_t id;
+    pthread_barrier_wait(&start);
+    for (i = 0; i < STORE_DOCS; i++) {
+        int j = (i + t * 37) % STORE_DOCS; /* each thread from its own place */
+        snprintf(name, sizeof name, "page %d", j);
+        if (minlsh_store_find_name(&id, shared_store, name, strlen(name)) != 0 ||
+            id != store_ids[j])
+            store_wrong[t]++;
+    }
+    if (minlsh_store_find_name(&id, shared_store, "page x", 6) != MINLSH_E_NOTFOUND)
+        store_wrong[t]++;
+    return NULL;
+}
+
+static void test_store_name_lookups(void) {
+    pthread_t th[THREADS];
+    const char *dir = getenv("MINLSH_TEST_TMP");
+    minlsh_store_options o = MINLSH_STORE_OPTIONS_INIT;
+    minlsh_store *w = NULL;
+    char path[4200], f[4300], name[32];
+    static const char *const sfx[] = {"", ".journal", ".lock", ".compact.lock"};
+    int i, t;
+    snprintf(path, sizeof path, "%s/tsan.st", dir != NULL ? dir : "/tmp");
+    o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_TRUNCATE;
+    EXPECT_OK(minlsh_store_open(&w, path, &o));
+    if (w == NULL) return;
+    EXPECT_OK(minlsh_store_begin(w));
+    for (i = 0; i < STORE_DOCS; i++) {
+        minlsh_store_result r;
+        snprintf(name, sizeof name, "page %d", i);
+        EXPECT_OK(minlsh_store_add(&r, w, docs[i % DOCS], lens[i % DOCS], name, strlen(name),
+                                   MINLSH_STORE_ADD_ALWAYS));
+        store_ids[i] = r.id;
+        if (i == STORE_DOCS / 2) { /* half in the file, half in the journal */
+            EXPECT_OK(minlsh_store_commit(w));
+            EXPECT_OK(minlsh_store_compact(w));
+            EXPECT_OK(minlsh_store_begin(w));
+        }
+    }
+    EXPECT_OK(minlsh_store_commit(w));
+    minlsh_store_free(w);
+    o.flags = MINLSH_STORE_READONLY;
+    EXPECT_OK(minlsh_store_open(&shared_store, path, &o));
+    if (shared_store != NULL) {
+        pthread_barrier_init(&start, NULL, THREADS);
+        for (t = 0; t < THREADS; t++)
+            EXPECT(pthread_create(&th[t], NULL, name_reader, (void *)(intptr_t)t) == 0);
+        for (t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+        pthread_barrier_destroy(&start);
+        for (t = 0; t < THREADS; t++)
+            EXPECT_MSG(store_wrong[t] == 0, "%s: thread %d: %d wrong lookups", path, t,
+                       store_wrong[t]);
+        minlsh_store_free(shared_store);
+    }
+    for (i = 0; i < (int)(sizeof sfx / sizeof *sfx); i++) {
+        snprintf(f, sizeof f, "%s%s", path, sfx[i]);
+        remove(f);
+    }
+}
+
 int main(void) {
     minlsh_shingler_options o = MINLSH_SHINGLER_OPTIONS_INIT;
     size_t d;
@@ -247,6 +317,7 @@ int main(void) {
     RUN(test_shared_shingler_and_family);
     RUN(test_concurrent_readers);
     RUN(test_sign_batch_threads);
+    RUN(test_store_name_lookups);
     for (d = 0; d < DOCS; d++) free(docs[d]);
     minlsh_family_free(shared_fam);
     minlsh_shingler_free(shared_sh);

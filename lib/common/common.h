@@ -298,6 +298,16 @@ int minlsh__file_map(const char *path, const uint8_t **data, size_t *len);
 /* NULL-safe. */
 void minlsh__file_unmap(const void *data, size_t len);
 
+/* The lock of minlsh_filelock_new in two steps, for a handle that takes it
+ * again and again: open PATH.lock once (mode says whether a read-only open
+ * will do), then acquire and release it with no path lookup each time.
+ * Released, the file stays open; minlsh_filelock_free closes it. acquire's
+ * errors: MINLSH_E_BUSY (timeout_ms passed), MINLSH_E_IO. */
+int minlsh__filelock_open(minlsh_filelock **out, const char *path, uint32_t mode,
+                          const minlsh_allocator *alloc);
+int minlsh__filelock_acquire(minlsh_filelock *lk, uint32_t mode, uint32_t timeout_ms);
+void minlsh__filelock_release(minlsh_filelock *lk);
+
 /* Files appended to in place (journals): whether path exists (1, 0, or
  * MINLSH_E_IO); open it for writing with everything past keep cut off
  * (and synced); write at an offset; fdatasync; truncate; close. The last 8

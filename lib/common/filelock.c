@@ -99,17 +99,12 @@ static int minlsh__lock_open(const minlsh_allocator *a, const char *link_path,
     return fd;
 }
 
-int minlsh_filelock_new(minlsh_filelock **out, const char *path, uint32_t mode,
-                        uint32_t timeout_ms, const minlsh_allocator *alloc) {
+int minlsh__filelock_open(minlsh_filelock **out, const char *path, uint32_t mode,
+                          const minlsh_allocator *alloc) {
     minlsh_allocator al;
     minlsh_filelock *lk;
-    uint64_t start = 0;
-    uint32_t nap = 1;
-    int fd, op, rc, err;
-    if (out == NULL) return MINLSH_E_NULL;
+    int fd, err, rc;
     *out = NULL;
-    if (path == NULL) return MINLSH_E_NULL;
-    if (mode != MINLSH_LOCK_SHARED && mode != MINLSH_LOCK_EXCLUSIVE) return MINLSH_E_PARAM;
     if ((rc = minlsh__alloc_setup(&al, alloc)) != 0) return rc;
     lk = (minlsh_filelock *)minlsh__malloc(&al, sizeof *lk);
     if (lk == NULL) return MINLSH_E_NOMEM;
@@ -120,14 +115,23 @@ int minlsh_filelock_new(minlsh_filelock **out, const char *path, uint32_t mode,
         errno = err;
         return fd == -2 ? MINLSH_E_NOMEM : MINLSH_E_IO;
     }
-    op = mode == MINLSH_LOCK_SHARED ? LOCK_SH : LOCK_EX;
+    lk->alloc = al;
+    lk->fd = fd;
+    *out = lk;
+    return 0;
+}
+
+int minlsh__filelock_acquire(minlsh_filelock *lk, uint32_t mode, uint32_t timeout_ms) {
+    uint64_t start = 0;
+    uint32_t nap = 1;
+    int op = mode == MINLSH_LOCK_SHARED ? LOCK_SH : LOCK_EX, rc;
     if (timeout_ms == MINLSH_LOCK_WAIT_FOREVER) {
-        do rc = flock(fd, op);
+        do rc = flock(lk->fd, op);
         while (rc != 0 && errno == EINTR);
     } else {
         for (;;) {
             uint64_t waited;
-            rc = flock(fd, op | LOCK_NB);
+            rc = flock(lk->fd, op | LOCK_NB);
             if (rc == 0 || (errno != EWOULDBLOCK && errno != EAGAIN && errno != EINTR)) break;
             if (start == 0) start = minlsh__now_ms() + 1; /* +1: 0 means "not started" */
             waited = minlsh__now_ms() + 1 - start;
@@ -140,15 +144,33 @@ int minlsh_filelock_new(minlsh_filelock **out, const char *path, uint32_t mode,
             if (nap < 50) nap *= 2;
         }
     }
+    if (rc == 0) return 0;
+    return rc == 1 ? MINLSH_E_BUSY : MINLSH_E_IO;
+}
+
+void minlsh__filelock_release(minlsh_filelock *lk) {
+    int rc;
+    do rc = flock(lk->fd, LOCK_UN);
+    while (rc != 0 && errno == EINTR);
+}
+
+int minlsh_filelock_new(minlsh_filelock **out, const char *path, uint32_t mode,
+                        uint32_t timeout_ms, const minlsh_allocator *alloc) {
+    minlsh_filelock *lk;
+    int rc, err;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if (path == NULL) return MINLSH_E_NULL;
+    if (mode != MINLSH_LOCK_SHARED && mode != MINLSH_LOCK_EXCLUSIVE) return MINLSH_E_PARAM;
+    rc = minlsh__filelock_open(&lk, path, mode, alloc);
+    if (rc != 0) return rc;
+    rc = minlsh__filelock_acquire(lk, mode, timeout_ms);
     if (rc != 0) {
         err = errno;
-        (void)close(fd);
-        minlsh__free(&al, lk);
+        minlsh_filelock_free(lk);
         errno = err;
-        return rc == 1 ? MINLSH_E_BUSY : MINLSH_E_IO;
+        return rc;
     }
-    lk->alloc = al;
-    lk->fd = fd;
     *out = lk;
     return 0;
 }

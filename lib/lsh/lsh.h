@@ -443,7 +443,15 @@ void minlsh__lsh_scratch_free(minlsh__lsh_scratch *s);
  * document numbers collected (the walk and the records: query.c runs the
  * bands, the limit and the merge with the delta). */
 int minlsh__lsh_map_band(const minlsh_index *ix, const uint32_t *sig, uint64_t key, uint32_t j,
-                         uint64_t room, minlsh__lsh_scratch *ds, uint64_t *band_members);
+                         size_t start, uint64_t room, minlsh__lsh_scratch *ds,
+                         uint64_t *band_members);
+/* Where each of bands first .. first + n - 1 (n <= MINLSH__MAP_SEEK_GROUP)
+ * starts the entries with its key's tag (keys: every band's key), in
+ * start[0 .. n-1]; SIZE_MAX for a band whose search met a damaged block.
+ * The bands are searched together so that their cache misses overlap. */
+#define MINLSH__MAP_SEEK_GROUP 32
+void minlsh__lsh_map_seek(const minlsh_index *ix, const uint64_t *keys, uint32_t first,
+                          uint32_t n, size_t *start);
 int minlsh__lsh_map_emit(const minlsh_index *ix, const uint32_t *sig, minlsh__lsh_scratch *ds,
                          uint64_t *ids, double *similarity, size_t cap, size_t *n_out);
 

@@ -354,20 +354,18 @@ static uint32_t minlsh__map_tag(minlsh__map_band *b, size_t p) {
     return b->rc == 0 ? minlsh__load32le(b->mp->data + off) : UINT32_MAX;
 }
 
-/* The first entry with a tag >= tag: from where a uniform spread of tags
- * puts it, galloping, then halving, so a search reads one or two blocks. */
-static size_t minlsh__map_seek(minlsh__map_band *b, size_t m, uint32_t tag) {
-    size_t lo, hi, g, step = 1;
-    if (m == 0) return 0;
-    g = (size_t)(((uint64_t)tag * m) >> 32);
+/* The first entry in [lo, hi) with a tag >= tag, given that the entries
+ * before lo are below it and those from hi on are not: galloping from g
+ * (lo <= g < hi) outwards, then halving, so a good guess costs a cache
+ * line or two. */
+static size_t minlsh__map_seek(minlsh__map_band *b, size_t lo, size_t hi, size_t g,
+                               uint32_t tag) {
+    size_t step = 1;
     if (minlsh__map_tag(b, g) < tag) {
-        lo = g + 1; /* entries before lo are below tag, those from hi not */
+        lo = g + 1;
         for (;;) {
             size_t nx = lo + step - 1;
-            if (nx >= m) {
-                hi = m;
-                break;
-            }
+            if (nx >= hi) break;
             if (minlsh__map_tag(b, nx) >= tag) {
                 hi = nx;
                 break;
@@ -379,10 +377,7 @@ static size_t minlsh__map_seek(minlsh__map_band *b, size_t m, uint32_t tag) {
         hi = g;
         for (;;) {
             size_t nx;
-            if (hi < step) {
-                lo = 0;
-                break;
-            }
+            if (hi - lo < step) break;
             nx = hi - step;
             if (minlsh__map_tag(b, nx) < tag) {
                 lo = nx + 1;
@@ -400,6 +395,77 @@ static size_t minlsh__map_seek(minlsh__map_band *b, size_t m, uint32_t tag) {
     return lo;
 }
 
+/* One band's search in minlsh__lsh_map_seek: entries before lo have tags
+ * below tag, entries from hi on do not; tlo and thi are the tags of entries
+ * lo - 1 and hi (0 and 2^32 past the ends). */
+typedef struct minlsh__map_search {
+    minlsh__map_band b;
+    uint32_t tag;
+    size_t lo, hi;
+    uint64_t tlo, thi;
+} minlsh__map_search;
+
+/* Where tag's first entry should be if the tags between tlo and thi are
+ * spread evenly (band keys are hashes, so they are): in [lo, hi), lo < hi.
+ * The product fits: tag - tlo < 2^32, and a band has under 2^32 entries. */
+static size_t minlsh__map_guess(const minlsh__map_search *q) {
+    uint64_t d = (uint64_t)q->tag - q->tlo;
+    size_t g;
+    if (d == 0) return q->lo;
+    g = q->lo + (size_t)(d * (uint64_t)(q->hi - q->lo) / (q->thi - q->tlo));
+    return g < q->hi ? g : q->hi - 1;
+}
+
+/* Interpolation steps taken for all the bands together before each band
+ * finishes alone: each step takes the error from about sqrt(m) entries to
+ * about its square root, and the bands' cache misses overlap. */
+#define MINLSH__MAP_SEEK_STEPS 3
+
+void minlsh__lsh_map_seek(const minlsh_index *ix, const uint64_t *keys, uint32_t first,
+                          uint32_t n, size_t *start) {
+    const minlsh__lsh_map *mp = ix->map;
+    minlsh__map_search q[MINLSH__MAP_SEEK_GROUP];
+    size_t g[MINLSH__MAP_SEEK_GROUP];
+    uint32_t i, step;
+    for (i = 0; i < n; i++) {
+        q[i].b.mp = mp;
+        q[i].b.off = mp->bands_off + (size_t)(first + i) * mp->m * MINLSH__MAP_ENTRY;
+        q[i].b.rc = 0;
+        q[i].tag = (uint32_t)(keys[first + i] >> 32);
+        q[i].lo = 0;
+        q[i].hi = mp->m;
+        q[i].tlo = 0;
+        q[i].thi = (uint64_t)1 << 32;
+    }
+    for (step = 0; step < MINLSH__MAP_SEEK_STEPS; step++) {
+        for (i = 0; i < n; i++) {
+            if (q[i].lo >= q[i].hi) continue;
+            g[i] = minlsh__map_guess(&q[i]);
+            MINLSH__PREFETCH(mp->data + q[i].b.off + g[i] * MINLSH__MAP_ENTRY);
+        }
+        for (i = 0; i < n; i++) {
+            uint32_t t;
+            if (q[i].lo >= q[i].hi) continue;
+            t = minlsh__map_tag(&q[i].b, g[i]);
+            if (q[i].b.rc != 0) {
+                q[i].lo = q[i].hi; /* damaged: the band reports it */
+            } else if (t < q[i].tag) {
+                q[i].lo = g[i] + 1;
+                q[i].tlo = t;
+            } else {
+                q[i].hi = g[i];
+                q[i].thi = t;
+            }
+        }
+    }
+    for (i = 0; i < n; i++) {
+        if (q[i].lo < q[i].hi)
+            q[i].lo = minlsh__map_seek(&q[i].b, q[i].lo, q[i].hi, minlsh__map_guess(&q[i]),
+                                       q[i].tag);
+        start[i] = q[i].b.rc != 0 ? SIZE_MAX : q[i].lo;
+    }
+}
+
 /* The k values of a document record. */
 static void minlsh__map_sig(const uint8_t *r, uint32_t k, uint32_t *sig) {
     uint32_t v;
@@ -408,10 +474,13 @@ static void minlsh__map_sig(const uint8_t *r, uint32_t k, uint32_t *sig) {
 
 /* Band j of the file (query.c's minlsh__lsh_query_mapped runs the bands
  * and the limit): the document numbers in sig's bucket, whose band key is
- * key, pushed to ds and counted in *band_members; the walk stops at the
- * first member past room, as the caller then leaves the band out whole. */
+ * key, pushed to ds and counted in *band_members, walking from start (the
+ * band's first entry with key's tag, from minlsh__lsh_map_seek); the walk
+ * stops at the first member past room, as the caller then leaves the band
+ * out whole. */
 int minlsh__lsh_map_band(const minlsh_index *ix, const uint32_t *sig, uint64_t key, uint32_t j,
-                         uint64_t room, minlsh__lsh_scratch *ds, uint64_t *band_members) {
+                         size_t start, uint64_t room, minlsh__lsh_scratch *ds,
+                         uint64_t *band_members) {
     const minlsh__lsh_map *mp = ix->map;
     const uint32_t *vals = sig + (size_t)j * ix->rows;
     uint32_t tag = (uint32_t)(key >> 32);
@@ -423,7 +492,8 @@ int minlsh__lsh_map_band(const minlsh_index *ix, const uint32_t *sig, uint64_t k
     b.mp = mp;
     b.off = mp->bands_off + (size_t)j * mp->m * MINLSH__MAP_ENTRY;
     b.rc = 0;
-    for (p = minlsh__map_seek(&b, mp->m, tag); p < mp->m && minlsh__map_tag(&b, p) == tag; p++) {
+    if (start == SIZE_MAX) return MINLSH_E_CORRUPT;
+    for (p = start; p < mp->m && minlsh__map_tag(&b, p) == tag; p++) {
         uint64_t d = minlsh__load32le(mp->data + b.off + p * MINLSH__MAP_ENTRY + 4);
         const uint8_t *r;
         uint32_t v, diff = 0;

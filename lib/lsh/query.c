@@ -203,12 +203,20 @@ static int minlsh__collect(const minlsh_index *file, const minlsh_index *mem,
                            minlsh__lsh_scratch *gs, uint32_t *done) {
     uint32_t j, bands = file != NULL ? file->bands : mem != NULL ? mem->bands : 0;
     uint64_t members = 0;
+    size_t start[MINLSH__MAP_SEEK_GROUP];
     int rc = 0;
     *done = 0;
     for (j = 0; j < bands; j++) {
         uint64_t room = max_members == 0 ? UINT64_MAX : max_members - members, fm = 0, gm = 0;
         size_t d0 = ds != NULL ? ds->n : 0, g0 = gs != NULL ? gs->n : 0;
-        if (file != NULL) rc = minlsh__lsh_map_band(file, sig, keys[j], j, room, ds, &fm);
+        if (file != NULL && j % MINLSH__MAP_SEEK_GROUP == 0)
+            minlsh__lsh_map_seek(file, keys, j,
+                                 bands - j < MINLSH__MAP_SEEK_GROUP ? bands - j
+                                                                    : MINLSH__MAP_SEEK_GROUP,
+                                 start);
+        if (file != NULL)
+            rc = minlsh__lsh_map_band(file, sig, keys[j], j, start[j % MINLSH__MAP_SEEK_GROUP],
+                                      room, ds, &fm);
         if (rc == 0 && mem != NULL && fm <= room)
             rc = minlsh__mem_band(mem, sig, keys[j], pos[j], j, room - fm, gs, &gm);
         if (rc != 0) return rc;

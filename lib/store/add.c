@@ -219,8 +219,11 @@ static int minlsh__store_add_signed(minlsh_store_result *result, minlsh_store *s
     if (name_len > ((size_t)1 << 20)) return MINLSH_E_TOOBIG;
     rc = minlsh__store_enter(s, &own);
     if (rc != 0) return rc;
-    if (name_len > 0 && minlsh__store_name_find(s, name, name_len) != UINT64_MAX)
-        rc = MINLSH_E_EXISTS;
+    if (name_len > 0) {
+        uint64_t other;
+        rc = minlsh__store_name_find(&other, s, name, name_len);
+        if (rc == 0 && other != UINT64_MAX) rc = MINLSH_E_EXISTS;
+    }
     /* Inserted whatever the decision, and no one to tell it: not made. */
     if (rc == 0 && result == NULL && (flags & MINLSH_STORE_ADD_ALWAYS)) {
         memset(&r, 0, sizeof r);
@@ -305,8 +308,8 @@ static int minlsh__store_remove_id(minlsh_store *s, uint64_t id, int by_name, co
     rc = minlsh__store_enter(s, &own);
     if (rc != 0) return rc;
     if (by_name) {
-        id = minlsh__store_name_find(s, name, name_len);
-        if (id == UINT64_MAX) rc = MINLSH_E_NOTFOUND;
+        rc = minlsh__store_name_find(&id, s, name, name_len);
+        if (rc == 0 && id == UINT64_MAX) rc = MINLSH_E_NOTFOUND;
     }
     if (rc == 0 && !minlsh__store_doc_live(s, id)) rc = MINLSH_E_NOTFOUND;
     /* The index keeps it until the next compaction; queries skip it. */

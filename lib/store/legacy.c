@@ -154,8 +154,7 @@ int minlsh__store_legacy_docs(minlsh_store *s, const uint8_t *data, size_t len) 
     int rc = minlsh__legacy_header(data, len, &cfg, &pos, &docs);
     if (rc != 0) return rc;
     if (docs > (len - pos) / 2) return MINLSH_E_CORRUPT; /* a name is 2 bytes at least */
-    if (docs > 0 &&
-        (rc = minlsh__store_docs_presize(s, docs - 1, (size_t)docs, len - pos - docs)) != 0)
+    if (docs > 0 && (rc = minlsh__store_docs_presize(s, docs - 1, len - pos - docs)) != 0)
         return rc;
     for (id = 0; pos < len; id++) {
         const uint8_t *nl = (const uint8_t *)memchr(data + pos, '\n', len - pos);
@@ -164,9 +163,12 @@ int minlsh__store_legacy_docs(minlsh_store *s, const uint8_t *data, size_t len) 
         n = (size_t)(nl - (data + pos));
         /* Every name is a JSON token: never empty, and unique. */
         if (n == 0) return MINLSH_E_CORRUPT;
-        rc = minlsh__store_doc_add_new(s, id, data + pos, n, MINLSH__STORE_NO_SET);
+        rc = minlsh__store_doc_load(s, id, data + pos, n, MINLSH__STORE_NO_SET);
         if (rc != 0) return rc;
         pos += n + 1;
     }
-    return id == docs ? 0 : MINLSH_E_CORRUPT;
+    if (id != docs) return MINLSH_E_CORRUPT;
+    /* The command's files were written by a program of its own, not the
+     * store: their names are checked as they are read. */
+    return minlsh__store_names_check(s);
 }

@@ -142,7 +142,7 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
          * left after the fixed part of each */
         uint64_t fixed = sets ? 20 : 12;
         if (n > (len - pos) / fixed) return MINLSH_E_CORRUPT;
-        rc = minlsh__store_docs_presize(s, next - 1, (size_t)n, (size_t)(len - pos - n * fixed));
+        rc = minlsh__store_docs_presize(s, next - 1, (size_t)(len - pos - n * fixed));
         if (rc != 0) return rc;
     }
     for (i = 0; i < n; i++) {
@@ -155,7 +155,7 @@ int minlsh__store_meta_docs(minlsh_store *s, const uint8_t *data, size_t len) {
             (sets && len - pos - nl < 8))
             return MINLSH_E_CORRUPT;
         if (sets) set_off = minlsh__load64le(data + pos + nl);
-        rc = minlsh__store_doc_add_new(s, id, data + pos, nl, set_off); /* names are unique */
+        rc = minlsh__store_doc_load(s, id, data + pos, nl, set_off);
         if (rc != 0) return rc;
         pos += nl + (sets ? 8 : 0);
         prev = id;

@@ -3,55 +3,151 @@
  * copied into one arena; the table is open addressing with linear probing
  * over id + 1 (0: empty), at most half full, keyed by the sum64 of the
  * name, with backward-shift deletion (no tombstones).
+ *
+ * The table is built the first time a name is looked up, not when a view
+ * is loaded: a process that opens a store to query it never pays for it.
+ * Until then nothing checks that names are unique; the build does, so a
+ * store whose names repeat is found damaged by the first call that needs
+ * them. A const lookup (minlsh_store_find_name may run in several threads
+ * at once) builds a table of its own and publishes it with one atomic
+ * exchange; a thread that loses the race frees its copy.
  */
 #include "store.h"
 
-static size_t minlsh__name_home(const minlsh_store *s, const void *name, size_t len) {
-    return (size_t)(minlsh__mix64(minlsh__sum64(name, len)) & (s->names_cap - 1));
+static size_t minlsh__name_home(const minlsh__store_names *t, const void *name, size_t len) {
+    return (size_t)(minlsh__mix64(minlsh__sum64(name, len)) & (t->cap - 1));
 }
 
 static const uint8_t *minlsh__name_at(const minlsh_store *s, uint64_t id) {
     return s->arena + s->docs[id].name_off;
 }
 
-uint64_t minlsh__store_name_find(const minlsh_store *s, const void *name, size_t len) {
+static int minlsh__name_is(const minlsh_store *s, uint64_t id, const void *name, size_t len) {
+    return s->docs[id].name_len == len && memcmp(minlsh__name_at(s, id), name, len) == 0;
+}
+
+/* The table as built, or NULL (the writer's own calls need no ordering:
+ * they run alone on the handle). */
+static minlsh__store_names *minlsh__names_get(const minlsh_store *s) {
+    return atomic_load_explicit(&s->names, memory_order_acquire);
+}
+
+/* The slot holding name in t, or the empty slot that ends its run. */
+static size_t minlsh__names_probe(const minlsh_store *s, const minlsh__store_names *t,
+                                  const void *name, size_t len) {
     size_t p;
-    if (len == 0 || s->names_cap == 0) return UINT64_MAX;
-    for (p = minlsh__name_home(s, name, len);; p = (p + 1) & (s->names_cap - 1)) {
-        uint64_t v = s->names[p];
-        if (v == 0) return UINT64_MAX;
-        if (s->docs[v - 1].name_len == len && memcmp(minlsh__name_at(s, v - 1), name, len) == 0)
-            return v - 1;
+    for (p = minlsh__name_home(t, name, len); t->slot[p] != 0; p = (p + 1) & (t->cap - 1))
+        if (minlsh__name_is(s, t->slot[p] - 1, name, len)) break;
+    return p;
+}
+
+/* A table of cap slots (a power of two) holding every live named document;
+ * MINLSH_E_CORRUPT if two have one name. */
+static int minlsh__names_make(const minlsh_store *s, size_t cap, minlsh__store_names **out) {
+    minlsh__store_names *t;
+    size_t bytes;
+    uint64_t id;
+    *out = NULL;
+    if (minlsh__mul_size(&bytes, cap, sizeof t->slot[0]) != 0 ||
+        minlsh__add_size(&bytes, bytes, sizeof *t) != 0)
+        return MINLSH_E_TOOBIG;
+    t = (minlsh__store_names *)minlsh__calloc(&s->alloc, 1, bytes);
+    if (t == NULL) return MINLSH_E_NOMEM;
+    t->cap = cap;
+    for (id = 0; id < s->next_id; id++) {
+        const minlsh__store_doc *d = &s->docs[id];
+        size_t p;
+        if (!d->live || d->name_len == 0) continue;
+        p = minlsh__names_probe(s, t, minlsh__name_at(s, id), d->name_len);
+        if (t->slot[p] != 0) {
+            minlsh__free(&s->alloc, t);
+            return MINLSH_E_CORRUPT;
+        }
+        t->slot[p] = id + 1;
+        t->used++;
     }
+    *out = t;
+    return 0;
+}
+
+/* Slots for n names at most half full. */
+static int minlsh__names_cap_for(size_t n, size_t *cap) {
+    size_t c = 64;
+    if (n > SIZE_MAX / 4) return MINLSH_E_TOOBIG;
+    while (c < 2 * (n + 1)) c *= 2;
+    *cap = c;
+    return 0;
+}
+
+/* The table, built now if it is not (const: see the top of the file). */
+static int minlsh__names_need(const minlsh_store *s, const minlsh__store_names **out) {
+    minlsh__store_names *t = minlsh__names_get(s), *none = NULL;
+    minlsh_store *w = (minlsh_store *)s; /* only the atomic field is written */
+    size_t cap;
+    int rc;
+    if (t == NULL) {
+        rc = minlsh__names_cap_for((size_t)s->named, &cap);
+        if (rc == 0) rc = minlsh__names_make(s, cap, &t);
+        if (rc != 0) return rc;
+        if (!atomic_compare_exchange_strong_explicit(&w->names, &none, t, memory_order_acq_rel,
+                                                     memory_order_acquire)) {
+            minlsh__free(&s->alloc, t);
+            t = none; /* another thread's, as good */
+        }
+    }
+    *out = t;
+    return 0;
+}
+
+int minlsh__store_name_find(uint64_t *id, const minlsh_store *s, const void *name,
+                            size_t len) {
+    const minlsh__store_names *t;
+    size_t p;
+    int rc;
+    *id = UINT64_MAX;
+    if (len == 0 || s->named == 0) return 0;
+    rc = minlsh__names_need(s, &t);
+    if (rc != 0) return rc;
+    p = minlsh__names_probe(s, t, name, len);
+    if (t->slot[p] != 0) *id = t->slot[p] - 1;
+    return 0;
+}
+
+uint64_t minlsh__store_name_scan(const minlsh_store *s, const void *name, size_t len) {
+    uint64_t id;
+    if (len == 0) return UINT64_MAX;
+    for (id = 0; id < s->next_id; id++)
+        if (s->docs[id].live && minlsh__name_is(s, id, name, len)) return id;
+    return UINT64_MAX;
 }
 
 int minlsh__store_doc_live(const minlsh_store *s, uint64_t id) {
     return id < s->next_id && s->docs[id].live;
 }
 
-static void minlsh__names_put(minlsh_store *s, uint64_t id) {
+static void minlsh__names_put(minlsh_store *s, minlsh__store_names *t, uint64_t id) {
     const minlsh__store_doc *d = &s->docs[id];
-    size_t p = minlsh__name_home(s, minlsh__name_at(s, id), d->name_len);
-    while (s->names[p] != 0) p = (p + 1) & (s->names_cap - 1);
-    s->names[p] = id + 1;
-    s->names_used++;
-}
-/* The name table at cap slots, every name put again (one home for growth). */
-static int minlsh__names_rehash(minlsh_store *s, size_t cap) {
-    uint64_t *old = s->names, *nt;
-    size_t old_cap = s->names_cap, i;
-    if (cap > SIZE_MAX / sizeof *nt) return MINLSH_E_TOOBIG;
-    nt = (uint64_t *)minlsh__calloc(&s->alloc, cap, sizeof *nt);
-    if (nt == NULL) return MINLSH_E_NOMEM;
-    s->names = nt;
-    s->names_cap = cap;
-    s->names_used = 0;
-    for (i = 0; i < old_cap; i++)
-        if (old[i] != 0) minlsh__names_put(s, old[i] - 1);
-    minlsh__free(&s->alloc, old);
-    return 0;
+    size_t p = minlsh__name_home(t, minlsh__name_at(s, id), d->name_len);
+    while (t->slot[p] != 0) p = (p + 1) & (t->cap - 1);
+    t->slot[p] = id + 1;
+    t->used++;
 }
 
+/* A built table with room for `more` names past those it has: rebuilt
+ * larger when it would pass half full. */
+static int minlsh__names_room(minlsh_store *s, size_t more) {
+    minlsh__store_names *t = minlsh__names_get(s), *nt;
+    size_t cap;
+    int rc;
+    if (t == NULL || t->used + more <= t->cap / 2) return 0;
+    if (more > SIZE_MAX / 4 - t->used) return MINLSH_E_TOOBIG;
+    rc = minlsh__names_cap_for(t->used + more, &cap);
+    if (rc == 0) rc = minlsh__names_make(s, cap, &nt);
+    if (rc != 0) return rc;
+    atomic_store_explicit(&s->names, nt, memory_order_release);
+    minlsh__free(&s->alloc, t);
+    return 0;
+}
 
 int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len) {
     void *p;
@@ -68,11 +164,7 @@ int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len) {
     rc = minlsh__reserve(&s->alloc, &p, &s->arena_cap, s->arena_len, s->arena_len + name_len, 1);
     if (rc != 0) return rc;
     s->arena = (uint8_t *)p;
-    if (s->names_used + 1 > s->names_cap / 2) {
-        int rc2 = minlsh__names_rehash(s, s->names_cap > 0 ? s->names_cap * 2 : 64);
-        if (rc2 != 0) return rc2;
-    }
-    return 0;
+    return minlsh__names_room(s, 1);
 }
 
 /* The doc record and the name's bytes, not the name table. */
@@ -92,54 +184,58 @@ static void minlsh__store_doc_place(minlsh_store *s, uint64_t id, const void *na
     if (name_len > 0) {
         memcpy(s->arena + s->arena_len, name, name_len);
         s->arena_len += name_len;
+        s->named++;
     }
     s->live++;
 }
 
 void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
                            uint64_t set_off) {
+    minlsh__store_names *t = minlsh__names_get(s);
     minlsh__store_doc_place(s, id, name, name_len, set_off);
-    if (name_len > 0) minlsh__names_put(s, id);
+    if (name_len > 0 && t != NULL) minlsh__names_put(s, t, id);
 }
 
 void minlsh__store_doc_remove(minlsh_store *s, uint64_t id) {
     minlsh__store_doc *d = &s->docs[id];
-    size_t i, j, k, mask = s->names_cap - 1;
+    minlsh__store_names *t = minlsh__names_get(s);
+    size_t i, j, k, mask;
     if (!d->live) return;
     d->live = 0;
     s->live--;
     if (d->name_len == 0) return;
-    i = minlsh__name_home(s, minlsh__name_at(s, id), d->name_len);
-    while (s->names[i] != id + 1) i = (i + 1) & mask;
+    s->named--;
+    if (t == NULL) return;
+    mask = t->cap - 1;
+    i = minlsh__name_home(t, minlsh__name_at(s, id), d->name_len);
+    while (t->slot[i] != id + 1) i = (i + 1) & mask;
     /* Backward shift: move up every later entry of the run whose home is
      * not between the hole and it (cyclically). */
-    for (j = (i + 1) & mask; s->names[j] != 0; j = (j + 1) & mask) {
-        uint64_t v = s->names[j];
-        k = minlsh__name_home(s, minlsh__name_at(s, v - 1), s->docs[v - 1].name_len);
+    for (j = (i + 1) & mask; t->slot[j] != 0; j = (j + 1) & mask) {
+        uint64_t v = t->slot[j];
+        k = minlsh__name_home(t, minlsh__name_at(s, v - 1), s->docs[v - 1].name_len);
         if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
-            s->names[i] = v;
+            t->slot[i] = v;
             i = j;
         }
     }
-    s->names[i] = 0;
-    s->names_used--;
+    t->slot[i] = 0;
+    t->used--;
 }
 
 void minlsh__store_docs_free(minlsh_store *s) {
     minlsh__free(&s->alloc, s->docs);
     minlsh__free(&s->alloc, s->arena);
-    minlsh__free(&s->alloc, s->names);
+    minlsh__free(&s->alloc, minlsh__names_get(s));
     s->docs = NULL;
     s->arena = NULL;
-    s->names = NULL;
-    s->docs_cap = s->arena_cap = s->arena_len = s->names_cap = s->names_used = 0;
-    s->next_id = s->live = 0;
+    atomic_store_explicit(&s->names, NULL, memory_order_relaxed);
+    s->docs_cap = s->arena_cap = s->arena_len = 0;
+    s->next_id = s->live = s->named = 0;
 }
 
-int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names,
-                               size_t name_bytes) {
+int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t name_bytes) {
     void *p;
-    size_t want, cap;
     int rc;
     if (last_id >= (uint64_t)SIZE_MAX / sizeof *s->docs) return MINLSH_E_TOOBIG;
     p = s->docs;
@@ -152,37 +248,23 @@ int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names
     rc = minlsh__reserve(&s->alloc, &p, &s->arena_cap, s->arena_len, s->arena_len + name_bytes, 1);
     if (rc != 0) return rc;
     s->arena = (uint8_t *)p;
-    /* at most half full with every name in: one table, no regrowth */
-    if (n_names > SIZE_MAX / 4 - s->names_used) return MINLSH_E_TOOBIG;
-    want = 2 * (s->names_used + n_names + 1);
-    for (cap = s->names_cap > 0 ? s->names_cap : 64; cap < want; cap *= 2) {
-    }
-    if (cap > s->names_cap) {
-        int rc2 = minlsh__names_rehash(s, cap);
-        if (rc2 != 0) return rc2;
-    }
     return 0;
 }
 
-int minlsh__store_doc_add_new(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
-                              uint64_t set_off) {
-    size_t p = 0;
+int minlsh__store_doc_load(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
+                           uint64_t set_off) {
     int rc = minlsh__store_doc_reserve(s, id, name_len);
     if (rc != 0) return rc;
-    if (name_len > 0) {
-        /* one probe finds the name or the free slot it will take */
-        for (p = minlsh__name_home(s, name, name_len); s->names[p] != 0;
-             p = (p + 1) & (s->names_cap - 1)) {
-            uint64_t v = s->names[p];
-            if (s->docs[v - 1].name_len == name_len &&
-                memcmp(minlsh__name_at(s, v - 1), name, name_len) == 0)
-                return MINLSH_E_CORRUPT;
-        }
-    }
     minlsh__store_doc_place(s, id, name, name_len, set_off);
-    if (name_len > 0) {
-        s->names[p] = id + 1;
-        s->names_used++;
-    }
     return 0;
+}
+
+int minlsh__store_names_check(minlsh_store *s) {
+    const minlsh__store_names *t;
+    return minlsh__names_need(s, &t);
+}
+
+int minlsh__store_name_known(const minlsh_store *s, const void *name, size_t len) {
+    const minlsh__store_names *t = minlsh__names_get(s);
+    return t != NULL && len > 0 && t->slot[minlsh__names_probe(s, t, name, len)] != 0;
 }

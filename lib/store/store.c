@@ -25,13 +25,21 @@ int minlsh_store_options_init(minlsh_store_options *opts, uint32_t version) {
 
 int minlsh__store_lock(minlsh_store *s, uint32_t mode) {
     uint32_t t = s->lock_timeout != 0 ? s->lock_timeout : MINLSH_LOCK_WAIT_FOREVER;
+    int rc;
     if (s->open_flags & MINLSH_STORE_NO_LOCK) return 0; /* the caller holds it */
-    return minlsh_filelock_new(&s->lock, s->path, mode, t, &s->alloc);
+    /* PATH.lock stays open for the handle's life: a writer takes the lock
+     * once a page, and the path lookup, open and close cost more than the
+     * flock itself. */
+    if (s->lock == NULL && (rc = minlsh__filelock_open(&s->lock, s->path, mode, &s->alloc)) != 0)
+        return rc;
+    rc = minlsh__filelock_acquire(s->lock, mode, t);
+    s->locked = rc == 0;
+    return rc;
 }
 
 void minlsh__store_unlock(minlsh_store *s) {
-    minlsh_filelock_free(s->lock);
-    s->lock = NULL;
+    if (s->locked) minlsh__filelock_release(s->lock);
+    s->locked = 0;
 }
 
 int minlsh__store_on_record(void *opaque, uint32_t op, uint64_t id, const void *data,
@@ -52,7 +60,7 @@ int minlsh__store_on_record(void *opaque, uint32_t op, uint64_t id, const void *
         d += 8;
         len -= 8;
     }
-    if (len > 0 && minlsh__store_name_find(s, d, len) != UINT64_MAX) return MINLSH_E_CORRUPT;
+    if (minlsh__store_name_known(s, d, len)) return MINLSH_E_CORRUPT;
     rc = minlsh__store_doc_reserve(s, id, len);
     if (rc != 0) return rc;
     minlsh__store_doc_add(s, id, d, len, set_off);
@@ -397,6 +405,7 @@ void minlsh_store_free(minlsh_store *s) {
     a = s->alloc;
     minlsh__store_drop_view(s);
     minlsh__store_unlock(s);
+    minlsh_filelock_free(s->lock);
     minlsh_filelock_free(s->bulk);
     minlsh__fd_close(s->sets_fd);
     minlsh_shingler_free(s->shingler);
@@ -520,7 +529,10 @@ int minlsh_store_find_name(uint64_t *id, const minlsh_store *s, const void *name
                            size_t name_len) {
     uint64_t v;
     if (id == NULL || s == NULL || (name == NULL && name_len > 0)) return MINLSH_E_NULL;
-    v = minlsh__store_name_find(s, name, name_len);
+    /* With no table to be had (no memory for it, or names that repeat,
+     * which the calls that change the store report), a scan answers. */
+    if (minlsh__store_name_find(&v, s, name, name_len) != 0)
+        v = minlsh__store_name_scan(s, name, name_len);
     if (v == UINT64_MAX) return MINLSH_E_NOTFOUND;
     *id = v;
     return 0;

@@ -11,13 +11,16 @@
  * next compaction and is skipped by every query.
  *
  * Memory per document: 24 bytes of doc record, its name, and 16 bytes of
- * name table at most (half full), besides the index's own.
+ * name table at most (half full, built at the first lookup of a name),
+ * besides the index's own.
  */
 #ifndef MINLSH_STORE_H
 #define MINLSH_STORE_H
 
 #include "common/common.h"
 #include "lsh/lsh.h"
+
+#include <stdatomic.h>
 
 #define MINLSH__STORE_NO_SET UINT64_MAX
 /* Exact verification checks candidates whose estimate is at least the
@@ -32,6 +35,12 @@ typedef struct minlsh__store_doc {
     uint32_t name_len;
     uint32_t live;     /* 0: never added, or removed */
 } minlsh__store_doc;
+
+/* The name table (names.c): open addressing over id + 1, 0 empty. */
+typedef struct minlsh__store_names {
+    size_t cap, used;
+    uint64_t slot[];
+} minlsh__store_names;
 
 /* The configuration kept in the file. */
 typedef struct minlsh__store_config {
@@ -69,12 +78,13 @@ struct minlsh_store {
     size_t docs_cap;
     uint64_t next_id;   /* ids below it have a doc record */
     uint64_t live;
+    uint64_t named;     /* live documents with a name */
     uint8_t *arena;
     size_t arena_len, arena_cap;
-    uint64_t *names;    /* open addressing: id + 1, 0 empty */
-    size_t names_cap, names_used;
+    _Atomic(minlsh__store_names *) names; /* NULL until a name is looked up */
     /* the lock and the change under way */
-    minlsh_filelock *lock;
+    minlsh_filelock *lock; /* PATH.lock, open from the first lock to free */
+    int locked;            /* whether this handle holds it now */
     int in_tx;
     int sets_fd;
     uint64_t sets_end;   /* where the next set goes */
@@ -106,16 +116,26 @@ int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len);
 /* Record document id (room reserved). */
 void minlsh__store_doc_add(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
                            uint64_t set_off);
-/* Loading a file: room for documents up to last_id and n_names names of
- * name_bytes in all at once; then each added unless its name is taken
- * (MINLSH_E_CORRUPT), in one probe. */
-int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t n_names,
-                               size_t name_bytes);
-int minlsh__store_doc_add_new(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
-                              uint64_t set_off);
+/* Loading a file: room for documents up to last_id and name_bytes of names
+ * at once; then each recorded, its name not looked up (the table, when
+ * built, checks that names are unique). */
+int minlsh__store_docs_presize(minlsh_store *s, uint64_t last_id, size_t name_bytes);
+int minlsh__store_doc_load(minlsh_store *s, uint64_t id, const void *name, size_t name_len,
+                           uint64_t set_off);
 void minlsh__store_doc_remove(minlsh_store *s, uint64_t id);
-/* The id of name, or UINT64_MAX. */
-uint64_t minlsh__store_name_find(const minlsh_store *s, const void *name, size_t len);
+/* The id of name in *id, UINT64_MAX if none, building the name table if
+ * there is none yet (safe in concurrent const calls). Errors:
+ * MINLSH_E_NOMEM, MINLSH_E_TOOBIG, MINLSH_E_CORRUPT (two documents have
+ * one name). */
+int minlsh__store_name_find(uint64_t *id, const minlsh_store *s, const void *name, size_t len);
+/* The same answer without a table (the first live document so named), in
+ * time proportional to the documents. */
+uint64_t minlsh__store_name_scan(const minlsh_store *s, const void *name, size_t len);
+/* 1 if a name table is built and holds name: a replayed record checks its
+ * name here, leaving a store with no table to the build's check. */
+int minlsh__store_name_known(const minlsh_store *s, const void *name, size_t len);
+/* Build the name table now (its errors as minlsh__store_name_find's). */
+int minlsh__store_names_check(minlsh_store *s);
 int minlsh__store_doc_live(const minlsh_store *s, uint64_t id);
 void minlsh__store_docs_free(minlsh_store *s);
 
