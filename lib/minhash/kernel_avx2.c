@@ -197,7 +197,7 @@ static void oph256_update(uint64_t a, uint64_t b, uint32_t k, const uint64_t *ha
         }
         for (j = 0; j < nb; j++) {
             uint32_t bin = (uint32_t)(packed[j] >> 32), val = (uint32_t)packed[j];
-            if (val < bins[bin]) bins[bin] = val;
+            minlsh__oph_keep_min(bins, bin, val);
         }
     }
 }

@@ -153,7 +153,7 @@ MINLSH__INLINE void minlsh__mh_oph(uint64_t a, uint64_t b, uint32_t k, const uin
         uint64_t hi = (v >> 32) * k + (lo >> 32);
         uint32_t bin = (uint32_t)(hi >> 29);
         uint32_t val = (uint32_t)(((hi & 0x1FFFFFFFu) << 3) | ((lo & 0xFFFFFFFFu) >> 29));
-        if (val < bins[bin]) bins[bin] = val;
+        minlsh__oph_keep_min(bins, bin, val);
     }
 }
 

@@ -582,7 +582,7 @@ UINT64_MAX = (1 << 64) - 1
 
 #: What minlsh._speedups's functions promise (its API constant); another
 #: value is a stale build of another version of the package.
-SPEEDUPS_API = 2
+SPEEDUPS_API = 3
 
 
 def _load_speedups():

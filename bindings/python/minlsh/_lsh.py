@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import collections
 import ctypes
+import functools
 import json
 import os
 import threading
@@ -42,6 +43,9 @@ _gil_query = _ffi.gil_lib.minlsh_index_query
 #: minlsh._speedups.query when the accelerator is loaded: the same call and
 #: key lookups as query's gil_lib path, in C; None where they fail.
 _fast_query = _ffi.speedups.query if _ffi.speedups is not None else None
+#: minlsh._speedups.session_insert: _session_insert's plain case in C (it
+#: calls _session_insert for every other).
+_fast_session_insert = _ffi.speedups.session_insert if _ffi.speedups is not None else None
 
 
 def _new_query_buffers():
@@ -326,9 +330,9 @@ class MinHashLSH:
                     done, rc, what = i, jrc, "minlsh_journal_append"
                     break
         # Those before a failure are in the index: record them either way.
-        for i in range(done):
-            self._key_to_id[keys[i]] = first + i
-            self._id_to_key[first + i] = keys[i]
+        new_ids = range(first, first + done)
+        self._key_to_id.update(zip(keys, new_ids))
+        self._id_to_key.update(zip(new_ids, keys))
         self._next_id = first + n if rc == 0 else first + done
         check(rc, what)
 
@@ -411,7 +415,7 @@ class MinHashLSH:
             raise ValueError("buffer_size must be an integer >= 1")
         self._buffer_size = value
 
-    def _session_insert(self, key, minhash):
+    def _session_insert(self, key, minhash, check_duplication=True):
         if minhash.__class__ in _MINHASH_TYPES and minhash._family is self._family:
             sig = bytes(minhash._sig)
         else:
@@ -1249,6 +1253,9 @@ class MinHashLSHInsertionSession:
     def __init__(self, lsh, buffer_size=50000):
         self.lsh = lsh
         lsh.buffer_size = buffer_size
+        if _fast_session_insert is not None:
+            # The datasketch idiom's inner loop: no Python frame per insert.
+            self.insert = functools.partial(_fast_session_insert, _MINHASH_TYPES, lsh)
 
     def __enter__(self):
         return self

@@ -218,6 +218,11 @@ _join_tokens_fast = _ffi.speedups.join_tokens if _ffi.speedups is not None else 
 _sign_tokens_fast = _ffi.speedups.sign_tokens if _ffi.speedups is not None else None
 
 
+#: minlsh._speedups.sign_minhashes: MinHash.generator's objects, signed and
+#: made in C (as _from_raw makes them), or None where it does not apply.
+_sign_minhashes_fast = _ffi.speedups.sign_minhashes if _ffi.speedups is not None else None
+
+
 def _sign_chunk(fam, docs, addr, key):
     n, k = len(docs), fam.k
     doc_offsets = _size_array(itertools.accumulate(itertools.chain((0,), map(len, docs))))
@@ -368,11 +373,11 @@ class MinHash:
         iterable of lists of str or bytes tokens), made with
         ``MinHash(**minhash_kwargs)``.
 
-        The whole batch crosses into C in one call
-        (``minlsh_family_sign_tokens``): every token joined into one buffer
-        with offsets, str tokens hashed as their UTF-8 bytes. The values are
-        exactly those of ``update`` token by token. With ``hashfunc`` the
-        hashes are computed in Python, then folded in one call per list.
+        The tokens cross into C a batch at a time, str tokens hashed as
+        their UTF-8 bytes (with the accelerator, the objects are made in C
+        too: docs/ffi.md). The values are exactly those of ``update`` token
+        by token. With ``hashfunc`` the hashes are computed in Python, then
+        folded in one call per list.
         """
         return list(cls.generator(b, **minhash_kwargs))
 
@@ -387,11 +392,25 @@ class MinHash:
             raise ValueError("batch_size must be an integer >= 1")
         proto = cls(**minhash_kwargs)
         fam, hashfunc = proto._family, proto._hashfunc
-        it = iter(b)
+        fast = _sign_minhashes_fast if hashfunc is None else None
+        # A list is read a slice at a time (no Python step per document).
+        seq = b if type(b) in (list, tuple) else None
+        it = iter(b) if seq is None else None
+        pos = 0
         while True:
-            docs = [_as_token_list(d) for d in itertools.islice(it, batch_size)]
-            if not docs:
+            if seq is not None:
+                batch = seq[pos:pos + batch_size]
+                pos += batch_size
+            else:
+                batch = list(itertools.islice(it, batch_size))
+            if not batch:
                 return
+            if fast is not None:
+                made = fast(fam.handle, batch, fam.k, cls, fam, fam.sig_type, _MINHASH_SLOTS)
+                if made is not None:
+                    yield from made
+                    continue
+            docs = [_as_token_list(d) for d in batch]
             if hashfunc is not None:
                 for d in docs:
                     m = proto.copy()
@@ -613,6 +632,10 @@ class MinHash:
         if other._family.scheme != self._family.scheme:
             raise ValueError("cannot %s MinHash objects of different schemes (%s vs %s)"
                              % (what, self.scheme, other.scheme))
+
+
+#: The slots _from_raw sets, as sign_minhashes sets them (member descriptors).
+_MINHASH_SLOTS = (MinHash._family, MinHash._sig, MinHash._hashfunc)
 
 
 class LeanMinHash(MinHash):

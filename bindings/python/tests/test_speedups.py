@@ -6,7 +6,9 @@ the reason) when it is not in use. check.sh runs the suite once with it and
 once without (MINLSH_EXPECT_SPEEDUPS says which run this is)."""
 
 import ctypes
+import functools
 import os
+import pickle
 import random
 import subprocess
 import sys
@@ -161,7 +163,8 @@ def corpus(seed, n=150):
 
 @needs_speedups
 @pytest.mark.parametrize("scheme", ["classic", "oph"])
-@pytest.mark.parametrize("helper", ["_sign_tokens_fast", "_join_tokens_fast"])
+@pytest.mark.parametrize("helper", ["_sign_minhashes_fast", "_sign_tokens_fast",
+                                    "_join_tokens_fast"])
 def test_signatures_identical(monkeypatch, scheme, helper):
     docs = corpus(1)
     variants = {
@@ -171,6 +174,9 @@ def test_signatures_identical(monkeypatch, scheme, helper):
         "mixed": [[t.encode("utf-8") if j % 2 else t for j, t in enumerate(d)] for d in docs],
         "tuples": [tuple(d) for d in docs],
     }
+    # Each helper is reached with the ones tried before it turned off.
+    if helper != "_sign_minhashes_fast":
+        monkeypatch.setattr(_minhash, "_sign_minhashes_fast", None)
     if helper == "_join_tokens_fast":  # the join when sign_tokens is not there
         monkeypatch.setattr(_minhash, "_sign_tokens_fast", None)
     results = []
@@ -183,6 +189,9 @@ def test_signatures_identical(monkeypatch, scheme, helper):
     assert results  # the accelerator was asked
     if helper == "_sign_tokens_fast":  # and signed every variant itself
         assert all(r is True for r in results), results
+    if helper == "_sign_minhashes_fast":  # made every object itself
+        assert all(type(r) is list for r in results), results
+    monkeypatch.setattr(_minhash, "_sign_minhashes_fast", None)
     monkeypatch.setattr(_minhash, "_sign_tokens_fast", None)
     monkeypatch.setattr(_minhash, "_join_tokens_fast", None)
     for name, v in variants.items():
@@ -210,6 +219,165 @@ def test_sign_tokens_leaves_other_inputs_to_python():
         minlsh.MinHash.bulk([["a", "\ud800"]], num_perm=16)
     assert sp.sign_tokens(fam.handle, None, [["a"], []], ctypes.addressof(addr), 16) is True
     assert list(memoryview(out).cast("I")[16:]) == [minlsh.EMPTY_VALUE] * 16
+
+
+class SubMinHash(minlsh.MinHash):
+    pass
+
+
+def minhash_state(m):
+    return type(m), m._family, bytes(m._sig), type(m._sig), m._hashfunc
+
+
+@needs_speedups
+@pytest.mark.parametrize("cls", [minlsh.MinHash, SubMinHash])
+def test_sign_minhashes_objects(monkeypatch, cls):
+    # Documents of every size around the group bounds (64 documents, 8,192
+    # tokens), empty ones, str and bytes: the objects _from_raw makes.
+    rnd = random.Random(3)
+    docs = [["t%d" % rnd.randrange(500) for _ in range(rnd.choice([0, 1, 5, 40, 3000]))]
+            for _ in range(300)]
+    docs[7] = [t.encode("utf-8") for t in docs[7]]
+    fam = _minhash.family(64, 7, "oph")
+    made = sp.sign_minhashes(fam.handle, docs, 64, cls, fam, fam.sig_type,
+                             _minhash._MINHASH_SLOTS)
+    assert type(made) is list and len(made) == len(docs)
+    raw = _minhash._sign_token_lists(fam, docs)
+    expected = [cls._from_raw(fam, raw, 4 * 64 * i) for i in range(len(docs))]
+    assert [minhash_state(m) for m in made] == [minhash_state(m) for m in expected]
+    assert all(m._family is fam for m in made)
+    # through the idiom, batch by batch
+    got = cls.bulk(docs, num_perm=64, seed=7, scheme="oph", batch_size=50)
+    assert [minhash_state(m) for m in got] == [minhash_state(m) for m in expected]
+    assert [minhash_state(m) for m in cls.generator(iter(docs), num_perm=64, seed=7,
+                                                     scheme="oph")] == \
+        [minhash_state(m) for m in expected]
+    # objects that work as any other
+    assert made[1] == expected[1] and made[1].jaccard(expected[1]) == 1.0
+    assert pickle.loads(pickle.dumps(made[2])) == expected[2]
+
+
+@needs_speedups
+def test_sign_minhashes_declines():
+    fam = _minhash.family(16, 1)
+    slots = _minhash._MINHASH_SLOTS
+    for docs in ([["a"], "not a list"], [["a", 1]], [["a", "\ud800"]], [[bytearray(b"b")]],
+                 iter([["a"]]), "abc"):
+        assert sp.sign_minhashes(fam.handle, docs, 16, minlsh.MinHash, fam, fam.sig_type,
+                                 slots) is None, docs
+    ok = [["a"], []]
+    assert len(sp.sign_minhashes(fam.handle, ok, 16, minlsh.MinHash, fam, fam.sig_type,
+                                 slots)) == 2
+    for bad in [dict(slots=slots[:2]), dict(slots=(slots[0], slots[1], "x")),
+                dict(sig_type=ctypes.c_uint32 * 15), dict(sig_type=int), dict(cls=42),
+                dict(handle=0), dict(k=0)]:
+        args = dict(handle=fam.handle, docs=ok, k=16, cls=minlsh.MinHash, fam=fam,
+                    sig_type=fam.sig_type, slots=slots)
+        args.update(bad)
+        assert sp.sign_minhashes(*args.values()) is None, bad
+    # MinHash.bulk still raises what is due
+    with pytest.raises(TypeError):
+        minlsh.MinHash.bulk([["a"], "not a list"], num_perm=16)
+    with pytest.raises(UnicodeEncodeError):
+        minlsh.MinHash.bulk([["a", "\ud800"]], num_perm=16)
+
+
+@needs_speedups
+def test_sign_minhashes_references():
+    fam = _minhash.family(16, 1, "oph")
+    tok = "t\u00e9st-token"
+    docs = [[tok, "x"], [tok]]
+    before = sys.getrefcount(tok), sys.getrefcount(fam)
+    for _ in range(500):
+        made = sp.sign_minhashes(fam.handle, docs, 16, minlsh.MinHash, fam, fam.sig_type,
+                                 _minhash._MINHASH_SLOTS)
+        assert len(made) == 2
+        del made
+        assert sp.sign_minhashes(fam.handle, [[tok, 1]], 16, minlsh.MinHash, fam,
+                                 fam.sig_type, _minhash._MINHASH_SLOTS) is None
+    assert (sys.getrefcount(tok), sys.getrefcount(fam)) == before
+
+
+# ---- insertion sessions with and without -------------------------------------------
+
+def session_state(lsh):
+    return lsh._pending, lsh._pending_keys, lsh._key_to_id, lsh._id_to_key
+
+
+@needs_speedups
+def test_session_insert_identical(monkeypatch):
+    docs = corpus(4, 200)
+    mhs = minlsh.MinHash.bulk(docs, num_perm=64)
+    keys = [("t", i) if i % 3 else "k%d" % i for i in range(len(docs))]
+    calls = []
+    slow = _lsh.MinHashLSH._session_insert
+    monkeypatch.setattr(_lsh.MinHashLSH, "_session_insert",
+                        lambda self, *a, **kw: calls.append(a) or slow(self, *a, **kw))
+    states, answers = [], []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(_lsh, "_fast_session_insert", None)
+        lsh = minlsh.MinHashLSH(threshold=0.5, num_perm=64)
+        with lsh.insertion_session(buffer_size=70) as s:
+            assert isinstance(s.insert, functools.partial) == fast
+            for i, (k, m) in enumerate(zip(keys, mhs)):
+                if i % 5 == 1:
+                    s.insert(k, m, check_duplication=False)
+                elif i % 5 == 2:
+                    s.insert(k, m, True)
+                else:
+                    s.insert(k, m)
+                if i == 100:
+                    states.append([dict(x) if isinstance(x, dict) else list(x) if
+                                   isinstance(x, list) else set(x) for x in session_state(lsh)])
+        answers.append([lsh.query(m) for m in mhs])
+        if fast:
+            assert calls == []  # every insert made in C
+    assert states[0] == states[1] and answers[0] == answers[1]
+    assert len(calls) == len(docs)
+
+
+@needs_speedups
+def test_session_insert_hands_over():
+    m = minlsh.MinHash.bulk([["a", "b"]], num_perm=64)[0]
+    other_seed = minlsh.MinHash.bulk([["a", "b"]], num_perm=64, seed=2)[0]
+    lsh = minlsh.MinHashLSH(threshold=0.5, num_perm=64)
+    with lsh.insertion_session() as s:
+        s.insert("a", m)
+        with pytest.raises(ValueError, match="already exists"):
+            s.insert("a", m)                      # pending
+        with pytest.raises(ValueError):
+            s.insert("b", other_seed)             # another family
+        with pytest.raises(TypeError):
+            s.insert(["unhashable"], m)
+        with pytest.raises(TypeError):
+            s.insert("c", m, check_duplication=True, extra=1)
+        with pytest.raises(TypeError):
+            s.insert("c")
+        s.insert(key="d", minhash=m)              # by name: the Python method
+        s.insert("e", minlsh.LeanMinHash(m))
+        s.insert("f", m.hashvalues)               # values, not a MinHash
+    assert sorted(lsh.keys) == ["a", "d", "e", "f"]
+    with lsh.insertion_session() as s:
+        with pytest.raises(ValueError, match="already exists"):
+            s.insert("a", m)                      # indexed
+    with pytest.raises(TypeError):
+        sp.session_insert((minlsh.MinHash,))
+
+
+@needs_speedups
+def test_session_insert_references():
+    m = minlsh.MinHash.bulk([["a", "b"]], num_perm=64)[0]
+    key = ("a", "key")
+    before = sys.getrefcount(key), sys.getrefcount(m)
+    for _ in range(300):
+        lsh = minlsh.MinHashLSH(threshold=0.5, num_perm=64)
+        with lsh.insertion_session(buffer_size=1) as s:
+            s.insert(key, m)
+            with pytest.raises(ValueError):
+                s.insert(key, m)
+        del lsh, s
+    assert (sys.getrefcount(key), sys.getrefcount(m)) == before
 
 
 # ---- queries with and without ------------------------------------------------------
