@@ -9,6 +9,7 @@
  *                 setup
  *   utf8.c        the UTF-8 decoder; validity checks, whole and streamed
  *   json.c        the small JSON reader (JSON Lines input) and JSON escaping
+ *   jsonstream.c  a JSON Lines line too long to hold, parsed as it is read
  *   input.c       walking PATHs into the list of input files
  *   stream.c      reading an input as bytes: plain, gzip or zstd (by the
  *                 first bytes), decompressed as it is read
@@ -301,6 +302,33 @@ typedef struct json_record {
 int json_extract(const char *line, size_t len, const char *id_field,
                  const char *text_field, json_record *rec, cli_buf *text,
                  char *err, size_t errcap);
+/* A line too long to hold, for json_extract_stream: the caller gives it in
+ * pieces and takes the decoded text in pieces. Zero-initialise, set the
+ * callbacks, and json_stream_free at the end. */
+typedef struct json_stream {
+    /* The next piece of the line: 1 with *piece and *n set (the piece stays
+     * valid until the next call), 0 at the end of the line, -1 to stop. */
+    int (*next)(void *ctx, const unsigned char **piece, size_t *n);
+    /* The text field, decoded, in order; non-zero stops the parse. */
+    int (*text)(void *ctx, const char *p, size_t n);
+    /* The text field again: a later one replaces what text got so far. */
+    void (*restart)(void *ctx);
+    void *ctx;
+    cli_buf id;      /* out: the id token as written */
+    int stopped;     /* out: next said stop, or text failed */
+    int text_rc;     /* out: what text returned when it failed (else 0) */
+    cli_buf window;  /* the bytes being parsed */
+    cli_buf decoded; /* text decoded and not yet handed on */
+} json_stream;
+#define JSON_BLANK 1   /* the line has only white space */
+#define JSON_STOPPED 2 /* stopped (s->stopped): by next, or text_rc */
+/* json_extract on the line that s->next gives: the same checks, fields and
+ * messages, the id in s->id and the text through s->text. Returns 0, -1
+ * (message in err), JSON_BLANK or JSON_STOPPED. Memory: about 128 KiB
+ * besides the id. */
+int json_extract_stream(json_stream *s, const char *id_field, const char *text_field,
+                        char *err, size_t errcap);
+void json_stream_free(json_stream *s);
 /* Decode a JSON string token (with its quotes) into out (appended). The
  * token must be valid (as json_extract checked it). */
 void json_decode_string(cli_buf *out, const char *tok, size_t len);
@@ -394,6 +422,56 @@ const char *stream_kind_name(const cli_stream *s);
 void stream_close(cli_stream *s);
 /* Close and release the buffers and decoder states. */
 void stream_free(cli_stream *s);
+
+/* ---- jsonstream.c ------------------------------------------------------- */
+
+/* JSON Lines lines too long to hold, each parsed as it is read: the text
+ * field goes into a shinglestream, the record (with keep_records) into a
+ * temporary file. One line at a time. */
+typedef struct jsonl_streamer {
+    const cli_opts *o;
+    const minlsh_shingler *shingler;
+    int keep_records;
+    /* The last line's text, shingled and not finished: whoever takes the
+     * document finishes it (and may leave an empty stream in its place). */
+    minlsh_shinglestream *stream;
+    uint64_t text_bytes;
+    minlsh__tmpfile record; /* the records, each where its line said */
+    json_stream js;
+} jsonl_streamer;
+
+enum {
+    JSONL_LINE_OK,         /* a record: id in ls->js.id, text in ls->stream */
+    JSONL_LINE_BLANK,      /* white space only */
+    JSONL_LINE_INVALID,    /* refused: msg says why */
+    JSONL_LINE_TOOBIG,     /* past --max-doc-size: skipped unread */
+    JSONL_LINE_UNREADABLE  /* the input failed: stream's err says why */
+};
+
+/* What one line gave. */
+typedef struct jsonl_long_line {
+    int status;
+    uint64_t bytes;      /* the line's, its newline included */
+    uint64_t text_bytes; /* its text field's, decoded */
+    uint64_t record_at, record_n; /* OK with keep_records: the record as read
+                                     (no byte-order mark, no line end) */
+    char msg[200];
+} jsonl_long_line;
+
+void jsonl_streamer_init(jsonl_streamer *ls, const cli_opts *o, const minlsh_shingler *sh,
+                         int keep_records);
+/* Read the line whose first head_n bytes (no newline among them) were read
+ * already and whose rest comes from s, read into chunk (chunk_cap bytes).
+ * On return [*rest, *rest_end) in chunk is what follows the line's newline
+ * (empty at the end of the input). A temporary file that fails ends the
+ * process with a message. */
+void jsonl_read_long_line(jsonl_streamer *ls, jsonl_long_line *out, const char *head,
+                          size_t head_n, int first_line, cli_stream *s,
+                          unsigned char *chunk, size_t chunk_cap,
+                          const unsigned char **rest, const unsigned char **rest_end);
+/* The records read so far are no longer needed: the disk they held is freed. */
+void jsonl_streamer_records_done(jsonl_streamer *ls);
+void jsonl_streamer_free(jsonl_streamer *ls);
 
 /* ---- the thread pool ------------------------------------------------------------- */
 
@@ -510,9 +588,16 @@ typedef struct doc_view {
                             what --keep longest compares */
     uint64_t name_hash;  /* names_hash of name, computed by a worker */
     const char *record; /* JSON Lines: the record as read (no line end, no
-                           byte-order mark); NULL for whole files */
+                           byte-order mark); NULL for whole files, and for
+                           a line too long to hold: */
     size_t record_n;
+    const minlsh__tmpfile *record_file; /* that line's record, record_n bytes */
+    uint64_t record_at;                 /* at record_at in this file */
 } doc_view;
+
+/* Append d's record, which is in d->record_file, to `to` a piece at a
+ * time; *at: where it starts. Errors: MINLSH_E_IO (jsonstream.c). */
+int doc_record_copy(minlsh__tmpfile *to, const doc_view *d, uint64_t *at);
 
 typedef struct pipeline_cfg {
     const cli_opts *o;
@@ -540,6 +625,8 @@ typedef struct pipeline_cfg {
     int offer_empty;
     int canonical_ids; /* JSON ids by minlsh_dedup_canonical_id: names are
                           their canonical forms, other kinds are refused */
+    int keep_records; /* select copies d->record: a JSON Lines line too long
+                         to hold is copied to a temporary file as it is read */
     /* on_doc of a batch may come after select of the next one (it runs
      * while the pool signs that one): for subcommands whose select does not
      * depend on what on_doc did. */

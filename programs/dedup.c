@@ -145,12 +145,16 @@ static void report_duplicate_name(const doc_view *d) {
 static void remember(dedup *D, const doc_view *d) {
     void *v = D->off;
     const char *bytes = d->record != NULL ? d->record : d->name.s;
-    size_t n = d->record != NULL ? d->record_n : d->name.n;
+    uint64_t n = d->record != NULL || d->record_file != NULL ? d->record_n : d->name.n;
     uint64_t at;
+    int rc;
     xgrow(&v, &D->cap_off, D->n_off + 2, sizeof *D->off);
     D->off = v;
-    if (minlsh__tmpfile_append(&D->spool, bytes, n, &at) != 0)
-        dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+    if (d->record_file != NULL)
+        rc = doc_record_copy(&D->spool, d, &at);
+    else
+        rc = minlsh__tmpfile_append(&D->spool, bytes, (size_t)n, &at);
+    if (rc != 0) dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
     D->off[D->n_off++] = at;
     D->off[D->n_off] = at + n;
 }
@@ -413,6 +417,18 @@ typedef struct run_info {
     double start;
 } run_info;
 
+/* The most memory the process has had resident so far, every part of it
+ * (the engine's, the pipeline's, the name table, the allocator's spare). */
+static double peak_rss_mib(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0.0;
+#if defined(__APPLE__)
+    return (double)ru.ru_maxrss / 1048576.0; /* bytes there */
+#else
+    return (double)ru.ru_maxrss / 1024.0; /* KiB on Linux and the BSDs */
+#endif
+}
+
 static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats *s,
                     size_t n_out, const char *what) {
     double secs = cli_now() - ri->start, mb = (double)ri->st.bytes / 1e6;
@@ -426,14 +442,12 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
             (unsigned long long)s->candidates, cli_plural(s->candidates),
             (unsigned long long)s->verified, n_out, what, cli_plural(n_out));
     {
-        struct rusage ru;
-        double peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
         char budget[32];
         if (ri->memory == 0) snprintf(budget, sizeof budget, "no limit");
         else cli_format_bytes(budget, ri->memory);
-        cli_msg("%llu kept, %llu dropped; peak memory %.1f MiB (engine %.1f MiB, budget %s), "
-                "temporary files %.1f MiB",
-                (unsigned long long)s->kept, (unsigned long long)s->dropped, peak,
+        cli_msg("%llu kept, %llu dropped; peak RSS %.1f MiB; engine %.1f MiB at the end "
+                "(budget %s); temporary files %.1f MiB at most",
+                (unsigned long long)s->kept, (unsigned long long)s->dropped, peak_rss_mib(),
                 (double)s->bytes / 1048576.0, budget, (double)s->temp_bytes / 1048576.0);
     }
 }
@@ -552,6 +566,7 @@ int cmd_dedup(cli_opts *o) {
     cfg.overlap = 1;     /* select only numbers and spools documents */
     minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
+    cfg.keep_records = D.keep_records;
     if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0)
         dedup_die_tmp(o, minlsh__tmpfile_errno(&D.spool));
     cfg.ctx = &D;

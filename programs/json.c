@@ -5,40 +5,118 @@
  * decoded to UTF-8 (escapes, \uXXXX and surrogate pairs included). Strings
  * must be valid UTF-8 (utf8.c decides) and may not contain unpaired
  * surrogates. Also: JSON string escaping for output.
+ *
+ * One parser serves a line held in memory and a line too long to hold: the
+ * latter comes in pieces (json_stream), the parser looks at a window of it
+ * and asks for the next piece when it reaches the window's end, keeping
+ * only the bytes a token still needs (a key, the id, the 12 bytes of a
+ * surrogate pair), and hands the decoded text on as it goes. So both give
+ * the same fields and the same messages, columns included.
  */
 #include "cli.h"
 
 #include <string.h>
 
 #define JSON_MAX_DEPTH 256
+#define JSON_TEXT_PIECE (64u << 10) /* decoded text handed on at a time */
+#define NO_MARK UINT64_MAX
 
 /* ---- the parser --------------------------------------------------------- */
 
 typedef struct jparser {
-    const unsigned char *start, *p, *end;
+    const unsigned char *start, *p, *end; /* the window */
+    uint64_t consumed; /* bytes of the line before start */
+    json_stream *src;  /* NULL: the window is the whole line */
+    uint64_t keep;     /* the first byte a refill must keep (NO_MARK: none) */
+    int src_done;      /* the line has no more pieces */
+    int sinking;       /* the string being parsed is the text: hand it on */
     char *err;
     size_t errcap;
     int failed;
 } jparser;
 
+static void jp_init(jparser *j, const void *s, size_t len, char *err, size_t errcap) {
+    j->start = j->p = (const unsigned char *)s;
+    j->end = j->start + len;
+    j->consumed = 0;
+    j->src = NULL;
+    j->keep = NO_MARK;
+    j->src_done = 1;
+    j->sinking = 0;
+    j->err = err;
+    j->errcap = errcap;
+    j->failed = 0;
+}
+
+/* Where j->p is, counting bytes of the line from 0. */
+static uint64_t jp_pos(const jparser *j) {
+    return j->consumed + (uint64_t)(j->p - j->start);
+}
+
+/* The byte at line position pos, which must be in the window. */
+static const unsigned char *jp_at(const jparser *j, uint64_t pos) {
+    return j->start + (size_t)(pos - j->consumed);
+}
+
+/* The next piece of the line into the window, after the bytes from
+ * j->p (or the keep mark, if earlier) on. 0 when the line has no more. */
+static int refill(jparser *j) {
+    json_stream *s = j->src;
+    const unsigned char *piece;
+    size_t n = 0, from, kept, at;
+    int got;
+    if (j->src_done) return 0;
+    do
+        got = s->next(s->ctx, &piece, &n);
+    while (got > 0 && n == 0);
+    if (got <= 0) {
+        j->src_done = 1;
+        if (got < 0) s->stopped = 1;
+        return 0;
+    }
+    from = (size_t)(j->p - j->start);
+    if (j->keep != NO_MARK && j->keep - j->consumed < from) from = (size_t)(j->keep - j->consumed);
+    kept = (size_t)(j->end - j->start) - from;
+    at = (size_t)(j->p - j->start) - from;
+    if (kept > 0) memmove(s->window.p, s->window.p + from, kept);
+    s->window.n = kept;
+    buf_add(&s->window, piece, n);
+    j->consumed += from;
+    j->start = (const unsigned char *)s->window.p;
+    j->p = j->start + at;
+    j->end = j->start + s->window.n;
+    return 1;
+}
+
+/* 1 if there is a byte at j->p (reading the next piece if need be). */
+static int more(jparser *j) {
+    return j->p < j->end || refill(j);
+}
+
+/* At least n bytes from j->p in the window, unless the line ends first. */
+static void need(jparser *j, size_t n) {
+    while ((size_t)(j->end - j->p) < n && refill(j)) {
+    }
+}
+
 static int fail(jparser *j, const char *what) {
     if (!j->failed) {
-        size_t col = (size_t)(j->p - j->start) + 1;
-        if (j->p >= j->end)
+        uint64_t col = jp_pos(j) + 1;
+        if (!more(j))
             snprintf(j->err, j->errcap, "invalid JSON: %s at the end of the line", what);
         else if (*j->p >= 0x20 && *j->p < 0x7F)
-            snprintf(j->err, j->errcap, "invalid JSON at column %zu: %s (found '%c')",
-                     col, what, *j->p);
+            snprintf(j->err, j->errcap, "invalid JSON at column %llu: %s (found '%c')",
+                     (unsigned long long)col, what, *j->p);
         else
-            snprintf(j->err, j->errcap, "invalid JSON at column %zu: %s", col, what);
+            snprintf(j->err, j->errcap, "invalid JSON at column %llu: %s",
+                     (unsigned long long)col, what);
         j->failed = 1;
     }
     return -1;
 }
 
 static void skip_ws(jparser *j) {
-    while (j->p < j->end &&
-           (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+    while (more(j) && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
         j->p++;
 }
 
@@ -93,9 +171,12 @@ unpaired:
     return fail(j, "unpaired surrogate in \\u escape");
 }
 
+/* An escape at j->p (the backslash). The window holds all of it: the
+ * longest, a surrogate pair, is 12 bytes. */
 static int parse_escape(jparser *j, cli_buf *out) {
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     const char *e;
+    need(j, 12);
     j->p++; /* the backslash */
     if (j->p >= j->end) return fail(j, "unterminated string");
     if (*j->p == 'u') return parse_u_escape(j, out);
@@ -106,27 +187,46 @@ static int parse_escape(jparser *j, cli_buf *out) {
     return 0;
 }
 
+/* Hand the decoded text gathered in out to the stream's consumer. */
+static int hand_on(jparser *j, cli_buf *out) {
+    json_stream *s = j->src;
+    int rc = out->n > 0 ? s->text(s->ctx, out->p, out->n) : 0;
+    buf_clear(out);
+    if (rc != 0) {
+        s->text_rc = rc;
+        s->stopped = 1;
+        j->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 /* A string at j->p (the opening quote); decoded into out if not NULL. */
 static int parse_string(jparser *j, cli_buf *out) {
     j->p++;
     for (;;) {
         const unsigned char *run = j->p;
         int l;
+        if (j->sinking && out->n >= JSON_TEXT_PIECE && hand_on(j, out) != 0) return -1;
         /* Copy plain ASCII runs in one go. */
         while (j->p < j->end && *j->p >= 0x20 && *j->p < 0x80 && *j->p != '"' &&
                *j->p != '\\')
             j->p++;
         if (out && j->p > run) buf_add(out, run, (size_t)(j->p - run));
-        if (j->p >= j->end) return fail(j, "unterminated string");
+        if (j->p >= j->end) {
+            if (refill(j)) continue;
+            return fail(j, "unterminated string");
+        }
         if (*j->p == '"') {
             j->p++;
-            return 0;
+            return j->sinking ? hand_on(j, out) : 0;
         }
         if (*j->p == '\\') {
             if (parse_escape(j, out) != 0) return -1;
             continue;
         }
         if (*j->p < 0x20) return fail(j, "control character in string");
+        need(j, 4);
         l = utf8_decode(j->p, (size_t)(j->end - j->p), NULL);
         if (l <= 0) return fail(j, "invalid UTF-8 in string");
         if (out) buf_add(out, j->p, (size_t)l);
@@ -135,22 +235,22 @@ static int parse_string(jparser *j, cli_buf *out) {
 }
 
 static int digits(jparser *j) {
-    const unsigned char *s = j->p;
-    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') j->p++;
-    return j->p > s ? 0 : fail(j, "digit expected in number");
+    uint64_t from = jp_pos(j);
+    while (more(j) && *j->p >= '0' && *j->p <= '9') j->p++;
+    return jp_pos(j) > from ? 0 : fail(j, "digit expected in number");
 }
 
 static int parse_number(jparser *j) {
     if (*j->p == '-') j->p++;
-    if (j->p < j->end && *j->p == '0') j->p++;
+    if (more(j) && *j->p == '0') j->p++;
     else if (digits(j) != 0) return -1;
-    if (j->p < j->end && *j->p == '.') {
+    if (more(j) && *j->p == '.') {
         j->p++;
         if (digits(j) != 0) return -1;
     }
-    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+    if (more(j) && (*j->p == 'e' || *j->p == 'E')) {
         j->p++;
-        if (j->p < j->end && (*j->p == '+' || *j->p == '-')) j->p++;
+        if (more(j) && (*j->p == '+' || *j->p == '-')) j->p++;
         if (digits(j) != 0) return -1;
     }
     return 0;
@@ -158,6 +258,7 @@ static int parse_number(jparser *j) {
 
 static int parse_literal(jparser *j, const char *word) {
     size_t n = strlen(word);
+    need(j, n);
     if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
         return fail(j, "unexpected character");
     j->p += n;
@@ -172,26 +273,26 @@ static int parse_container(jparser *j, int depth, int object) {
     if (depth > JSON_MAX_DEPTH) return fail(j, "nesting too deep");
     j->p++;
     skip_ws(j);
-    if (j->p < j->end && *j->p == close) {
+    if (more(j) && *j->p == close) {
         j->p++;
         return 0;
     }
     for (;;) {
         if (object) {
             skip_ws(j);
-            if (j->p >= j->end || *j->p != '"') return fail(j, "string expected as object key");
+            if (!more(j) || *j->p != '"') return fail(j, "string expected as object key");
             if (parse_string(j, NULL) != 0) return -1;
             skip_ws(j);
-            if (j->p >= j->end || *j->p != ':') return fail(j, "':' expected");
+            if (!more(j) || *j->p != ':') return fail(j, "':' expected");
             j->p++;
         }
         if (parse_value(j, depth + 1) != 0) return -1;
         skip_ws(j);
-        if (j->p < j->end && *j->p == ',') {
+        if (more(j) && *j->p == ',') {
             j->p++;
             continue;
         }
-        if (j->p < j->end && *j->p == close) {
+        if (more(j) && *j->p == close) {
             j->p++;
             return 0;
         }
@@ -201,7 +302,7 @@ static int parse_container(jparser *j, int depth, int object) {
 
 static int parse_value(jparser *j, int depth) {
     skip_ws(j);
-    if (j->p >= j->end) return fail(j, "value expected");
+    if (!more(j)) return fail(j, "value expected");
     switch (*j->p) {
     case '"': return parse_string(j, NULL);
     case '{': return parse_container(j, depth, 1);
@@ -235,33 +336,48 @@ typedef struct member_state {
 static int parse_member(jparser *j, const char *id_field, const char *text_field,
                         json_record *rec, cli_buf *text, member_state *ms,
                         cli_buf *scratch) {
-    const unsigned char *key = j->p, *val;
+    uint64_t key = jp_pos(j), val;
     size_t key_len;
-    int is_id, is_text;
-    if (j->p >= j->end || *j->p != '"') return fail(j, "string expected as object key");
+    int is_id, is_text, first, id_kind;
+    if (!more(j) || *j->p != '"') return fail(j, "string expected as object key");
+    j->keep = key;
     if (parse_string(j, NULL) != 0) return -1;
-    key_len = (size_t)(j->p - key);
+    key_len = (size_t)(jp_pos(j) - key);
+    is_id = key_is(jp_at(j, key), key_len, id_field, scratch);
+    is_text = key_is(jp_at(j, key), key_len, text_field, scratch);
+    j->keep = NO_MARK;
     skip_ws(j);
-    if (j->p >= j->end || *j->p != ':') return fail(j, "':' expected");
+    if (!more(j) || *j->p != ':') return fail(j, "':' expected");
     j->p++;
     skip_ws(j);
-    is_id = key_is(key, key_len, id_field, scratch);
-    is_text = key_is(key, key_len, text_field, scratch);
-    val = j->p;
-    if (is_text && j->p < j->end && *j->p == '"') {
+    val = jp_pos(j);
+    first = more(j) ? *j->p : -1;
+    id_kind = first == '"' || first == '-' || (first >= '0' && first <= '9');
+    if (is_id && id_kind) j->keep = val; /* nothing else can be an id: keep nothing else */
+    if (is_text && first == '"') {
         buf_clear(text);
+        if (j->src != NULL) j->src->restart(j->src->ctx);
+        j->sinking = j->src != NULL;
         if (parse_string(j, text) != 0) return -1;
+        j->sinking = 0;
     } else if (parse_value(j, 1) != 0)
         return -1;
     if (is_id) { /* the last occurrence wins, as in most JSON readers */
         ms->have_id = 1;
-        ms->id_ok = *val == '"' || *val == '-' || (*val >= '0' && *val <= '9');
-        rec->id = (const char *)val;
-        rec->id_len = (size_t)(j->p - val);
+        ms->id_ok = id_kind;
+        rec->id_len = (size_t)(jp_pos(j) - val);
+        if (j->src == NULL) rec->id = (const char *)jp_at(j, val);
+        else if (ms->id_ok) {
+            /* The window moves on: the id goes to a buffer of its own. */
+            buf_clear(&j->src->id);
+            buf_add(&j->src->id, jp_at(j, val), rec->id_len);
+            rec->id = j->src->id.p;
+        }
+        j->keep = NO_MARK;
     }
     if (is_text) {
         ms->have_text = 1;
-        ms->text_ok = *val == '"';
+        ms->text_ok = first == '"';
     }
     return 0;
 }
@@ -278,67 +394,96 @@ static int check_fields(jparser *j, const member_state *ms, const char *id_field
     return -1;
 }
 
-int json_extract(const char *line, size_t len, const char *id_field,
-                 const char *text_field, json_record *rec, cli_buf *text,
-                 char *err, size_t errcap) {
-    jparser j;
+/* The record in j: 0, -1 (the message in j->err) or JSON_BLANK. */
+static int extract(jparser *j, const char *id_field, const char *text_field,
+                   json_record *rec, cli_buf *text) {
     member_state ms = {0, 0, 0, 0};
     cli_buf scratch = {NULL, 0, 0};
     int rc = -1;
-    j.start = j.p = (const unsigned char *)line;
-    j.end = j.start + len;
-    j.err = err;
-    j.errcap = errcap;
-    j.failed = 0;
     rec->id = NULL;
     rec->id_len = 0;
     buf_clear(text);
-    skip_ws(&j);
-    if (j.p >= j.end || *j.p != '{') {
-        snprintf(err, errcap, "not a JSON object");
+    skip_ws(j);
+    if (!more(j)) return JSON_BLANK;
+    if (*j->p != '{') {
+        snprintf(j->err, j->errcap, "not a JSON object");
         return -1;
     }
-    j.p++;
-    skip_ws(&j);
-    if (j.p < j.end && *j.p == '}') j.p++;
+    j->p++;
+    skip_ws(j);
+    if (more(j) && *j->p == '}') j->p++;
     else {
         for (;;) {
-            skip_ws(&j);
-            if (parse_member(&j, id_field, text_field, rec, text, &ms, &scratch) != 0)
+            skip_ws(j);
+            if (parse_member(j, id_field, text_field, rec, text, &ms, &scratch) != 0)
                 goto done;
-            skip_ws(&j);
-            if (j.p < j.end && *j.p == ',') {
-                j.p++;
+            skip_ws(j);
+            if (more(j) && *j->p == ',') {
+                j->p++;
                 continue;
             }
-            if (j.p < j.end && *j.p == '}') {
-                j.p++;
+            if (more(j) && *j->p == '}') {
+                j->p++;
                 break;
             }
-            fail(&j, "',' or '}' expected");
+            fail(j, "',' or '}' expected");
             goto done;
         }
     }
-    skip_ws(&j);
-    if (j.p < j.end) {
-        fail(&j, "text after the object");
+    skip_ws(j);
+    if (more(j)) {
+        fail(j, "text after the object");
         goto done;
     }
-    rc = check_fields(&j, &ms, id_field, text_field);
+    rc = check_fields(j, &ms, id_field, text_field);
     if (rc == 0) buf_add(text, "", 0); /* an empty text is "", not NULL */
 done:
     buf_free(&scratch);
     return rc;
 }
 
+int json_extract(const char *line, size_t len, const char *id_field,
+                 const char *text_field, json_record *rec, cli_buf *text,
+                 char *err, size_t errcap) {
+    jparser j;
+    int rc;
+    jp_init(&j, line, len, err, errcap);
+    rc = extract(&j, id_field, text_field, rec, text);
+    if (rc == JSON_BLANK) {
+        snprintf(err, errcap, "not a JSON object");
+        rc = -1;
+    }
+    return rc;
+}
+
+int json_extract_stream(json_stream *s, const char *id_field, const char *text_field,
+                        char *err, size_t errcap) {
+    jparser j;
+    json_record rec;
+    int rc;
+    buf_reserve(&s->window, JSON_TEXT_PIECE);
+    s->window.n = 0;
+    buf_clear(&s->id);
+    s->stopped = 0;
+    s->text_rc = 0;
+    jp_init(&j, s->window.p, 0, err, errcap);
+    j.src = s;
+    j.src_done = 0;
+    rc = extract(&j, id_field, text_field, &rec, &s->decoded);
+    if (s->stopped) return JSON_STOPPED;
+    return rc;
+}
+
+void json_stream_free(json_stream *s) {
+    buf_free(&s->id);
+    buf_free(&s->window);
+    buf_free(&s->decoded);
+}
+
 int json_token_valid(const char *s, size_t len) {
     char err[8];
     jparser j;
-    j.start = j.p = (const unsigned char *)s;
-    j.end = j.start + len;
-    j.err = err;
-    j.errcap = sizeof err;
-    j.failed = 0;
+    jp_init(&j, s, len, err, sizeof err);
     if (len == 0) return 0;
     if (*j.p == '"') {
         if (parse_string(&j, NULL) != 0) return 0;
@@ -352,11 +497,7 @@ int json_token_valid(const char *s, size_t len) {
 void json_decode_string(cli_buf *out, const char *tok, size_t len) {
     char err[8];
     jparser j;
-    j.start = j.p = (const unsigned char *)tok;
-    j.end = j.start + len;
-    j.err = err;
-    j.errcap = sizeof err;
-    j.failed = 0;
+    jp_init(&j, tok, len, err, sizeof err);
     parse_string(&j, out);
 }
 

@@ -34,17 +34,26 @@
 #define BATCH_MAX_FILE_BYTES (8u << 20) /* bytes of files per batch */
 #define READ_CHUNK (64u << 10)
 #define SELECT_AHEAD 8 /* documents between will_select and select */
+/* A longer JSON Lines line is parsed as it is read (jsonstream.c), not
+ * held: it could not share a batch anyway. */
+#define LINE_HOLD_MAX BATCH_MAX_BYTES
 
 /* JOB_TOOBIG: a JSON Lines line or standard input past --max-doc-size,
  * already skipped by the reader; it only keeps the message in order. */
 enum { JOB_FILE, JOB_TEXT, JOB_JSON, JOB_TOOBIG };
 enum { ST_OK, ST_EMPTY, ST_FAIL, ST_TOOBIG };
+/* How a JOB_JSON line was read: held in the batch buffer, or streamed
+ * (pl->big: its text shingled, its id at off, len in the batch buffer, its
+ * record in pl->big's file) and found good or refused (msg says why). */
+enum { LINE_HELD, LINE_STREAMED, LINE_STREAMED_REFUSED };
 
 typedef struct job {
     int kind;
     size_t file;     /* index in the input list */
     uint64_t line;   /* JSON Lines line number */
     size_t off, len; /* JOB_TEXT, JOB_JSON: the bytes in the batch buffer */
+    int line_read;   /* JOB_JSON: LINE_* */
+    uint64_t record_at, record_n; /* LINE_STREAMED: the record in pl->big */
     uint64_t bytes;  /* input bytes this job stands for */
     uint64_t text_bytes; /* its text's: JSON decoded, files decompressed */
     uint64_t name_hash;  /* names_hash of its name */
@@ -104,6 +113,7 @@ typedef struct pipeline {
     batch *fill, *busy; /* being filled (and shingled), being signed */
     cli_stream rd;  /* JSON Lines and standard input */
     cli_buf line;   /* the JSON Lines line being read */
+    jsonl_streamer big; /* a line past LINE_HOLD_MAX */
     uint64_t line_bytes; /* its length, even past --max-doc-size */
     unsigned char *chunk;
     uint32_t k;
@@ -198,8 +208,12 @@ static int feed_json(pipeline *pl, worker_state *w, arena *a, job *j) {
     const cli_opts *o = pl->cfg->o;
     const char *line = pl->fill->data.p + j->off;
     json_record rec;
-    if (json_extract(line, j->len, o->id_field, o->text_field, &rec, &w->text,
-                     j->msg, sizeof j->msg) != 0) {
+    if (j->line_read == LINE_STREAMED) {
+        rec.id = line;
+        rec.id_len = j->len;
+    } else if (j->line_read == LINE_STREAMED_REFUSED ||
+               json_extract(line, j->len, o->id_field, o->text_field, &rec, &w->text,
+                            j->msg, sizeof j->msg) != 0) {
         j->status = ST_FAIL;
         j->msg_kind = "invalid JSON Lines record";
         return 0;
@@ -209,6 +223,14 @@ static int feed_json(pipeline *pl, worker_state *w, arena *a, job *j) {
     } else {
         j->id_off = (size_t)(rec.id - pl->fill->data.p);
         j->id_len = rec.id_len;
+    }
+    if (j->line_read == LINE_STREAMED) {
+        /* Its text is in pl->big's stream already: this worker finishes
+         * that one and leaves its own, empty, for the next long line. */
+        minlsh_shinglestream *filled = pl->big.stream;
+        pl->big.stream = w->stream;
+        w->stream = filled;
+        return 0;
     }
     j->text_bytes = w->text.n;
     return minlsh_shinglestream_feed(w->stream, w->text.p, w->text.n);
@@ -327,8 +349,11 @@ static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view 
     d->bytes = j->bytes;
     d->length = j->kind == JOB_JSON || j->kind == JOB_FILE ? j->text_bytes : j->bytes;
     d->name_hash = j->name_hash;
-    d->record = j->kind == JOB_JSON ? b->data.p + j->off : NULL;
-    d->record_n = j->kind == JOB_JSON ? j->len : 0;
+    d->record = j->kind == JOB_JSON && j->line_read == LINE_HELD ? b->data.p + j->off : NULL;
+    d->record_n = j->kind != JOB_JSON ? 0 : j->line_read == LINE_HELD ? j->len : j->record_n;
+    d->record_file = j->kind == JOB_JSON && j->line_read == LINE_STREAMED ? &pl->big.record
+                                                                           : NULL;
+    d->record_at = j->record_at;
 }
 
 /* Step 2 for one job: report it, or offer it to the subcommand. Returns 1
@@ -568,12 +593,65 @@ static void line_add(pipeline *pl, const unsigned char *p, size_t n) {
     buf_add(&pl->line, p, n);
 }
 
+/* 1 if the line being read is to be streamed: past LINE_HOLD_MAX and not
+ * already past --max-doc-size (the reader cut it short). */
+static int line_streams(const pipeline *pl) {
+    uint64_t limit = pl->cfg->o->max_doc_size;
+    return pl->line.n > LINE_HOLD_MAX && (limit == 0 || pl->line_bytes <= limit);
+}
+
+/* The rest of a line too long to hold, parsed as it is read; then its job,
+ * in a batch of its own as far as the streamer's state goes (flushed at
+ * once). *p, *end: where the chunk goes on after the line; *failed: the
+ * input failed (reported), read no further. Returns 0 or flush's stop. */
+static int streamed_line(pipeline *pl, size_t file, uint64_t lineno, const unsigned char **p,
+                         const unsigned char **end, int *failed) {
+    const input_file *f = &pl->in->v[file];
+    jsonl_long_line r;
+    job *j;
+    int rc = 0;
+    jsonl_read_long_line(&pl->big, &r, pl->line.p, pl->line.n, lineno == 1, &pl->rd, pl->chunk,
+                         READ_CHUNK, p, end);
+    buf_free(&pl->line); /* LINE_HOLD_MAX bytes: not kept for the lines after */
+    pl->line_bytes = 0;
+    if (r.status == JSONL_LINE_UNREADABLE) {
+        cli_input_error_as("unreadable input", input_where(f), lineno, "%s", pl->rd.err);
+        *failed = 1;
+        return 0;
+    }
+    if (r.status == JSONL_LINE_BLANK) {
+        pl->bytes += r.bytes;
+        return 0;
+    }
+    if (batch_full(pl) && (rc = flush(pl)) != 0) return rc;
+    j = new_job(pl, r.status == JSONL_LINE_TOOBIG ? JOB_TOOBIG : JOB_JSON, file);
+    j->line = lineno;
+    j->bytes = r.bytes;
+    if (r.status == JSONL_LINE_INVALID) {
+        j->line_read = LINE_STREAMED_REFUSED;
+        snprintf(j->msg, sizeof j->msg, "%s", r.msg);
+    } else if (r.status == JSONL_LINE_OK) {
+        j->line_read = LINE_STREAMED;
+        j->off = pl->fill->data.n;
+        j->len = pl->big.js.id.n;
+        buf_add(&pl->fill->data, pl->big.js.id.p, pl->big.js.id.n);
+        j->text_bytes = r.text_bytes;
+        j->record_at = r.record_at;
+        j->record_n = r.record_n;
+    }
+    /* Selected (its record copied) and its stream taken before the next
+     * long line. */
+    rc = flush(pl);
+    jsonl_streamer_records_done(&pl->big);
+    return rc;
+}
+
 /* One JSON Lines file: every non-blank line is a job. */
 static int read_jsonl(pipeline *pl, size_t file) {
     const input_file *f = &pl->in->v[file];
     cli_stream *s = &pl->rd;
     uint64_t lineno = 0;
-    int rc = 0;
+    int rc = 0, failed = 0;
     buf_clear(&pl->line);
     pl->line_bytes = 0;
     if (stream_open(s, f->path, f->is_stdin) != 0) {
@@ -598,7 +676,10 @@ static int read_jsonl(pipeline *pl, size_t file) {
             nl = memchr(p, '\n', (size_t)(end - p));
             if (nl == NULL) {
                 line_add(pl, p, (size_t)(end - p));
-                break;
+                if (!line_streams(pl)) break;
+                rc = streamed_line(pl, file, ++lineno, &p, &end, &failed);
+                if (failed) goto done;
+                continue;
             }
             if (pl->line.n == 0 && pl->line_bytes == 0) {
                 /* The whole line is in the chunk: no copy to the line
@@ -617,6 +698,7 @@ static int read_jsonl(pipeline *pl, size_t file) {
             p = nl + 1;
         }
     }
+done:
     stream_close(s);
     return rc;
 }
@@ -710,6 +792,7 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     pl.in = in;
     pl.k = cfg->family ? minlsh_family_k(cfg->family) : 0;
     workers_init(&pl);
+    jsonl_streamer_init(&pl.big, cfg->o, cfg->shingler, cfg->keep_records);
     pl.chunk = xmalloc(READ_CHUNK);
     for (i = 0; i < in->n && rc == 0; i++) {
         if (cfg->o->jsonl) rc = read_jsonl(&pl, i);
@@ -745,6 +828,7 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     st->serial = st->seconds - st->shingle_wall - st->sign_busy;
     if (st->serial < 0) st->serial = 0;
     workers_free(&pl);
+    jsonl_streamer_free(&pl.big);
     buf_free(&pl.line);
     stream_free(&pl.rd);
     free(pl.chunk);

@@ -58,4 +58,114 @@ with open(sys.argv[1], "w") as f:
 PY
 pairs "very long lines" 0 "$AB"
 
+# ---- lines past the 8 MiB a line is held to: parsed as they are read -------
+# Each long line below is just past that size; what it gives must be what
+# the same record held in memory gives, messages and all.
+"$PY" - "$tmp" <<'PY'
+import random, sys
+d = sys.argv[1]
+rng = random.Random(25)
+vocab = ["w%d" % i for i in range(5000)] + ["caf\u00e9", "\u20ac", "\U0001F600"]
+T = " ".join(rng.choice(vocab) for _ in range(300000))
+def esc(s):  # every character as a \u escape: six bytes or twelve
+    out = []
+    for c in s:
+        o = ord(c)
+        if o > 0xFFFF:
+            o -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
+        else:
+            out.append("\\u%04x" % o)
+    return "".join(out)
+big = "x" * (9 << 20)
+held = '{"id": "held", "text": "%s"}' % T
+escaped = '{"text": "%s", "id": "escaped"}' % esc(T)  # the id after the text
+skipped = '{"id": "skipped", "meta": "%s", "m2": [%s], "text": "%s"}' % (
+    big, ",".join(["-1.5e3", "true", "{}", "[null]"] * 1000), T)
+assert len(held.encode()) < 8 << 20 < min(len(escaped.encode()), len(skipped.encode()))
+def write(name, lines, end="\n"):
+    with open("%s/%s" % (d, name), "wb") as f:
+        f.write(end.join(lines).encode("utf-8", "surrogateescape"))
+write("held_first", [held, escaped, skipped])
+write("streamed_first", [escaped, held, skipped])
+# Refused lines: the message and column the held line would give.
+bad_esc = '{"id": "e", "text": "%s \\q"}' % big
+bad_utf8 = '{"id": "u", "text": "%s \udcff"}' % big
+write("refused", [bad_esc, '{"id": "n", "meta": "%s"}' % big, bad_utf8, " \t" * (5 << 20),
+                  '{"id": "ok", "text": "fine"}', '{"id": "t", "text": "%s' % big])
+with open(d + "/refused.want", "w") as f:
+    f.write("minlsh: %s/refused:1: invalid JSON at column %d: invalid escape in string (found 'q')\n"
+            % (d, bad_esc.index("\\q") + 2))
+    f.write('minlsh: %s/refused:2: missing field "text"\n' % d)
+    f.write("minlsh: %s/refused:3: invalid JSON at column %d: invalid UTF-8 in string\n"
+            % (d, len(bad_utf8.encode("utf-8", "surrogateescape")) - 2))
+    f.write("minlsh: %s/refused:6: invalid JSON: unterminated string at the end of the line\n" % d)
+# Records copied as read: a byte-order mark and CRLF are not part of them.
+rec1 = '{"id": "r1", "text": "%s", "n": 1}' % T.replace(" ", "  ", 1)
+rec2 = '{"id": "r2", "meta": "%s", "text": "other words entirely"}' % big
+with open(d + "/records", "wb") as f:
+    f.write(b"\xef\xbb\xbf" + rec1.encode() + b"\r\n" + rec2.encode() + b"\r")
+with open(d + "/records.want", "wb") as f:
+    f.write(rec1.encode() + b"\n" + rec2.encode() + b"\n")
+# --max-doc-size 9M: a line of 9 MiB with its newline is read, one byte
+# more is not.
+head = '{"id": "%s", "text": "'
+def sized(i, n):
+    pre = head % i
+    return pre + "y " * ((n - len(pre) - 3) // 2) + "y" * ((n - len(pre) - 3) % 2) + '"}'
+write("sized", [sized("fits", 9 << 20), sized("over", (9 << 20) + 1), ""])
+# One line of 48 MB of twelve words.
+with open(d + "/twelve", "w") as f:
+    f.write('{"id": 1, "text": "')
+    f.write("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima " * 660000)
+    f.write('"}\n')
+PY
+H='id	cluster	decision	representative	similarity	exact'
+# decisions NAME FILE WANT: --keep longest keeps the first of equal lengths,
+# so both orders pin the length; "exact" pins the fingerprint.
+decisions() {
+    if run "$1" 0 "$M" dedup --jsonl -q --keep longest --output decisions --format tsv "$2"; then
+        if [ "$(cat "$tmp/out")" = "$3" ]; then ok "$1"; else ko "$1" "got:" "$(cat "$tmp/out")" "expected:" "$3"; fi
+    fi
+}
+decisions "streamed lines give the held line's document" "$tmp/held_first" "$H
+held	1	kept	held	1.0000	-
+escaped	1	dropped	held	1.0000	exact
+skipped	1	dropped	held	1.0000	exact"
+decisions "a streamed line first" "$tmp/streamed_first" "$H
+escaped	1	kept	escaped	1.0000	-
+held	1	dropped	escaped	1.0000	exact
+skipped	1	dropped	escaped	1.0000	exact"
+
+if run "streamed lines refused" 1 "$M" dedup --jsonl -q --output decisions --format tsv "$tmp/refused"; then
+    if [ "$(cat "$tmp/out")" = "$H
+ok	0	kept	ok	1.0000	-" ] && grep -v '^minlsh: [0-9]* more\|^minlsh: skipped' "$tmp/err" | cmp -s - "$tmp/refused.want"; then
+        ok "streamed lines refused"
+    else
+        ko "streamed lines refused" "stdout:" "$(cat "$tmp/out")" "stderr:" "$(cat "$tmp/err")" "expected:" "$(cat "$tmp/refused.want")"
+    fi
+fi
+
+if run "streamed records copied as read" 0 "$M" dedup --jsonl -q --output kept "$tmp/records"; then
+    if cmp -s "$tmp/out" "$tmp/records.want"; then ok "streamed records copied as read"
+    else ko "streamed records copied as read" "$(head -c 300 "$tmp/out")"; fi
+fi
+
+if run "streamed line past --max-doc-size" 0 "$M" dedup --jsonl --max-doc-size 9M \
+    --output decisions --format tsv "$tmp/sized"; then
+    if [ "$(cat "$tmp/out")" = "$H
+fits	0	kept	fits	1.0000	-" ]; then
+        line "streamed line past --max-doc-size" "$tmp/err" \
+            "minlsh: $tmp/sized:2: larger than --max-doc-size 9M, skipped"
+    else ko "streamed line past --max-doc-size" "$(cat "$tmp/out")"; fi
+fi
+
+# Its memory follows the distinct shingles, not the length: held, the line
+# took 164 MiB at its peak; streamed, 43 (the summary's peak RSS).
+if run "a 48 MB line in little memory" 0 "$M" dedup --jsonl --threads 2 "$tmp/twelve"; then
+    peak=$(sed -n 's/.*peak RSS \([0-9]*\)\.[0-9] MiB.*/\1/p' "$tmp/err")
+    if [ -n "$peak" ] && [ "$peak" -lt 96 ]; then ok "a 48 MB line in little memory"
+    else ko "a 48 MB line in little memory" "peak RSS '$peak' MiB, expected under 96" "$(cat "$tmp/err")"; fi
+fi
+
 finish

@@ -31,7 +31,7 @@ for m in "1:1 byte" "1000:1000 bytes" "100K:100 KiB" "1536K:1.5 MiB" "512M:512 M
          "4G:4 GiB" "none:no limit" "0:[0-9.]+ [GM]iB"; do
     v=${m%%:*} want=${m#*:}
     run "budget_$v" 0 "$M" dedup --jsonl --memory "$v" --tmpdir spill corpus.jsonl &&
-        has "budget_$v" err "peak memory .*budget $want\\), temporary files"
+        has "budget_$v" err "peak RSS [0-9.]+ MiB; engine [0-9.]+ MiB at the end \\(budget $want\\); temporary files"
 done
 
 # ---- --tmpdir, checked before the run -------------------------------------------

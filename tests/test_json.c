@@ -11,13 +11,85 @@
 
 static cli_buf text;
 
+/* A line given to json_extract_stream in pieces of `piece` bytes, its text
+ * gathered into streamed. */
+typedef struct pieces {
+    const char *line;
+    size_t len, at, piece;
+    cli_buf streamed;
+} pieces;
+
+static int pieces_next(void *ctx, const unsigned char **p, size_t *n) {
+    pieces *ps = ctx;
+    if (ps->at >= ps->len) return 0;
+    *p = (const unsigned char *)ps->line + ps->at;
+    *n = ps->len - ps->at < ps->piece ? ps->len - ps->at : ps->piece;
+    ps->at += *n;
+    return 1;
+}
+
+static int pieces_text(void *ctx, const char *p, size_t n) {
+    buf_add(&((pieces *)ctx)->streamed, p, n);
+    return 0;
+}
+
+static void pieces_restart(void *ctx) {
+    buf_clear(&((pieces *)ctx)->streamed);
+}
+
+/* The same line through json_extract_stream, a piece at a time: the same
+ * id, text or message as json_extract gave (rc, id, err). */
+static void check_streamed(int line_no, const char *line, size_t len, size_t piece, int rc,
+                           const json_record *rec, const char *err) {
+    json_stream s;
+    pieces ps;
+    char got_err[200] = "";
+    int got;
+    memset(&s, 0, sizeof s);
+    memset(&ps, 0, sizeof ps);
+    ps.line = line;
+    ps.len = len;
+    ps.piece = piece;
+    s.next = pieces_next;
+    s.text = pieces_text;
+    s.restart = pieces_restart;
+    s.ctx = &ps;
+    got = json_extract_stream(&s, "id", "text", got_err, sizeof got_err);
+    if (got == JSON_BLANK) { /* the caller skips a blank line; json_extract refuses it */
+        got = -1;
+        snprintf(got_err, sizeof got_err, "not a JSON object");
+    }
+    EXPECT_MSG(got == rc, "line %d, pieces of %zu: streamed %d, held %d (%s)", line_no, piece,
+               got, rc, got_err);
+    if (got == rc && rc != 0)
+        EXPECT_MSG(strcmp(got_err, err) == 0, "line %d, pieces of %zu: streamed '%s', held '%s'",
+                   line_no, piece, got_err, err);
+    if (got == rc && rc == 0) {
+        EXPECT_MSG(s.id.n == rec->id_len && memcmp(s.id.p, rec->id, rec->id_len) == 0,
+                   "line %d, pieces of %zu: id '%.*s', held '%.*s'", line_no, piece,
+                   (int)s.id.n, s.id.p, (int)rec->id_len, rec->id);
+        EXPECT_MSG(ps.streamed.n == text.n &&
+                       (text.n == 0 || memcmp(ps.streamed.p, text.p, text.n) == 0),
+                   "line %d, pieces of %zu: text of %zu bytes, held %zu", line_no, piece,
+                   ps.streamed.n, text.n);
+    }
+    buf_free(&ps.streamed);
+    json_stream_free(&s);
+}
+
 /* Extract from line[0..len) with fields "id" and "text"; check the id token
- * and decoded text (want_err NULL), or the error message. */
+ * and decoded text (want_err NULL), or the error message; and that the line
+ * read in pieces of 1, 2, 3, 7 and 4096 bytes gives the same. */
 static void check_n(int line_no, const char *line, size_t len, const char *want_id,
                     const char *want_text, size_t want_text_len, const char *want_err) {
+    static const size_t piece[] = {1, 2, 3, 7, 4096};
     json_record rec;
     char err[200] = "";
     int rc = json_extract(line, len, "id", "text", &rec, &text, err, sizeof err);
+    size_t i;
+    for (i = 0; i < sizeof piece / sizeof *piece; i++)
+        if (len < 100000 || piece[i] >= 4096)
+            check_streamed(line_no, line, len, piece[i], rc, &rec, err);
     if (want_err != NULL) {
         EXPECT_MSG(rc == -1 && strcmp(err, want_err) == 0,
                    "line %d: got %d '%s', expected the error '%s'", line_no, rc, err, want_err);
