@@ -29,7 +29,7 @@ int minlsh_store_encode_metadata(const minlsh_index *index, const minlsh_journal
                                  const uint64_t *name_offsets, void *buf, size_t cap,
                                  size_t *n_out) {
     minlsh_store s;
-    uint64_t *ids = NULL, base = 0, offset = 0;
+    uint64_t *ids = NULL, base = 0, offset = 0, found;
     size_t n, i;
     uint8_t *blob = NULL;
     size_t len = 0;
@@ -55,7 +55,9 @@ int minlsh_store_encode_metadata(const minlsh_index *index, const minlsh_journal
         const uint8_t *name = len_i > 0 ? (const uint8_t *)names + name_offsets[i] : NULL;
         if (name_offsets[i + 1] < name_offsets[i] || ids[i] >= next_id) rc = MINLSH_E_PARAM;
         else if (len_i > MINLSH__STORE_NAME_BYTES_MAX) rc = MINLSH_E_TOOBIG;
-        else if (len_i > 0 && minlsh__store_name_find(&s, name, (size_t)len_i) != UINT64_MAX)
+        else if (len_i > 0 && (rc = minlsh__store_name_find(&found, &s, name, (size_t)len_i)) != 0)
+            break;
+        else if (found != UINT64_MAX)
             rc = MINLSH_E_PARAM; /* a name given twice */
         else if ((rc = minlsh__store_doc_reserve(&s, ids[i], (size_t)len_i)) == 0)
             minlsh__store_doc_add(&s, ids[i], name, (size_t)len_i, MINLSH__STORE_NO_SET);
