@@ -1,8 +1,11 @@
 /*
  * The store's per-id records and its name table (store.h): names are
- * copied into one arena; the table is open addressing with linear probing
- * over id + 1 (0: empty), at most half full, keyed by the sum64 of the
- * name, with backward-shift deletion (no tombstones).
+ * copied into one arena; the table is open addressing with linear probing,
+ * at most half full, keyed by the mixed sum64 of the name, with
+ * backward-shift deletion (no tombstones). A slot holds id + 1 (0: empty)
+ * in its low 32 bits and the hash's high 32 bits above, so a probe reads a
+ * document's record and name only when the hashes agree: one cache miss a
+ * lookup instead of one per slot passed.
  *
  * The table is built the first time a name is looked up, not when a view
  * is loaded: a process that opens a store to query it never pays for it.
@@ -14,8 +17,25 @@
  */
 #include "store.h"
 
-static size_t minlsh__name_home(const minlsh__store_names *t, const void *name, size_t len) {
-    return (size_t)(minlsh__mix64(minlsh__sum64(name, len)) & (t->cap - 1));
+#include "lsh/prefetch.h"
+
+/* Ids with a name fit a slot's 32 bits: the index stops below 2^32 - 1. */
+#define MINLSH__NAMES_ID_MAX UINT64_C(0xFFFFFFFE)
+
+static uint64_t minlsh__name_hash(const void *name, size_t len) {
+    return minlsh__mix64(minlsh__sum64(name, len));
+}
+
+static size_t minlsh__name_home(const minlsh__store_names *t, uint64_t h) {
+    return (size_t)(h & (t->cap - 1));
+}
+
+static uint64_t minlsh__slot_of(uint64_t id, uint64_t h) {
+    return (h & UINT64_C(0xFFFFFFFF00000000)) | (id + 1);
+}
+
+static uint64_t minlsh__slot_id(uint64_t v) {
+    return (v & UINT64_C(0xFFFFFFFF)) - 1;
 }
 
 static const uint8_t *minlsh__name_at(const minlsh_store *s, uint64_t id) {
@@ -32,21 +52,30 @@ static minlsh__store_names *minlsh__names_get(const minlsh_store *s) {
     return atomic_load_explicit(&s->names, memory_order_acquire);
 }
 
-/* The slot holding name in t, or the empty slot that ends its run. */
+/* The slot holding name (hash h) in t, or the empty slot that ends its
+ * run. */
 static size_t minlsh__names_probe(const minlsh_store *s, const minlsh__store_names *t,
-                                  const void *name, size_t len) {
+                                  const void *name, size_t len, uint64_t h) {
     size_t p;
-    for (p = minlsh__name_home(t, name, len); t->slot[p] != 0; p = (p + 1) & (t->cap - 1))
-        if (minlsh__name_is(s, t->slot[p] - 1, name, len)) break;
+    for (p = minlsh__name_home(t, h); t->slot[p] != 0; p = (p + 1) & (t->cap - 1))
+        if ((t->slot[p] >> 32) == (h >> 32) &&
+            minlsh__name_is(s, minlsh__slot_id(t->slot[p]), name, len))
+            break;
     return p;
 }
 
+/* Documents hashed ahead of their insertion by minlsh__names_make, their
+ * home slots prefetched meanwhile. */
+#define MINLSH__NAMES_AHEAD 8
+
 /* A table of cap slots (a power of two) holding every live named document;
- * MINLSH_E_CORRUPT if two have one name. */
+ * MINLSH_E_CORRUPT if two have one name. The documents are hashed in id
+ * order (records and names are read in sequence) a few ahead of their
+ * insertion, whose slots are then in cache. */
 static int minlsh__names_make(const minlsh_store *s, size_t cap, minlsh__store_names **out) {
     minlsh__store_names *t;
-    size_t bytes;
-    uint64_t id;
+    uint64_t ring_id[MINLSH__NAMES_AHEAD], ring_h[MINLSH__NAMES_AHEAD], id = 0;
+    size_t bytes, head = 0, queued = 0;
     *out = NULL;
     if (minlsh__mul_size(&bytes, cap, sizeof t->slot[0]) != 0 ||
         minlsh__add_size(&bytes, bytes, sizeof *t) != 0)
@@ -54,16 +83,35 @@ static int minlsh__names_make(const minlsh_store *s, size_t cap, minlsh__store_n
     t = (minlsh__store_names *)minlsh__calloc(&s->alloc, 1, bytes);
     if (t == NULL) return MINLSH_E_NOMEM;
     t->cap = cap;
-    for (id = 0; id < s->next_id; id++) {
-        const minlsh__store_doc *d = &s->docs[id];
+    for (;;) {
+        const minlsh__store_doc *d;
         size_t p;
-        if (!d->live || d->name_len == 0) continue;
-        p = minlsh__names_probe(s, t, minlsh__name_at(s, id), d->name_len);
+        uint64_t h, at;
+        for (; queued < MINLSH__NAMES_AHEAD && id < s->next_id; id++) {
+            d = &s->docs[id];
+            if (!d->live || d->name_len == 0) continue;
+            if (id > MINLSH__NAMES_ID_MAX) {
+                minlsh__free(&s->alloc, t);
+                return MINLSH_E_CORRUPT;
+            }
+            h = minlsh__name_hash(minlsh__name_at(s, id), d->name_len);
+            MINLSH__PREFETCH_W(&t->slot[minlsh__name_home(t, h)]);
+            ring_id[(head + queued) % MINLSH__NAMES_AHEAD] = id;
+            ring_h[(head + queued) % MINLSH__NAMES_AHEAD] = h;
+            queued++;
+        }
+        if (queued == 0) break;
+        at = ring_id[head];
+        h = ring_h[head];
+        head = (head + 1) % MINLSH__NAMES_AHEAD;
+        queued--;
+        d = &s->docs[at];
+        p = minlsh__names_probe(s, t, minlsh__name_at(s, at), d->name_len, h);
         if (t->slot[p] != 0) {
             minlsh__free(&s->alloc, t);
             return MINLSH_E_CORRUPT;
         }
-        t->slot[p] = id + 1;
+        t->slot[p] = minlsh__slot_of(at, h);
         t->used++;
     }
     *out = t;
@@ -108,8 +156,8 @@ int minlsh__store_name_find(uint64_t *id, const minlsh_store *s, const void *nam
     if (len == 0 || s->named == 0) return 0;
     rc = minlsh__names_need(s, &t);
     if (rc != 0) return rc;
-    p = minlsh__names_probe(s, t, name, len);
-    if (t->slot[p] != 0) *id = t->slot[p] - 1;
+    p = minlsh__names_probe(s, t, name, len, minlsh__name_hash(name, len));
+    if (t->slot[p] != 0) *id = minlsh__slot_id(t->slot[p]);
     return 0;
 }
 
@@ -127,9 +175,10 @@ int minlsh__store_doc_live(const minlsh_store *s, uint64_t id) {
 
 static void minlsh__names_put(minlsh_store *s, minlsh__store_names *t, uint64_t id) {
     const minlsh__store_doc *d = &s->docs[id];
-    size_t p = minlsh__name_home(t, minlsh__name_at(s, id), d->name_len);
+    uint64_t h = minlsh__name_hash(minlsh__name_at(s, id), d->name_len);
+    size_t p = minlsh__name_home(t, h);
     while (t->slot[p] != 0) p = (p + 1) & (t->cap - 1);
-    t->slot[p] = id + 1;
+    t->slot[p] = minlsh__slot_of(id, h);
     t->used++;
 }
 
@@ -159,6 +208,7 @@ int minlsh__store_doc_reserve(minlsh_store *s, uint64_t id, size_t name_len) {
     if (rc != 0) return rc;
     s->docs = (minlsh__store_doc *)p;
     if (name_len == 0) return 0;
+    if (id > MINLSH__NAMES_ID_MAX) return MINLSH_E_TOOBIG;
     p = s->arena;
     if (s->arena_len > SIZE_MAX - name_len) return MINLSH_E_TOOBIG;
     rc = minlsh__reserve(&s->alloc, &p, &s->arena_cap, s->arena_len, s->arena_len + name_len, 1);
@@ -207,13 +257,14 @@ void minlsh__store_doc_remove(minlsh_store *s, uint64_t id) {
     s->named--;
     if (t == NULL) return;
     mask = t->cap - 1;
-    i = minlsh__name_home(t, minlsh__name_at(s, id), d->name_len);
-    while (t->slot[i] != id + 1) i = (i + 1) & mask;
+    i = minlsh__name_home(t, minlsh__name_hash(minlsh__name_at(s, id), d->name_len));
+    while (minlsh__slot_id(t->slot[i]) != id) i = (i + 1) & mask;
     /* Backward shift: move up every later entry of the run whose home is
      * not between the hole and it (cyclically). */
     for (j = (i + 1) & mask; t->slot[j] != 0; j = (j + 1) & mask) {
-        uint64_t v = t->slot[j];
-        k = minlsh__name_home(t, minlsh__name_at(s, v - 1), s->docs[v - 1].name_len);
+        uint64_t v = t->slot[j], other = minlsh__slot_id(v);
+        k = minlsh__name_home(
+            t, minlsh__name_hash(minlsh__name_at(s, other), s->docs[other].name_len));
         if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
             t->slot[i] = v;
             i = j;
@@ -266,5 +317,6 @@ int minlsh__store_names_check(minlsh_store *s) {
 
 int minlsh__store_name_known(const minlsh_store *s, const void *name, size_t len) {
     const minlsh__store_names *t = minlsh__names_get(s);
-    return t != NULL && len > 0 && t->slot[minlsh__names_probe(s, t, name, len)] != 0;
+    return t != NULL && len > 0 &&
+           t->slot[minlsh__names_probe(s, t, name, len, minlsh__name_hash(name, len))] != 0;
 }

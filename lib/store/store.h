@@ -36,7 +36,8 @@ typedef struct minlsh__store_doc {
     uint32_t live;     /* 0: never added, or removed */
 } minlsh__store_doc;
 
-/* The name table (names.c): open addressing over id + 1, 0 empty. */
+/* The name table (names.c): a slot holds id + 1 and the name hash's high
+ * 32 bits (0: empty). */
 typedef struct minlsh__store_names {
     size_t cap, used;
     uint64_t slot[];
