@@ -76,7 +76,8 @@
 #                     (make python-speedups, for BIND_PYTHON);
 #                     BENCH_PY_SPEEDUPS=0 runs the ctypes paths alone;
 #                     BENCH_PY_SCHEME=oph signs minlsh's side with
-#                     one-permutation hashing
+#                     one-permutation hashing; BENCH_PY_CLOCK=cpu times
+#                     stages by the thread's CPU time (a shared machine)
 # bench/gen_docs (short JSON Lines documents with planted near-duplicates,
 # --truth FILE lists them) and bench/recall (recall of those pairs from
 # dedup's decisions) need libc only.
@@ -171,6 +172,7 @@ BENCH_PY_DOCS ?= 20000
 BENCH_PY_REPEAT ?= 5
 BENCH_PY_WORDS ?= 50:400
 BENCH_PY_SCHEME ?= classic
+BENCH_PY_CLOCK ?= wall
 BENCH_PYTHON ?= /usr/bin/python3
 BENCH_PY_SPEEDUPS ?= $(PY_SPEEDUPS)
 bench-python: lib python-speedups
@@ -178,4 +180,5 @@ bench-python: lib python-speedups
 	  MINLSH_SPEEDUPS=$(BENCH_PY_SPEEDUPS) \
 	  $(BENCH_PYTHON) bench/python/datasketch_shape.py --docs $(BENCH_PY_DOCS) \
 	  --repeat $(BENCH_PY_REPEAT) --words $(BENCH_PY_WORDS) \
-	  --scheme $(BENCH_PY_SCHEME) $(if $(DATASKETCH_PATH),--datasketch $(DATASKETCH_PATH))
+	  --scheme $(BENCH_PY_SCHEME) --clock $(BENCH_PY_CLOCK) \
+	  $(if $(DATASKETCH_PATH),--datasketch $(DATASKETCH_PATH))
