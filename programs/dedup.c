@@ -256,11 +256,26 @@ static size_t walk_clusters(const dedup *D, uint64_t *number, int print) {
 /* ---- every document's output, formatted on the pool, written in order ---- */
 
 #define WRITE_CHUNK 4096 /* documents a worker formats at a time */
+#define RECORD_HOLD_MAX (64u << 10) /* a longer record goes from the spool to the
+                                       output in pieces, never held whole */
+
+/* Bytes of the spool that go to the output at text byte `at` of a chunk. */
+typedef struct spool_copy {
+    size_t at;
+    uint64_t off, len;
+} spool_copy;
+
+/* What a chunk of documents gives: its text, and spool bytes to put in it. */
+typedef struct chunk_out {
+    cli_buf text;
+    spool_copy *copies;
+    size_t n_copies, cap_copies;
+} chunk_out;
 
 /* Appends what document doc gives (if anything) to out: 1 if it gave a
  * record, 0 if not, or a negative error. Called from several threads at
  * once, with the worker number for per-worker scratch. */
-typedef int (*doc_writer)(void *ctx, unsigned worker, cli_buf *out, uint64_t doc,
+typedef int (*doc_writer)(void *ctx, unsigned worker, chunk_out *out, uint64_t doc,
                           cli_name name, const minlsh_dedup_decision *x);
 
 typedef struct ordered_write {
@@ -268,7 +283,7 @@ typedef struct ordered_write {
     doc_writer fn;
     void *ctx;
     uint64_t first;              /* the round's first document */
-    cli_buf *out;                /* per chunk of the round */
+    chunk_out *out;              /* per chunk of the round */
     size_t *count;               /* per chunk: records */
     minlsh_dedup_decision *dec;  /* WRITE_CHUNK per worker */
 } ordered_write;
@@ -282,11 +297,12 @@ static int write_range(void *ctx, unsigned worker, size_t begin, size_t end) {
         uint64_t at = w->first + (uint64_t)t * WRITE_CHUNK, name_at;
         /* Formatted into copies on this stack: the buffers of neighbouring
          * chunks share cache lines, and other workers fill those. */
-        cli_buf out = w->out[t];
+        chunk_out out = w->out[t];
         size_t count = 0;
         if ((rc = minlsh_dedup_copy_decisions(w->D->engine, at, dec, WRITE_CHUNK, &got)) != 0)
             return rc;
-        buf_clear(&out);
+        buf_clear(&out.text);
+        out.n_copies = 0;
         if (got > 0) name_at = names_at(&w->D->names, (size_t)at);
         for (j = 0; j < got && rc >= 0; j++) {
             cli_name name = names_step(&w->D->names, &name_at);
@@ -300,6 +316,25 @@ static int write_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     return 0;
 }
 
+/* A chunk's output to standard output, the spool's bytes in their places. */
+static void write_chunk(const dedup *D, const chunk_out *c, unsigned char *piece, size_t cap) {
+    size_t i, from = 0;
+    for (i = 0; i < c->n_copies; i++) {
+        const spool_copy *k = &c->copies[i];
+        uint64_t done = 0;
+        if (k->at > from) fwrite(c->text.p + from, 1, k->at - from, stdout);
+        from = k->at;
+        while (done < k->len) {
+            size_t n = k->len - done < cap ? (size_t)(k->len - done) : cap;
+            if (minlsh__tmpfile_read(&D->spool, k->off + done, piece, n) != 0)
+                dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+            fwrite(piece, 1, n, stdout);
+            done += n;
+        }
+    }
+    if (c->text.n > from) fwrite(c->text.p + from, 1, c->text.n - from, stdout);
+}
+
 /* fn's output for every document to standard output, in document order,
  * whatever the number of threads: the workers format rounds of chunks
  * into buffers of their own, the calling thread writes a round while the
@@ -309,6 +344,7 @@ static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, 
     size_t workers = minlsh__pool_size(pool), round = 4 * workers, chunks[2] = {0, 0}, i;
     size_t total = 0, cur = 0;
     ordered_write w[2];
+    unsigned char *piece = xmalloc(RECORD_HOLD_MAX);
     int rc = 0, h;
     for (h = 0; h < 2; h++) {
         w[h].D = D;
@@ -326,7 +362,7 @@ static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, 
         if (chunks[cur] > round) chunks[cur] = round;
         if (chunks[cur] > 0) minlsh__pool_start(pool, chunks[cur], 1, write_range, now);
         for (i = 0; i < chunks[cur ^ 1]; i++) {
-            fwrite(prev->out[i].p, 1, prev->out[i].n, stdout);
+            write_chunk(D, &prev->out[i], piece, RECORD_HOLD_MAX);
             total += prev->count[i];
         }
         chunks[cur ^ 1] = 0;
@@ -339,21 +375,25 @@ static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, 
         prev->first = now->first + (uint64_t)chunks[cur] * WRITE_CHUNK;
     }
     for (h = 0; h < 2; h++) {
-        for (i = 0; i < round; i++) buf_free(&w[h].out[i]);
+        for (i = 0; i < round; i++) {
+            buf_free(&w[h].out[i].text);
+            free(w[h].out[i].copies);
+        }
         free(w[h].out);
         free(w[h].count);
         free(w[h].dec);
     }
+    free(piece);
     return total;
 }
 
-static int write_decision(void *ctx, unsigned worker, cli_buf *out, uint64_t doc,
+static int write_decision(void *ctx, unsigned worker, chunk_out *out, uint64_t doc,
                           cli_name name, const minlsh_dedup_decision *x) {
     const dedup *D = ctx;
     cli_name rep = x->representative == doc ? name
                                             : names_get(&D->names, (size_t)x->representative);
     (void)worker;
-    out_decision(out, D->o->format, name, x->cluster, (int)x->kept, rep, x->similarity,
+    out_decision(&out->text, D->o->format, name, x->cluster, (int)x->kept, rep, x->similarity,
                  (int)x->exact);
     return 1;
 }
@@ -371,14 +411,25 @@ typedef struct corpus_printer {
     cli_buf *path; /* per worker: a path read back */
 } corpus_printer;
 
-static int write_record(void *ctx, unsigned worker, cli_buf *out, uint64_t doc,
+static int write_record(void *ctx, unsigned worker, chunk_out *co, uint64_t doc,
                         cli_name name, const minlsh_dedup_decision *x) {
     corpus_printer *p = ctx;
     const dedup *D = p->D;
     size_t len = (size_t)(D->off[doc + 1] - D->off[doc]);
-    cli_buf *b = D->o->jsonl ? out : &p->path[worker];
+    cli_buf *out = &co->text, *b = D->o->jsonl ? out : &p->path[worker];
     (void)name;
     if ((int)x->kept != p->kept) return 0;
+    if (b == out && len > RECORD_HOLD_MAX) {
+        /* Written from the spool by the calling thread, in its place. */
+        void *v = co->copies;
+        xgrow(&v, &co->cap_copies, co->n_copies + 1, sizeof *co->copies);
+        co->copies = v;
+        co->copies[co->n_copies].at = out->n;
+        co->copies[co->n_copies].off = D->off[doc];
+        co->copies[co->n_copies++].len = len;
+        buf_addc(out, '\n');
+        return 1;
+    }
     if (b != out) buf_clear(b);
     buf_reserve(b, len + 1);
     if (minlsh__tmpfile_read(&D->spool, D->off[doc], b->p + b->n, len) != 0) return MINLSH_E_IO;

@@ -167,5 +167,12 @@ if run "a 48 MB line in little memory" 0 "$M" dedup --jsonl --threads 2 "$tmp/tw
     if [ -n "$peak" ] && [ "$peak" -lt 96 ]; then ok "a 48 MB line in little memory"
     else ko "a 48 MB line in little memory" "peak RSS '$peak' MiB, expected under 96" "$(cat "$tmp/err")"; fi
 fi
+# And copied to the output as read, through a temporary file, never whole.
+if run "a 48 MB record kept in little memory" 0 "$M" dedup --jsonl --output kept "$tmp/twelve"; then
+    peak=$(sed -n 's/.*peak RSS \([0-9]*\)\.[0-9] MiB.*/\1/p' "$tmp/err")
+    if ! cmp -s "$tmp/out" "$tmp/twelve"; then ko "a 48 MB record kept in little memory" "not the record as read"
+    elif [ -n "$peak" ] && [ "$peak" -lt 96 ]; then ok "a 48 MB record kept in little memory"
+    else ko "a 48 MB record kept in little memory" "peak RSS '$peak' MiB, expected under 96" "$(cat "$tmp/err")"; fi
+fi
 
 finish
