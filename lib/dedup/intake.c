@@ -137,7 +137,9 @@ static uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s,
     return minlsh__siphash24_u64(t->k0, t->k1, s, n) ^ kind;
 }
 
-/* The shard of a hash (its top bits), its slot (low bits) and tag. */
+/* The shard of a hash (its top bits), its slot (low bits) and tag; a
+ * document without an id, or that failed, is in no shard. */
+#define MINLSH__DEDUP_NO_SHARD 0xff
 #define MINLSH__DEDUP_ID_SHARD(h) ((size_t)((h) >> 58))
 #define MINLSH__DEDUP_ID_TAG(h) ((uint8_t)((h) >> 48))
 
@@ -249,6 +251,7 @@ static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, 
             b->id[i] = (const uint8_t *)x->id;
             b->id_n[i] = x->id_kind == MINLSH_DEDUP_ID_NONE ? 0 : x->id_n;
         }
+        b->shard[i] = MINLSH__DEDUP_NO_SHARD;
         if (rc == 0 && x->id_kind != MINLSH_DEDUP_ID_NONE) {
             b->hash[i] = minlsh__dedup_id_hash(&d->ids, b->id[i], b->id_n[i], x->id_kind);
             b->shard[i] = (uint8_t)MINLSH__DEDUP_ID_SHARD(b->hash[i]);
@@ -288,9 +291,9 @@ static int minlsh__dedup_intake_ids(void *ctx, unsigned worker, size_t begin, si
         minlsh__dedup_id_shard *sh = &b->d->ids.shard[s];
         size_t count = 0;
         int rc;
-        for (i = 0; i < b->n; i++)
-            count += b->status[i] == 0 && b->docs[i].id_kind != MINLSH_DEDUP_ID_NONE &&
-                     b->shard[i] == s;
+        /* One byte a document tells whose it is: 64 workers' walks of the
+         * batch cost little next to the lookups. */
+        for (i = 0; i < b->n; i++) count += b->shard[i] == s;
         if (count == 0) continue;
         if ((sh->mask == 0 || sh->n + count > (sh->mask + 1) / 4 * 3) &&
             (rc = minlsh__dedup_id_grow(b->d, sh, sh->n + count)) != 0)
@@ -298,8 +301,7 @@ static int minlsh__dedup_intake_ids(void *ctx, unsigned worker, size_t begin, si
         for (i = 0; i < b->n; i++) {
             uint64_t h = b->hash[i];
             size_t at;
-            if (b->status[i] != 0 || b->docs[i].id_kind == MINLSH_DEDUP_ID_NONE || b->shard[i] != s)
-                continue;
+            if (b->shard[i] != s) continue;
             for (at = (size_t)h & sh->mask; sh->slots[at] != 0; at = (at + 1) & sh->mask)
                 if (sh->tags[at] == MINLSH__DEDUP_ID_TAG(h) &&
                     minlsh__dedup_intake_same(b, i, sh->slots[at]))
@@ -557,33 +559,44 @@ static void *minlsh__dedup_intake_scratch(minlsh__dedup_intake *b, size_t n, siz
     return p;
 }
 
+/* A call that adds nothing: every status says why. */
+static int minlsh__dedup_intake_none(int32_t *status, size_t n, int rc) {
+    size_t i;
+    for (i = 0; status != NULL && i < n; i++) status[i] = rc;
+    return rc;
+}
+
 int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t n,
                           int32_t *status) {
     minlsh__dedup_intake b;
     size_t i, canon = 0, unsigned_docs = 0, at = 0, sig_words;
-    int any_id = 0, rc = 0, first = 0;
+    int any_id = 0, rc = 0, first = 0, checked = 0, looked_up = 0;
     void *scratch;
-    if (d == NULL || (docs == NULL && n > 0)) return MINLSH_E_NULL;
-    if (d->ran) return MINLSH_E_STATE;
+    if (d == NULL || (docs == NULL && n > 0))
+        return minlsh__dedup_intake_none(status, n, MINLSH_E_NULL);
+    if (d->ran) return minlsh__dedup_intake_none(status, n, MINLSH_E_STATE);
     if (n == 0) return 0;
-    if (n > MINLSH__DEDUP_MAX_DOCS - d->n_docs) return MINLSH_E_TOOBIG;
+    if (n > MINLSH__DEDUP_MAX_DOCS - d->n_docs)
+        return minlsh__dedup_intake_none(status, n, MINLSH_E_TOOBIG);
     /* The sizes of the scratch: a prefix sum, nothing per document else. */
     for (i = 0; i < n; i++) {
         any_id |= docs[i].id_kind != MINLSH_DEDUP_ID_NONE;
         unsigned_docs += docs[i].sig == NULL;
         if (docs[i].id_kind == MINLSH_DEDUP_ID_JSON) {
-            if (docs[i].id_n > SIZE_MAX / 2 - canon) return MINLSH_E_TOOBIG;
+            if (docs[i].id_n > SIZE_MAX / 2 - canon)
+                return minlsh__dedup_intake_none(status, n, MINLSH_E_TOOBIG);
             canon += docs[i].id_n + 32;
         }
     }
-    if (minlsh__mul_size(&sig_words, unsigned_docs ? n : 0, d->k) != 0) return MINLSH_E_TOOBIG;
+    if (minlsh__mul_size(&sig_words, unsigned_docs ? n : 0, d->k) != 0)
+        return minlsh__dedup_intake_none(status, n, MINLSH_E_TOOBIG);
     memset(&b, 0, sizeof b);
     b.d = d;
     b.docs = docs;
     b.n = n;
     b.base = d->n_docs;
     scratch = minlsh__dedup_intake_scratch(&b, n, canon, sig_words);
-    if (scratch == NULL) return MINLSH_E_NOMEM;
+    if (scratch == NULL) return minlsh__dedup_intake_none(status, n, MINLSH_E_NOMEM);
     for (i = 0, canon = 0; i < n; i++) {
         b.canon_off[i] = canon;
         if (docs[i].id_kind == MINLSH_DEDUP_ID_JSON) canon += docs[i].id_n + 32;
@@ -599,15 +612,18 @@ int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t 
     if (rc == 0) rc = minlsh__dedup_docs_reserve(d, n);
     if (rc == 0)
         rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 16, minlsh__dedup_intake_check, &b);
-    if (rc == 0 && any_id)
+    checked = rc == 0; /* step 1 went through every document */
+    if (rc == 0 && any_id) {
+        looked_up = 1;
         rc = minlsh__pool_run(minlsh__dedup_pool(d), MINLSH__DEDUP_ID_SHARDS, 1,
                               minlsh__dedup_intake_ids, &b);
+    }
     while (rc == 0 && at < n) rc = minlsh__dedup_intake_segment(&b, &at);
     if (rc != 0) {
         /* Nothing from the document that failed on is added. */
-        if (any_id) minlsh__dedup_intake_unslot(&b, at);
+        if (looked_up) minlsh__dedup_intake_unslot(&b, at);
         for (i = at; i < n; i++)
-            if (b.status[i] >= 0) b.status[i] = rc;
+            if (!checked || b.status[i] >= 0) b.status[i] = rc;
     }
     for (i = 0; i < n; i++) {
         if (b.status[i] == MINLSH_DEDUP_REPEATED_ID) d->ids.repeated++;
