@@ -190,6 +190,8 @@ struct minlsh_dedup {
     minlsh__dedup_runs fp_runs;
 
     minlsh__dedup_ids ids;
+    void *intake_scratch; /* minlsh_dedup_add_docs', kept between calls */
+    size_t intake_bytes;
 
     /* scratch of minlsh_dedup_add_texts, kept between calls */
     minlsh_shingleset **batch_sets;
@@ -257,7 +259,7 @@ int minlsh__dedup_docs_reserve(minlsh_dedup *d, size_t m);
  * without one once ids are on, or before they were). */
 int minlsh__dedup_ids_fill(minlsh_dedup *d, uint64_t upto);
 void minlsh__dedup_ids_free(minlsh_dedup *d);
-/* Memory the ids hold. */
+/* Memory the ids and the bulk intake's scratch hold. */
 uint64_t minlsh__dedup_ids_bytes(const minlsh_dedup *d);
 
 /* run.c */

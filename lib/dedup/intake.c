@@ -130,6 +130,7 @@ void minlsh__dedup_ids_free(minlsh_dedup *d) {
         minlsh__free(&d->alloc, t->shard[i].slots);
         minlsh__free(&d->alloc, t->shard[i].tags);
     }
+    minlsh__free(&d->alloc, d->intake_scratch);
 }
 
 static uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n,
@@ -508,9 +509,11 @@ static int minlsh__dedup_intake_segment(minlsh__dedup_intake *b, size_t *at) {
     return rc;
 }
 
-/* The per-document scratch of a batch of n, in one allocation. */
+/* The per-document scratch of a batch of n, in one allocation kept from
+ * call to call (fresh memory each batch would cost its page faults). */
 static void *minlsh__dedup_intake_scratch(minlsh__dedup_intake *b, size_t n, size_t canon,
                                           size_t sig_words) {
+    minlsh_dedup *d = b->d;
     size_t sizes[16], total = 0, i = 0, at = 0;
     uint8_t *p;
     sizes[i++] = n * sizeof *b->canon_off;
@@ -535,8 +538,14 @@ static void *minlsh__dedup_intake_scratch(minlsh__dedup_intake *b, size_t n, siz
         total += s;
         sizes[i] = s;
     }
-    p = (uint8_t *)minlsh__malloc(&b->d->alloc, total ? total : 1);
-    if (p == NULL) return NULL;
+    if (total > d->intake_bytes) {
+        minlsh__free(&d->alloc, d->intake_scratch);
+        d->intake_bytes = 0;
+        d->intake_scratch = minlsh__malloc(&d->alloc, total);
+        if (d->intake_scratch == NULL) return NULL;
+        d->intake_bytes = total;
+    }
+    p = (uint8_t *)d->intake_scratch;
     i = 0;
 #define MINLSH__TAKE(field) (b->field = (void *)(p + at), at += sizes[i++])
     MINLSH__TAKE(canon_off);
@@ -630,7 +639,6 @@ int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t 
         if (b.status[i] < 0 && first == 0) first = b.status[i];
         if (status != NULL) status[i] = b.status[i];
     }
-    minlsh__free(&d->alloc, scratch);
     return minlsh__dedup_io_result(d, first);
 }
 
@@ -650,7 +658,7 @@ int minlsh_dedup_copy_id(const minlsh_dedup *d, uint64_t doc, void *out, size_t 
 }
 
 uint64_t minlsh__dedup_ids_bytes(const minlsh_dedup *d) {
-    uint64_t bytes = d->ids.bytes;
+    uint64_t bytes = d->ids.bytes + d->intake_bytes;
     size_t i;
     for (i = 0; i < MINLSH__DEDUP_ID_SHARDS; i++)
         if (d->ids.shard[i].mask != 0) bytes += (d->ids.shard[i].mask + 1) * 5;
