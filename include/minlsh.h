@@ -1791,6 +1791,54 @@ MINLSH_API int minlsh_preset_get(minlsh_preset *out, uint32_t index);
 MINLSH_API int minlsh_preset_find(minlsh_preset *out, const char *name);
 
 /* ------------------------------------------------------------------------ */
+/* Thread pool                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* The threads minlsh works on, as a handle, so that a front end and the
+ * dedup engine share one pool (minlsh_dedup_options.pool) instead of each
+ * holding its own. A pool of n workers is the calling thread (worker 0) and
+ * n - 1 threads that wait between runs. A run hands items [0, n) out in
+ * chunks of consecutive items; every worker, the caller included, takes
+ * chunks until none is left. Results written only into per-item slots or
+ * per-worker scratch (indexed by the worker number) never depend on the
+ * number of threads or on timing. If a thread cannot be created the pool
+ * goes on with those it has (at worst the caller alone): that changes the
+ * speed, never a result. One run at a time per pool: the caller provides
+ * the exclusion, and an engine given the pool runs on it only inside its
+ * own calls. */
+typedef struct minlsh_pool minlsh_pool;
+
+/* Process items [begin, end) as worker number worker (0 .. threads - 1).
+ * A non-zero return stops the run (no new chunk is handed out) and is what
+ * the run returns. */
+typedef int (*minlsh_pool_fn)(void *ctx, uint32_t worker, size_t begin, size_t end);
+
+/* A pool of threads workers (0: one per online processor; more than 256:
+ * 256). Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_NOMEM
+ * (then *out is NULL). */
+MINLSH_API int minlsh_pool_new(minlsh_pool **out, uint32_t threads,
+                               const minlsh_allocator *alloc);
+/* Stops and joins the threads. NULL-safe; not during a run. */
+MINLSH_API void minlsh_pool_free(minlsh_pool *pool);
+/* Workers, the caller included (1 for NULL). Threads: any. */
+MINLSH_API uint32_t minlsh_pool_threads(const minlsh_pool *pool);
+/* Run fn over n items in chunks of chunk (0 means 1) on every worker and
+ * return when all are done: 0, or the first non-zero return of fn. A NULL
+ * pool runs every chunk on the calling thread as worker 0. */
+MINLSH_API int minlsh_pool_run(minlsh_pool *pool, size_t n, size_t chunk,
+                               minlsh_pool_fn fn, void *ctx);
+/* minlsh_pool_run in two halves, so that the caller can do other work
+ * while the threads start on the items: start hands them out (a pool of
+ * one worker does nothing yet), wait makes the caller a worker for
+ * whatever is left and returns what run would. Every start needs its wait
+ * before anything else runs on the pool.
+ * Errors (start): MINLSH_E_NULL (pool or fn), MINLSH_E_STATE (a run is
+ * under way). */
+MINLSH_API int minlsh_pool_start(minlsh_pool *pool, size_t n, size_t chunk,
+                                 minlsh_pool_fn fn, void *ctx);
+MINLSH_API int minlsh_pool_wait(minlsh_pool *pool);
+
+/* ------------------------------------------------------------------------ */
 /* Dedup engine                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -1808,7 +1856,9 @@ typedef struct minlsh_dedup minlsh_dedup;
 #define MINLSH_VERIFY_EXACT 1      /* exact Jaccard of the shingle sets */
 #define MINLSH_VERIFY_SIGNATURE 2  /* the signature estimate (no sets kept) */
 
-#define MINLSH_DEDUP_OPTIONS_VERSION 1
+/* Version 2 added pool; version 1 callers are still accepted (their
+ * struct ends at tmpdir, and pool is NULL for them). */
+#define MINLSH_DEDUP_OPTIONS_VERSION 2
 
 typedef struct minlsh_dedup_options {
     uint32_t version;    /* MINLSH_DEDUP_OPTIONS_VERSION */
@@ -1840,13 +1890,19 @@ typedef struct minlsh_dedup_options {
                             caller's thread to why (ENOENT, ENOTDIR, EACCES,
                             ENOSPC, EFBIG...), even when it failed on one of
                             the engine's threads. */
+    minlsh_pool *pool;   /* version 2: the pool to run on, shared with the
+                            caller (threads is then ignored), which must
+                            outlive the engine and run nothing else during
+                            the engine's calls; NULL (default): the engine
+                            makes its own of threads workers */
 } minlsh_dedup_options;
 
 #define MINLSH_DEDUP_OPTIONS_INIT                                              \
     { MINLSH_DEDUP_OPTIONS_VERSION, MINLSH_KEEP_FIRST, MINLSH_GROUP_COMPONENTS, \
-      MINLSH_VERIFY_EXACT, 0.8, 0, 0, 0, 0, 0, 0, NULL }
+      MINLSH_VERIFY_EXACT, 0.8, 0, 0, 0, 0, 0, 0, NULL, NULL }
 
-/* Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
+/* The defaults of version 1 or 2 (only the fields that version has are
+ * written). Errors: MINLSH_E_NULL, MINLSH_E_VERSION. */
 MINLSH_API int minlsh_dedup_options_init(minlsh_dedup_options *opts,
                                          uint32_t version);
 
@@ -1925,6 +1981,60 @@ MINLSH_API int minlsh_dedup_add_set(minlsh_dedup *dedup, const uint64_t *hashes,
                                     const uint8_t fp[MINLSH_FINGERPRINT_BYTES],
                                     uint64_t length);
 
+/* One document for minlsh_dedup_add_docs: what minlsh_dedup_add_set takes,
+ * and an optional id. */
+typedef struct minlsh_dedup_doc {
+    const uint64_t *hashes; /* its set: n strictly increasing hashes (NULL
+                               when n is 0) */
+    size_t n;
+    const uint32_t *sig;    /* k_sig values, or NULL to sign the set here */
+    const uint8_t *fp;      /* MINLSH_FINGERPRINT_BYTES: exact duplicates */
+    uint64_t length;        /* what MINLSH_KEEP_LONGEST compares */
+    const void *id;         /* id_n bytes (ignored with MINLSH_DEDUP_ID_NONE) */
+    size_t id_n;
+    uint32_t id_kind;       /* MINLSH_DEDUP_ID_* */
+    uint32_t k_sig;         /* values in sig (the engine's k) */
+} minlsh_dedup_doc;
+
+#define MINLSH_DEDUP_ID_NONE 0  /* no id: never a repeat */
+#define MINLSH_DEDUP_ID_BYTES 1 /* raw bytes (a path): equal bytes, one id */
+#define MINLSH_DEDUP_ID_JSON 2  /* a JSON string or number, compared by its
+                                   minlsh_dedup_canonical_id form; never
+                                   equal to a BYTES id */
+/* status of a document skipped because an earlier one (this call or
+ * before) had its id; not an error. */
+#define MINLSH_DEDUP_REPEATED_ID 1
+
+/* Add n documents, numbered in input order, on the engine's pool: ids
+ * checked, records stored and signatures pended in parallel, with the same
+ * results as minlsh_dedup_add_set of each in order. A document whose id an
+ * earlier one had is skipped (status MINLSH_DEDUP_REPEATED_ID, counted in
+ * the stats), whatever the number of threads. Every document gets a status
+ * (status may be NULL): 0 (added), MINLSH_DEDUP_REPEATED_ID, or the error
+ * minlsh_dedup_add_set would return for it (MINLSH_E_PARAM also for a JSON
+ * id minlsh_dedup_canonical_id refuses, or an unknown id_kind); a failed
+ * document is not added and the others are. Returns 0, or the first
+ * document's error. On MINLSH_E_NOMEM or MINLSH_E_IO the documents before
+ * the one that failed are added and the others have that status. Ids take
+ * memory outside the budget (docs/dedup.md). Threads: runs on the pool;
+ * the caller provides exclusion as for every add.
+ * Errors: MINLSH_E_NULL, MINLSH_E_STATE (after run), MINLSH_E_TOOBIG (past
+ * 2^32 - 2 documents), MINLSH_E_NOMEM, MINLSH_E_IO, and those of the
+ * documents. */
+MINLSH_API int minlsh_dedup_add_docs(minlsh_dedup *dedup,
+                                     const minlsh_dedup_doc *docs, size_t n,
+                                     int32_t *status);
+
+/* Copy document doc's id (JSON ids in canonical form) into out (cap bytes;
+ * *n_out: its length) and its kind into *kind (MINLSH_DEDUP_ID_*; NONE and
+ * length 0 for a document added without one). kind may be NULL. Threads:
+ * any number at once, none adding.
+ * Errors: MINLSH_E_NULL, MINLSH_E_NOTFOUND (doc >= count),
+ * MINLSH_E_BUFSIZE (*n_out: the size needed). */
+MINLSH_API int minlsh_dedup_copy_id(const minlsh_dedup *dedup, uint64_t doc,
+                                    void *out, size_t cap, size_t *n_out,
+                                    uint32_t *kind);
+
 /* Find and verify the near-duplicates and decide, once, after the last add.
  * Errors: MINLSH_E_NULL, MINLSH_E_STATE (run already), MINLSH_E_NOMEM or
  * MINLSH_E_IO (a temporary file; either way the engine may be run again). */
@@ -1972,6 +2082,8 @@ typedef struct minlsh_dedup_stats {
     uint64_t bytes;          /* memory the engine holds now */
     uint64_t temp_bytes;     /* written to temporary files */
     uint32_t bands, rows;    /* the banding used */
+    uint64_t repeated_ids;   /* documents skipped by minlsh_dedup_add_docs
+                                for an id an earlier one had */
 } minlsh_dedup_stats;
 
 /* Errors: MINLSH_E_NULL. Counts of the run are 0 before it. */

@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../lib/common/pool.h"
 #include "../lib/common/tmpfile.h"
 #include "../lib/shingle/flagnames.h"
 
@@ -475,11 +474,10 @@ void jsonl_streamer_free(jsonl_streamer *ls);
 
 /* ---- the thread pool ------------------------------------------------------------- */
 
-/* The thread pool is the library's (lib/common/pool.h: internal, reached
- * because the command links the static library; minlsh__pool_* are hidden
- * in the shared one). cli_pool_new is minlsh__pool_new with n = 0 meaning
- * every online processor, ending the command if there is no memory. */
-minlsh__pool *cli_pool_new(unsigned n);
+/* The thread pool is the library's (minlsh_pool), shared with the dedup
+ * engine. cli_pool_new is minlsh_pool_new with n = 0 meaning every online
+ * processor, ending the command if there is no memory. */
+minlsh_pool *cli_pool_new(unsigned n);
 
 /* ---- progress.c --------------------------------------------------------- */
 
@@ -603,7 +601,7 @@ typedef struct pipeline_cfg {
     const cli_opts *o;
     const minlsh_shingler *shingler;
     const minlsh_family *family; /* non-NULL: sign the selected documents */
-    minlsh__pool *pool;
+    minlsh_pool *pool;
     progress *progress;
     /* Called for every good document, in input order, on the calling thread,
      * before signing (d->sig is NULL): 1 to select it, 0 to drop it, a
@@ -631,6 +629,17 @@ typedef struct pipeline_cfg {
      * while the pool signs that one): for subcommands whose select does not
      * depend on what on_doc did. */
     int overlap;
+    /* Instead of select and on_doc: every good document (and every empty
+     * one with offer_empty) is signed and described on a worker (slot:
+     * its place among the batch's good documents, worker: the pool's
+     * worker number), then the batch of n goes to on_batch at once on the
+     * calling thread, which points *status at n statuses (NULL: all 0);
+     * for each non-zero one report is called, in input order with the
+     * other messages. */
+    void (*reserve)(void *ctx, size_t n); /* room for n slots, called first */
+    void (*describe)(void *ctx, uint32_t worker, size_t slot, const doc_view *d);
+    int (*on_batch)(void *ctx, size_t n, const int32_t **status);
+    void (*report)(void *ctx, const doc_view *d, int32_t status);
     void *ctx;
 } pipeline_cfg;
 
@@ -642,7 +651,8 @@ typedef struct pipeline_stats {
      * summed over the workers): */
     double shingle_wall, shingle_cpu; /* reading files, parsing, shingling */
     double sign_busy, sign_cpu;       /* signing (the pool's busy time) */
-    double select_wall, deliver_wall; /* the caller's select and on_doc */
+    double select_wall, deliver_wall; /* the caller's select and on_doc
+                                         (on_batch) */
     double serial;                    /* the caller working, the pool idle */
 } pipeline_stats;
 

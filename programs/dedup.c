@@ -1,12 +1,13 @@
 /*
  * dedup.c: minlsh dedup, input and output around the library's dedup
- * engine (lib/dedup, docs/dedup.md), which owns the policy: exact copies,
- * banding, verification, clusters and keep/drop decisions. Here: read,
- * shingle and sign every document on the pool (pipeline.c), hand each one
- * to the engine in input order with its name kept in a name table, run the
- * engine, and print its pairs, clusters or decisions. Documents are
- * numbered in input order and every output is sorted by those numbers, so
- * the output is the same for any number of threads.
+ * engine (lib/dedup, docs/dedup.md), which owns the policy: repeated ids,
+ * exact copies, banding, verification, clusters and keep/drop decisions.
+ * Here: read, shingle and sign every document on the pool (pipeline.c),
+ * hand each batch to the engine at once on the same pool (it numbers the
+ * documents and keeps their ids), run the engine, and print its pairs,
+ * clusters or decisions. Documents are numbered in input order and every
+ * output is sorted by those numbers, so the output is the same for any
+ * number of threads.
  */
 #include "cli.h"
 
@@ -99,19 +100,29 @@ const char cli_help_dedup[] =
     "Exit status: 0 if all went well, 1 if some input failed, 2 for usage errors.\n";
 
 /* With --output kept or dropped: every document's record (JSON Lines) or
- * path is copied to the spool, a temporary file, in input order; off[i] is
- * where document i's starts (and off[i + 1] where it ends). 8 bytes a
- * document. */
+ * path is copied to the spool, a temporary file, in input order, one
+ * append a batch; off[i] is where document i's starts (and off[i + 1]
+ * where it ends). 8 bytes a document. */
 typedef struct dedup {
     const cli_opts *o;
     uint64_t memory; /* the engine's budget (0: none) */
-    name_table names;
     minlsh_dedup *engine;
+    minlsh_pool *pool;
     uint32_t k;
     int keep_records;
     minlsh__tmpfile spool;
     uint64_t *off;
     size_t n_off, cap_off;
+    /* the batch being handed over: per good document */
+    minlsh_dedup_doc *docs;
+    const char **rec;  /* its record (or path), for the spool */
+    uint64_t *rec_n;
+    const minlsh__tmpfile **rec_file; /* or a long line's record, in this file */
+    uint64_t *rec_at;                 /* at this offset */
+    int32_t *status;
+    size_t cap_batch;
+    cli_buf spool_buf; /* a batch's records, appended at once */
+    size_t *spool_at;  /* per document of the batch: where in spool_buf */
 } dedup;
 
 /* A temporary file failed; err is the errno its call left (0: unknown,
@@ -141,58 +152,130 @@ static void report_duplicate_name(const doc_view *d) {
         cli_input_error(d->where, 0, "listed more than once, skipped");
 }
 
-/* Spool the document's record (or path): it goes to the output as read. */
-static void remember(dedup *D, const doc_view *d) {
-    void *v = D->off;
-    const char *bytes = d->record != NULL ? d->record : d->name.s;
-    uint64_t n = d->record != NULL || d->record_file != NULL ? d->record_n : d->name.n;
-    uint64_t at;
-    int rc;
-    xgrow(&v, &D->cap_off, D->n_off + 2, sizeof *D->off);
-    D->off = v;
-    if (d->record_file != NULL)
-        rc = doc_record_copy(&D->spool, d, &at);
-    else
-        rc = minlsh__tmpfile_append(&D->spool, bytes, (size_t)n, &at);
-    if (rc != 0) dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
-    D->off[D->n_off++] = at;
-    D->off[D->n_off] = at + n;
-}
-
-/* Number the document (its name must be new); every document is signed. */
-static int dedup_select(void *ctx, const doc_view *d) {
+/* Room for a batch of n good documents, before they are described. */
+static void dedup_reserve(void *ctx, size_t n) {
     dedup *D = ctx;
-    if (!names_add_hashed(&D->names, d->name.s, d->name.n, d->name.json, d->name_hash, NULL)) {
-        report_duplicate_name(d);
-        return 0;
-    }
-    if (D->keep_records) remember(D, d);
-    return 1;
+    size_t cap = D->cap_batch;
+    void *v;
+    if (n <= cap) return;
+    v = D->docs;
+    xgrow(&v, &cap, n, sizeof *D->docs);
+    D->docs = v;
+    D->rec = xreallocarray(D->rec, cap, sizeof *D->rec);
+    D->rec_n = xreallocarray(D->rec_n, cap, sizeof *D->rec_n);
+    D->rec_file = xreallocarray(D->rec_file, cap, sizeof *D->rec_file);
+    D->rec_at = xreallocarray(D->rec_at, cap, sizeof *D->rec_at);
+    D->status = xreallocarray(D->status, cap, sizeof *D->status);
+    D->spool_at = xreallocarray(D->spool_at, cap, sizeof *D->spool_at);
+    D->cap_batch = cap;
 }
 
-/* The name table made big enough at once: growing it later rehashes every
- * name on the calling thread while the pool waits. A budget's sixteenth at
- * most (about 7 bytes a name), in case the first documents were unusually
- * short. */
-static void dedup_expect(void *ctx, uint64_t docs) {
+/* On a worker: the engine's view of a good document. */
+static void dedup_describe(void *ctx, uint32_t worker, size_t slot, const doc_view *d) {
     dedup *D = ctx;
-    uint64_t most = D->memory / 16 / 7;
-    if (D->memory != 0 && docs > most) docs = most;
-    if (docs > UINT32_MAX) docs = UINT32_MAX;
-    names_reserve(&D->names, (size_t)(docs + docs / 8));
+    minlsh_dedup_doc *x = &D->docs[slot];
+    (void)worker;
+    x->hashes = d->set;
+    x->n = d->set_n;
+    x->sig = d->sig;
+    x->k_sig = D->k;
+    x->fp = d->fp;
+    x->length = d->length;
+    x->id = d->name.s;
+    x->id_n = d->name.n;
+    x->id_kind = d->name.json ? MINLSH_DEDUP_ID_JSON : MINLSH_DEDUP_ID_BYTES;
+    D->rec[slot] = d->record != NULL ? d->record : d->name.s;
+    D->rec_n[slot] = d->record != NULL || d->record_file != NULL ? d->record_n : d->name.n;
+    D->rec_file[slot] = d->record_file;
+    D->rec_at[slot] = d->record_at;
 }
 
-static void dedup_will_select(void *ctx, uint64_t name_hash) {
-    names_prefetch(&((dedup *)ctx)->names, name_hash);
-}
-
-/* Hand the document to the engine, in input order: its number is its place
- * in the name table. */
-static int dedup_on_doc(void *ctx, const doc_view *d) {
+static int spool_range(void *ctx, uint32_t worker, size_t begin, size_t end) {
     dedup *D = ctx;
-    int rc = minlsh_dedup_add_set(D->engine, d->set, d->set_n, d->sig, D->k, d->fp, d->length);
-    if (rc != 0) dedup_die(D->o, rc);
+    size_t i;
+    (void)worker;
+    for (i = begin; i < end; i++)
+        if (D->status[i] == 0) memcpy(D->spool_buf.p + D->spool_at[i], D->rec[i], (size_t)D->rec_n[i]);
     return 0;
+}
+
+/* The records (or paths) of the batch's documents the engine took go to
+ * the spool in one append: their places are a prefix sum, the copies are
+ * the pool's. */
+static void spool_batch(dedup *D, size_t n) {
+    uint64_t at = minlsh__tmpfile_size(&D->spool), first;
+    size_t i, bytes = 0;
+    void *v = D->off;
+    int rc;
+    xgrow(&v, &D->cap_off, D->n_off + n + 1, sizeof *D->off);
+    D->off = v;
+    for (i = 0; i < n; i++)
+        if (D->status[i] == 0 && D->rec_file[i] != NULL) break;
+    if (i < n) { /* a long line's record: every record copied in turn */
+        for (i = 0; i < n; i++) {
+            if (D->status[i] != 0) continue;
+            if (D->rec_file[i] != NULL) {
+                doc_view d;
+                memset(&d, 0, sizeof d);
+                d.record_file = D->rec_file[i];
+                d.record_at = D->rec_at[i];
+                d.record_n = D->rec_n[i];
+                rc = doc_record_copy(&D->spool, &d, &first);
+            } else {
+                rc = minlsh__tmpfile_append(&D->spool, D->rec[i], (size_t)D->rec_n[i], &first);
+            }
+            if (rc != 0) dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+            D->off[D->n_off++] = first;
+            D->off[D->n_off] = first + D->rec_n[i];
+        }
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        if (D->status[i] != 0) continue;
+        D->spool_at[i] = bytes;
+        D->off[D->n_off++] = at + bytes;
+        bytes += (size_t)D->rec_n[i];
+    }
+    D->off[D->n_off] = at + bytes;
+    buf_clear(&D->spool_buf);
+    buf_reserve(&D->spool_buf, bytes + 1);
+    if ((rc = minlsh_pool_run(D->pool, n, 64, spool_range, D)) != 0) dedup_die(D->o, rc);
+    if (minlsh__tmpfile_append(&D->spool, D->spool_buf.p, bytes, &first) != 0)
+        dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+    (void)first;
+}
+
+/* The batch to the engine, which numbers the documents in input order and
+ * skips repeated ids (reported by dedup_report, in order). */
+static int dedup_on_batch(void *ctx, size_t n, const int32_t **status) {
+    dedup *D = ctx;
+    int rc = minlsh_dedup_add_docs(D->engine, D->docs, n, D->status);
+    if (rc != 0) dedup_die(D->o, rc);
+    if (D->keep_records) spool_batch(D, n);
+    *status = D->status;
+    return 0;
+}
+
+static void dedup_report(void *ctx, const doc_view *d, int32_t status) {
+    (void)ctx;
+    if (status == MINLSH_DEDUP_REPEATED_ID) report_duplicate_name(d);
+}
+
+/* Document doc's name, copied into b. */
+static cli_name doc_name(const dedup *D, uint64_t doc, cli_buf *b) {
+    cli_name nm;
+    size_t n = 0;
+    uint32_t kind = 0;
+    int rc = minlsh_dedup_copy_id(D->engine, doc, b->p, b->cap, &n, &kind);
+    if (rc == MINLSH_E_BUFSIZE) {
+        buf_reserve(b, n);
+        rc = minlsh_dedup_copy_id(D->engine, doc, b->p, b->cap, &n, &kind);
+    }
+    if (rc != 0) cli_die_lib("dedup", rc);
+    nm.s = b->p;
+    nm.n = n;
+    nm.json = kind == MINLSH_DEDUP_ID_JSON;
+    return nm;
 }
 
 /* ---- output ----------------------------------------------------------------- */
@@ -201,6 +284,7 @@ static size_t print_pairs(const dedup *D) {
     const cli_opts *o = D->o;
     int with_est = o->verify == VERIFY_EXACT;
     minlsh_pairs *p = NULL;
+    cli_buf na = {0}, nb = {0};
     size_t i, n;
     int rc;
     if ((rc = minlsh_pairs_from_dedup(&p, D->engine, 0, NULL)) != 0) cli_die_lib("pairs", rc);
@@ -211,9 +295,11 @@ static size_t print_pairs(const dedup *D) {
         double sim, est = 0;
         minlsh_pairs_copy_pair(&a, &b, &sim, p, i);
         if (with_est) minlsh_dedup_estimate(&est, D->engine, a, b);
-        out_pair(stdout, o->format, names_get(&D->names, (size_t)a),
-                 names_get(&D->names, (size_t)b), sim, est, with_est);
+        out_pair(stdout, o->format, doc_name(D, a, &na), doc_name(D, b, &nb), sim, est,
+                 with_est);
     }
+    buf_free(&na);
+    buf_free(&nb);
     minlsh_pairs_free(p);
     return n;
 }
@@ -225,6 +311,8 @@ static size_t walk_clusters(const dedup *D, uint64_t *number, int print) {
     minlsh_clusters *cl = NULL;
     uint64_t *ids = NULL;
     cli_name *names = NULL;
+    cli_buf one = {0}, all = {0};
+    size_t *at = NULL;
     size_t c, i, count, cap = 0, got;
     int rc;
     if ((rc = minlsh_clusters_from_dedup(&cl, D->engine, NULL)) != 0)
@@ -238,15 +326,26 @@ static size_t walk_clusters(const dedup *D, uint64_t *number, int print) {
             xgrow(&v, &cap, got, sizeof *ids);
             ids = v;
             names = xreallocarray(names, cap, sizeof *names);
+            at = xreallocarray(at, cap, sizeof *at);
             rc = minlsh_clusters_copy_members(cl, c, ids, cap, &got);
         }
         if (rc != 0) cli_die_lib("clusters", rc);
+        /* The names one after the other in one buffer (it may move while
+         * they are added), then pointed at. */
+        buf_clear(&all);
         for (i = 0; i < got; i++) {
             if (number != NULL) number[ids[i]] = c + 1;
-            names[i] = names_get(&D->names, (size_t)ids[i]);
+            if (!print) continue;
+            names[i] = doc_name(D, ids[i], &one);
+            at[i] = all.n;
+            buf_add(&all, names[i].s, names[i].n);
         }
+        for (i = 0; print && i < got; i++) names[i].s = all.p + at[i];
         if (print) out_cluster(stdout, D->o->format, c + 1, names, got);
     }
+    buf_free(&one);
+    buf_free(&all);
+    free(at);
     free(ids);
     free(names);
     minlsh_clusters_free(cl);
@@ -274,27 +373,30 @@ typedef struct chunk_out {
 
 /* Appends what document doc gives (if anything) to out: 1 if it gave a
  * record, 0 if not, or a negative error. Called from several threads at
- * once, with the worker number for per-worker scratch. */
-typedef int (*doc_writer)(void *ctx, unsigned worker, chunk_out *out, uint64_t doc,
-                          cli_name name, const minlsh_dedup_decision *x);
+ * once, with the worker number for per-worker scratch and a buffer of the
+ * worker's for a second name. */
+typedef int (*doc_writer)(void *ctx, uint32_t worker, chunk_out *out, uint64_t doc,
+                          cli_name name, const minlsh_dedup_decision *x, cli_buf *scratch);
 
 typedef struct ordered_write {
     const dedup *D;
     doc_writer fn;
     void *ctx;
+    int want_names;              /* fn looks at the names */
+    cli_buf *names;              /* two per worker */
     uint64_t first;              /* the round's first document */
     chunk_out *out;              /* per chunk of the round */
     size_t *count;               /* per chunk: records */
     minlsh_dedup_decision *dec;  /* WRITE_CHUNK per worker */
 } ordered_write;
 
-static int write_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+static int write_range(void *ctx, uint32_t worker, size_t begin, size_t end) {
     ordered_write *w = ctx;
     minlsh_dedup_decision *dec = w->dec + (size_t)worker * WRITE_CHUNK;
     size_t t, j, got;
     int rc;
     for (t = begin; t < end; t++) {
-        uint64_t at = w->first + (uint64_t)t * WRITE_CHUNK, name_at;
+        uint64_t at = w->first + (uint64_t)t * WRITE_CHUNK;
         /* Formatted into copies on this stack: the buffers of neighbouring
          * chunks share cache lines, and other workers fill those. */
         chunk_out out = w->out[t];
@@ -303,10 +405,11 @@ static int write_range(void *ctx, unsigned worker, size_t begin, size_t end) {
             return rc;
         buf_clear(&out.text);
         out.n_copies = 0;
-        if (got > 0) name_at = names_at(&w->D->names, (size_t)at);
         for (j = 0; j < got && rc >= 0; j++) {
-            cli_name name = names_step(&w->D->names, &name_at);
-            if ((rc = w->fn(w->ctx, worker, &out, at + j, name, &dec[j])) >= 0)
+            cli_name name = {NULL, 0, 0};
+            if (w->want_names) name = doc_name(w->D, at + j, &w->names[2 * (size_t)worker]);
+            if ((rc = w->fn(w->ctx, worker, &out, at + j, name, &dec[j],
+                            &w->names[2 * (size_t)worker + 1])) >= 0)
                 count += (size_t)rc;
         }
         w->out[t] = out;
@@ -339,17 +442,21 @@ static void write_chunk(const dedup *D, const chunk_out *c, unsigned char *piece
  * whatever the number of threads: the workers format rounds of chunks
  * into buffers of their own, the calling thread writes a round while the
  * pool formats the next. Returns the number of records. */
-static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, void *ctx) {
+static size_t write_in_order(const dedup *D, minlsh_pool *pool, doc_writer fn, void *ctx,
+                             int want_names) {
     uint64_t n = minlsh_dedup_count(D->engine);
-    size_t workers = minlsh__pool_size(pool), round = 4 * workers, chunks[2] = {0, 0}, i;
+    size_t workers = minlsh_pool_threads(pool), round = 4 * workers, chunks[2] = {0, 0}, i;
     size_t total = 0, cur = 0;
-    ordered_write w[2];
+    cli_buf *names = xcalloc(2 * workers, sizeof *names);
     unsigned char *piece = xmalloc(RECORD_HOLD_MAX);
+    ordered_write w[2];
     int rc = 0, h;
     for (h = 0; h < 2; h++) {
         w[h].D = D;
         w[h].fn = fn;
         w[h].ctx = ctx;
+        w[h].want_names = want_names;
+        w[h].names = names; /* the rounds take turns */
         w[h].out = xcalloc(round, sizeof *w[h].out);
         w[h].count = xcalloc(round, sizeof *w[h].count);
         w[h].dec = xcalloc(workers * WRITE_CHUNK, sizeof *w[h].dec);
@@ -360,14 +467,15 @@ static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, 
         uint64_t left = n - now->first;
         chunks[cur] = (size_t)((left + WRITE_CHUNK - 1) / WRITE_CHUNK);
         if (chunks[cur] > round) chunks[cur] = round;
-        if (chunks[cur] > 0) minlsh__pool_start(pool, chunks[cur], 1, write_range, now);
+        if (chunks[cur] > 0 && (rc = minlsh_pool_start(pool, chunks[cur], 1, write_range, now)) != 0)
+            dedup_die(D->o, rc);
         for (i = 0; i < chunks[cur ^ 1]; i++) {
             write_chunk(D, &prev->out[i], piece, RECORD_HOLD_MAX);
             total += prev->count[i];
         }
         chunks[cur ^ 1] = 0;
         if (chunks[cur] == 0) break;
-        if ((rc = minlsh__pool_wait(pool)) != 0) {
+        if ((rc = minlsh_pool_wait(pool)) != 0) {
             /* On a worker: errno stayed there; the spool keeps its own. */
             if (rc == MINLSH_E_IO) dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
             dedup_die(D->o, rc);
@@ -383,24 +491,25 @@ static size_t write_in_order(const dedup *D, minlsh__pool *pool, doc_writer fn, 
         free(w[h].count);
         free(w[h].dec);
     }
+    for (i = 0; i < 2 * workers; i++) buf_free(&names[i]);
+    free(names);
     free(piece);
     return total;
 }
 
-static int write_decision(void *ctx, unsigned worker, chunk_out *out, uint64_t doc,
-                          cli_name name, const minlsh_dedup_decision *x) {
+static int write_decision(void *ctx, uint32_t worker, chunk_out *out, uint64_t doc,
+                          cli_name name, const minlsh_dedup_decision *x, cli_buf *scratch) {
     const dedup *D = ctx;
-    cli_name rep = x->representative == doc ? name
-                                            : names_get(&D->names, (size_t)x->representative);
+    cli_name rep = x->representative == doc ? name : doc_name(D, x->representative, scratch);
     (void)worker;
     out_decision(&out->text, D->o->format, name, x->cluster, (int)x->kept, rep, x->similarity,
                  (int)x->exact);
     return 1;
 }
 
-static void print_decisions(const dedup *D, minlsh__pool *pool) {
+static void print_decisions(const dedup *D, minlsh_pool *pool) {
     out_decisions_header(stdout, D->o->format);
-    write_in_order(D, pool, write_decision, (void *)D);
+    write_in_order(D, pool, write_decision, (void *)D, 1);
 }
 
 /* The kept (or the dropped) documents, in input order: JSON Lines records
@@ -411,13 +520,14 @@ typedef struct corpus_printer {
     cli_buf *path; /* per worker: a path read back */
 } corpus_printer;
 
-static int write_record(void *ctx, unsigned worker, chunk_out *co, uint64_t doc,
-                        cli_name name, const minlsh_dedup_decision *x) {
+static int write_record(void *ctx, uint32_t worker, chunk_out *co, uint64_t doc,
+                        cli_name name, const minlsh_dedup_decision *x, cli_buf *scratch) {
     corpus_printer *p = ctx;
     const dedup *D = p->D;
     size_t len = (size_t)(D->off[doc + 1] - D->off[doc]);
     cli_buf *out = &co->text, *b = D->o->jsonl ? out : &p->path[worker];
     (void)name;
+    (void)scratch;
     if ((int)x->kept != p->kept) return 0;
     if (b == out && len > RECORD_HOLD_MAX) {
         /* Written from the spool by the calling thread, in its place. */
@@ -446,13 +556,13 @@ static int write_record(void *ctx, unsigned worker, chunk_out *co, uint64_t doc,
 }
 
 /* Returns how many were printed. */
-static size_t print_corpus(const dedup *D, minlsh__pool *pool, int kept) {
-    size_t workers = minlsh__pool_size(pool), i, n;
+static size_t print_corpus(const dedup *D, minlsh_pool *pool, int kept) {
+    size_t workers = minlsh_pool_threads(pool), i, n;
     corpus_printer p;
     p.D = D;
     p.kept = kept;
     p.path = xcalloc(workers, sizeof *p.path);
-    n = write_in_order(D, pool, write_record, &p);
+    n = write_in_order(D, pool, write_record, &p, 0);
     for (i = 0; i < workers; i++) buf_free(&p.path[i]);
     free(p.path);
     return n;
@@ -485,7 +595,7 @@ static void summary(const dedup *D, const run_info *ri, const minlsh_dedup_stats
     double secs = cli_now() - ri->start, mb = (double)ri->st.bytes / 1e6;
     cli_msg("%zu document%s, %.1f MB in %.2f s (%.1f MB/s); k=%u, b=%u, r=%u (%s), "
             "threshold %g, verify %s",
-            D->names.n, cli_plural(D->names.n), mb, secs, secs > 0 ? mb / secs : 0.0,
+            (size_t)minlsh_dedup_count(D->engine), cli_plural(minlsh_dedup_count(D->engine)), mb, secs, secs > 0 ? mb / secs : 0.0,
             (unsigned)ri->k, (unsigned)ri->bands, (unsigned)ri->rows, ri->plan,
             D->o->threshold, D->o->verify == VERIFY_EXACT ? "exact" : "signature");
     cli_msg("%llu exact-duplicate group%s; %llu candidate pair%s, %llu verified; %zu %s%s",
@@ -529,9 +639,10 @@ static double stage_cpu(const stage_mark *a, const stage_mark *b) {
 }
 
 /* --stats: where the time went. The input stage is the pipeline (reading,
- * shingling and signing on the pool, the engine taking documents and banding
- * batches in the background); its serial time is the calling thread's work
- * while the pool had none, the part that more threads cannot shorten. */
+ * shingling and signing on the pool, the engine taking each batch on the
+ * same pool); its serial time is the calling thread's work while the pool
+ * had none (reading the input ahead of the workers, reporting), the part
+ * that more threads cannot shorten. */
 static void print_stats(const pipeline_stats *p, const stage_mark m[4]) {
     double in_cpu = stage_cpu(&m[0], &m[1]);
     double other = in_cpu - p->shingle_cpu - p->sign_cpu;
@@ -539,9 +650,9 @@ static void print_stats(const pipeline_stats *p, const stage_mark m[4]) {
             "%.2f s CPU (pool busy %.2f s); engine intake and the calling thread %.2f s CPU",
             m[1].wall - m[0].wall, in_cpu, p->shingle_wall, p->shingle_cpu, p->sign_cpu,
             p->sign_busy, other > 0 ? other : 0.0);
-    cli_msg("stats: calling thread: select %.2f s, deliver %.2f s; serial (working while the "
-            "pool waits) %.2f s, %.1f%% of the run",
-            p->select_wall, p->deliver_wall, p->serial,
+    cli_msg("stats: calling thread: engine intake (batches, on the pool) %.2f s; serial "
+            "(working while the pool waits) %.2f s, %.1f%% of the run",
+            p->deliver_wall, p->serial,
             m[3].wall > m[0].wall ? 100.0 * p->serial / (m[3].wall - m[0].wall) : 0.0);
     cli_msg("stats: engine run %.2f s wall, %.2f s CPU; output %.2f s wall, %.2f s CPU; "
             "total %.2f s wall, user %.2f s, system %.2f s",
@@ -601,20 +712,21 @@ int cmd_dedup(cli_opts *o) {
                            : o->memory == 0                         ? minlsh_dedup_default_memory()
                                                                     : o->memory;
     eo.tmpdir = o->tmpdir;
+    /* One pool for the pipeline and the engine. */
+    D.pool = eo.pool = cli_pool_new(o->threads);
     if ((rc = minlsh_dedup_new(&D.engine, sh, family, &eo, NULL)) != 0)
         dedup_die(o, rc);
     memset(&cfg, 0, sizeof cfg);
     cfg.o = o;
     cfg.shingler = sh;
     cfg.family = family;
-    cfg.pool = cli_pool_new(o->threads);
-    cfg.select = dedup_select;
-    cfg.will_select = dedup_will_select;
-    cfg.expect = dedup_expect;
-    cfg.on_doc = dedup_on_doc;
+    cfg.pool = D.pool;
+    cfg.reserve = dedup_reserve;
+    cfg.describe = dedup_describe;
+    cfg.on_batch = dedup_on_batch;
+    cfg.report = dedup_report;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
     cfg.canonical_ids = 1;
-    cfg.overlap = 1;     /* select only numbers and spools documents */
     minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
     cfg.keep_records = D.keep_records;
@@ -651,11 +763,18 @@ int cmd_dedup(cli_opts *o) {
         summary(&D, &ri, &st, n_out, what);
     }
     if (o->stats) print_stats(&ri.st, marks);
-    minlsh__pool_free(cfg.pool);
     minlsh_dedup_free(D.engine);
+    minlsh_pool_free(D.pool);
     minlsh__tmpfile_close(&D.spool);
     free(D.off);
-    names_free(&D.names);
+    free(D.docs);
+    free(D.rec);
+    free(D.rec_n);
+    free(D.rec_file);
+    free(D.rec_at);
+    free(D.status);
+    free(D.spool_at);
+    buf_free(&D.spool_buf);
     minlsh_family_free(family);
     minlsh_shingler_free(sh);
     return cli_finish_stdout(cli_input_failures() ? CLI_FAILED : CLI_OK);

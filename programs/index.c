@@ -347,7 +347,7 @@ static int run_docs(const cli_opts *o, const minlsh_store *st, const minlsh_fami
     cfg.on_doc = on_doc;
     cfg.ctx = ctx;
     rc = pipeline_run_paths(&cfg, o->args + 1, o->n_args - 1, what, ps);
-    minlsh__pool_free(cfg.pool);
+    minlsh_pool_free(cfg.pool);
     return rc;
 }
 

@@ -3,7 +3,17 @@
  * and sig.
  *
  * The calling thread fills a batch of jobs (file names, or JSON Lines lines
- * and standard input read into one buffer). Then, per batch:
+ * and standard input read into one buffer). With cfg->on_batch (dedup), per
+ * batch, everything per document on the pool:
+ *  1. the pool reads, parses and shingles every job, in the background
+ *     while the calling thread reads the next batch;
+ *  2. the pool signs every good document and describes it to the
+ *     subcommand (cfg->describe, into the subcommand's per-document slot);
+ *  3. the subcommand hands the batch over at once (cfg->on_batch: the
+ *     engine's bulk intake, on the same pool);
+ *  4. the calling thread reports, in input order, what went wrong: a walk
+ *     over the batch's statuses.
+ * Otherwise (index, sig), per batch:
  *  1. the pool reads, parses and shingles every job in parallel, each worker
  *     with its own stream and set, writing only into the job's own slot and
  *     its own arena;
@@ -40,7 +50,9 @@
 
 /* JOB_TOOBIG: a JSON Lines line or standard input past --max-doc-size,
  * already skipped by the reader; it only keeps the message in order. */
-enum { JOB_FILE, JOB_TEXT, JOB_JSON, JOB_TOOBIG };
+/* JOB_MSG: an input that could not be read; it only keeps its message in
+ * order with the documents' (the batch before may not be reported yet). */
+enum { JOB_FILE, JOB_TEXT, JOB_JSON, JOB_TOOBIG, JOB_MSG };
 enum { ST_OK, ST_EMPTY, ST_FAIL, ST_TOOBIG };
 /* How a JOB_JSON line was read: held in the batch buffer, or streamed
  * (pl->big: its text shingled, its id at off, len in the batch buffer, its
@@ -78,6 +90,8 @@ typedef struct worker_state {
     unsigned char *rbuf;
     double shingle_cpu, sign_cpu; /* this thread's CPU seconds in each stage */
     double sign_end;              /* when it last finished a chunk of signing */
+    double shingle_begin, shingle_end; /* its first and last chunk of the
+                                          current shingling (0: none) */
     char pad[64]; /* the next worker's fields on other cache lines */
 } worker_state;
 
@@ -111,6 +125,8 @@ typedef struct pipeline {
     const input_list *in;
     batch b[2];
     batch *fill, *busy; /* being filled (and shingled), being signed */
+    batch *shingling;   /* the batch the workers shingle */
+    int shingle_bg;     /* shingling runs in the background (on_batch) */
     cli_stream rd;  /* JSON Lines and standard input */
     cli_buf line;   /* the JSON Lines line being read */
     jsonl_streamer big; /* a line past LINE_HOLD_MAX */
@@ -177,11 +193,11 @@ static int feed_file(pipeline *pl, worker_state *w, job *j) {
 static int feed_text(pipeline *pl, worker_state *w, job *j) {
     utf8_check u;
     utf8_check_init(&u);
-    utf8_check_feed(&u, pl->fill->data.p + j->off, j->len);
+    utf8_check_feed(&u, pl->shingling->data.p + j->off, j->len);
     utf8_check_end(&u);
     j->utf8_bad = u.bad;
     j->utf8_at = u.bad_at;
-    return minlsh_shinglestream_feed(w->stream, pl->fill->data.p + j->off, j->len);
+    return minlsh_shinglestream_feed(w->stream, pl->shingling->data.p + j->off, j->len);
 }
 
 /* The id's canonical form, kept in the worker's arena (the record itself
@@ -206,7 +222,7 @@ static int canonical_id(arena *a, job *j, const json_record *rec, const char *id
 
 static int feed_json(pipeline *pl, worker_state *w, arena *a, job *j) {
     const cli_opts *o = pl->cfg->o;
-    const char *line = pl->fill->data.p + j->off;
+    const char *line = pl->shingling->data.p + j->off;
     json_record rec;
     if (j->line_read == LINE_STREAMED) {
         rec.id = line;
@@ -221,7 +237,7 @@ static int feed_json(pipeline *pl, worker_state *w, arena *a, job *j) {
     if (pl->cfg->canonical_ids) {
         if (canonical_id(a, j, &rec, o->id_field) != 0) return 0;
     } else {
-        j->id_off = (size_t)(rec.id - pl->fill->data.p);
+        j->id_off = (size_t)(rec.id - pl->shingling->data.p);
         j->id_len = rec.id_len;
     }
     if (j->line_read == LINE_STREAMED) {
@@ -262,12 +278,14 @@ static int finish_job(worker_state *w, arena *a, job *j) {
 static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view *d);
 
 static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
-    job *j = &pl->fill->jobs[idx];
+    batch *b = pl->shingling;
+    job *j = &b->jobs[idx];
     int rc;
-    j->status = ST_OK;
     j->utf8_bad = 0;
     j->worker = wid;
     j->set_n = 0;
+    if (j->kind == JOB_MSG) return 0; /* ST_FAIL, its message made by the reader */
+    j->status = ST_OK;
     if (j->kind == JOB_TOOBIG) {
         j->status = ST_TOOBIG;
         return 0;
@@ -278,12 +296,14 @@ static int run_job(pipeline *pl, worker_state *w, unsigned wid, size_t idx) {
     } else if (j->kind == JOB_TEXT)
         rc = feed_text(pl, w, j);
     else
-        rc = feed_json(pl, w, &pl->fill->arenas[wid], j);
+        rc = feed_json(pl, w, &b->arenas[wid], j);
     if (rc == 0 && j->status == ST_OK) {
-        doc_view d;
-        view_job(pl, pl->fill, j, &d); /* the name, hashed here for select */
-        j->name_hash = names_hash(d.name.s, d.name.n, d.name.json);
-        return finish_job(w, &pl->fill->arenas[wid], j);
+        if (pl->cfg->select != NULL) {
+            doc_view d;
+            view_job(pl, b, j, &d); /* the name, hashed here for select */
+            j->name_hash = names_hash(d.name.s, d.name.n, d.name.json);
+        }
+        return finish_job(w, &b->arenas[wid], j);
     }
     minlsh_shinglestream_reset(w->stream);
     return rc;
@@ -297,18 +317,20 @@ static double thread_cpu(const pipeline *pl) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int shingle_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+static int shingle_range(void *ctx, uint32_t worker, size_t begin, size_t end) {
     pipeline *pl = ctx;
     worker_state *w = &pl->ws[worker];
     double cpu = thread_cpu(pl);
     size_t i;
     int rc = 0;
+    if (pl->shingle_bg && w->shingle_begin == 0) w->shingle_begin = cli_now();
     for (i = begin; i < end && rc == 0; i++) rc = run_job(pl, w, worker, i);
     w->shingle_cpu += thread_cpu(pl) - cpu;
+    if (pl->shingle_bg) w->shingle_end = cli_now();
     return rc;
 }
 
-static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+static int sign_range(void *ctx, uint32_t worker, size_t begin, size_t end) {
     pipeline *pl = ctx;
     const batch *b = pl->busy;
     worker_state *w = &pl->ws[worker];
@@ -320,6 +342,12 @@ static int sign_range(void *ctx, unsigned worker, size_t begin, size_t end) {
         const uint64_t *set = j->set_n > 0 ? b->arenas[j->worker].v + j->set_off : NULL;
         rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, b->sigs + i * pl->k, pl->k,
                                 NULL);
+        if (rc == 0 && pl->cfg->describe != NULL) {
+            doc_view d;
+            view_job(pl, b, j, &d);
+            d.sig = b->sigs + i * pl->k;
+            pl->cfg->describe(pl->cfg->ctx, worker, i, &d);
+        }
     }
     w->sign_cpu += thread_cpu(pl) - cpu;
     w->sign_end = cli_now();
@@ -412,7 +440,7 @@ static void sign_wait(pipeline *pl) {
     int rc;
     if (!pl->signing) return;
     pl->signing = 0;
-    if ((rc = minlsh__pool_wait(pl->cfg->pool)) != 0) cli_die_lib("signing", rc);
+    if ((rc = minlsh_pool_wait(pl->cfg->pool)) != 0) cli_die_lib("signing", rc);
     /* The pool was busy until its last chunk ended; a caller that came
      * later worked alone meanwhile. */
     for (i = 0, end = pl->sign_started; i < pl->n_ws; i++)
@@ -445,12 +473,13 @@ static void sign_start(pipeline *pl, batch *b, int only_selected) {
     b->sigs = v;
     pl->sign_started = cli_now();
     if (pl->cfg->pool == NULL) { /* nothing to start: sign now */
-        int rc = minlsh__pool_run(NULL, b->n_sign, 16, sign_range, pl);
+        int rc = minlsh_pool_run(NULL, b->n_sign, 16, sign_range, pl);
         if (rc != 0) cli_die_lib("signing", rc);
         pl->time.sign_busy += cli_now() - pl->sign_started;
         return;
     }
-    minlsh__pool_start(pl->cfg->pool, b->n_sign, 16, sign_range, pl);
+    if (minlsh_pool_start(pl->cfg->pool, b->n_sign, 16, sign_range, pl) != 0)
+        cli_die_lib("signing", MINLSH_E_STATE);
     pl->signing = 1;
 }
 
@@ -461,6 +490,8 @@ static void sign_start(pipeline *pl, batch *b, int only_selected) {
  * selects, delivers the batch before and reads the next one meanwhile,
  * and the next flush waits for the signing. Then the other batch is the
  * one to fill. */
+static int flush_batched(pipeline *pl);
+
 static int flush(pipeline *pl) {
     batch *b = pl->fill, *prev = b == &pl->b[0] ? &pl->b[1] : &pl->b[0];
     int background = pl->cfg->family != NULL && pl->cfg->pool != NULL && pl->cfg->overlap;
@@ -468,6 +499,7 @@ static int flush(pipeline *pl) {
     int rc;
     void *v;
     double t;
+    if (pl->cfg->on_batch != NULL) return flush_batched(pl);
     if (b->n_jobs == 0) return 0;
     sign_wait(pl); /* prev is signed, and the pool free */
     for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
@@ -475,8 +507,8 @@ static int flush(pipeline *pl) {
      * at a time, so that claiming them costs little and two workers seldom
      * write to neighbouring jobs. */
     t = cli_now();
-    rc = minlsh__pool_run(pl->cfg->pool, b->n_jobs, b->n_files > 0 ? 1 : 8, shingle_range,
-                          pl);
+    pl->shingling = b;
+    rc = minlsh_pool_run(pl->cfg->pool, b->n_jobs, b->n_files > 0 ? 1 : 8, shingle_range, pl);
     if (rc != 0) cli_die_lib("shingling", rc);
     pl->time.shingle_wall += cli_now() - t;
     if (background) sign_start(pl, b, 0);
@@ -523,6 +555,108 @@ static int flush(pipeline *pl) {
     return rc;
 }
 
+/* ---- batches handed over whole (cfg->on_batch) -------------------------- */
+
+/* Step 4 for one job: its messages, in input order. status: what on_batch
+ * said of it, if it was offered. */
+static void report_job(pipeline *pl, const batch *b, const job *j, const int32_t *status) {
+    const char *where = input_where(&pl->in->v[j->file]);
+    pl->bytes += j->bytes;
+    if (j->status == ST_FAIL) {
+        cli_input_error_as(j->msg_kind, where, j->line, "%s", j->msg);
+        return;
+    }
+    if (j->status == ST_TOOBIG) {
+        char lim[32];
+        opts_describe_size(lim, pl->cfg->o->max_doc_size);
+        cli_doc_warning(CLI_W_TOOBIG, where, j->line,
+                        "larger than --max-doc-size %s, skipped", lim);
+        pl->too_large++;
+        return;
+    }
+    if (j->utf8_bad)
+        cli_doc_warning(CLI_W_UTF8, where, 0, "invalid UTF-8 at byte %llu; read as bytes",
+                        (unsigned long long)j->utf8_at);
+    if (j->status == ST_EMPTY) {
+        pl->empty++;
+        if (!pl->cfg->offer_empty) {
+            cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, skipped");
+            return;
+        }
+        cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, kept as it is");
+    }
+    pl->docs++;
+    if (status != NULL && status[j->sig_slot] != 0) {
+        doc_view d;
+        view_job(pl, b, j, &d);
+        pl->cfg->report(pl->cfg->ctx, &d, status[j->sig_slot]);
+    }
+}
+
+/* Steps 1 (its end) to 4 for b, whose shingling is under way. */
+static int finish_batch(pipeline *pl, batch *b) {
+    const int32_t *status = NULL;
+    double t, end;
+    size_t i;
+    unsigned w;
+    int rc = minlsh_pool_wait(pl->cfg->pool);
+    if (rc != 0) cli_die_lib("shingling", rc);
+    /* The pool was busy from the first chunk any worker began (the caller
+     * may have read the next batch alone before it joined) to the last. */
+    for (w = 0, t = 0, end = 0; w < pl->n_ws; w++) {
+        worker_state *ws = &pl->ws[w];
+        if (ws->shingle_begin != 0 && (t == 0 || ws->shingle_begin < t)) t = ws->shingle_begin;
+        if (ws->shingle_end > end) end = ws->shingle_end;
+        ws->shingle_begin = ws->shingle_end = 0;
+    }
+    if (end > t) pl->time.shingle_wall += end - t;
+    pl->shingle_bg = 0;
+    /* Every good document, described as it is signed. */
+    if (pl->cfg->reserve != NULL) pl->cfg->reserve(pl->cfg->ctx, b->n_jobs);
+    sign_start(pl, b, 0);
+    sign_wait(pl);
+    t = cli_now();
+    if (b->n_sign > 0) rc = pl->cfg->on_batch(pl->cfg->ctx, b->n_sign, &status);
+    pl->time.deliver_wall += cli_now() - t;
+    for (i = 0; i < b->n_jobs; i++) {
+        const job *j = &b->jobs[i];
+        int offered = j->status == ST_OK || (j->status == ST_EMPTY && pl->cfg->offer_empty);
+        report_job(pl, b, j, offered ? status : NULL);
+    }
+    progress_update(pl->cfg->progress, pl->docs, pl->bytes);
+    return rc;
+}
+
+/* The batch being filled is full (or the input ended): its shingling
+ * starts in the background, so that the calling thread reads the next
+ * batch meanwhile, and the batch before it is finished. */
+static int flush_batched(pipeline *pl) {
+    batch *b = pl->fill, *prev = b == &pl->b[0] ? &pl->b[1] : &pl->b[0];
+    size_t i;
+    int rc = 0;
+    if (prev->pending) {
+        prev->pending = 0;
+        rc = finish_batch(pl, prev);
+    }
+    if (rc != 0 || b->n_jobs == 0) return rc;
+    for (i = 0; i < pl->n_ws; i++) b->arenas[i].n = 0;
+    pl->shingling = b;
+    pl->shingle_bg = 1;
+    b->pending = 1;
+    if ((rc = minlsh_pool_start(pl->cfg->pool, b->n_jobs, b->n_files > 0 ? 1 : 8, shingle_range,
+                                pl)) != 0)
+        cli_die_lib("shingling", rc);
+    pl->fill = prev;
+    prev->n_jobs = 0;
+    prev->file_bytes = 0;
+    prev->n_files = 0;
+    buf_clear(&prev->data);
+    return 0;
+}
+
+/* A reader's failure, as a job so that its message keeps its place. */
+static int job_msg(pipeline *pl, size_t file, uint64_t line, const char *msg);
+
 static job *new_job(pipeline *pl, int kind, size_t file) {
     batch *b = pl->fill;
     void *v = b->jobs;
@@ -540,6 +674,14 @@ static int batch_full(const pipeline *pl) {
     const batch *b = pl->fill;
     return b->n_jobs >= BATCH_MAX_JOBS || b->data.n >= BATCH_MAX_BYTES ||
            b->file_bytes >= BATCH_MAX_FILE_BYTES;
+}
+
+static int job_msg(pipeline *pl, size_t file, uint64_t line, const char *msg) {
+    int rc = batch_full(pl) ? flush(pl) : 0;
+    job *j = new_job(pl, JOB_MSG, file);
+    j->line = line;
+    job_failed(j, msg);
+    return rc;
 }
 
 static int blank(const char *s, size_t n) {
@@ -642,6 +784,9 @@ static int streamed_line(pipeline *pl, size_t file, uint64_t lineno, const unsig
     /* Selected (its record copied) and its stream taken before the next
      * long line. */
     rc = flush(pl);
+    /* Handed over whole, a batch is finished only by the next flush: this
+     * one's, now, for the same reasons. */
+    if (rc == 0 && pl->cfg->on_batch != NULL) rc = flush(pl);
     jsonl_streamer_records_done(&pl->big);
     return rc;
 }
@@ -655,16 +800,15 @@ static int read_jsonl(pipeline *pl, size_t file) {
     buf_clear(&pl->line);
     pl->line_bytes = 0;
     if (stream_open(s, f->path, f->is_stdin) != 0) {
-        cli_input_error_as("unreadable input", input_where(f), 0, "%s", s->err);
+        rc = job_msg(pl, file, 0, s->err);
         stream_close(s);
-        return 0;
+        return rc;
     }
     while (rc == 0) {
         ssize_t got = stream_read(s, pl->chunk, READ_CHUNK);
         const unsigned char *p = pl->chunk, *end, *nl;
         if (got < 0) {
-            cli_input_error_as("unreadable input", input_where(f), lineno + 1, "%s",
-                               s->err);
+            rc = job_msg(pl, file, lineno + 1, s->err);
             break;
         }
         if (got == 0) {
@@ -711,19 +855,20 @@ static int read_stdin_text(pipeline *pl, size_t file) {
     uint64_t limit = pl->cfg->o->max_doc_size;
     job *j;
     if (stream_open(s, "-", 1) != 0) {
-        cli_input_error_as("unreadable input", "standard input", 0, "%s", s->err);
+        int rc = job_msg(pl, file, 0, s->err);
         stream_close(s);
-        return 0;
+        return rc;
     }
     for (;;) {
         ssize_t got;
         buf_reserve(&pl->fill->data, READ_CHUNK);
         got = stream_read(s, pl->fill->data.p + pl->fill->data.n, READ_CHUNK);
         if (got < 0) {
-            cli_input_error_as("unreadable input", "standard input", 0, "%s", s->err);
+            int rc;
             pl->fill->data.n = off;
+            rc = job_msg(pl, file, 0, s->err);
             stream_close(s);
-            return 0;
+            return rc;
         }
         if (got == 0) break;
         pl->fill->data.n += (size_t)got;
@@ -745,7 +890,7 @@ static int read_stdin_text(pipeline *pl, size_t file) {
 
 static void workers_init(pipeline *pl) {
     unsigned i;
-    pl->n_ws = minlsh__pool_size(pl->cfg->pool);
+    pl->n_ws = minlsh_pool_threads(pl->cfg->pool);
     pl->ws = xcalloc(pl->n_ws, sizeof *pl->ws);
     for (i = 0; i < pl->n_ws; i++) {
         worker_state *w = &pl->ws[i];
@@ -805,9 +950,19 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
         }
     }
     if (rc == 0) rc = flush(&pl);
+    if (cfg->on_batch != NULL) {
+        /* The last batch, shingling in the background. */
+        for (i = 0; i < 2; i++)
+            if (pl.b[i].pending) {
+                int r;
+                pl.b[i].pending = 0;
+                r = finish_batch(&pl, &pl.b[i]);
+                if (rc == 0) rc = r;
+            }
+    }
     sign_wait(&pl);
     /* The last batch, kept back for the next one that never came. */
-    {
+    if (cfg->on_batch == NULL) {
         double t = cli_now();
         for (i = 0; i < 2 && rc == 0; i++)
             if (pl.b[i].pending) rc = deliver(&pl, &pl.b[i]);
@@ -825,7 +980,8 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     }
     /* Whatever the caller did outside the pool's runs: reading, selecting,
      * delivering while no signing was left. */
-    st->serial = st->seconds - st->shingle_wall - st->sign_busy;
+    st->serial = st->seconds - st->shingle_wall - st->sign_busy -
+                 (cfg->on_batch != NULL ? st->deliver_wall : 0.0);
     if (st->serial < 0) st->serial = 0;
     workers_free(&pl);
     jsonl_streamer_free(&pl.big);

@@ -83,7 +83,7 @@ int cmd_sig(cli_opts *o) {
     cfg.ctx = &c;
     pipeline_run_paths(&cfg, o->args, o->n_args, "sig:", &st);
     buf_free(&c.line);
-    minlsh__pool_free(cfg.pool);
+    minlsh_pool_free(cfg.pool);
     minlsh_family_free((minlsh_family *)cfg.family);
     minlsh_shingler_free((minlsh_shingler *)cfg.shingler);
     return cli_finish_stdout(cli_input_failures() ? CLI_FAILED : CLI_OK);

@@ -1,6 +1,6 @@
 /*
  * work.c: the command's threads come from the library's pool
- * (lib/common/pool.h). Callers write results only into per-item slots (or
+ * (minlsh_pool). Callers write results only into per-item slots (or
  * per-worker scratch), so what comes out does not depend on the number of
  * threads or on timing.
  */
@@ -8,9 +8,9 @@
 
 #include <stdlib.h>
 
-minlsh__pool *cli_pool_new(unsigned n) {
-    minlsh__pool *p;
-    if (minlsh__pool_new(&p, NULL, n) != 0) {
+minlsh_pool *cli_pool_new(unsigned n) {
+    minlsh_pool *p;
+    if (minlsh_pool_new(&p, n, NULL) != 0) {
         cli_msg("cannot create the thread pool");
         exit(CLI_FAILED);
     }

@@ -104,12 +104,68 @@ static void make_truth(void) {
         }
 }
 
+/* The documents through minlsh_dedup_add_docs in uneven batches: with
+ * signs 0 the engine signs them; with 1 they come signed, each with a
+ * distinct JSON id. */
+static void add_docs(minlsh_dedup *d, int signed_docs) {
+    static minlsh_dedup_doc v[NDOC];
+    static uint8_t fps[NDOC][16];
+    static uint32_t sigs[NDOC][128];
+    static char ids[NDOC][16];
+    int32_t status[NDOC];
+    size_t i, n;
+    for (i = 0; i < NDOC; i++) {
+        minlsh_dedup_doc *x = &v[i];
+        memset(x, 0, sizeof *x);
+        EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], NULL, fps[i]));
+        x->hashes = minlsh_shingleset_view_hashes(sets[i]);
+        x->n = minlsh_shingleset_count(sets[i]);
+        x->fp = fps[i];
+        x->length = lens[i];
+        if (signed_docs) {
+            EXPECT_OK(minlsh_family_sign(fam, x->hashes, x->n, sigs[i], 128, NULL));
+            x->sig = sigs[i];
+            x->k_sig = 128;
+            /* 7, "7" and 7.0 are other ids than "x7": all distinct */
+            snprintf(ids[i], sizeof ids[i], i % 2 ? "%zu.0" : "\"x%zu\"", i);
+            x->id = ids[i];
+            x->id_n = strlen(ids[i]);
+            x->id_kind = MINLSH_DEDUP_ID_JSON;
+        }
+    }
+    for (i = 0; i < NDOC; i += n) {
+        size_t j;
+        n = 1 + (i * 7) % 53;
+        if (i + n > NDOC) n = NDOC - i;
+        EXPECT_OK(minlsh_dedup_add_docs(d, v + i, n, status));
+        for (j = 0; j < n; j++) EXPECT_EQ_INT(status[j], 0);
+    }
+}
+
+static int visit_nothing(void *ctx, uint32_t worker, size_t begin, size_t end) {
+    (void)ctx;
+    (void)worker;
+    (void)begin;
+    (void)end;
+    return 0;
+}
+
 static minlsh_dedup *run_engine(const minlsh_dedup_options *o, int by_sets) {
     minlsh_dedup *d = NULL;
     size_t i;
-    EXPECT_OK(minlsh_dedup_new(&d, sh, fam, o, NULL));
+    if (by_sets == 2) {
+        /* A version-1 caller: what follows tmpdir is not read. */
+        minlsh_dedup_options o1 = *o;
+        o1.version = 1;
+        o1.pool = (minlsh_pool *)(uintptr_t)1;
+        EXPECT_OK(minlsh_dedup_new(&d, sh, fam, &o1, NULL));
+    } else {
+        EXPECT_OK(minlsh_dedup_new(&d, sh, fam, o, NULL));
+    }
     if (d == NULL) return NULL;
-    if (by_sets) {
+    if (by_sets >= 2) {
+        add_docs(d, by_sets == 3);
+    } else if (by_sets) {
         for (i = 0; i < NDOC; i++) {
             uint8_t fp[16];
             EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], NULL, fp));
@@ -395,13 +451,108 @@ static void test_invariance(void) {
         decisions_of(d, a);
         minlsh_dedup_free(d);
         for (t = 0; t < 3; t++) {
+            minlsh_pool *pool = NULL;
             o.threads = threads[t];
             d = run_engine(&o, 0);
             decisions_of(d, b);
             EXPECT_MSG(same_decisions(a, b), "group %u threads %u", group, threads[t]);
             minlsh_dedup_free(d);
+            /* documents in bulk on a pool the caller shares, which
+             * outlives the engine */
+            EXPECT_OK(minlsh_pool_new(&pool, threads[t], NULL));
+            o.pool = pool;
+            d = run_engine(&o, 3);
+            decisions_of(d, b);
+            EXPECT_MSG(same_decisions(a, b), "group %u shared pool of %u", group, threads[t]);
+            minlsh_dedup_free(d);
+            EXPECT_OK(minlsh_pool_run(pool, 0, 1, NULL == pool ? NULL : visit_nothing, NULL));
+            minlsh_pool_free(pool);
+            o.pool = NULL;
         }
     }
+}
+
+/* Repeated ids: the first in input order stays, the others are skipped
+ * with their status and counted, whether the first came in this call or an
+ * earlier one, whatever the threads; JSON ids compare by value, paths by
+ * bytes, and the two kinds never meet; ids come back in canonical form. */
+static void test_repeated_ids(void) {
+    static const struct {
+        const char *id;
+        uint32_t kind;
+        int32_t want; /* its status */
+    } v[] = {
+        {"1", MINLSH_DEDUP_ID_JSON, 0},
+        {"1.0", MINLSH_DEDUP_ID_JSON, MINLSH_DEDUP_REPEATED_ID},
+        {"\"1\"", MINLSH_DEDUP_ID_JSON, 0},
+        {"1", MINLSH_DEDUP_ID_BYTES, 0},
+        {"a/b", MINLSH_DEDUP_ID_BYTES, 0},
+        {"10E-1", MINLSH_DEDUP_ID_JSON, MINLSH_DEDUP_REPEATED_ID},
+        {NULL, MINLSH_DEDUP_ID_NONE, 0},
+        {NULL, MINLSH_DEDUP_ID_NONE, 0},
+        {"\"\\u0031\"", MINLSH_DEDUP_ID_JSON, MINLSH_DEDUP_REPEATED_ID},
+        {"true", MINLSH_DEDUP_ID_JSON, MINLSH_E_PARAM},
+        {"a/b", MINLSH_DEDUP_ID_BYTES, MINLSH_DEDUP_REPEATED_ID},
+        {"", MINLSH_DEDUP_ID_BYTES, 0},
+        {"", MINLSH_DEDUP_ID_BYTES, MINLSH_DEDUP_REPEATED_ID},
+        {"x", 7, MINLSH_E_PARAM},
+    };
+    const size_t n = sizeof v / sizeof v[0];
+    uint32_t threads[] = {1, 2, 5};
+    size_t t, split;
+    for (t = 0; t < 3; t++)
+        for (split = 0; split <= n; split += 5) {
+            minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+            minlsh_dedup_doc x[sizeof v / sizeof v[0]];
+            int32_t status[sizeof v / sizeof v[0]];
+            minlsh_dedup_stats st;
+            minlsh_dedup *d = NULL;
+            uint8_t fp[16] = {0};
+            uint64_t doc = 0;
+            size_t i, got;
+            uint32_t kind;
+            char out[32];
+            o.threads = threads[t];
+            EXPECT_OK(minlsh_dedup_new(&d, sh, fam, &o, NULL));
+            for (i = 0; i < n; i++) {
+                memset(&x[i], 0, sizeof x[i]);
+                x[i].hashes = minlsh_shingleset_view_hashes(sets[i]);
+                x[i].n = minlsh_shingleset_count(sets[i]);
+                x[i].fp = fp;
+                x[i].id = v[i].id;
+                x[i].id_n = v[i].id != NULL ? strlen(v[i].id) : 0;
+                x[i].id_kind = v[i].kind;
+            }
+            /* in two calls: repeats of ids of the first one too */
+            EXPECT_ERR(minlsh_dedup_add_docs(d, x, split, status), split > 9 ? MINLSH_E_PARAM : 0);
+            EXPECT_ERR(minlsh_dedup_add_docs(d, x + split, n - split, status + split),
+                       MINLSH_E_PARAM);
+            for (i = 0; i < n; i++)
+                EXPECT_MSG(status[i] == v[i].want, "threads %u split %zu doc %zu: %d",
+                           (unsigned)threads[t], split, i, (int)status[i]);
+            EXPECT_EQ_U64(minlsh_dedup_count(d), 7);
+            EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+            EXPECT_EQ_U64(st.repeated_ids, 5);
+            for (i = 0; i < n; i++) {
+                if (v[i].want != 0) continue;
+                EXPECT_OK(minlsh_dedup_copy_id(d, doc, out, sizeof out, &got, &kind));
+                EXPECT_EQ_U64(kind, v[i].kind);
+                /* canonical: the string "1" as written, paths as given */
+                EXPECT(got == x[i].id_n && (got == 0 || memcmp(out, v[i].id, got) == 0));
+                doc++;
+            }
+            EXPECT_ERR(minlsh_dedup_copy_id(d, 7, out, sizeof out, &got, &kind),
+                       MINLSH_E_NOTFOUND);
+            EXPECT_ERR(minlsh_dedup_copy_id(d, 1, out, 1, &got, &kind), MINLSH_E_BUFSIZE);
+            EXPECT_EQ_U64(got, 3);
+            /* a document added without an id has none */
+            EXPECT_OK(minlsh_dedup_add_set(d, NULL, 0, NULL, 0, fp, 0));
+            EXPECT_OK(minlsh_dedup_copy_id(d, 7, out, sizeof out, &got, &kind));
+            EXPECT(got == 0 && kind == MINLSH_DEDUP_ID_NONE);
+            EXPECT_OK(minlsh_dedup_run(d));
+            EXPECT_ERR(minlsh_dedup_add_docs(d, x, 1, status), MINLSH_E_STATE);
+            minlsh_dedup_free(d);
+        }
 }
 
 /* Any memory budget, from tiny (many runs in temporary files) to none,
@@ -438,7 +589,8 @@ static void test_memory_budgets(void) {
             for (t = 0; t < sizeof budgets / sizeof budgets[0]; t++) {
                 o.memory = budgets[t];
                 o.threads = (uint32_t)(1 + t % 3);
-                d = run_engine(&o, t % 2);
+                /* every way in: texts, sets, and documents in bulk */
+                d = run_engine(&o, (int)((t + verify + all) % 4));
                 decisions_of(d, b);
                 EXPECT_MSG(same_decisions(a, b), "verify %u all_pairs %u memory %llu", verify,
                            all, (unsigned long long)budgets[t]);
@@ -849,6 +1001,59 @@ static void test_allocation_failures(void) {
         EXPECT_EQ_INT(ta_blocks(&ta), 0);
         if (rc == 0) break;
     }
+    /* add_docs: the documents before the failure are added, the others
+     * not, with their ids; the decisions of a complete run are the same */
+    for (nth = 1;; nth++) {
+        static minlsh_dedup_doc x[NDOC];
+        static uint8_t fps[NDOC][16];
+        static char ids[NDOC][16];
+        static int32_t status[NDOC];
+        size_t i, added = 0;
+        int rc;
+        for (i = 0; i < NDOC; i++) {
+            memset(&x[i], 0, sizeof x[i]);
+            EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], NULL, fps[i]));
+            x[i].hashes = minlsh_shingleset_view_hashes(sets[i]);
+            x[i].n = minlsh_shingleset_count(sets[i]);
+            x[i].fp = fps[i];
+            x[i].length = lens[i];
+            snprintf(ids[i], sizeof ids[i], "%zu", i);
+            x[i].id = ids[i];
+            x[i].id_n = strlen(ids[i]);
+            x[i].id_kind = MINLSH_DEDUP_ID_JSON;
+        }
+        d = NULL;
+        ta_fail_nth(&ta, 0);
+        EXPECT_OK(minlsh_dedup_new(&d, sh, fam, &o, &al));
+        ta_fail_nth(&ta, nth);
+        rc = minlsh_dedup_add_docs(d, x, NDOC, status);
+        EXPECT(rc == 0 || rc == MINLSH_E_NOMEM);
+        for (i = 0; i < NDOC; i++) {
+            EXPECT(status[i] == 0 || status[i] == MINLSH_E_NOMEM);
+            EXPECT(status[i] != 0 || added == i); /* a prefix */
+            added += status[i] == 0;
+        }
+        EXPECT_EQ_U64(minlsh_dedup_count(d), added);
+        if (rc != 0) {
+            /* the rest again: ids of the ones added are taken, the others not */
+            ta_fail_nth(&ta, 0);
+            if (added > 0) {
+                EXPECT_OK(minlsh_dedup_add_docs(d, x, 1, status));
+                EXPECT_EQ_INT(status[0], MINLSH_DEDUP_REPEATED_ID);
+            }
+            EXPECT_OK(minlsh_dedup_add_docs(d, x + added, NDOC - added, status));
+            for (i = 0; i < NDOC - added; i++) EXPECT_EQ_INT(status[i], 0);
+        }
+        ta_fail_nth(&ta, 0);
+        EXPECT_EQ_U64(minlsh_dedup_count(d), NDOC);
+        EXPECT_OK(minlsh_dedup_run(d));
+        decisions_of(d, got);
+        EXPECT_MSG(same_decisions(want, got), "add_docs nth %ld", nth);
+        minlsh_dedup_free(d);
+        EXPECT_EQ_INT(ta_blocks(&ta), 0);
+        if (rc == 0) break;
+        if (nth > 500) break;
+    }
 }
 
 /* minlsh_dedup_decide on the engine's own verified pairs gives the engine's
@@ -965,6 +1170,7 @@ int main(void) {
     RUN(test_policy);
     RUN(test_strict);
     RUN(test_invariance);
+    RUN(test_repeated_ids);
     RUN(test_memory_budgets);
     RUN(test_components_skip_joined);
     RUN(test_signature_verification);

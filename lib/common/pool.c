@@ -22,17 +22,22 @@
 #endif
 
 typedef struct minlsh__pool_worker {
-    minlsh__pool *pool;
+    struct minlsh_pool *pool;
     unsigned id;
 } minlsh__pool_worker;
 
-struct minlsh__pool {
+struct minlsh_pool {
     minlsh_allocator alloc;
     unsigned size; /* workers, the caller included */
     /* the current run */
     minlsh__pool_fn fn;
     void *ctx;
     size_t n_items, chunk;
+    int started; /* a public start is waiting for its wait */
+    /* a run of the public API: its function, called through
+     * minlsh__pool_public_range (the worker number's type differs) */
+    minlsh_pool_fn public_fn;
+    void *public_ctx;
     /* The counters every claim writes get cache lines of their own: a
      * claim by one thread must not evict the run's fields (or the other
      * thread's mutex) from the other threads' caches. */
@@ -281,4 +286,49 @@ int minlsh__pool_run(minlsh__pool *p, size_t n, size_t chunk, minlsh__pool_fn fn
     }
     minlsh__pool_start(p, n, chunk, fn, ctx);
     return minlsh__pool_wait(p);
+}
+
+/* ---- the public handle ------------------------------------------------------ */
+
+static int minlsh__pool_public_range(void *ctx, unsigned worker, size_t begin, size_t end) {
+    const minlsh__pool *p = (const minlsh__pool *)ctx;
+    return p->public_fn(p->public_ctx, (uint32_t)worker, begin, end);
+}
+
+int minlsh_pool_new(minlsh_pool **out, uint32_t threads, const minlsh_allocator *alloc) {
+    return minlsh__pool_new(out, alloc, threads);
+}
+
+void minlsh_pool_free(minlsh_pool *pool) { minlsh__pool_free(pool); }
+
+uint32_t minlsh_pool_threads(const minlsh_pool *pool) { return minlsh__pool_size(pool); }
+
+int minlsh_pool_run(minlsh_pool *pool, size_t n, size_t chunk, minlsh_pool_fn fn, void *ctx) {
+    size_t begin;
+    int rc;
+    if (fn == NULL) return MINLSH_E_NULL;
+    if (chunk == 0) chunk = 1;
+    if (pool == NULL) {
+        for (begin = 0; begin < n; begin += chunk)
+            if ((rc = fn(ctx, 0, begin, n - begin > chunk ? begin + chunk : n)) != 0) return rc;
+        return 0;
+    }
+    if ((rc = minlsh_pool_start(pool, n, chunk, fn, ctx)) != 0) return rc;
+    return minlsh_pool_wait(pool);
+}
+
+int minlsh_pool_start(minlsh_pool *pool, size_t n, size_t chunk, minlsh_pool_fn fn, void *ctx) {
+    if (pool == NULL || fn == NULL) return MINLSH_E_NULL;
+    if (pool->started) return MINLSH_E_STATE;
+    pool->public_fn = fn;
+    pool->public_ctx = ctx;
+    pool->started = 1;
+    minlsh__pool_start(pool, n, chunk, minlsh__pool_public_range, pool);
+    return 0;
+}
+
+int minlsh_pool_wait(minlsh_pool *pool) {
+    if (pool == NULL || !pool->started) return 0;
+    pool->started = 0;
+    return minlsh__pool_wait(pool);
 }

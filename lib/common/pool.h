@@ -1,10 +1,8 @@
 /*
  * The thread pool: the one place minlsh creates threads. Used by the batch
- * signing call (lib/minhash/batch.c) and by the minlsh command (programs/,
- * which links the static library and includes this header by its path).
- * Internal: never installed, every name minlsh__pool_*, hidden in the
- * shared library. Self-contained (needs only minlsh.h) so that the command,
- * built against include/ alone, can include it.
+ * signing call (lib/minhash/batch.c), the dedup engine, and through the
+ * public handle it is (minlsh_pool, include/minlsh.h) by the minlsh command.
+ * Internal: every name minlsh__pool_*, hidden in the shared library.
  *
  * A pool of n workers is the calling thread (worker 0) and n - 1 threads
  * that wait between runs. A run hands items [0, n) out in chunks of
@@ -26,7 +24,8 @@
 /* More workers than this are never started. */
 #define MINLSH__POOL_MAX_THREADS 256
 
-typedef struct minlsh__pool minlsh__pool;
+/* The public minlsh_pool is this very struct: no wrapper to allocate. */
+typedef struct minlsh_pool minlsh__pool;
 
 /* Process items [begin, end) as worker number `worker` (0..size-1). A
  * non-zero return stops the run (no new chunk is handed out) and is what

@@ -126,6 +126,44 @@ typedef struct minlsh__dedup_merge {
     size_t block; /* records per block of a file run */
 } minlsh__dedup_merge;
 
+/* The ids of the documents (intake.c), once some document has one. Every
+ * document from then on (those before are filled in) has an entry, in
+ * document order, in chunks that never move: a varint of (length << 2 |
+ * kind) + 1, then the id's bytes (JSON ids in canonical form); a 0 byte
+ * where an entry would start means "the next entry starts the next chunk".
+ * Only every MINLSH__DEDUP_ID_GROUP-th entry's position is kept. Repeated
+ * ids are found in MINLSH__DEDUP_ID_SHARDS hash tables, a shard chosen by
+ * the id's hash, so that a batch is looked up in parallel, one worker per
+ * shard walking the batch in input order: the first of the equal ids in
+ * input order is the one kept, whatever the number of threads. A slot is a
+ * document number + 1 (4 bytes) and 8 bits of the id's hash (1 byte), at
+ * most 3/4 full. Memory per document with an id: its bytes, 1 or 2 of
+ * varint, 1/2 of position and 6.7 to 13.3 of slots (2 past 127 bytes). */
+#define MINLSH__DEDUP_ID_SHARDS 64
+#define MINLSH__DEDUP_ID_GROUP 16
+#define MINLSH__DEDUP_ID_CHUNK ((size_t)1 << 20)
+
+typedef struct minlsh__dedup_id_shard {
+    uint32_t *slots; /* document + 1; 0: free */
+    uint8_t *tags;
+    size_t mask; /* slots - 1; 0: none yet */
+    size_t n;    /* ids in the shard */
+} minlsh__dedup_id_shard;
+
+typedef struct minlsh__dedup_ids {
+    int on;
+    uint8_t **chunks;
+    size_t n_chunks, cap_chunks;
+    size_t used, size; /* bytes used and held by the last chunk */
+    uint64_t *pos;     /* per group of entries: chunk << 40 | offset */
+    size_t cap_pos;
+    uint64_t n;        /* entries: n_docs once on */
+    uint64_t k0, k1;   /* the SipHash key of the tables */
+    uint64_t repeated; /* documents skipped for a repeated id */
+    uint64_t bytes;    /* held by all of it */
+    minlsh__dedup_id_shard shard[MINLSH__DEDUP_ID_SHARDS];
+} minlsh__dedup_ids;
+
 /* Scratch of one worker: the two records being compared. */
 typedef struct minlsh__dedup_scratch {
     uint64_t *a, *b;
@@ -154,7 +192,8 @@ struct minlsh_dedup {
     minlsh_shingler *shingler; /* private copies */
     minlsh_family *family;
     uint32_t k, bands, rows;
-    minlsh__pool *pool; /* made on first use */
+    minlsh__pool *pool; /* the caller's (pool_shared), or made on first use */
+    int pool_shared;
     int pool_busy;      /* a background run (spare chunks) is under way */
     pthread_mutex_t file_mu;
     int file_mu_made;
@@ -191,6 +230,10 @@ struct minlsh_dedup {
     size_t n_sort_tmp, sort_tmp_cap;
     minlsh__dedup_runs fp_runs;
 
+    minlsh__dedup_ids ids;
+    void *intake_scratch; /* minlsh_dedup_add_docs', kept between calls */
+    size_t intake_bytes;
+
     /* scratch of minlsh_dedup_add_texts, kept between calls */
     minlsh_shingleset **batch_sets;
     size_t batch_cap;
@@ -204,6 +247,32 @@ struct minlsh_dedup {
     uint64_t exact_groups, candidates, capped, n_kept;
     minlsh_dedup_decision *decisions; /* or in dec_file */
 };
+
+/* engine.c, for the bulk intake */
+/* n bytes (8-aligned) of record memory that stay where they are until the
+ * engine is freed. */
+int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out);
+/* The data file opened and its write buffer made, for the first record
+ * past the records' share. */
+int minlsh__dedup_data_start(minlsh_dedup *d);
+/* Write the data file's buffer out. */
+int minlsh__dedup_wflush(minlsh_dedup *d);
+/* 1 if a record of bytes bytes goes to the data file: the records' share
+ * of the budget is used, or a new chunk for it would pass it (from then
+ * on every record does). */
+int minlsh__dedup_to_file(minlsh_dedup *d, size_t bytes);
+/* Room for twice as many pending documents, up to a batch. */
+int minlsh__dedup_pend_grow(minlsh_dedup *d);
+/* Room for m more documents' record addresses (and lengths). */
+int minlsh__dedup_docs_reserve(minlsh_dedup *d, size_t m);
+
+/* intake.c */
+/* Entries with no id for documents ids.n .. upto - 1 (documents added
+ * without one once ids are on, or before they were). */
+int minlsh__dedup_ids_fill(minlsh_dedup *d, uint64_t upto);
+void minlsh__dedup_ids_free(minlsh_dedup *d);
+/* Memory the ids and the bulk intake's scratch hold. */
+uint64_t minlsh__dedup_ids_bytes(const minlsh_dedup *d);
 
 /* policy.c */
 /* The engine's bands and rows, planned from its options. */

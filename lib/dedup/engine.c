@@ -13,16 +13,26 @@
 
 #include "shingle/shingle.h"
 
+/* The bytes of the options struct each version has: version 1 ends at
+ * tmpdir. */
+static size_t minlsh__dedup_options_size(uint32_t version) {
+    if (version == 1) return offsetof(minlsh_dedup_options, pool);
+    if (version == 2) return sizeof(minlsh_dedup_options);
+    return 0;
+}
+
 int minlsh_dedup_options_init(minlsh_dedup_options *opts, uint32_t version) {
     static const minlsh_dedup_options defaults = MINLSH_DEDUP_OPTIONS_INIT;
+    size_t size = minlsh__dedup_options_size(version);
     if (opts == NULL) return MINLSH_E_NULL;
-    if (version != 1) return MINLSH_E_VERSION;
-    *opts = defaults;
+    if (size == 0) return MINLSH_E_VERSION;
+    memcpy(opts, &defaults, size);
+    opts->version = version;
     return 0;
 }
 
 static int minlsh__dedup_check_options(const minlsh_dedup_options *o, uint32_t k) {
-    if (o->version != 1) return MINLSH_E_VERSION;
+    if (minlsh__dedup_options_size(o->version) == 0) return MINLSH_E_VERSION;
     if (o->keep != MINLSH_KEEP_FIRST && o->keep != MINLSH_KEEP_LONGEST) return MINLSH_E_PARAM;
     if (o->group != MINLSH_GROUP_COMPONENTS && o->group != MINLSH_GROUP_STRICT)
         return MINLSH_E_PARAM;
@@ -46,8 +56,14 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     if (out == NULL) return MINLSH_E_NULL;
     *out = NULL;
     if (shingler == NULL || family == NULL) return MINLSH_E_NULL;
-    if (opts != NULL) o = *opts;
-    else minlsh_dedup_options_init(&o, MINLSH_DEDUP_OPTIONS_VERSION);
+    minlsh_dedup_options_init(&o, MINLSH_DEDUP_OPTIONS_VERSION);
+    if (opts != NULL) {
+        /* Only as many bytes as the caller's version has: the rest keeps
+         * the defaults. */
+        size_t size = minlsh__dedup_options_size(opts->version);
+        if (size == 0) return MINLSH_E_VERSION;
+        memcpy(&o, opts, size);
+    }
     rc = minlsh__dedup_check_options(&o, minlsh_family_k(family));
     if (rc != 0) return rc;
     rc = minlsh__alloc_setup(&al, alloc);
@@ -57,6 +73,9 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     d->alloc = al;
     d->opts = o;
     d->opts.tmpdir = NULL;
+    d->opts.pool = NULL;
+    d->pool = o.pool;
+    d->pool_shared = o.pool != NULL;
     d->opts.memory = minlsh__dedup_budget(o.memory);
     d->k = minlsh_family_k(family);
     minlsh__tmpfile_init(&d->data);
@@ -103,7 +122,7 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     if (d == NULL) return;
     al = d->alloc;
     (void)minlsh__dedup_pool(d); /* the background run, if any, is over */
-    minlsh__pool_free(d->pool);
+    if (!d->pool_shared) minlsh__pool_free(d->pool);
     if (d->file_mu_made) pthread_mutex_destroy(&d->file_mu);
     minlsh_shingler_free(d->shingler);
     minlsh_family_free(d->family);
@@ -133,6 +152,7 @@ void minlsh_dedup_free(minlsh_dedup *d) {
     minlsh__free(&al, d->copies);
     minlsh__free(&al, d->edges);
     minlsh__free(&al, d->decisions);
+    minlsh__dedup_ids_free(d);
     minlsh__free(&al, d);
 }
 
@@ -140,8 +160,7 @@ uint64_t minlsh_dedup_count(const minlsh_dedup *d) { return d != NULL ? d->n_doc
 
 /* ---- the records ---------------------------------------------------------------- */
 
-/* n bytes (8-aligned) that stay where they are until the engine is freed. */
-static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
+int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
     minlsh__dedup_chunks *c = &d->chunks;
     n = (n + 7) & ~(size_t)7;
     if (c->n == 0 || c->size - c->used < n) {
@@ -175,7 +194,7 @@ static int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
     return 0;
 }
 
-static int minlsh__dedup_wflush(minlsh_dedup *d) {
+int minlsh__dedup_wflush(minlsh_dedup *d) {
     int rc = 0;
     if (d->wlen > 0) rc = minlsh__tmpfile_append(&d->data, d->wbuf, d->wlen, NULL);
     if (rc != 0) return rc;
@@ -208,6 +227,29 @@ static int minlsh__dedup_wput(minlsh_dedup *d, const void *const *p, const size_
     return 0;
 }
 
+int minlsh__dedup_to_file(minlsh_dedup *d, size_t bytes) {
+    /* Past the share the records go to the file for good: a new chunk
+     * would pass it (the last one is filled first). */
+    if (!d->records_in_file && d->opts.memory != 0 &&
+        (d->chunks.n == 0 || d->chunks.size - d->chunks.used < ((bytes + 7) & ~(size_t)7)) &&
+        d->chunks.bytes + (bytes > MINLSH__DEDUP_CHUNK_BYTES ? bytes : MINLSH__DEDUP_CHUNK_BYTES) >
+            minlsh__dedup_share(d, 1))
+        d->records_in_file = 1;
+    return d->records_in_file;
+}
+
+int minlsh__dedup_data_start(minlsh_dedup *d) {
+    uint64_t m = d->opts.memory / 16;
+    size_t cap = m < 4096 ? 4096 : m > (1u << 20) ? (1u << 20) : (size_t)m;
+    int rc;
+    if (d->wbuf != NULL) return 0;
+    if ((rc = minlsh__dedup_file(d, &d->data)) != 0) return rc;
+    d->wbuf = (uint8_t *)minlsh__malloc(&d->alloc, cap);
+    if (d->wbuf == NULL) return MINLSH_E_NOMEM;
+    d->wcap = cap;
+    return 0;
+}
+
 /* Store a document's record: in memory while the records' share of the
  * budget (a sixteenth) allows, then in the data file for good. */
 static int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *body,
@@ -217,14 +259,7 @@ static int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *b
     int rc;
     memcpy(head.fp, fp, sizeof head.fp);
     head.n = n;
-    /* Past the share the records go to the file for good: a new chunk
-     * would pass it (the last one is filled first). */
-    if (!d->records_in_file && d->opts.memory != 0 &&
-        (d->chunks.n == 0 || d->chunks.size - d->chunks.used < ((bytes + 7) & ~(size_t)7)) &&
-        d->chunks.bytes + (bytes > MINLSH__DEDUP_CHUNK_BYTES ? bytes : MINLSH__DEDUP_CHUNK_BYTES) >
-            minlsh__dedup_share(d, 1))
-        d->records_in_file = 1;
-    if (!d->records_in_file) {
+    if (!minlsh__dedup_to_file(d, bytes)) {
         uint8_t *p;
         if ((rc = minlsh__dedup_chunk_take(d, bytes, &p)) != 0) return rc;
         memcpy(p, &head, sizeof head);
@@ -232,15 +267,8 @@ static int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *b
         *at = (uint64_t)(uintptr_t)p;
     } else {
         const void *parts[2];
-        if (d->wbuf == NULL) { /* the first record in the file */
-            uint64_t m = d->opts.memory / 16;
-            size_t cap = m < 4096 ? 4096 : m > (1u << 20) ? (1u << 20) : (size_t)m;
-            if ((rc = minlsh__dedup_file(d, &d->data)) != 0) return rc;
-            d->wbuf = (uint8_t *)minlsh__malloc(&d->alloc, cap);
-            if (d->wbuf == NULL) return MINLSH_E_NOMEM;
-            d->wcap = cap;
-        }
         size_t lens[2];
+        if ((rc = minlsh__dedup_data_start(d)) != 0) return rc;
         uint64_t off;
         parts[0] = &head;
         lens[0] = sizeof head;
@@ -262,9 +290,9 @@ static int minlsh__dedup_regrow(minlsh_dedup *d, void **p, size_t n, size_t m, s
     return 0;
 }
 
-/* Room for twice as many pending documents, up to a batch (an engine for a
- * few documents does not hold a batch's worth of signatures). */
-static int minlsh__dedup_pend_grow(minlsh_dedup *d) {
+/* An engine for a few documents does not hold a batch's worth of
+ * signatures: the pending arrays grow by doubling. */
+int minlsh__dedup_pend_grow(minlsh_dedup *d) {
     size_t n = d->pend_held, m = n ? n * 2 : 256;
     void *docs = d->pend_docs, *fps = d->pend_fps, *sigs = d->pend_sigs;
     int rc;
@@ -279,6 +307,24 @@ static int minlsh__dedup_pend_grow(minlsh_dedup *d) {
     return rc;
 }
 
+int minlsh__dedup_docs_reserve(minlsh_dedup *d, size_t m) {
+    size_t cap = d->cap_docs, cap2 = d->cap_docs;
+    void *p = d->rec;
+    int rc;
+    if (d->cap_docs - d->n_docs >= m) return 0;
+    rc = minlsh__reserve(&d->alloc, &p, &cap, d->n_docs, d->n_docs + m, sizeof *d->rec);
+    d->rec = (uint64_t *)p;
+    if (rc != 0) return rc;
+    if (d->opts.keep == MINLSH_KEEP_LONGEST) {
+        p = d->lengths;
+        rc = minlsh__reserve(&d->alloc, &p, &cap2, d->n_docs, cap, sizeof *d->lengths);
+        d->lengths = (uint64_t *)p;
+        if (rc != 0) return rc;
+    }
+    d->cap_docs = cap;
+    return 0;
+}
+
 /* Add one document: all or nothing (every step that can fail comes before
  * the document is counted). hashes: its set (n, strictly increasing); sig:
  * its signature, or NULL to make it here. */
@@ -288,20 +334,7 @@ static int minlsh__dedup_add_signed(minlsh_dedup *d, const uint64_t *hashes, siz
     uint64_t at;
     size_t body;
     if (d->n_docs >= MINLSH__DEDUP_MAX_DOCS) return MINLSH_E_TOOBIG;
-    if (d->n_docs == d->cap_docs) {
-        size_t cap = d->cap_docs, cap2 = d->cap_docs;
-        void *p = d->rec;
-        rc = minlsh__reserve(&d->alloc, &p, &cap, d->n_docs, d->n_docs + 1, sizeof *d->rec);
-        d->rec = (uint64_t *)p;
-        if (rc != 0) return rc;
-        if (d->opts.keep == MINLSH_KEEP_LONGEST) {
-            p = d->lengths;
-            rc = minlsh__reserve(&d->alloc, &p, &cap2, d->n_docs, cap, sizeof *d->lengths);
-            d->lengths = (uint64_t *)p;
-            if (rc != 0) return rc;
-        }
-        d->cap_docs = cap;
-    }
+    if ((rc = minlsh__dedup_docs_reserve(d, 1)) != 0) return rc;
     /* A document without a shingle is nobody's copy: it stays alone, kept,
      * like any document with no near-duplicate. */
     empty = n == 0 && minlsh_signature_is_empty(sig, d->k) == 1;
@@ -312,6 +345,9 @@ static int minlsh__dedup_add_signed(minlsh_dedup *d, const uint64_t *hashes, siz
     rc = minlsh__dedup_store(d, fp, exact ? (const void *)hashes : (const void *)sig, body,
                              exact ? n : 0, &at);
     if (rc != 0) return rc;
+    /* Once some document has an id every one has an entry (this one none);
+     * a failure here only wastes the record's space. */
+    if (d->ids.on && (rc = minlsh__dedup_ids_fill(d, d->n_docs + 1)) != 0) return rc;
     if (!empty) {
         d->pend_docs[d->pend_n] = (uint32_t)d->n_docs;
         memcpy(d->pend_sigs + d->pend_n * d->k, sig, (size_t)d->k * sizeof *sig);

@@ -55,6 +55,7 @@ void minlsh__dedup_temp_peak(minlsh_dedup *d) {
 
 minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d) {
     minlsh__dedup_chunks *c = &d->chunks;
+    if (d->pool_shared) return d->pool; /* never left busy between calls */
     if (d->pool == NULL) (void)minlsh__pool_new(&d->pool, &d->alloc, d->opts.threads);
     if (d->pool_busy) {
         (void)minlsh__pool_wait(d->pool);
@@ -101,7 +102,9 @@ void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
     uint64_t share = minlsh__dedup_share(d, 1);
     /* Within the records' share of the budget, spares included. */
     uint64_t room = share > c->bytes ? (share - c->bytes) / MINLSH__DEDUP_CHUNK_BYTES : 0;
-    if (d->records_in_file) return;
+    /* A shared pool is the caller's between the engine's calls: nothing
+     * may run on it in the background. */
+    if (d->records_in_file || d->pool_shared) return;
     if (want > room) want = (size_t)room;
     if (want > MINLSH__DEDUP_SPARE - c->n_spare) want = MINLSH__DEDUP_SPARE - c->n_spare;
     if (pool == NULL || minlsh__pool_size(pool) < 2 || want == 0) return;

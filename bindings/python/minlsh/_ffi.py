@@ -216,11 +216,13 @@ class LoadOptions(Structure):
 
 
 class DedupOptions(Structure):
-    """minlsh_dedup_options, version 1 (experimental API)."""
+    """minlsh_dedup_options, version 2 (experimental API); pool stays NULL:
+    the engine makes its own."""
     _fields_ = [("version", c_uint32), ("keep", c_uint32), ("group", c_uint32),
                 ("verify", c_uint32), ("threshold", c_double), ("bands", c_uint32),
                 ("rows", c_uint32), ("threads", c_uint32), ("all_pairs", c_uint32),
-                ("max_bucket", c_uint64), ("memory", c_uint64), ("tmpdir", c_char_p)]
+                ("max_bucket", c_uint64), ("memory", c_uint64), ("tmpdir", c_char_p),
+                ("pool", c_void_p)]
 
 
 class DedupDecision(Structure):
@@ -241,7 +243,7 @@ class DedupStats(Structure):
                 ("candidates", c_uint64), ("verified", c_uint64),
                 ("capped_buckets", c_uint64), ("kept", c_uint64), ("dropped", c_uint64),
                 ("bytes", c_uint64), ("temp_bytes", c_uint64), ("bands", c_uint32),
-                ("rows", c_uint32)]
+                ("rows", c_uint32), ("repeated_ids", c_uint64)]
 
 
 class Preset(Structure):
@@ -297,7 +299,7 @@ STORE_ANY_KEY = 0x20
 STORE_ADD_ALWAYS = 0x1
 NOVEL_OPTIONS_VERSION = 1
 LOAD_OPTIONS_VERSION = 1
-DEDUP_OPTIONS_VERSION = 1
+DEDUP_OPTIONS_VERSION = 2
 #: The dedup memory option's value for no limit (MINLSH_DEDUP_MEMORY_UNLIMITED).
 DEDUP_MEMORY_UNLIMITED = 2**64 - 1
 KEEP_FIRST, KEEP_LONGEST = 1, 2

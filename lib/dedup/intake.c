@@ -1,0 +1,666 @@
+/*
+ * Bulk intake: minlsh_dedup_add_docs, and the ids of the documents
+ * (dedup.h has their layout). A batch goes through four steps, all but the
+ * third on the pool:
+ *  1. each document is checked, signed if it came without a signature, its
+ *     JSON id put in canonical form and its id hashed;
+ *  2. each id shard, owned by one worker, walks the batch in input order
+ *     and finds the repeated ids (a new id goes in the table at once,
+ *     numbered provisionally base + its place in the batch, so that a
+ *     repeat later in the batch finds it);
+ *  3. the calling thread numbers the documents that stay and gives each its
+ *     place: a record address (a chunk, or an offset of the data file),
+ *     a row of the pending arrays and a place for its id. Sums of sizes,
+ *     nothing is copied;
+ *  4. each document's bytes are copied to those places, and its slot takes
+ *     its final number.
+ * Step 3 gives every document the place minlsh_dedup_add_set would have,
+ * so the records, the batches banded and every result are the same bytes.
+ * Steps 3 and 4 go segment by segment: a segment ends where the pending
+ * documents fill a batch, which is banded (minlsh__dedup_flush) before the
+ * next one.
+ */
+#include "dedup.h"
+
+#include "common/siphash.h"
+
+#define MINLSH__DEDUP_ID_OFF_MASK ((UINT64_C(1) << 40) - 1)
+#define MINLSH__DEDUP_NOWHERE SIZE_MAX
+
+/* ---- the id entries -------------------------------------------------------------- */
+
+static size_t minlsh__dedup_varint(uint8_t *out, uint64_t v) {
+    size_t h = 0;
+    do {
+        out[h] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) out[h] |= 0x80;
+        h++;
+    } while (v);
+    return h;
+}
+
+static size_t minlsh__dedup_varint_size(uint64_t v) {
+    size_t h = 1;
+    while (v >>= 7) h++;
+    return h;
+}
+
+/* The entry at *p (chunk << 40 | offset): its kind, bytes and length; *p
+ * moves past it. */
+static void minlsh__dedup_id_next(const minlsh__dedup_ids *t, uint64_t *p, uint32_t *kind,
+                                  const uint8_t **s, size_t *n) {
+    uint64_t c = *p >> 40, v = 0;
+    const uint8_t *base = t->chunks[c], *q = base + (*p & MINLSH__DEDUP_ID_OFF_MASK);
+    int shift = 0;
+    if (*q == 0) {
+        base = t->chunks[++c];
+        q = base;
+    }
+    do {
+        v |= (uint64_t)(*q & 0x7f) << shift;
+        shift += 7;
+    } while (*q++ & 0x80);
+    v--;
+    *kind = (uint32_t)(v & 3);
+    *n = (size_t)(v >> 2);
+    *s = q;
+    *p = c << 40 | (uint64_t)(q + *n - base);
+}
+
+static void minlsh__dedup_id_get(const minlsh__dedup_ids *t, uint64_t doc, uint32_t *kind,
+                                 const uint8_t **s, size_t *n) {
+    uint64_t p = t->pos[doc / MINLSH__DEDUP_ID_GROUP];
+    uint64_t k;
+    for (k = 0; k < doc % MINLSH__DEDUP_ID_GROUP; k++) minlsh__dedup_id_next(t, &p, kind, s, n);
+    minlsh__dedup_id_next(t, &p, kind, s, n);
+}
+
+/* Room for entry number t->n of bytes bytes: *out is where it goes. */
+static int minlsh__dedup_id_place(minlsh_dedup *d, size_t bytes, uint8_t **out) {
+    minlsh__dedup_ids *t = &d->ids;
+    if (t->n_chunks == 0 || t->size - t->used < bytes) {
+        size_t size = bytes > MINLSH__DEDUP_ID_CHUNK ? bytes : MINLSH__DEDUP_ID_CHUNK;
+        uint8_t *c;
+        void *v = t->chunks;
+        int rc = minlsh__reserve(&d->alloc, &v, &t->cap_chunks, t->n_chunks, t->n_chunks + 1,
+                                 sizeof *t->chunks);
+        t->chunks = (uint8_t **)v;
+        if (rc != 0) return rc;
+        c = (uint8_t *)minlsh__malloc(&d->alloc, size + 1); /* + the byte that says "next" */
+        if (c == NULL) return MINLSH_E_NOMEM;
+        if (t->n_chunks > 0) t->chunks[t->n_chunks - 1][t->used] = 0;
+        t->chunks[t->n_chunks++] = c;
+        t->bytes += size + 1;
+        t->used = 0;
+        t->size = size;
+    }
+    if (t->n % MINLSH__DEDUP_ID_GROUP == 0) {
+        size_t group = (size_t)(t->n / MINLSH__DEDUP_ID_GROUP), had = t->cap_pos;
+        void *v = t->pos;
+        int rc = minlsh__reserve(&d->alloc, &v, &t->cap_pos, group, group + 1, sizeof *t->pos);
+        t->pos = (uint64_t *)v;
+        if (rc != 0) return rc;
+        t->bytes += (t->cap_pos - had) * sizeof *t->pos;
+        t->pos[group] = (uint64_t)(t->n_chunks - 1) << 40 | t->used;
+    }
+    *out = t->chunks[t->n_chunks - 1] + t->used;
+    t->used += bytes;
+    t->n++;
+    return 0;
+}
+
+int minlsh__dedup_ids_fill(minlsh_dedup *d, uint64_t upto) {
+    while (d->ids.n < upto) {
+        uint8_t *p;
+        int rc = minlsh__dedup_id_place(d, 1, &p);
+        if (rc != 0) return rc;
+        *p = 1; /* (0 << 2 | MINLSH_DEDUP_ID_NONE) + 1 */
+    }
+    return 0;
+}
+
+void minlsh__dedup_ids_free(minlsh_dedup *d) {
+    minlsh__dedup_ids *t = &d->ids;
+    size_t i;
+    for (i = 0; i < t->n_chunks; i++) minlsh__free(&d->alloc, t->chunks[i]);
+    minlsh__free(&d->alloc, t->chunks);
+    minlsh__free(&d->alloc, t->pos);
+    for (i = 0; i < MINLSH__DEDUP_ID_SHARDS; i++) {
+        minlsh__free(&d->alloc, t->shard[i].slots);
+        minlsh__free(&d->alloc, t->shard[i].tags);
+    }
+    minlsh__free(&d->alloc, d->intake_scratch);
+}
+
+static uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n,
+                                      uint32_t kind) {
+    return minlsh__siphash24_u64(t->k0, t->k1, s, n) ^ kind;
+}
+
+/* The shard of a hash (its top bits), its slot (low bits) and tag; a
+ * document without an id, or that failed, is in no shard. */
+#define MINLSH__DEDUP_NO_SHARD 0xff
+#define MINLSH__DEDUP_ID_SHARD(h) ((size_t)((h) >> 58))
+#define MINLSH__DEDUP_ID_TAG(h) ((uint8_t)((h) >> 48))
+
+/* Slots for want ids at most 3/4 full; the ids there move over. Only the
+ * shard's owner calls this, and the entries are read only. */
+static int minlsh__dedup_id_grow(minlsh_dedup *d, minlsh__dedup_id_shard *sh, size_t want) {
+    const minlsh__dedup_ids *t = &d->ids;
+    size_t size = sh->mask ? (sh->mask + 1) * 2 : 64, i, mask;
+    uint32_t *slots;
+    uint8_t *tags;
+    while (want > size / 4 * 3) size *= 2;
+    slots = (uint32_t *)minlsh__calloc(&d->alloc, size, sizeof *slots);
+    tags = (uint8_t *)minlsh__malloc(&d->alloc, size);
+    if (slots == NULL || tags == NULL) {
+        minlsh__free(&d->alloc, slots);
+        minlsh__free(&d->alloc, tags);
+        return MINLSH_E_NOMEM;
+    }
+    mask = size - 1;
+    for (i = 0; sh->mask != 0 && i <= sh->mask; i++) {
+        uint32_t kind;
+        const uint8_t *s;
+        size_t n, at;
+        uint64_t h;
+        if (sh->slots[i] == 0) continue;
+        minlsh__dedup_id_get(t, sh->slots[i] - 1, &kind, &s, &n);
+        h = minlsh__dedup_id_hash(t, s, n, kind);
+        for (at = (size_t)h & mask; slots[at] != 0; at = (at + 1) & mask) {
+        }
+        slots[at] = sh->slots[i];
+        tags[at] = MINLSH__DEDUP_ID_TAG(h);
+    }
+    minlsh__free(&d->alloc, sh->slots);
+    minlsh__free(&d->alloc, sh->tags);
+    sh->slots = slots;
+    sh->tags = tags;
+    sh->mask = mask;
+    return 0;
+}
+
+/* ---- a batch ----------------------------------------------------------------------- */
+
+typedef struct minlsh__dedup_intake {
+    minlsh_dedup *d;
+    const minlsh_dedup_doc *docs;
+    size_t n;
+    int32_t *status;
+    uint64_t base; /* n_docs when the batch began */
+    /* per document, steps 1 and 2 */
+    uint8_t *canon;         /* canonical JSON ids, at canon_off */
+    size_t *canon_off;
+    const uint8_t **id;     /* the id as stored and compared */
+    size_t *id_n;
+    uint64_t *hash;
+    uint8_t *shard;
+    uint8_t *empty;
+    size_t *slot;           /* where its id went in its shard, or NOWHERE */
+    uint32_t *sigs;         /* made here (k each), for documents without one */
+    /* per document, step 3 */
+    uint64_t *num;          /* its number, or NONE (not added) */
+    uint64_t *rec_at;       /* its record's address */
+    uint8_t **rec_to;       /* where its record's bytes go */
+    uint8_t **id_to;        /* where its id entry goes (ids on) */
+    size_t *pend_at;        /* its pending row, or NOWHERE (empty) */
+    size_t *file_off;       /* a record for the file: its offset in the segment's */
+    uint8_t *file_buf;      /* the segment's bytes for the data file */
+    size_t seg_begin;       /* the segment step 4 works on */
+} minlsh__dedup_intake;
+
+static const uint32_t *minlsh__dedup_intake_sig(const minlsh__dedup_intake *b, size_t i) {
+    return b->docs[i].sig != NULL ? b->docs[i].sig : b->sigs + i * b->d->k;
+}
+
+/* Step 1 for documents [begin, end). */
+static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh__dedup_intake *b = (minlsh__dedup_intake *)ctx;
+    const minlsh_dedup *d = b->d;
+    int exact = d->opts.verify == MINLSH_VERIFY_EXACT;
+    size_t i, j;
+    (void)worker;
+    for (i = begin; i < end; i++) {
+        const minlsh_dedup_doc *x = &b->docs[i];
+        const uint32_t *sig = x->sig;
+        int rc = 0;
+        b->slot[i] = MINLSH__DEDUP_NOWHERE;
+        b->num[i] = MINLSH__DEDUP_NONE;
+        if (x->fp == NULL || (x->hashes == NULL && x->n > 0)) rc = MINLSH_E_NULL;
+        else if (sig != NULL && x->k_sig != d->k) rc = MINLSH_E_PARAM;
+        else if (exact && x->hashes == NULL && sig != NULL &&
+                 minlsh_signature_is_empty(sig, d->k) != 1)
+            rc = MINLSH_E_NULL; /* exact verification compares sets */
+        else if (x->id_kind > MINLSH_DEDUP_ID_JSON) rc = MINLSH_E_PARAM;
+        else if (x->id_kind != MINLSH_DEDUP_ID_NONE && x->id == NULL && x->id_n > 0)
+            rc = MINLSH_E_NULL;
+        for (j = 1; rc == 0 && j < x->n; j++)
+            if (x->hashes[j] <= x->hashes[j - 1]) rc = MINLSH_E_PARAM;
+        if (rc == 0 && sig == NULL) {
+            uint32_t *own = b->sigs + i * d->k;
+            rc = minlsh_family_sign(d->family, x->hashes, x->n, own, d->k, NULL);
+            sig = own;
+        }
+        if (rc == 0 && x->id_kind == MINLSH_DEDUP_ID_JSON) {
+            uint8_t *out = b->canon + b->canon_off[i];
+            if (minlsh_dedup_canonical_id(x->id, x->id_n, (char *)out, x->id_n + 32,
+                                          &b->id_n[i]) != 0)
+                rc = MINLSH_E_PARAM;
+            b->id[i] = out;
+        } else if (rc == 0) {
+            b->id[i] = (const uint8_t *)x->id;
+            b->id_n[i] = x->id_kind == MINLSH_DEDUP_ID_NONE ? 0 : x->id_n;
+        }
+        b->shard[i] = MINLSH__DEDUP_NO_SHARD;
+        if (rc == 0 && x->id_kind != MINLSH_DEDUP_ID_NONE) {
+            b->hash[i] = minlsh__dedup_id_hash(&d->ids, b->id[i], b->id_n[i], x->id_kind);
+            b->shard[i] = (uint8_t)MINLSH__DEDUP_ID_SHARD(b->hash[i]);
+        }
+        if (rc == 0) b->empty[i] = (uint8_t)(x->n == 0 && minlsh_signature_is_empty(sig, d->k) == 1);
+        b->status[i] = rc;
+        /* Out of memory stops the batch: nothing of it is added. */
+        if (rc == MINLSH_E_NOMEM) return rc;
+    }
+    return 0;
+}
+
+/* Does document i of the batch have the id in slot value v (a document
+ * number + 1, or a provisional one for this batch)? */
+static int minlsh__dedup_intake_same(const minlsh__dedup_intake *b, size_t i, uint32_t v) {
+    uint64_t other = (uint64_t)v - 1;
+    uint32_t kind;
+    const uint8_t *s;
+    size_t n;
+    if (other >= b->base) {
+        size_t j = (size_t)(other - b->base);
+        kind = b->docs[j].id_kind;
+        s = b->id[j];
+        n = b->id_n[j];
+    } else {
+        minlsh__dedup_id_get(&b->d->ids, other, &kind, &s, &n);
+    }
+    return kind == b->docs[i].id_kind && n == b->id_n[i] && (n == 0 || memcmp(s, b->id[i], n) == 0);
+}
+
+/* Step 2 for shards [begin, end). */
+static int minlsh__dedup_intake_ids(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh__dedup_intake *b = (minlsh__dedup_intake *)ctx;
+    size_t s, i;
+    (void)worker;
+    for (s = begin; s < end; s++) {
+        minlsh__dedup_id_shard *sh = &b->d->ids.shard[s];
+        size_t count = 0;
+        int rc;
+        /* One byte a document tells whose it is: 64 workers' walks of the
+         * batch cost little next to the lookups. */
+        for (i = 0; i < b->n; i++) count += b->shard[i] == s;
+        if (count == 0) continue;
+        if ((sh->mask == 0 || sh->n + count > (sh->mask + 1) / 4 * 3) &&
+            (rc = minlsh__dedup_id_grow(b->d, sh, sh->n + count)) != 0)
+            return rc;
+        for (i = 0; i < b->n; i++) {
+            uint64_t h = b->hash[i];
+            size_t at;
+            if (b->shard[i] != s) continue;
+            for (at = (size_t)h & sh->mask; sh->slots[at] != 0; at = (at + 1) & sh->mask)
+                if (sh->tags[at] == MINLSH__DEDUP_ID_TAG(h) &&
+                    minlsh__dedup_intake_same(b, i, sh->slots[at]))
+                    break;
+            if (sh->slots[at] != 0) {
+                b->status[i] = MINLSH_DEDUP_REPEATED_ID;
+                continue;
+            }
+            sh->slots[at] = (uint32_t)(b->base + i + 1);
+            sh->tags[at] = MINLSH__DEDUP_ID_TAG(h);
+            sh->n++;
+            b->slot[i] = at;
+        }
+    }
+    return 0;
+}
+
+/* Take the ids of documents from..n - 1 out of the tables (they will not
+ * be added). They went in last, so no other id's probe passes them. */
+static void minlsh__dedup_intake_unslot(minlsh__dedup_intake *b, size_t from) {
+    size_t i;
+    for (i = from; i < b->n; i++) {
+        if (b->slot[i] == MINLSH__DEDUP_NOWHERE) continue;
+        b->d->ids.shard[b->shard[i]].slots[b->slot[i]] = 0;
+        b->d->ids.shard[b->shard[i]].n--;
+        b->slot[i] = MINLSH__DEDUP_NOWHERE;
+    }
+}
+
+/* Step 4 for documents seg_begin + [begin, end). */
+static int minlsh__dedup_intake_copy(void *ctx, unsigned worker, size_t begin, size_t end) {
+    minlsh__dedup_intake *b = (minlsh__dedup_intake *)ctx;
+    minlsh_dedup *d = b->d;
+    int exact = d->opts.verify == MINLSH_VERIFY_EXACT;
+    size_t i;
+    (void)worker;
+    for (i = b->seg_begin + begin; i < b->seg_begin + end; i++) {
+        const minlsh_dedup_doc *x = &b->docs[i];
+        const uint32_t *sig = minlsh__dedup_intake_sig(b, i);
+        uint64_t num = b->num[i];
+        if (num == MINLSH__DEDUP_NONE) continue;
+        if (b->rec_to[i] != NULL || b->file_buf != NULL) {
+            uint8_t *to = b->rec_to[i] != NULL ? b->rec_to[i] : b->file_buf + b->file_off[i];
+            minlsh__dedup_rec head;
+            memcpy(head.fp, x->fp, sizeof head.fp);
+            head.n = exact ? x->n : 0;
+            memcpy(to, &head, sizeof head);
+            if (exact && x->n > 0) memcpy(to + sizeof head, x->hashes, x->n * sizeof *x->hashes);
+            if (!exact) memcpy(to + sizeof head, sig, (size_t)d->k * sizeof *sig);
+        }
+        d->rec[num] = b->rec_at[i];
+        if (d->lengths != NULL) d->lengths[num] = x->length;
+        if (b->pend_at[i] != MINLSH__DEDUP_NOWHERE) {
+            size_t p = b->pend_at[i];
+            d->pend_docs[p] = (uint32_t)num;
+            memcpy(d->pend_sigs + p * d->k, sig, (size_t)d->k * sizeof *sig);
+            d->pend_fps[p].key = minlsh__load64le(x->fp);
+            d->pend_fps[p].val = num;
+        }
+        if (b->id_to[i] != NULL) {
+            uint8_t *e = b->id_to[i];
+            e += minlsh__dedup_varint(e, ((uint64_t)b->id_n[i] << 2 | x->id_kind) + 1);
+            if (b->id_n[i] > 0) memcpy(e, b->id[i], b->id_n[i]);
+        }
+        if (b->slot[i] != MINLSH__DEDUP_NOWHERE)
+            d->ids.shard[b->shard[i]].slots[b->slot[i]] = (uint32_t)(num + 1);
+    }
+    return 0;
+}
+
+/* Write document i's record into buf (a record too large for the write
+ * buffer goes to the data file on its own). */
+static void minlsh__dedup_intake_record(const minlsh__dedup_intake *b, size_t i, uint8_t *buf) {
+    const minlsh_dedup_doc *x = &b->docs[i];
+    minlsh__dedup_rec head;
+    int exact = b->d->opts.verify == MINLSH_VERIFY_EXACT;
+    memcpy(head.fp, x->fp, sizeof head.fp);
+    head.n = exact ? x->n : 0;
+    memcpy(buf, &head, sizeof head);
+    if (exact && x->n > 0) memcpy(buf + sizeof head, x->hashes, x->n * sizeof *x->hashes);
+    if (!exact)
+        memcpy(buf + sizeof head, minlsh__dedup_intake_sig(b, i),
+               (size_t)b->d->k * sizeof(uint32_t));
+}
+
+/* Steps 3 and 4 for the documents from *at on, up to where the pending
+ * documents fill a batch or the data file's write buffer is full. The
+ * documents [*at, end) are added and *at moves to end; a failure stops it
+ * at the document that failed (the space taken for those after is left
+ * unused, as minlsh_dedup_add_set leaves it). */
+static int minlsh__dedup_intake_segment(minlsh__dedup_intake *b, size_t *at) {
+    minlsh_dedup *d = b->d;
+    int exact = d->opts.verify == MINLSH_VERIFY_EXACT, rc = 0, big = 0;
+    size_t i, j, begin = *at, end, pend, file_bytes = 0, want, empty = 0;
+    uint64_t next = d->n_docs, file_start = 0;
+    uint8_t *temp = NULL;
+    if (d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush(d, 1)) != 0) return rc;
+    pend = d->pend_n;
+    /* Room for the pending documents this segment may bring. */
+    for (i = begin, want = d->pend_n; i < b->n && want < d->pend_cap; i++)
+        want += b->status[i] == 0 && !b->empty[i];
+    while (d->pend_held < want)
+        if ((rc = minlsh__dedup_pend_grow(d)) != 0) return rc;
+    b->file_buf = NULL;
+    /* Step 3: the records' and the pending rows' places. */
+    for (i = begin; i < b->n; i++) {
+        const minlsh_dedup_doc *x = &b->docs[i];
+        size_t body, bytes;
+        b->rec_to[i] = NULL;
+        b->id_to[i] = NULL;
+        b->pend_at[i] = MINLSH__DEDUP_NOWHERE;
+        if (b->status[i] != 0) continue;
+        if (!b->empty[i] && pend == d->pend_cap) break; /* the next segment's */
+        if (exact && minlsh__mul_size(&body, x->n, sizeof *x->hashes) != 0) {
+            rc = MINLSH_E_TOOBIG;
+            break;
+        }
+        if (!exact) body = (size_t)d->k * sizeof(uint32_t);
+        bytes = sizeof(minlsh__dedup_rec) + body;
+        if (!minlsh__dedup_to_file(d, bytes)) {
+            if ((rc = minlsh__dedup_chunk_take(d, bytes, &b->rec_to[i])) != 0) break;
+            b->rec_at[i] = (uint64_t)(uintptr_t)b->rec_to[i];
+        } else {
+            if (big) break;
+            if ((rc = minlsh__dedup_data_start(d)) != 0) break;
+            if (file_bytes == 0) {
+                if (d->wlen + bytes > d->wcap && (rc = minlsh__dedup_wflush(d)) != 0) break;
+                file_start = d->wbase + d->wlen;
+                big = bytes > d->wcap;
+            } else if (d->wlen + file_bytes + bytes > d->wcap) {
+                break;
+            }
+            b->file_off[i] = file_bytes;
+            b->rec_at[i] = (file_start + file_bytes) | MINLSH__DEDUP_IN_FILE;
+            file_bytes += bytes;
+        }
+        if (!b->empty[i]) b->pend_at[i] = pend++;
+        b->num[i] = next++;
+    }
+    end = i;
+    if (big) {
+        /* Alone in its segment, straight to the file. */
+        for (j = begin; b->num[j] == MINLSH__DEDUP_NONE || b->rec_to[j] != NULL; j++) {
+        }
+        temp = (uint8_t *)minlsh__malloc(&d->alloc, file_bytes);
+        if (temp == NULL) rc = MINLSH_E_NOMEM;
+        else minlsh__dedup_intake_record(b, j, temp);
+        if (rc == 0) rc = minlsh__tmpfile_append(&d->data, temp, file_bytes, NULL);
+        minlsh__free(&d->alloc, temp);
+        if (rc != 0) {
+            b->num[j] = MINLSH__DEDUP_NONE;
+            return rc;
+        }
+        d->wbase += file_bytes;
+    } else if (file_bytes > 0) {
+        b->file_buf = d->wbuf + d->wlen;
+    }
+    /* The places of the ids (a failure stops the segment there). */
+    for (j = begin; j < end && d->ids.on; j++) {
+        uint64_t v;
+        int r;
+        if (b->num[j] == MINLSH__DEDUP_NONE) continue;
+        v = ((uint64_t)b->id_n[j] << 2 | b->docs[j].id_kind) + 1;
+        r = minlsh__dedup_id_place(d, minlsh__dedup_varint_size(v) + b->id_n[j], &b->id_to[j]);
+        if (r != 0) {
+            size_t k;
+            for (k = j; k < end; k++) b->num[k] = MINLSH__DEDUP_NONE;
+            rc = r;
+            end = j;
+        }
+    }
+    /* What the documents of the segment that stay take. */
+    next = d->n_docs;
+    pend = d->pend_n;
+    file_bytes = 0;
+    for (j = begin; j < end; j++) {
+        if (b->num[j] == MINLSH__DEDUP_NONE) continue;
+        next = b->num[j] + 1;
+        if (b->pend_at[j] != MINLSH__DEDUP_NOWHERE) pend = b->pend_at[j] + 1;
+        else empty++;
+    }
+    /* Step 4. */
+    b->seg_begin = begin;
+    if (big) b->file_buf = NULL; /* written already */
+    {
+        int r = minlsh__pool_run(minlsh__dedup_pool(d), end - begin, 16, minlsh__dedup_intake_copy,
+                                 b);
+        if (r != 0 && rc == 0) rc = r;
+    }
+    if (!big && b->file_buf != NULL) {
+        /* The records of the file that stay: a prefix of the segment's. */
+        size_t used = 0;
+        for (j = begin; j < end; j++)
+            if (b->num[j] != MINLSH__DEDUP_NONE && b->rec_to[j] == NULL)
+                used = b->file_off[j] + (sizeof(minlsh__dedup_rec) +
+                                         (exact ? b->docs[j].n * sizeof(uint64_t)
+                                                : (size_t)d->k * sizeof(uint32_t)));
+        d->wlen += used;
+    }
+    d->n_docs = next;
+    d->pend_n = pend;
+    d->empty += empty;
+    *at = end;
+    return rc;
+}
+
+/* The per-document scratch of a batch of n, in one allocation kept from
+ * call to call (fresh memory each batch would cost its page faults). */
+static void *minlsh__dedup_intake_scratch(minlsh__dedup_intake *b, size_t n, size_t canon,
+                                          size_t sig_words) {
+    minlsh_dedup *d = b->d;
+    size_t sizes[16], total = 0, i = 0, at = 0;
+    uint8_t *p;
+    sizes[i++] = n * sizeof *b->canon_off;
+    sizes[i++] = n * sizeof *b->id;
+    sizes[i++] = n * sizeof *b->id_n;
+    sizes[i++] = n * sizeof *b->hash;
+    sizes[i++] = n * sizeof *b->slot;
+    sizes[i++] = n * sizeof *b->num;
+    sizes[i++] = n * sizeof *b->rec_at;
+    sizes[i++] = n * sizeof *b->rec_to;
+    sizes[i++] = n * sizeof *b->id_to;
+    sizes[i++] = n * sizeof *b->pend_at;
+    sizes[i++] = n * sizeof *b->file_off;
+    sizes[i++] = n * sizeof *b->status;
+    sizes[i++] = sig_words * sizeof *b->sigs;
+    sizes[i++] = n; /* shard */
+    sizes[i++] = n; /* empty */
+    sizes[i++] = canon;
+    for (i = 0; i < 16; i++) {
+        size_t s = (sizes[i] + 7) & ~(size_t)7;
+        if (s < sizes[i] || total + s < total) return NULL;
+        total += s;
+        sizes[i] = s;
+    }
+    if (total > d->intake_bytes) {
+        minlsh__free(&d->alloc, d->intake_scratch);
+        d->intake_bytes = 0;
+        d->intake_scratch = minlsh__malloc(&d->alloc, total);
+        if (d->intake_scratch == NULL) return NULL;
+        d->intake_bytes = total;
+    }
+    p = (uint8_t *)d->intake_scratch;
+    i = 0;
+#define MINLSH__TAKE(field) (b->field = (void *)(p + at), at += sizes[i++])
+    MINLSH__TAKE(canon_off);
+    MINLSH__TAKE(id);
+    MINLSH__TAKE(id_n);
+    MINLSH__TAKE(hash);
+    MINLSH__TAKE(slot);
+    MINLSH__TAKE(num);
+    MINLSH__TAKE(rec_at);
+    MINLSH__TAKE(rec_to);
+    MINLSH__TAKE(id_to);
+    MINLSH__TAKE(pend_at);
+    MINLSH__TAKE(file_off);
+    MINLSH__TAKE(status);
+    MINLSH__TAKE(sigs);
+    MINLSH__TAKE(shard);
+    MINLSH__TAKE(empty);
+    MINLSH__TAKE(canon);
+#undef MINLSH__TAKE
+    return p;
+}
+
+/* A call that adds nothing: every status says why. */
+static int minlsh__dedup_intake_none(int32_t *status, size_t n, int rc) {
+    size_t i;
+    for (i = 0; status != NULL && i < n; i++) status[i] = rc;
+    return rc;
+}
+
+int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t n,
+                          int32_t *status) {
+    minlsh__dedup_intake b;
+    size_t i, canon = 0, unsigned_docs = 0, at = 0, sig_words;
+    int any_id = 0, rc = 0, first = 0, checked = 0, looked_up = 0;
+    void *scratch;
+    if (d == NULL || (docs == NULL && n > 0))
+        return minlsh__dedup_intake_none(status, n, MINLSH_E_NULL);
+    if (d->ran) return minlsh__dedup_intake_none(status, n, MINLSH_E_STATE);
+    if (n == 0) return 0;
+    if (n > MINLSH__DEDUP_MAX_DOCS - d->n_docs)
+        return minlsh__dedup_intake_none(status, n, MINLSH_E_TOOBIG);
+    /* The sizes of the scratch: a prefix sum, nothing per document else. */
+    for (i = 0; i < n; i++) {
+        any_id |= docs[i].id_kind != MINLSH_DEDUP_ID_NONE;
+        unsigned_docs += docs[i].sig == NULL;
+        if (docs[i].id_kind == MINLSH_DEDUP_ID_JSON) {
+            if (docs[i].id_n > SIZE_MAX / 2 - canon)
+                return minlsh__dedup_intake_none(status, n, MINLSH_E_TOOBIG);
+            canon += docs[i].id_n + 32;
+        }
+    }
+    if (minlsh__mul_size(&sig_words, unsigned_docs ? n : 0, d->k) != 0)
+        return minlsh__dedup_intake_none(status, n, MINLSH_E_TOOBIG);
+    memset(&b, 0, sizeof b);
+    b.d = d;
+    b.docs = docs;
+    b.n = n;
+    b.base = d->n_docs;
+    scratch = minlsh__dedup_intake_scratch(&b, n, canon, sig_words);
+    if (scratch == NULL) return minlsh__dedup_intake_none(status, n, MINLSH_E_NOMEM);
+    for (i = 0, canon = 0; i < n; i++) {
+        b.canon_off[i] = canon;
+        if (docs[i].id_kind == MINLSH_DEDUP_ID_JSON) canon += docs[i].id_n + 32;
+    }
+    if (any_id && !d->ids.on) {
+        /* From now on every document has an entry: those before get none. */
+        const uint8_t *key = minlsh_default_key();
+        d->ids.k0 = minlsh__load64le(key);
+        d->ids.k1 = minlsh__load64le(key + 8);
+        d->ids.on = 1;
+    }
+    if (d->ids.on) rc = minlsh__dedup_ids_fill(d, d->n_docs);
+    if (rc == 0) rc = minlsh__dedup_docs_reserve(d, n);
+    if (rc == 0)
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 16, minlsh__dedup_intake_check, &b);
+    checked = rc == 0; /* step 1 went through every document */
+    if (rc == 0 && any_id) {
+        looked_up = 1;
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), MINLSH__DEDUP_ID_SHARDS, 1,
+                              minlsh__dedup_intake_ids, &b);
+    }
+    while (rc == 0 && at < n) rc = minlsh__dedup_intake_segment(&b, &at);
+    if (rc != 0) {
+        /* Nothing from the document that failed on is added. */
+        if (looked_up) minlsh__dedup_intake_unslot(&b, at);
+        for (i = at; i < n; i++)
+            if (!checked || b.status[i] >= 0) b.status[i] = rc;
+    }
+    for (i = 0; i < n; i++) {
+        if (b.status[i] == MINLSH_DEDUP_REPEATED_ID) d->ids.repeated++;
+        if (b.status[i] < 0 && first == 0) first = b.status[i];
+        if (status != NULL) status[i] = b.status[i];
+    }
+    return minlsh__dedup_io_result(d, first);
+}
+
+int minlsh_dedup_copy_id(const minlsh_dedup *d, uint64_t doc, void *out, size_t cap,
+                         size_t *n_out, uint32_t *kind) {
+    uint32_t k = MINLSH_DEDUP_ID_NONE;
+    const uint8_t *s = NULL;
+    size_t n = 0;
+    if (d == NULL || n_out == NULL || (out == NULL && cap > 0)) return MINLSH_E_NULL;
+    if (doc >= d->n_docs) return MINLSH_E_NOTFOUND;
+    if (d->ids.on && doc < d->ids.n) minlsh__dedup_id_get(&d->ids, doc, &k, &s, &n);
+    *n_out = n;
+    if (kind != NULL) *kind = k;
+    if (n > cap) return MINLSH_E_BUFSIZE;
+    if (n > 0) memcpy(out, s, n);
+    return 0;
+}
+
+uint64_t minlsh__dedup_ids_bytes(const minlsh_dedup *d) {
+    uint64_t bytes = d->ids.bytes + d->intake_bytes;
+    size_t i;
+    for (i = 0; i < MINLSH__DEDUP_ID_SHARDS; i++)
+        if (d->ids.shard[i].mask != 0) bytes += (d->ids.shard[i].mask + 1) * 5;
+    return bytes;
+}
