@@ -11,7 +11,9 @@
  * index is loaded from INDEX at start (if it exists; a corrupt file is an
  * error, not a reason to start over) and saved atomically at exit, so a
  * crash never leaves a half-written index; INDEX.lock is held from the load
- * to the save, so several crawlers can share INDEX.
+ * to the save, so several crawlers can share INDEX. A crawler that runs for
+ * long, or in several processes at once, wants examples/crawler_store.c:
+ * the store journals each page instead of saving the whole index.
  *
  *   cc crawler.c -o crawler $(pkg-config --cflags --libs minlsh)
  */
@@ -55,6 +57,8 @@ static int sign_page(const char *path, minlsh_shinglestream *stream,
 }
 
 int main(int argc, char **argv) {
+    /* The current defaults (Unicode-aware words); NULL would mean 0.1's. */
+    minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_plan_options po = MINLSH_PLAN_OPTIONS_INIT;
     minlsh_novel_options novel = MINLSH_NOVEL_OPTIONS_INIT;
     minlsh_filelock *lock = NULL;
@@ -73,7 +77,7 @@ int main(int argc, char **argv) {
     }
     po.k = NUM_PERM;
     po.threshold = THRESHOLD;
-    if ((rc = minlsh_shingler_new(&sh, NULL, NULL)) != 0 ||
+    if ((rc = minlsh_shingler_new(&sh, &so, NULL)) != 0 ||
         (rc = minlsh_shingler_config_id(&config_id, sh)) != 0 ||
         (rc = minlsh_shinglestream_new(&stream, sh, NULL)) != 0 ||
         (rc = minlsh_shingleset_new(&set, NULL)) != 0 ||
