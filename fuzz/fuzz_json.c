@@ -10,7 +10,8 @@
  * valid UTF-8 unless the line has a \udcXX escape (a byte that is not
  * UTF-8); the text, escaped with json_escape and read back, is the same
  * bytes; any bytes escaped read back as the same bytes; the one-shot and
- * the incremental UTF-8 checks agree, whatever the chunks.
+ * the incremental UTF-8 checks agree, whatever the chunks; the line read in
+ * pieces (json_extract_stream) gives the same fields or the same message.
  */
 #include "fuzz.h"
 
@@ -18,7 +19,61 @@
 
 static const char *const field_names[8] = {"id", "text", "", "a\"b", "\xC3\xA9", "x", "0", "t\\u"};
 
-static cli_buf text, text2, esc, dec;
+static cli_buf text, text2, esc, dec, streamed;
+
+/* The line in pieces of `step` bytes, for json_extract_stream. */
+typedef struct pieces {
+    const char *p;
+    size_t n, at, step;
+} pieces;
+
+static int pieces_next(void *ctx, const unsigned char **p, size_t *n) {
+    pieces *ps = ctx;
+    if (ps->at >= ps->n) return 0;
+    *p = (const unsigned char *)ps->p + ps->at;
+    *n = ps->n - ps->at < ps->step ? ps->n - ps->at : ps->step;
+    ps->at += *n;
+    return 1;
+}
+
+static int pieces_text(void *ctx, const char *p, size_t n) {
+    (void)ctx;
+    buf_add(&streamed, p, n);
+    return 0;
+}
+
+static void pieces_restart(void *ctx) {
+    (void)ctx;
+    buf_clear(&streamed);
+}
+
+/* The same line read in pieces: the same id and text, or the same message. */
+static void check_streamed(const char *line, size_t len, const char *id_field,
+                           const char *text_field, int rc, const json_record *rec,
+                           const char *err, uint8_t sel) {
+    json_stream s;
+    pieces ps = {line, len, 0, 1 + (size_t)(sel >> 4)};
+    char got_err[200] = "";
+    int got;
+    memset(&s, 0, sizeof s);
+    s.next = pieces_next;
+    s.text = pieces_text;
+    s.restart = pieces_restart;
+    s.ctx = &ps;
+    buf_clear(&streamed);
+    got = json_extract_stream(&s, id_field, text_field, got_err, sizeof got_err);
+    if (got == JSON_BLANK) {
+        got = -1;
+        snprintf(got_err, sizeof got_err, "not a JSON object");
+    }
+    FUZZ_CHECK(got == rc);
+    if (rc != 0) FUZZ_CHECK(strcmp(got_err, err) == 0);
+    else {
+        FUZZ_CHECK(s.id.n == rec->id_len && memcmp(s.id.p, rec->id, rec->id_len) == 0);
+        FUZZ_CHECK(streamed.n == text.n && (text.n == 0 || memcmp(streamed.p, text.p, text.n) == 0));
+    }
+    json_stream_free(&s);
+}
 
 /* A JSON number token as json_extract keeps it: -?digits[.digits][e[+-]digits]. */
 static int number_chars(const char *s, size_t n) {
@@ -108,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         roundtrip(text.p, text.n, &text2);
         FUZZ_CHECK(text2.n == text.n && (text.n == 0 || memcmp(text.p, text2.p, text.n) == 0));
     }
+    check_streamed(line, len, id_field, text_field, rc, &rec, err, sel);
     /* Any bytes escaped read back as the same bytes. */
     roundtrip(line, len, &text2);
     check_utf8(line, len, sel);
@@ -115,5 +171,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     buf_free(&text2);
     buf_free(&esc);
     buf_free(&dec);
+    buf_free(&streamed);
     return 0;
 }
