@@ -74,9 +74,10 @@
  *    takes for its own changes, and minlsh_filelock's. It creates threads
  *    only in minlsh_family_sign_batch (joined before it returns) and for a
  *    dedup engine (its threads option: they wait between the engine's calls
- *    and are joined by minlsh_dedup_free).
+ *    and are joined by minlsh_dedup_free), and in a minlsh_pool (joined by
+ *    minlsh_pool_free).
  *  - Stability: everything declared here is part of the ABI from the
- *    release that added it on (version nodes MINLSH_0.1, and MINLSH_0.2.0
+ *    release that added it on (version nodes MINLSH_0.1, and MINLSH_0.2
  *    for the store and the signing schemes). Functions declared under
  *    MINLSH_EXPERIMENTAL_API (at the end of this file) may change or go in
  *    any release; they are exported in their own version node,
@@ -119,12 +120,12 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define MINLSH_VERSION_MAJOR 0
-#define MINLSH_VERSION_MINOR 1
+#define MINLSH_VERSION_MINOR 2
 #define MINLSH_VERSION_PATCH 0
 #define MINLSH_VERSION_NUMBER                                                  \
     (MINLSH_VERSION_MAJOR * 10000 + MINLSH_VERSION_MINOR * 100 +               \
      MINLSH_VERSION_PATCH)
-#define MINLSH_VERSION_STRING "0.1.0"
+#define MINLSH_VERSION_STRING "0.2.0"
 
 /* The version of the library actually linked (compare with the macros to
  * detect a header/library mismatch). */
@@ -923,7 +924,7 @@ MINLSH_API uint32_t minlsh_index_scheme(const minlsh_index *index);
 /* Store: a crawler's index in one handle                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Part of the ABI from 0.2.0 (version node MINLSH_0.2.0): the command's
+/* Part of the ABI from 0.2.0 (version node MINLSH_0.2): the command's
  * index subcommands and the Python and Go bindings run on it.
  *
  * A store is a near-duplicate index kept at a path and shared by any number

@@ -55,7 +55,7 @@ const (
 	EmptyValue       = 0xFFFFFFFF // every value of the empty set's signature
 )
 
-// Version is the version string of the linked C library, e.g. "0.1.0".
+// Version is the version string of the linked C library, e.g. "0.2.0".
 func Version() string { return C.GoString(C.minlsh_version_string()) }
 
 // VersionNumber is the linked library's major*10000 + minor*100 + patch.

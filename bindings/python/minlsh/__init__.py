@@ -48,7 +48,7 @@ for _cls in (Error, ParameterError, NoMemoryError, Shingler, ShingleStream, MinH
 del _cls
 
 #: The package version: always the version of the C library it was made for.
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Where the C library was loaded from.
 LIBRARY = _ffi.LIBRARY
@@ -84,7 +84,7 @@ __all__ = [
 
 
 def version():
-    """The version string of the loaded C library, e.g. "0.1.0"."""
+    """The version string of the loaded C library, e.g. "0.2.0"."""
     return _ffi.VERSION
 
 
