@@ -207,7 +207,9 @@ static int parse_string(jparser *j, cli_buf *out) {
     for (;;) {
         const unsigned char *run = j->p;
         int l;
-        if (j->sinking && out->n >= JSON_TEXT_PIECE && hand_on(j, out) != 0) return -1;
+        /* sinking is set only with an out to sink */
+        if (j->sinking && out != NULL && out->n >= JSON_TEXT_PIECE && hand_on(j, out) != 0)
+            return -1;
         /* Copy plain ASCII runs in one go. */
         while (j->p < j->end && *j->p >= 0x20 && *j->p < 0x80 && *j->p != '"' &&
                *j->p != '\\')
@@ -219,7 +221,7 @@ static int parse_string(jparser *j, cli_buf *out) {
         }
         if (*j->p == '"') {
             j->p++;
-            return j->sinking ? hand_on(j, out) : 0;
+            return j->sinking && out != NULL ? hand_on(j, out) : 0;
         }
         if (*j->p == '\\') {
             if (parse_escape(j, out) != 0) return -1;
