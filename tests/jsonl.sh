@@ -161,17 +161,21 @@ fits	0	kept	fits	1.0000	-" ]; then
 fi
 
 # Its memory follows the distinct shingles, not the length: held, the line
-# took 164 MiB at its peak; streamed, 43 (the summary's peak RSS).
+# took 164 MiB at its peak; streamed, 43 (the summary's peak RSS). A
+# sanitizer's allocator keeps freed blocks in quarantine, so an instrumented
+# build's RSS says nothing of this: there only the output is checked.
+peak_max=96
+if [ -n "${MINLSH_SANITIZE:-}" ]; then peak_max=1000000; fi
 if run "a 48 MB line in little memory" 0 "$M" dedup --jsonl --threads 2 "$tmp/twelve"; then
     peak=$(sed -n 's/.*peak RSS \([0-9]*\)\.[0-9] MiB.*/\1/p' "$tmp/err")
-    if [ -n "$peak" ] && [ "$peak" -lt 96 ]; then ok "a 48 MB line in little memory"
+    if [ -n "$peak" ] && [ "$peak" -lt "$peak_max" ]; then ok "a 48 MB line in little memory"
     else ko "a 48 MB line in little memory" "peak RSS '$peak' MiB, expected under 96" "$(cat "$tmp/err")"; fi
 fi
 # And copied to the output as read, through a temporary file, never whole.
 if run "a 48 MB record kept in little memory" 0 "$M" dedup --jsonl --output kept "$tmp/twelve"; then
     peak=$(sed -n 's/.*peak RSS \([0-9]*\)\.[0-9] MiB.*/\1/p' "$tmp/err")
     if ! cmp -s "$tmp/out" "$tmp/twelve"; then ko "a 48 MB record kept in little memory" "not the record as read"
-    elif [ -n "$peak" ] && [ "$peak" -lt 96 ]; then ok "a 48 MB record kept in little memory"
+    elif [ -n "$peak" ] && [ "$peak" -lt "$peak_max" ]; then ok "a 48 MB record kept in little memory"
     else ko "a 48 MB record kept in little memory" "peak RSS '$peak' MiB, expected under 96" "$(cat "$tmp/err")"; fi
 fi
 
