@@ -222,7 +222,8 @@ static int canonical_id(arena *a, job *j, const json_record *rec, const char *id
 
 static int feed_json(pipeline *pl, worker_state *w, arena *a, job *j) {
     const cli_opts *o = pl->cfg->o;
-    const char *line = pl->shingling->data.p + j->off;
+    /* A batch of refused streamed lines alone holds no bytes at all. */
+    const char *line = pl->shingling->data.p != NULL ? pl->shingling->data.p + j->off : "";
     json_record rec;
     if (j->line_read == LINE_STREAMED) {
         rec.id = line;
