@@ -385,11 +385,10 @@ static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view 
     d->record_at = j->record_at;
 }
 
-/* Step 2 for one job: report it, or offer it to the subcommand. Returns 1
- * if selected, 0 if not, or the subcommand's negative "stop". */
-static int select_job(pipeline *pl, const job *j) {
+/* A job's messages, in input order, and its counts: 1 if it is a document
+ * to offer to the subcommand, 0 if it was reported and skipped. */
+static int job_report(pipeline *pl, const job *j) {
     const char *where = input_where(&pl->in->v[j->file]);
-    doc_view d;
     pl->bytes += j->bytes;
     if (j->status == ST_FAIL) {
         cli_input_error_as(j->msg_kind, where, j->line, "%s", j->msg);
@@ -405,7 +404,7 @@ static int select_job(pipeline *pl, const job *j) {
     }
     if (j->utf8_bad)
         cli_doc_warning(CLI_W_UTF8, where, 0, "invalid UTF-8 at byte %llu; read as bytes",
-                          (unsigned long long)j->utf8_at);
+                        (unsigned long long)j->utf8_at);
     if (j->status == ST_EMPTY) {
         pl->empty++;
         if (!pl->cfg->offer_empty) {
@@ -415,6 +414,14 @@ static int select_job(pipeline *pl, const job *j) {
         cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, kept as it is");
     }
     pl->docs++;
+    return 1;
+}
+
+/* Step 2 for one job: report it, or offer it to the subcommand. Returns 1
+ * if selected, 0 if not, or the subcommand's negative "stop". */
+static int select_job(pipeline *pl, const job *j) {
+    doc_view d;
+    if (!job_report(pl, j)) return 0;
     if (pl->cfg->select == NULL) return 1;
     view_job(pl, pl->fill, j, &d);
     return pl->cfg->select(pl->cfg->ctx, &d);
@@ -561,32 +568,7 @@ static int flush(pipeline *pl) {
 /* Step 4 for one job: its messages, in input order. status: what on_batch
  * said of it, if it was offered. */
 static void report_job(pipeline *pl, const batch *b, const job *j, const int32_t *status) {
-    const char *where = input_where(&pl->in->v[j->file]);
-    pl->bytes += j->bytes;
-    if (j->status == ST_FAIL) {
-        cli_input_error_as(j->msg_kind, where, j->line, "%s", j->msg);
-        return;
-    }
-    if (j->status == ST_TOOBIG) {
-        char lim[32];
-        opts_describe_size(lim, pl->cfg->o->max_doc_size);
-        cli_doc_warning(CLI_W_TOOBIG, where, j->line,
-                        "larger than --max-doc-size %s, skipped", lim);
-        pl->too_large++;
-        return;
-    }
-    if (j->utf8_bad)
-        cli_doc_warning(CLI_W_UTF8, where, 0, "invalid UTF-8 at byte %llu; read as bytes",
-                        (unsigned long long)j->utf8_at);
-    if (j->status == ST_EMPTY) {
-        pl->empty++;
-        if (!pl->cfg->offer_empty) {
-            cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, skipped");
-            return;
-        }
-        cli_doc_warning(CLI_W_EMPTY, where, j->line, "empty document, kept as it is");
-    }
-    pl->docs++;
+    if (!job_report(pl, j)) return;
     if (status != NULL && status[j->sig_slot] != 0) {
         doc_view d;
         view_job(pl, b, j, &d);
