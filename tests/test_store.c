@@ -82,16 +82,6 @@ static void shm_end(void) {
     rmdir(sdir);
 }
 
-static void remove_store(const char *p) {
-    static const char *const sfx[] = {"", ".journal", ".lock", ".sets", ".compact.lock"};
-    char f[4300];
-    size_t i;
-    for (i = 0; i < sizeof sfx / sizeof *sfx; i++) {
-        snprintf(f, sizeof f, "%s%s", p, sfx[i]);
-        unlink(f);
-    }
-}
-
 static int add_doc(minlsh_store *s, uint64_t i, int changes, minlsh_store_result *r) {
     char text[2000], name[64];
     size_t n = doc_text(text, sizeof text, i, changes);
@@ -115,7 +105,7 @@ static void test_create_open(void) {
     minlsh_shingler_options so = MINLSH_SHINGLER_OPTIONS_INIT;
     minlsh_store *s = NULL, *t = NULL;
     uint8_t key[16] = {1, 2, 3};
-    remove_store(p);
+    tl_remove_store(p);
     EXPECT_EQ_INT(minlsh_store_open(&s, p, NULL), MINLSH_E_NOTFOUND);
     EXPECT(s == NULL);
     so.k = 3;
@@ -171,7 +161,7 @@ static void test_create_open(void) {
     EXPECT_EQ_INT(o.version, 1);
     EXPECT_EQ_INT(minlsh_store_options_init(&o, 2), MINLSH_E_VERSION);
     /* NULL shingler options at creation mean today's defaults (CJK words) */
-    remove_store(p);
+    tl_remove_store(p);
     s = open_store(p, MINLSH_STORE_CREATE);
     EXPECT_EQ_INT(minlsh_shingler_flags(minlsh_store_view_shingler(s)), MINLSH_NORM_CJK_WORDS);
     minlsh_store_free(s);
@@ -186,7 +176,7 @@ static void test_create_open(void) {
         minlsh_index_free(ix);
         minlsh_family_free(f);
     }
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 static void test_add_query_remove(void) {
@@ -196,7 +186,7 @@ static void test_add_query_remove(void) {
     char text[2000], name[64], got[64];
     uint64_t id, i;
     size_t n;
-    remove_store(p);
+    tl_remove_store(p);
     s = open_store(p, MINLSH_STORE_CREATE);
     EXPECT_OK(add_doc(s, 0, 0, &r));
     EXPECT(r.novel && r.inserted && r.id == 0 && !r.has_match);
@@ -264,7 +254,7 @@ static void test_add_query_remove(void) {
     EXPECT_OK(add_doc(s, 2000, 0, &r));
     EXPECT_EQ_U64(r.id, 54);
     minlsh_store_free(s);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 static void test_group_commit_and_handles(void) {
@@ -272,7 +262,7 @@ static void test_group_commit_and_handles(void) {
     minlsh_store *a, *b;
     minlsh_store_result r;
     uint64_t i;
-    remove_store(p);
+    tl_remove_store(p);
     a = open_store(p, MINLSH_STORE_CREATE);
     b = open_store(p, 0);
     EXPECT_OK(minlsh_store_begin(a));
@@ -309,7 +299,7 @@ static void test_group_commit_and_handles(void) {
     EXPECT_EQ_U64(minlsh_store_count(a), 23);
     minlsh_store_free(a);
     minlsh_store_free(b);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* A rollback commits nothing of what was added since begin, releases the
@@ -320,7 +310,7 @@ static void test_rollback(void) {
     minlsh_store *a, *b;
     minlsh_store_result r;
     uint64_t id;
-    remove_store(p);
+    tl_remove_store(p);
     a = open_store(p, MINLSH_STORE_CREATE);
     EXPECT_EQ_INT(minlsh_store_rollback(a), MINLSH_E_STATE);
     EXPECT_EQ_INT(minlsh_store_rollback(NULL), MINLSH_E_NULL);
@@ -363,7 +353,7 @@ static void test_rollback(void) {
     }
     minlsh_store_free(a);
     minlsh_store_free(b);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* Two processes adding at once: every add lands, with its name. */
@@ -374,7 +364,7 @@ static void test_two_processes(void) {
     int status, bad = 0;
     uint64_t i, id;
     char name[64];
-    remove_store(p);
+    tl_remove_store(p);
     s = open_store(p, MINLSH_STORE_CREATE);
     minlsh_store_free(s);
     pid = fork();
@@ -405,7 +395,7 @@ static void test_two_processes(void) {
     }
     EXPECT_MSG(bad == 0, "%s: %d names missing", p, bad);
     minlsh_store_free(s);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 static int copy_file(const char *from, const char *to) {
@@ -431,7 +421,7 @@ static void test_between_renames(void) {
     char jp[4300], saved[4300];
     minlsh_store *s;
     uint64_t i;
-    remove_store(p);
+    tl_remove_store(p);
     snprintf(jp, sizeof jp, "%s.journal", p);
     snprintf(saved, sizeof saved, "%s.journal.saved", p);
     s = open_store(p, MINLSH_STORE_CREATE);
@@ -452,7 +442,7 @@ static void test_between_renames(void) {
     s = open_store(p, MINLSH_STORE_READONLY);
     EXPECT_EQ_U64(minlsh_store_count(s), 39);
     minlsh_store_free(s);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 static void test_damaged_journal(void) {
@@ -463,7 +453,7 @@ static void test_damaged_journal(void) {
     long size, size2;
     int c;
     uint64_t i;
-    remove_store(p);
+    tl_remove_store(p);
     snprintf(jp, sizeof jp, "%s.journal", p);
     s = open_store(p, MINLSH_STORE_CREATE);
     for (i = 0; i < 20; i++) EXPECT_OK(add_doc(s, i * 4, 0, NULL));
@@ -489,7 +479,7 @@ static void test_damaged_journal(void) {
         fclose(f);
         EXPECT_MSG(size2 == size, "%s: %ld bytes, %ld before the open", jp, size2, size);
     }
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* With sets, a verdict is the exact Jaccard: a near-duplicate iff the
@@ -506,8 +496,8 @@ static void test_exact(void) {
     char qpath[4300];
     snprintf(qpath, sizeof qpath, "%s", q);
     p = store_path("store_exact.st");
-    remove_store(p);
-    remove_store(qpath);
+    tl_remove_store(p);
+    tl_remove_store(qpath);
     s = open_store(p, MINLSH_STORE_CREATE | MINLSH_STORE_SETS);
     e = open_store(qpath, MINLSH_STORE_CREATE);
     EXPECT_OK(minlsh_shingleset_new(&a, NULL));
@@ -548,8 +538,8 @@ static void test_exact(void) {
     minlsh_store_free(e);
     minlsh_shingleset_free(a);
     minlsh_shingleset_free(b);
-    remove_store(p);
-    remove_store(qpath);
+    tl_remove_store(p);
+    tl_remove_store(qpath);
 }
 
 /* A writer that adds documents and compacts now and then, reporting each
@@ -572,7 +562,7 @@ static void test_kill(void) {
     long runs = env != NULL ? atol(env) : 30, r, killed = 0;
     uint64_t next = 0, st = 99, acked_total = 0;
     minlsh_store *s;
-    remove_store(p);
+    tl_remove_store(p);
     s = open_store(p, MINLSH_STORE_CREATE);
     minlsh_store_free(s);
     for (r = 0; r < runs; r++) {
@@ -625,7 +615,7 @@ static void test_kill(void) {
     }
     printf("  %ld kill -9 runs: every committed add kept (%llu in all, %llu documents)\n", killed,
            (unsigned long long)acked_total, (unsigned long long)next);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* Every allocation of open, add, query, remove, compact and free failing
@@ -649,7 +639,7 @@ static void test_nomem(void) {
             size_t n;
             int rc;
             done = 0;
-            remove_store(p);
+            tl_remove_store(p);
             al = ta_allocator(&ta);
             o.alloc = &al;
             o.flags = MINLSH_STORE_CREATE | (sets ? MINLSH_STORE_SETS : 0);
@@ -687,7 +677,7 @@ static void test_nomem(void) {
                     char copy[4300];
                     snprintf(copy, sizeof copy, "%s.copy", p);
                     rc = minlsh_store_copy_to(s, copy, MINLSH_STORE_TRUNCATE);
-                    remove_store(copy);
+                    tl_remove_store(copy);
                 }
             }
             if (rc == 0) rc = minlsh_store_commit(s);
@@ -719,7 +709,7 @@ static void test_nomem(void) {
     minlsh_family_free(fam);
     printf("  %ld allocation-failure points\n", points);
     EXPECT(points > 50);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* Read a whole small file into buf (NUL-terminated); its length. */
@@ -747,7 +737,7 @@ static void test_legacy_command_file(void) {
     minlsh_store_result r;
     uint64_t id;
     size_t i, n;
-    remove_store(p);
+    tl_remove_store(p);
     snprintf(jp, sizeof jp, "%s.journal", p);
     EXPECT(copy_file(tl_data_path("golden/legacy_index/legacy.mlsh"), p) == 0);
     EXPECT(copy_file(tl_data_path("golden/legacy_index/legacy.mlsh.journal"), jp) == 0);
@@ -793,7 +783,7 @@ static void test_legacy_command_file(void) {
     /* the compacted file has the store's metadata, not the text */
     n = slurp(p, text, sizeof text);
     EXPECT(n > 0);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* Damaged text metadata is MINLSH_E_CORRUPT, not another format. */
@@ -819,7 +809,7 @@ static void test_legacy_damaged(void) {
     EXPECT_OK(minlsh_family_new(&fam, 128, 1, NULL));
     for (i = 0; i < sizeof metas / sizeof *metas; i++) {
         uint32_t sig[128];
-        remove_store(p);
+        tl_remove_store(p);
         EXPECT_OK(minlsh_index_new(&ix, fam, cid, 16, 8, NULL));
         /* the first names one document the index does not hold */
         if (i == 2) {
@@ -841,7 +831,7 @@ static void test_legacy_damaged(void) {
     }
     minlsh_family_free(fam);
     minlsh_shingler_free(sh);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* EXCL and TRUNCATE; ANY_KEY reads a store of another key but answers no
@@ -860,7 +850,7 @@ static void test_front_end_calls(void) {
     double sims[64];
     char text[2000];
     size_t n, m;
-    remove_store(p);
+    tl_remove_store(p);
     o.flags = MINLSH_STORE_CREATE | MINLSH_STORE_EXCL;
     o.key = key;
     EXPECT_OK(minlsh_store_open(&s, p, &o));
@@ -932,7 +922,7 @@ static void test_front_end_calls(void) {
         char copy[4300];
         uint64_t id;
         snprintf(copy, sizeof copy, "%s.copy", p);
-        remove_store(copy);
+        tl_remove_store(copy);
         EXPECT_OK(minlsh_store_copy_to(s, copy, MINLSH_STORE_EXCL));
         EXPECT_ERR(minlsh_store_copy_to(s, copy, MINLSH_STORE_EXCL), MINLSH_E_EXISTS);
         EXPECT_ERR(minlsh_store_copy_to(s, copy, 0), MINLSH_E_PARAM);
@@ -947,7 +937,7 @@ static void test_front_end_calls(void) {
         EXPECT_EQ_U64(r.id, 3);
         minlsh_store_free(t);
         t = NULL;
-        remove_store(copy);
+        tl_remove_store(copy);
     }
     EXPECT_OK(minlsh_store_set_lock_timeout(s, 5));
     EXPECT_ERR(minlsh_store_set_lock_timeout(NULL, 5), MINLSH_E_NULL);
@@ -966,7 +956,7 @@ static void test_front_end_calls(void) {
     t = open_store(p, MINLSH_STORE_READONLY);
     if (t != NULL) EXPECT_EQ_U64(minlsh_store_count(t), 3);
     minlsh_store_free(t);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* One change past the compaction point (a bulk add) stops journaling and
@@ -980,7 +970,7 @@ static void test_bulk_change(void) {
     struct stat st;
     uint64_t i, id;
     int rc = 0;
-    remove_store(p);
+    tl_remove_store(p);
     snprintf(jp, sizeof jp, "%s.journal", p);
     s = open_store(p, MINLSH_STORE_CREATE);
     t = open_store(p, MINLSH_STORE_READONLY);
@@ -1013,7 +1003,7 @@ static void test_bulk_change(void) {
     s = open_store(p, MINLSH_STORE_READONLY);
     if (s != NULL) EXPECT_EQ_U64(minlsh_store_count(s), 2501);
     minlsh_store_free(s);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 int main(void) {

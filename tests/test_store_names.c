@@ -35,16 +35,6 @@ static size_t page_name(char *buf, size_t cap, uint64_t i) {
     return (size_t)snprintf(buf, cap, "https://example.org/%llu", (unsigned long long)i);
 }
 
-static void remove_store(const char *p) {
-    static const char *const sfx[] = {"", ".journal", ".lock", ".sets", ".compact.lock"};
-    char f[4300];
-    size_t i;
-    for (i = 0; i < sizeof sfx / sizeof *sfx; i++) {
-        snprintf(f, sizeof f, "%s%s", p, sfx[i]);
-        unlink(f);
-    }
-}
-
 /* Pages first .. first + n - 1, named, always inserted; ids[i] gets page
  * i's id. */
 static void add_pages(minlsh_store *s, uint64_t first, uint64_t n, uint64_t *ids) {
@@ -85,7 +75,7 @@ static void test_built_at_first_lookup(void) {
     char text[1000];
     size_t len, opened, table;
     uint64_t id;
-    remove_store(p);
+    tl_remove_store(p);
     o.flags = MINLSH_STORE_CREATE;
     EXPECT_OK(minlsh_store_open(&s, p, &o));
     if (s == NULL) return;
@@ -113,7 +103,7 @@ static void test_built_at_first_lookup(void) {
     EXPECT_EQ_U64(ta_bytes(&ta), opened + table); /* built once */
     minlsh_store_free(s);
     EXPECT_EQ_INT(ta_blocks(&ta), 0);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* A writer changes the names; a reader that built its table before the
@@ -125,7 +115,7 @@ static void test_changes_replayed(void) {
     minlsh_store *w = NULL, *early = NULL, *late = NULL;
     char name[64], text[1000];
     uint64_t i, id;
-    remove_store(p);
+    tl_remove_store(p);
     o.flags = MINLSH_STORE_CREATE;
     EXPECT_OK(minlsh_store_open(&w, p, &o));
     if (w == NULL) return;
@@ -173,7 +163,7 @@ static void test_changes_replayed(void) {
     minlsh_store_free(early);
     minlsh_store_free(late);
     minlsh_store_free(w);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 /* PATH's metadata names two documents alike (written here through the
@@ -190,7 +180,7 @@ static void test_repeated_names(void) {
     uint64_t id = 0;
     char text[1000];
     size_t len;
-    remove_store(p);
+    tl_remove_store(p);
     snprintf(jp, sizeof jp, "%s.journal", p);
     o.flags = MINLSH_STORE_CREATE;
     EXPECT_OK(minlsh_store_open(&s, p, &o));
@@ -231,7 +221,7 @@ static void test_repeated_names(void) {
     EXPECT_ERR(minlsh_store_remove_name(s, "page-one", 8), MINLSH_E_CORRUPT);
     EXPECT_EQ_U64(minlsh_store_count(s), 2);
     minlsh_store_free(s);
-    remove_store(p);
+    tl_remove_store(p);
 }
 
 int main(void) {

@@ -151,4 +151,15 @@ static inline void tl_write_file(const char *path, const void *p, size_t len) {
     fclose(f);
 }
 
+/* Remove a store at path and every file it keeps beside it. */
+static inline void tl_remove_store(const char *path) {
+    static const char *const sfx[] = {"", ".journal", ".lock", ".sets", ".compact.lock"};
+    char f[4300];
+    size_t i;
+    for (i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+        snprintf(f, sizeof f, "%s%s", path, sfx[i]);
+        remove(f);
+    }
+}
+
 #endif
