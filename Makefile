@@ -119,8 +119,7 @@ CMAKE_SED = $(PC_SED) -e 's|@MAJOR@|$(VERSION_MAJOR)|g' -e 's|@SIZEOF_VOID_P@|$(
 
 program: $(PROGRAM)
 
-$(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h \
-                      lib/common/tmpfile.h lib/shingle/flagnames.h
+$(BUILD)/programs/%.o: programs/%.c $(wildcard programs/*.h) include/minlsh.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -Iinclude $(USER_CFLAGS) -c $< -o $@
 

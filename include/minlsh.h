@@ -19,9 +19,10 @@
  *  - Names: minlsh_<noun>_<verb>[_<part>]. The nouns of the stable part are
  *    shingler, shingleset, shinglestream, family, signature, sigmatrix,
  *    plan, index, pairs, clusters and store; the experimental part adds
- *    dedup, journal, filelock, file, preset, buckets and sets. A result built
- *    from a source is minlsh_<result>_from_<source>. Copying out of a handle
- *    into caller memory is _copy_<part>; a borrowed pointer into a handle is
+ *    dedup, journal, filelock, file, preset, buckets, sets, pool, norm
+ *    (flags) and scratch. A result built from a source is
+ *    minlsh_<result>_from_<source>. Copying out of a handle into caller
+ *    memory is _copy_<part>; a borrowed pointer into a handle is
  *    _view_<part>, valid until the handle is next modified or freed.
  *  - Errors: fallible functions return int: 0 (MINLSH_OK) on success, a
  *    negative MINLSH_E_* code otherwise; minlsh_strerror() turns it into
@@ -1838,6 +1839,75 @@ MINLSH_API int minlsh_pool_run(minlsh_pool *pool, size_t n, size_t chunk,
 MINLSH_API int minlsh_pool_start(minlsh_pool *pool, size_t n, size_t chunk,
                                  minlsh_pool_fn fn, void *ctx);
 MINLSH_API int minlsh_pool_wait(minlsh_pool *pool);
+
+/* ------------------------------------------------------------------------ */
+/* Normalisation flag names                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The MINLSH_NORM_* flags as words, one table for every front end: html,
+ * lowercase, strip-punct, collapse-space, nfkc, casefold, unicode-punct,
+ * unicode-space, fold-digits, cjk-words (MINLSH_NORM_HTML, _CASEFOLD,
+ * _PUNCT, _WHITESPACE, _NFKC, _UCASEFOLD, _UPUNCT, _UWHITESPACE, _DIGITS,
+ * _CJK_WORDS), as the minlsh command's options spell them and its older
+ * index files hold them. A word names its own bit only: casefold is
+ * MINLSH_NORM_UCASEFOLD without the ASCII twin a shingler adds. */
+
+/* The flags named by the len bytes at text: names separated by commas (one
+ * comma at the end is allowed), "none", or no bytes at all for 0. text may
+ * be NULL when len is 0. On error *flags is 0.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (an unknown or empty name).
+ * Threads: any. */
+MINLSH_API int minlsh_norm_flags_parse(uint32_t *flags, const char *text, size_t len);
+/* The names of the named bits of flags, comma-separated in the order above,
+ * or "none" when no named bit is set (bits without a name are left out), as
+ * *n_out bytes in buf, without a NUL. minlsh_norm_flags_parse reads them
+ * back. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE (*n_out: the length
+ * needed). Threads: any. */
+MINLSH_API int minlsh_norm_flags_format(uint32_t flags, char *buf, size_t cap,
+                                        size_t *n_out);
+
+/* ------------------------------------------------------------------------ */
+/* Scratch files                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A temporary file for data that does not fit a memory budget: the dedup
+ * engine keeps its spilled runs in such files, the minlsh command the input
+ * records it writes back (--output kept). The file is unlinked as soon as it
+ * is created (O_TMPFILE where the system has it), so none survives the
+ * process, however it ends. Each append reserves its range of bytes
+ * atomically, so any number of threads may append and read on one handle at
+ * once and every append lands in a range of its own. A call that fails with
+ * MINLSH_E_IO leaves errno saying why (ENOENT, ENOTDIR, EACCES, ENOSPC,
+ * EFBIG...), and the handle keeps the first such errno for any thread to
+ * read (minlsh_scratch_errno). */
+typedef struct minlsh_scratch minlsh_scratch;
+
+/* A new, empty scratch file in the folder dir (NULL or "": $TMPDIR, else
+ * /tmp). Errors: MINLSH_E_NULL, MINLSH_E_PARAM (allocator), MINLSH_E_NOMEM,
+ * MINLSH_E_IO (errno: ENOENT for a missing folder, ENOTDIR for not a folder,
+ * EACCES for one not writable, among others). */
+MINLSH_API int minlsh_scratch_open(minlsh_scratch **out, const char *dir,
+                                   const minlsh_allocator *alloc);
+/* Close the file, which gives its space back. NULL-safe; not while another
+ * thread uses the handle. */
+MINLSH_API void minlsh_scratch_free(minlsh_scratch *scratch);
+/* Append len bytes (data may be NULL when len is 0); *off (may be NULL)
+ * receives the offset they start at. A failed append still takes its range:
+ * the size counts it and its bytes are unspecified.
+ * Errors: MINLSH_E_NULL, MINLSH_E_IO (a full disk, a file size limit).
+ * Threads: any, on the same handle too (appends and reads). */
+MINLSH_API int minlsh_scratch_append(uint64_t *off, minlsh_scratch *scratch,
+                                     const void *data, size_t len);
+/* Read the len bytes at off (buf may be NULL when len is 0).
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (the range ends past
+ * minlsh_scratch_size), MINLSH_E_IO. Threads: any. */
+MINLSH_API int minlsh_scratch_read(const minlsh_scratch *scratch, uint64_t off,
+                                   void *buf, size_t len);
+/* The bytes appended so far: where the next append starts. Threads: any. */
+MINLSH_API uint64_t minlsh_scratch_size(const minlsh_scratch *scratch);
+/* The errno of the first failure on the handle (0: none), whichever thread
+ * met it. Threads: any. */
+MINLSH_API int minlsh_scratch_errno(const minlsh_scratch *scratch);
 
 /* ------------------------------------------------------------------------ */
 /* Dedup engine                                                             */

@@ -38,9 +38,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../lib/common/tmpfile.h"
-#include "../lib/shingle/flagnames.h"
-
 /* Exit statuses. */
 #define CLI_OK 0     /* everything went well */
 #define CLI_FAILED 1 /* some inputs failed, or the run could not complete */
@@ -435,7 +432,8 @@ typedef struct jsonl_streamer {
      * document finishes it (and may leave an empty stream in its place). */
     minlsh_shinglestream *stream;
     uint64_t text_bytes;
-    minlsh__tmpfile record; /* the records, each where its line said */
+    minlsh_scratch *record; /* the records, each where its line said; NULL
+                               until the first long line with keep_records */
     json_stream js;
 } jsonl_streamer;
 
@@ -589,13 +587,13 @@ typedef struct doc_view {
                            byte-order mark); NULL for whole files, and for
                            a line too long to hold: */
     size_t record_n;
-    const minlsh__tmpfile *record_file; /* that line's record, record_n bytes */
+    const minlsh_scratch *record_file; /* that line's record, record_n bytes */
     uint64_t record_at;                 /* at record_at in this file */
 } doc_view;
 
 /* Append d's record, which is in d->record_file, to `to` a piece at a
  * time; *at: where it starts. Errors: MINLSH_E_IO (jsonstream.c). */
-int doc_record_copy(minlsh__tmpfile *to, const doc_view *d, uint64_t *at);
+int doc_record_copy(minlsh_scratch *to, const doc_view *d, uint64_t *at);
 
 typedef struct pipeline_cfg {
     const cli_opts *o;

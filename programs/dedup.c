@@ -110,14 +110,14 @@ typedef struct dedup {
     minlsh_pool *pool;
     uint32_t k;
     int keep_records;
-    minlsh__tmpfile spool;
+    minlsh_scratch *spool;
     uint64_t *off;
     size_t n_off, cap_off;
     /* the batch being handed over: per good document */
     minlsh_dedup_doc *docs;
     const char **rec;  /* its record (or path), for the spool */
     uint64_t *rec_n;
-    const minlsh__tmpfile **rec_file; /* or a long line's record, in this file */
+    const minlsh_scratch **rec_file; /* or a long line's record, in this file */
     uint64_t *rec_at;                 /* at this offset */
     int32_t *status;
     size_t cap_batch;
@@ -203,7 +203,7 @@ static int spool_range(void *ctx, uint32_t worker, size_t begin, size_t end) {
  * the spool in one append: their places are a prefix sum, the copies are
  * the pool's. */
 static void spool_batch(dedup *D, size_t n) {
-    uint64_t at = minlsh__tmpfile_size(&D->spool), first;
+    uint64_t at = minlsh_scratch_size(D->spool), first;
     size_t i, bytes = 0;
     void *v = D->off;
     int rc;
@@ -220,11 +220,11 @@ static void spool_batch(dedup *D, size_t n) {
                 d.record_file = D->rec_file[i];
                 d.record_at = D->rec_at[i];
                 d.record_n = D->rec_n[i];
-                rc = doc_record_copy(&D->spool, &d, &first);
+                rc = doc_record_copy(D->spool, &d, &first);
             } else {
-                rc = minlsh__tmpfile_append(&D->spool, D->rec[i], (size_t)D->rec_n[i], &first);
+                rc = minlsh_scratch_append(&first, D->spool, D->rec[i], (size_t)D->rec_n[i]);
             }
-            if (rc != 0) dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+            if (rc != 0) dedup_die_tmp(D->o, minlsh_scratch_errno(D->spool));
             D->off[D->n_off++] = first;
             D->off[D->n_off] = first + D->rec_n[i];
         }
@@ -240,8 +240,8 @@ static void spool_batch(dedup *D, size_t n) {
     buf_clear(&D->spool_buf);
     buf_reserve(&D->spool_buf, bytes + 1);
     if ((rc = minlsh_pool_run(D->pool, n, 64, spool_range, D)) != 0) dedup_die(D->o, rc);
-    if (minlsh__tmpfile_append(&D->spool, D->spool_buf.p, bytes, &first) != 0)
-        dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+    if (minlsh_scratch_append(&first, D->spool, D->spool_buf.p, bytes) != 0)
+        dedup_die_tmp(D->o, minlsh_scratch_errno(D->spool));
     (void)first;
 }
 
@@ -429,8 +429,8 @@ static void write_chunk(const dedup *D, const chunk_out *c, unsigned char *piece
         from = k->at;
         while (done < k->len) {
             size_t n = k->len - done < cap ? (size_t)(k->len - done) : cap;
-            if (minlsh__tmpfile_read(&D->spool, k->off + done, piece, n) != 0)
-                dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+            if (minlsh_scratch_read(D->spool, k->off + done, piece, n) != 0)
+                dedup_die_tmp(D->o, minlsh_scratch_errno(D->spool));
             fwrite(piece, 1, n, stdout);
             done += n;
         }
@@ -477,7 +477,7 @@ static size_t write_in_order(const dedup *D, minlsh_pool *pool, doc_writer fn, v
         if (chunks[cur] == 0) break;
         if ((rc = minlsh_pool_wait(pool)) != 0) {
             /* On a worker: errno stayed there; the spool keeps its own. */
-            if (rc == MINLSH_E_IO) dedup_die_tmp(D->o, minlsh__tmpfile_errno(&D->spool));
+            if (rc == MINLSH_E_IO) dedup_die_tmp(D->o, minlsh_scratch_errno(D->spool));
             dedup_die(D->o, rc);
         }
         prev->first = now->first + (uint64_t)chunks[cur] * WRITE_CHUNK;
@@ -542,7 +542,7 @@ static int write_record(void *ctx, uint32_t worker, chunk_out *co, uint64_t doc,
     }
     if (b != out) buf_clear(b);
     buf_reserve(b, len + 1);
-    if (minlsh__tmpfile_read(&D->spool, D->off[doc], b->p + b->n, len) != 0) return MINLSH_E_IO;
+    if (minlsh_scratch_read(D->spool, D->off[doc], b->p + b->n, len) != 0) return MINLSH_E_IO;
     b->n += len;
     if (b != out) {
         cli_name nm;
@@ -727,11 +727,10 @@ int cmd_dedup(cli_opts *o) {
     cfg.report = dedup_report;
     cfg.offer_empty = 1; /* the engine keeps them, each on its own */
     cfg.canonical_ids = 1;
-    minlsh__tmpfile_init(&D.spool);
     D.keep_records = o->output == OUTPUT_KEPT || o->output == OUTPUT_DROPPED;
     cfg.keep_records = D.keep_records;
-    if (D.keep_records && minlsh__tmpfile_open(&D.spool, o->tmpdir) != 0)
-        dedup_die_tmp(o, minlsh__tmpfile_errno(&D.spool));
+    if (D.keep_records && (rc = minlsh_scratch_open(&D.spool, o->tmpdir, NULL)) != 0)
+        dedup_die(o, rc);
     cfg.ctx = &D;
     marks[0] = stage_now();
     pipeline_run_paths(&cfg, o->args, o->n_args, "dedup:", &ri.st);
@@ -765,7 +764,7 @@ int cmd_dedup(cli_opts *o) {
     if (o->stats) print_stats(&ri.st, marks);
     minlsh_dedup_free(D.engine);
     minlsh_pool_free(D.pool);
-    minlsh__tmpfile_close(&D.spool);
+    minlsh_scratch_free(D.spool);
     free(D.off);
     free(D.docs);
     free(D.rec);

@@ -12,6 +12,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +48,8 @@ CLI_NORETURN static void die_tmp(const cli_opts *o, int err) {
 static int give(line_source *src, const unsigned char *p, size_t n,
                 const unsigned char **piece, size_t *n_out) {
     jsonl_streamer *ls = src->ls;
-    if (ls->keep_records && minlsh__tmpfile_append(&ls->record, p, n, NULL) != 0)
-        die_tmp(ls->o, minlsh__tmpfile_errno(&ls->record));
+    if (ls->keep_records && minlsh_scratch_append(NULL, ls->record, p, n) != 0)
+        die_tmp(ls->o, minlsh_scratch_errno(ls->record));
     src->record_n += n;
     *piece = p;
     *n_out = n;
@@ -148,7 +149,6 @@ void jsonl_streamer_init(jsonl_streamer *ls, const cli_opts *o, const minlsh_shi
     ls->o = o;
     ls->shingler = sh;
     ls->keep_records = keep_records;
-    minlsh__tmpfile_init(&ls->record);
     ls->js.next = source_next;
     ls->js.text = text_feed;
     ls->js.restart = text_restart;
@@ -168,9 +168,11 @@ void jsonl_read_long_line(jsonl_streamer *ls, jsonl_long_line *out, const char *
     }
     minlsh_shinglestream_reset(ls->stream);
     ls->text_bytes = 0;
-    if (ls->keep_records && ls->record.fd < 0 &&
-        minlsh__tmpfile_open(&ls->record, ls->o->tmpdir) != 0)
-        die_tmp(ls->o, minlsh__tmpfile_errno(&ls->record));
+    if (ls->keep_records && ls->record == NULL &&
+        (rc = minlsh_scratch_open(&ls->record, ls->o->tmpdir, NULL)) != 0) {
+        if (rc == MINLSH_E_IO) die_tmp(ls->o, errno);
+        cli_die_lib("temporary file", rc);
+    }
     src.ls = ls;
     src.s = s;
     src.chunk = chunk;
@@ -184,7 +186,7 @@ void jsonl_read_long_line(jsonl_streamer *ls, jsonl_long_line *out, const char *
     }
     src.head = (const unsigned char *)head;
     src.head_n = head_n;
-    out->record_at = minlsh__tmpfile_size(&ls->record);
+    out->record_at = minlsh_scratch_size(ls->record);
     ls->js.ctx = &src;
     rc = json_extract_stream(&ls->js, ls->o->id_field, ls->o->text_field, out->msg,
                              sizeof out->msg);
@@ -206,26 +208,28 @@ void jsonl_read_long_line(jsonl_streamer *ls, jsonl_long_line *out, const char *
     *rest_end = src.end;
 }
 
-int doc_record_copy(minlsh__tmpfile *to, const doc_view *d, uint64_t *at) {
+int doc_record_copy(minlsh_scratch *to, const doc_view *d, uint64_t *at) {
     unsigned char buf[16384];
     uint64_t done = 0;
-    int rc = minlsh__tmpfile_append(to, NULL, 0, at);
+    int rc = minlsh_scratch_append(at, to, NULL, 0);
     while (rc == 0 && done < d->record_n) {
         size_t n = d->record_n - done < sizeof buf ? (size_t)(d->record_n - done) : sizeof buf;
-        rc = minlsh__tmpfile_read(d->record_file, d->record_at + done, buf, n);
-        if (rc == 0) rc = minlsh__tmpfile_append(to, buf, n, NULL);
+        rc = minlsh_scratch_read(d->record_file, d->record_at + done, buf, n);
+        if (rc == 0) rc = minlsh_scratch_append(NULL, to, buf, n);
         done += n;
     }
     return rc;
 }
 
 void jsonl_streamer_records_done(jsonl_streamer *ls) {
-    minlsh__tmpfile_close(&ls->record);
+    minlsh_scratch_free(ls->record);
+    ls->record = NULL;
 }
 
 void jsonl_streamer_free(jsonl_streamer *ls) {
     minlsh_shinglestream_free(ls->stream);
     ls->stream = NULL;
     json_stream_free(&ls->js);
-    minlsh__tmpfile_close(&ls->record);
+    minlsh_scratch_free(ls->record);
+    ls->record = NULL;
 }

@@ -254,10 +254,10 @@ int opts_parse_shingle(const char *s, uint32_t *unit, uint32_t *k) {
     return -1;
 }
 
-/* The names are the library's (lib/shingle/flagnames.h): the command's
- * older index files hold them too. */
+/* The names are the library's: the command's older index files hold them
+ * too. */
 int opts_parse_flags(const char *s, uint32_t *flags) {
-    return minlsh__norm_flags_parse(s, strlen(s), flags) == 0 ? 0 : -1;
+    return minlsh_norm_flags_parse(flags, s, strlen(s)) == 0 ? 0 : -1;
 }
 
 void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k) {
@@ -269,9 +269,12 @@ void opts_describe_shingle(cli_buf *b, uint32_t unit, uint32_t k) {
 }
 
 void opts_describe_flags(cli_buf *b, uint32_t flags) {
-    char text[MINLSH__NORM_FLAGS_TEXT_MAX];
-    if (minlsh__norm_flags_format(flags, text, sizeof text, NULL) != 0) text[0] = '\0';
-    buf_adds(b, text);
+    size_t n = 0;
+    (void)minlsh_norm_flags_format(flags, NULL, 0, &n); /* asks the length */
+    buf_reserve(b, n);
+    if (minlsh_norm_flags_format(flags, b->p + b->n, n, NULL) != 0) return;
+    b->n += n;
+    b->p[b->n] = '\0';
 }
 
 /* ---- the parser --------------------------------------------------------- */

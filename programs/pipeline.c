@@ -380,7 +380,7 @@ static void view_job(const pipeline *pl, const batch *b, const job *j, doc_view 
     d->name_hash = j->name_hash;
     d->record = j->kind == JOB_JSON && j->line_read == LINE_HELD ? b->data.p + j->off : NULL;
     d->record_n = j->kind != JOB_JSON ? 0 : j->line_read == LINE_HELD ? j->len : j->record_n;
-    d->record_file = j->kind == JOB_JSON && j->line_read == LINE_STREAMED ? &pl->big.record
+    d->record_file = j->kind == JOB_JSON && j->line_read == LINE_STREAMED ? pl->big.record
                                                                            : NULL;
     d->record_at = j->record_at;
 }

@@ -2,8 +2,9 @@
 # ABI hygiene: the shared library exports exactly the header's functions, all
 # in the version script; the static archive defines no global symbol without
 # the minlsh prefix and neither has the test-only hooks; the version agrees in the header, the map, the CHANGELOG,
-# the Makefile's file names and at run time; the header compiles as C99
-# (pedantic) and C++ and can be included twice.
+# the Makefile's file names and at run time; the command and the bindings
+# include nothing under lib/; the header compiles as C99 (pedantic) and C++
+# and can be included twice.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
@@ -113,6 +114,22 @@ C
 if $CC -Iinclude "$tmp/ver.c" -o "$tmp/ver" -L"$BUILD" -lminlsh ${TEST_LDFLAGS:-} 2>"$tmp/ver.err" &&
    [ "$(LD_LIBRARY_PATH=$BUILD "$tmp/ver")" = "$hstring" ]; then ok runtime_version
 else ko runtime_version "$(head -n 3 "$tmp/ver.err")"; fi
+
+# The command and the bindings use the library through include/minlsh.h
+# alone: no #include may reach into lib/, by a relative path
+# ("../lib/common/pool.h") or by a layer's name ("common/pool.h", as with
+# -Ilib).
+bad=$(grep -rnE '#[[:space:]]*include[[:space:]]*["<]' programs bindings \
+          --include='*.c' --include='*.h' --include='*.go' --include='*.pyx' |
+      while IFS= read -r hit; do
+          file=${hit%%:*}
+          target=$(printf '%s\n' "$hit" | sed -n 's/.*#[[:space:]]*include[[:space:]]*["<]\([^">]*\)[">].*/\1/p')
+          resolved=$(realpath -m "$(dirname "$file")/$target")
+          case $resolved/ in "$(pwd)"/lib/*) echo "$hit"; continue ;; esac
+          case $target in */*) [ -e "lib/$target" ] && echo "$hit" ;; esac
+      done | head -n 5)
+if [ -z "$bad" ]; then ok front_ends_include_only_public_header
+else ko front_ends_include_only_public_header "$bad"; fi
 
 if $CC -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header/c99.c -o "$tmp/c99.o" 2>"$tmp/c99.err"
 then ok header_c99_pedantic; else ko header_c99_pedantic "$(head -n 5 "$tmp/c99.err")"; fi

@@ -13,7 +13,6 @@
 
 #include <minlsh.h>
 
-#include "shingle/flagnames.h"
 #include "shingle/shingle.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -1721,41 +1720,105 @@ static void test_bounded_memory(void) {
     free(doc);
 }
 
-/* The flag names' one table: every flag has a name, the text reads back as
- * the same flags, and the order and spelling are those the command's older
- * index files hold (a change would make them unreadable). */
+/* The flag names' one table (minlsh_norm_flags_parse and _format): every
+ * flag has a name, every combination reads back as the same flags, and the
+ * order and spelling are those the command's older index files hold (a
+ * change would make them unreadable). */
 static void test_norm_flag_names(void) {
-    char text[MINLSH__NORM_FLAGS_TEXT_MAX], small[5];
-    uint32_t flags = 0, bit;
+    static const char all[] = "html,lowercase,strip-punct,collapse-space,nfkc,casefold,"
+                              "unicode-punct,unicode-space,fold-digits,cjk-words";
+    const uint32_t named = MINLSH_NORM_ALL | MINLSH_NORM_UNICODE;
+    char text[256], small[8];
+    uint32_t flags = 0, bit, combo;
     size_t n = 0;
-    EXPECT_OK(minlsh__norm_flags_format(MINLSH_NORM_ALL | MINLSH_NORM_UNICODE, text,
-                                        sizeof text, &n));
-    EXPECT_MSG(strcmp(text, "html,lowercase,strip-punct,collapse-space,nfkc,casefold,"
-                            "unicode-punct,unicode-space,fold-digits,cjk-words") == 0 &&
-                   n == strlen(text),
-               "all flags: '%s' (%zu)", text, n);
-    EXPECT_OK(minlsh__norm_flags_parse(text, n, &flags));
-    EXPECT_EQ_U64(flags, MINLSH_NORM_ALL | MINLSH_NORM_UNICODE);
+    EXPECT_OK(minlsh_norm_flags_format(named, text, sizeof text, &n));
+    EXPECT_MSG(n == strlen(all) && memcmp(text, all, n) == 0, "all flags: '%.*s' (%zu)",
+               (int)n, text, n);
+    EXPECT_OK(minlsh_norm_flags_parse(&flags, text, n));
+    EXPECT_EQ_U64(flags, named);
+    EXPECT_EQ_INT(named, 0x3FF); /* ten named bits, the loop below covers them all */
     for (bit = 1; bit <= MINLSH_NORM_CJK_WORDS; bit <<= 1) {
-        EXPECT_OK(minlsh__norm_flags_format(bit, text, sizeof text, &n));
-        EXPECT_MSG(strcmp(text, "none") != 0, "flag 0x%x has no name", (unsigned)bit);
-        EXPECT_OK(minlsh__norm_flags_parse(text, n, &flags));
-        EXPECT_EQ_U64(flags, bit);
+        EXPECT_OK(minlsh_norm_flags_format(bit, text, sizeof text, &n));
+        EXPECT_MSG(!(n == 4 && memcmp(text, "none", 4) == 0), "flag 0x%x has no name",
+                   (unsigned)bit);
+        EXPECT_MSG(memchr(text, ',', n) == NULL, "flag 0x%x: '%.*s'", (unsigned)bit, (int)n,
+                   text);
     }
-    EXPECT_OK(minlsh__norm_flags_format(0, text, sizeof text, &n));
-    EXPECT_MSG(strcmp(text, "none") == 0 && n == 4, "no flag: '%s'", text);
-    EXPECT_OK(minlsh__norm_flags_parse("none", 4, &flags));
+    /* Every combination round-trips, and its text is the names in table
+     * order: the text of the low bits, a comma, the text of the high bits. */
+    for (combo = 0; combo <= named; combo++) {
+        flags = 0xFFFFFFFFu;
+        EXPECT_OK(minlsh_norm_flags_format(combo, text, sizeof text, &n));
+        EXPECT_OK(minlsh_norm_flags_parse(&flags, text, n));
+        if (flags != combo) {
+            EXPECT_MSG(0, "0x%x -> '%.*s' -> 0x%x", (unsigned)combo, (int)n, text,
+                       (unsigned)flags);
+            break;
+        }
+    }
+    /* Bits without a name are left out; none left is "none". */
+    EXPECT_OK(minlsh_norm_flags_format(0x80000000u, text, sizeof text, &n));
+    EXPECT_MSG(n == 4 && memcmp(text, "none", 4) == 0, "unnamed bit: '%.*s'", (int)n, text);
+    EXPECT_OK(minlsh_norm_flags_format(0x80000000u | MINLSH_NORM_HTML, text, sizeof text, &n));
+    EXPECT_MSG(n == 4 && memcmp(text, "html", 4) == 0, "html + unnamed: '%.*s'", (int)n, text);
+
+    EXPECT_OK(minlsh_norm_flags_format(0, text, sizeof text, &n));
+    EXPECT_MSG(n == 4 && memcmp(text, "none", 4) == 0, "no flag: '%.*s'", (int)n, text);
+    flags = 7;
+    EXPECT_OK(minlsh_norm_flags_parse(&flags, "none", 4));
     EXPECT_EQ_U64(flags, 0);
-    EXPECT_OK(minlsh__norm_flags_parse("lowercase,html,", 15, &flags));
+    flags = 7;
+    EXPECT_OK(minlsh_norm_flags_parse(&flags, "", 0));
+    EXPECT_EQ_U64(flags, 0);
+    flags = 7;
+    EXPECT_OK(minlsh_norm_flags_parse(&flags, NULL, 0));
+    EXPECT_EQ_U64(flags, 0);
+    /* one comma at the end is allowed, in any order */
+    EXPECT_OK(minlsh_norm_flags_parse(&flags, LIT("lowercase,html,")));
     EXPECT_EQ_U64(flags, MINLSH_NORM_CASEFOLD | MINLSH_NORM_HTML);
-    EXPECT_ERR(minlsh__norm_flags_parse("html,,lowercase", 15, &flags), MINLSH_E_PARAM);
-    EXPECT_ERR(minlsh__norm_flags_parse("htm", 3, &flags), MINLSH_E_PARAM);
-    /* the length given is the name's end: "html" is not read as "htmlx" */
-    EXPECT_OK(minlsh__norm_flags_parse("htmlx", 4, &flags));
+    EXPECT_OK(minlsh_norm_flags_parse(&flags, LIT("casefold")));
+    EXPECT_EQ_U64(flags, MINLSH_NORM_UCASEFOLD); /* its own bit, not the twin */
+    /* the length given is the text's end: "html" is not read as "htmlx" */
+    EXPECT_OK(minlsh_norm_flags_parse(&flags, "htmlx", 4));
     EXPECT_EQ_U64(flags, MINLSH_NORM_HTML);
-    EXPECT_ERR(minlsh__norm_flags_format(MINLSH_NORM_HTML, small, 4, &n), MINLSH_E_BUFSIZE);
-    EXPECT_EQ_U64(n, 4);
-    EXPECT_OK(minlsh__norm_flags_format(MINLSH_NORM_HTML, small, 5, NULL));
+    /* unknown and empty names; *flags is 0 after each */
+    {
+        static const char *const bad[] = {"htm", "HTML", "html,bogus", "html ", " html",
+                                          ",", ",html", "html,,lowercase", "html,,",
+                                          "none,", "none,html", "html,none", "nonex"};
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            flags = 7;
+            EXPECT_MSG(minlsh_norm_flags_parse(&flags, bad[i], strlen(bad[i])) ==
+                               MINLSH_E_PARAM &&
+                           flags == 0,
+                       "'%s' gave flags 0x%x", bad[i], (unsigned)flags);
+        }
+    }
+    EXPECT_ERR(minlsh_norm_flags_parse(NULL, "html", 4), MINLSH_E_NULL);
+    flags = 7;
+    EXPECT_ERR(minlsh_norm_flags_parse(&flags, NULL, 4), MINLSH_E_NULL);
+    EXPECT_EQ_U64(flags, 0);
+
+    /* A short buffer: BUFSIZE and the length needed (no NUL is written, so
+     * the length is the room needed), the buffer untouched. */
+    memset(small, 'x', sizeof small);
+    n = 0;
+    EXPECT_ERR(minlsh_norm_flags_format(MINLSH_NORM_HTML | MINLSH_NORM_NFKC, small, 8, &n),
+               MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, 9); /* "html,nfkc" */
+    EXPECT_MSG(memcmp(small, "xxxxxxxx", 8) == 0, "short buffer written");
+    n = 0;
+    EXPECT_ERR(minlsh_norm_flags_format(0, small, 3, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, 4); /* "none" */
+    n = 0;
+    EXPECT_ERR(minlsh_norm_flags_format(named, NULL, 0, &n), MINLSH_E_BUFSIZE);
+    EXPECT_EQ_U64(n, strlen(all));
+    EXPECT_ERR(minlsh_norm_flags_format(MINLSH_NORM_HTML, NULL, 4, &n), MINLSH_E_NULL);
+    /* exactly the length fits, and nothing is written past it */
+    memset(small, 'x', sizeof small);
+    EXPECT_OK(minlsh_norm_flags_format(MINLSH_NORM_HTML, small, 4, NULL));
+    EXPECT_MSG(memcmp(small, "htmlxxxx", 8) == 0, "exact buffer: '%.8s'", small);
 }
 
 int main(void) {

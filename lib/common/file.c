@@ -1,5 +1,6 @@
-/* Files: the atomic writer, whole-file reads, read-only mappings and the
- * header shared by every minlsh file. POSIX. */
+/* Files: the atomic writer, whole-file reads, read-only mappings, the
+ * header shared by every minlsh file, and scratch files (minlsh__tmpfile
+ * and the public minlsh_scratch around one). POSIX. */
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -841,4 +842,60 @@ void minlsh__tmpfile_close(minlsh__tmpfile *t) {
     if (t->fd >= 0) (void)close(t->fd);
     t->fd = -1;
     t->size = 0;
+}
+
+/* The public handle: the same file, with the allocator that made it. */
+struct minlsh_scratch {
+    minlsh__tmpfile file;
+    minlsh_allocator alloc;
+};
+
+int minlsh_scratch_open(minlsh_scratch **out, const char *dir, const minlsh_allocator *alloc) {
+    minlsh_allocator al;
+    minlsh_scratch *s;
+    int rc, err;
+    if (out == NULL) return MINLSH_E_NULL;
+    *out = NULL;
+    if ((rc = minlsh__alloc_setup(&al, alloc)) != 0) return rc;
+    s = (minlsh_scratch *)minlsh__malloc(&al, sizeof *s);
+    if (s == NULL) return MINLSH_E_NOMEM;
+    s->alloc = al;
+    if ((rc = minlsh__tmpfile_open(&s->file, dir)) != 0) {
+        err = errno; /* a caller's free function may change it */
+        minlsh__free(&al, s);
+        errno = err;
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void minlsh_scratch_free(minlsh_scratch *scratch) {
+    minlsh_allocator al;
+    if (scratch == NULL) return;
+    minlsh__tmpfile_close(&scratch->file);
+    al = scratch->alloc;
+    minlsh__free(&al, scratch);
+}
+
+int minlsh_scratch_append(uint64_t *off, minlsh_scratch *scratch, const void *data,
+                          size_t len) {
+    if (scratch == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
+    return minlsh__tmpfile_append(&scratch->file, data, len, off);
+}
+
+int minlsh_scratch_read(const minlsh_scratch *scratch, uint64_t off, void *buf, size_t len) {
+    uint64_t size;
+    if (scratch == NULL || (buf == NULL && len > 0)) return MINLSH_E_NULL;
+    size = minlsh__tmpfile_size(&scratch->file);
+    if (off > size || (uint64_t)len > size - off) return MINLSH_E_PARAM;
+    return minlsh__tmpfile_read(&scratch->file, off, buf, len);
+}
+
+uint64_t minlsh_scratch_size(const minlsh_scratch *scratch) {
+    return scratch != NULL ? minlsh__tmpfile_size(&scratch->file) : 0;
+}
+
+int minlsh_scratch_errno(const minlsh_scratch *scratch) {
+    return scratch != NULL ? minlsh__tmpfile_errno(&scratch->file) : 0;
 }

@@ -1,9 +1,9 @@
 /*
  * Scratch files, for data that does not fit a memory budget: the dedup
- * engine's runs and sets, and the minlsh command's copy of its input
- * records. Internal: never installed, every name minlsh__tmpfile_*, hidden
- * in the shared library. Self-contained (needs only minlsh.h), like pool.h,
- * so that the command can include it by its path. Implemented in file.c.
+ * engine's runs and sets, held in place inside its handle. Internal: never
+ * installed, every name minlsh__tmpfile_*, hidden in the shared library.
+ * The public handle minlsh_scratch (minlsh.h) wraps one for front ends.
+ * Implemented in file.c.
  */
 #ifndef MINLSH_COMMON_TMPFILE_H
 #define MINLSH_COMMON_TMPFILE_H

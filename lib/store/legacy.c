@@ -14,7 +14,6 @@
  * compaction writes the store's own metadata.
  */
 #include "store.h"
-#include "shingle/flagnames.h"
 
 #include <stdlib.h>
 
@@ -115,8 +114,8 @@ static int minlsh__legacy_header(const uint8_t *data, size_t len, minlsh__store_
             rc = minlsh__legacy_shingle(eq + 1, n - kn - 1, cfg);
         } else if (minlsh__legacy_eq(line, kn, "normalize")) {
             seen |= 2;
-            /* the command's option names (shingle/flagnames.h) */
-            rc = minlsh__norm_flags_parse((const char *)(eq + 1), n - kn - 1, &cfg->norm) == 0
+            /* the command's option names (shingle/flagnames.c) */
+            rc = minlsh_norm_flags_parse(&cfg->norm, (const char *)(eq + 1), n - kn - 1) == 0
                      ? 0
                      : MINLSH_E_CORRUPT;
         } else if (minlsh__legacy_eq(line, kn, "threshold")) {

@@ -492,6 +492,7 @@ _PROTOTYPES = [
     ("minlsh_preset_count", c_uint32, []),
     ("minlsh_preset_get", c_int, [POINTER(Preset), c_uint32]),
     ("minlsh_preset_find", c_int, [POINTER(Preset), c_char_p]),
+    ("minlsh_norm_flags_format", c_int, [c_uint32, c_char_p, c_size_t, sizep]),
     ("minlsh_filelock_new", c_int, [POINTER(c_void_p), c_char_p, c_uint32, c_uint32, c_void_p]),
     ("minlsh_filelock_free", None, [c_void_p]),
     ("minlsh_index_map", c_int, [POINTER(c_void_p), c_char_p, POINTER(LoadOptions)]),

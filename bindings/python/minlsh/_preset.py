@@ -2,22 +2,28 @@
 library's table (minlsh_preset_get), so that Python, Go and the command
 offer the same ones. docs/presets.md gives their sources."""
 
-from ctypes import byref
+from ctypes import byref, c_size_t, create_string_buffer
 from typing import Any, Dict, List, NamedTuple
 
 from . import _ffi
 from ._ffi import check, lib
-from ._shingle import (_UNIT_NAMES, NORM_CASEFOLD, NORM_CJK_WORDS, NORM_DIGITS, NORM_HTML,
-                       NORM_NFKC, NORM_PUNCT, NORM_UCASEFOLD, NORM_UPUNCT, NORM_UWHITESPACE,
-                       NORM_WHITESPACE, Shingler)
+from ._shingle import _UNIT_NAMES, NORM_CJK_WORDS, Shingler
 
-# Shingler keyword for each flag; a Unicode keyword implies its ASCII twin.
-_FLAG_OPTIONS = (("casefold", NORM_UCASEFOLD), ("unicode_punct", NORM_UPUNCT),
-                 ("unicode_space", NORM_UWHITESPACE), ("lowercase", NORM_CASEFOLD),
-                 ("strip_punct", NORM_PUNCT), ("collapse_space", NORM_WHITESPACE),
-                 ("html", NORM_HTML), ("nfkc", NORM_NFKC), ("fold_digits", NORM_DIGITS))
-_TWINS = {"casefold": NORM_CASEFOLD, "unicode_punct": NORM_PUNCT,
-          "unicode_space": NORM_WHITESPACE}
+# A Unicode keyword implies its ASCII twin, which is then not listed.
+_TWINS = {"casefold": "lowercase", "unicode_punct": "strip_punct",
+          "unicode_space": "collapse_space"}
+
+
+def _flag_keywords(flags: int) -> List[str]:
+    """The Shingler keywords of flags' bits: the library's names of the
+    flags (minlsh_norm_flags_format), spelled with '_' for '-'."""
+    n = c_size_t()
+    lib.minlsh_norm_flags_format(flags, None, 0, byref(n))  # asks the length
+    buf = create_string_buffer(n.value)
+    check(lib.minlsh_norm_flags_format(flags, buf, n.value, byref(n)),
+          "minlsh_norm_flags_format")
+    text = buf.raw[:n.value].decode("ascii")
+    return [] if text == "none" else [w.replace("-", "_") for w in text.split(",")]
 
 
 class Preset(NamedTuple):
@@ -41,12 +47,9 @@ class Preset(NamedTuple):
     @property
     def normalization(self) -> Dict[str, bool]:
         """The Shingler keywords that give ``flags``."""
-        opts: Dict[str, bool] = {}
-        left = self.flags
-        for name, bit in _FLAG_OPTIONS:
-            if left & bit:
-                opts[name] = True
-                left &= ~(bit | _TWINS.get(name, 0))
+        words = _flag_keywords(self.flags)
+        implied = {_TWINS[w] for w in words if w in _TWINS}
+        opts = {w: True for w in words if w != "cjk_words" and w not in implied}
         opts["cjk_words"] = bool(self.flags & NORM_CJK_WORDS)
         return opts
 
