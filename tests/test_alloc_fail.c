@@ -1078,6 +1078,7 @@ static const char *const never_allocate[] = {
     "signatures_band_keys", "sets_jaccard", "family_scheme", "sigmatrix_scheme", "index_scheme",
     "journal_bytes", "journal_records", "journal_compact_due", "journal_free", "journal_sync",
     "preset_count", "preset_get", "preset_find", /* a static table */
+    "norm_flags_parse", "norm_flags_format",
 };
 
 static int listed(const char *name) {
@@ -1091,6 +1092,9 @@ static int listed(const char *name) {
         return 1;
     /* the pool: tests/test_pool.c, test_public_pool (only _new allocates) */
     if (strncmp(name, "pool_", 5) == 0) return 1;
+    /* scratch files: tests/test_scratch.c, test_null_arguments_and_allocator
+     * (only _open allocates) */
+    if (strncmp(name, "scratch_", 8) == 0) return 1;
     /* the index journal: tests/test_journal.c, test_nomem */
     if (strcmp(name, "journal_open") == 0 || strcmp(name, "journal_append") == 0 ||
         strcmp(name, "journal_compact") == 0 ||

@@ -342,12 +342,19 @@ static void test_null_arguments_and_allocator(void) {
         s = (minlsh_scratch *)&s;
         rc = minlsh_scratch_open(&s, NULL, &al);
         if (rc == 0) {
+            long calls = ta_calls(&ta);
             first_ok = n;
             EXPECT(s != NULL);
             EXPECT(ta_blocks(&ta) > 0); /* the handle is the allocator's */
+            /* only open allocates */
+            EXPECT_OK(minlsh_scratch_append(&off, s, "abc", 3));
+            EXPECT_OK(minlsh_scratch_read(s, 1, &c, 1));
+            EXPECT_EQ_INT(c, 'b');
+            EXPECT_EQ_U64(minlsh_scratch_size(s) + (uint64_t)minlsh_scratch_errno(s), 3);
+            EXPECT_EQ_INT(ta_calls(&ta), calls);
             EXPECT_ERR(minlsh_scratch_append(&off, s, NULL, 1), MINLSH_E_NULL);
             EXPECT_ERR(minlsh_scratch_read(s, 0, NULL, 1), MINLSH_E_NULL);
-            EXPECT_EQ_U64(minlsh_scratch_size(s), 0); /* a refused append took nothing */
+            EXPECT_EQ_U64(minlsh_scratch_size(s), 3); /* a refused append took nothing */
             minlsh_scratch_free(s);
         } else {
             EXPECT_EQ_INT(rc, MINLSH_E_NOMEM);
