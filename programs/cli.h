@@ -588,7 +588,7 @@ typedef struct doc_view {
                            a line too long to hold: */
     size_t record_n;
     const minlsh_scratch *record_file; /* that line's record, record_n bytes */
-    uint64_t record_at;                 /* at record_at in this file */
+    uint64_t record_at;                /* at record_at in this file */
 } doc_view;
 
 /* Append d's record, which is in d->record_file, to `to` a piece at a

@@ -118,7 +118,7 @@ typedef struct dedup {
     const char **rec;  /* its record (or path), for the spool */
     uint64_t *rec_n;
     const minlsh_scratch **rec_file; /* or a long line's record, in this file */
-    uint64_t *rec_at;                 /* at this offset */
+    uint64_t *rec_at;                /* at this offset */
     int32_t *status;
     size_t cap_batch;
     cli_buf spool_buf; /* a batch's records, appended at once */

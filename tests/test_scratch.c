@@ -61,7 +61,7 @@ static void test_round_trip(void) {
     EXPECT_EQ_U64(off, 0);
     EXPECT_OK(minlsh_scratch_append(&off, s, b, sizeof b - 1));
     EXPECT_EQ_U64(off, sizeof a - 1);
-    EXPECT_OK(minlsh_scratch_append(NULL, s, "!", 1)); /* no offset wanted */
+    EXPECT_OK(minlsh_scratch_append(NULL, s, "!", 1));  /* no offset wanted */
     EXPECT_OK(minlsh_scratch_append(&off, s, NULL, 0)); /* where the next one goes */
     EXPECT_EQ_U64(off, sizeof a - 1 + sizeof b - 1 + 1);
     EXPECT_EQ_U64(minlsh_scratch_size(s), off);
@@ -276,7 +276,8 @@ static void *append_too_much(void *arg) {
     static unsigned char block[1 << 16];
     int i;
     errno = 0;
-    for (i = 0; i < 32 && f->rc == 0; i++) f->rc = minlsh_scratch_append(NULL, f->s, block, sizeof block);
+    for (i = 0; i < 32 && f->rc == 0; i++)
+        f->rc = minlsh_scratch_append(NULL, f->s, block, sizeof block);
     f->err = errno;
     return NULL;
 }

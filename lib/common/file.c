@@ -878,8 +878,7 @@ void minlsh_scratch_free(minlsh_scratch *scratch) {
     minlsh__free(&al, scratch);
 }
 
-int minlsh_scratch_append(uint64_t *off, minlsh_scratch *scratch, const void *data,
-                          size_t len) {
+int minlsh_scratch_append(uint64_t *off, minlsh_scratch *scratch, const void *data, size_t len) {
     if (scratch == NULL || (data == NULL && len > 0)) return MINLSH_E_NULL;
     return minlsh__tmpfile_append(&scratch->file, data, len, off);
 }
