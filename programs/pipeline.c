@@ -3,7 +3,9 @@
  * and sig.
  *
  * The calling thread fills a batch of jobs (file names, or JSON Lines lines
- * and standard input read into one buffer). With cfg->on_batch (dedup), per
+ * and standard input read into one buffer; a line longer than a batch's
+ * byte budget is parsed and shingled as it is read instead, alone in its
+ * batch, so that it is never held whole). With cfg->on_batch (dedup), per
  * batch, everything per document on the pool:
  *  1. the pool reads, parses and shingles every job, in the background
  *     while the calling thread reads the next batch;

@@ -259,6 +259,42 @@ static void test_nul_and_controls(void) {
     OK("{\"id\": 1, \"text\": \"a\x7F\"}", "1", "a\x7F");
 }
 
+/* Runs of plain bytes are skipped many at a time: every kind of byte that
+ * ends a run, at every offset across two 16-byte blocks, and the plain
+ * bytes at the edges of the range (space, '!', '#', '[', ']', '~', DEL). */
+static void test_plain_runs(void) {
+    static const char plain[] = " !#[]~\x7F" "0123456789abcdefghijklmnopqrstuvwxyz";
+    static const struct {
+        const char *in, *out, *err; /* err: the message's end after the column */
+    } ends[] = {
+        {"\\n", "\n", NULL},
+        {"\\\\", "\\", NULL},
+        {"\\\"", "\"", NULL},
+        {"\xC3\xA9", "\xC3\xA9", NULL},
+        {"\xE2\x82\xAC", "\xE2\x82\xAC", NULL},
+        {"\x1F", NULL, "control character in string"},
+        {"\xFF", NULL, "invalid UTF-8 in string"},
+    };
+    char line[256], want[128], err[200];
+    size_t off, e;
+    for (e = 0; e < sizeof ends / sizeof *ends; e++)
+        for (off = 0; off <= 40; off++) {
+            size_t n = 0, w = 0, i;
+            n += (size_t)sprintf(line, "{\"id\": 1, \"text\": \"");
+            for (i = 0; i < off; i++) line[n++] = want[w++] = plain[i % (sizeof plain - 1)];
+            n += (size_t)sprintf(line + n, "%s", ends[e].in);
+            if (ends[e].out != NULL) w += (size_t)sprintf(want + w, "%s", ends[e].out);
+            for (i = 0; i < 20; i++) line[n++] = want[w++] = plain[(off + i) % (sizeof plain - 1)];
+            n += (size_t)sprintf(line + n, "\"}");
+            if (ends[e].err != NULL) {
+                snprintf(err, sizeof err, "invalid JSON at column %zu: %s", 20 + off, ends[e].err);
+                check_n(__LINE__, line, n, NULL, NULL, 0, err);
+            } else {
+                check_n(__LINE__, line, n, "1", want, w, NULL);
+            }
+        }
+}
+
 static void test_truncated(void) {
     ERR("{\"id\": 1, \"text\": \"abc", "invalid JSON: unterminated string at the end of the line");
     ERR("{\"id\": 1, \"text\": ", "invalid JSON: value expected at the end of the line");
@@ -490,6 +526,7 @@ int main(void) {
     RUN(test_fields);
     RUN(test_not_objects);
     RUN(test_nul_and_controls);
+    RUN(test_plain_runs);
     RUN(test_truncated);
     RUN(test_long_line);
     RUN(test_other_fields);

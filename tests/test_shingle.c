@@ -723,6 +723,9 @@ static const char *const pieces[] = {
     "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80", " ", " ", " ", "  ", "\t", "\n", "\r\n",
     ",", ".", "!", "?", "-", "\xFF", "\xC3", "\xE2\x82", "\x80", "\xED\xA0\x80", "&amp;",
     "<p>", "</p>", "&#233;", "<", "&", "42", "x",
+    /* words past 16 and 32 bytes, so runs of letters span whole blocks */
+    "Antidisestablishmentarianism", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz",
+    "Z0123456789abcdefZ-9876543210ZYXWV", "09AZaz/:@[`{", "aaaaaaaaaaaaaaa[bbbbbbbbbbbbbbbb`c",
 };
 #define NPIECES (sizeof pieces / sizeof pieces[0])
 

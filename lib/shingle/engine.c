@@ -29,6 +29,16 @@
 #include "shingle.h"
 #include "unicode.h"
 
+/* ASCII letters and digits, the bytes of most words, are found and copied
+ * 16 at a time with SSE2 (part of the x86-64 baseline); elsewhere, and with
+ * -DMINLSH_NO_SSE2, byte by byte through the table. Same bytes either way. */
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64)) && !defined(MINLSH_NO_SSE2)
+#include <emmintrin.h>
+#define MINLSH__WORDS_SSE2 1
+#else
+#define MINLSH__WORDS_SSE2 0
+#endif
+
 /* Input is processed in blocks of at most this many bytes, so the buffer
  * reservation per block is bounded whatever the chunk size. */
 #define BLOCK 16384
@@ -428,6 +438,33 @@ static int end_word(engine *e) {
     return put_hash(e, e->buf + s, e->len - s);
 }
 
+#if MINLSH__WORDS_SSE2
+/* How many of the n bytes at p, from the first, are ASCII letters or
+ * digits: word bytes in both tables and every configuration, mapped to
+ * themselves or (with CASEFOLD) A-Z to a-z; the table loop takes the rest.
+ * Their mapped bytes go to out, which has room for every byte of p and 16
+ * more (16 are stored at a time). Bytes 0x80 and up are negative as signed
+ * bytes, so no range below takes them. */
+static size_t alnum_run(const uint8_t *p, size_t n, uint8_t *out, uint32_t casefold) {
+    const __m128i lo_d = _mm_set1_epi8(0x2F), hi_d = _mm_set1_epi8(0x3A);
+    const __m128i lo_u = _mm_set1_epi8(0x40), hi_u = _mm_set1_epi8(0x5B);
+    const __m128i lo_l = _mm_set1_epi8(0x60), hi_l = _mm_set1_epi8(0x7B);
+    const __m128i fold = _mm_set1_epi8(casefold ? 0x20 : 0);
+    size_t i = 0;
+    while (n - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        __m128i d = _mm_and_si128(_mm_cmpgt_epi8(v, lo_d), _mm_cmplt_epi8(v, hi_d));
+        __m128i u = _mm_and_si128(_mm_cmpgt_epi8(v, lo_u), _mm_cmplt_epi8(v, hi_u));
+        __m128i l = _mm_and_si128(_mm_cmpgt_epi8(v, lo_l), _mm_cmplt_epi8(v, hi_l));
+        unsigned stop = ~(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(d, u), l)) & 0xFFFFu;
+        _mm_storeu_si128((__m128i *)(void *)(out + i), _mm_add_epi8(v, _mm_and_si128(u, fold)));
+        if (stop != 0) return i + (size_t)__builtin_ctz(stop);
+        i += 16;
+    }
+    return i;
+}
+#endif
+
 /* WORD and STOPWORD modes: maximal runs of word bytes; bytes deleted by
  * PUNCT are skipped without ending a word. wc is the shingler's wclass, or
  * its wclass_ascii for text the Unicode stage has not seen: then the loop
@@ -450,6 +487,13 @@ static int run_words(engine *e, const uint8_t *wc, const uint8_t *p, size_t n, s
         }
         b = e->buf;
         len = e->len;
+#if MINLSH__WORDS_SSE2
+        {
+            size_t run = alnum_run(p + i, n - i, b + len, e->cfg->flags & MINLSH_NORM_CASEFOLD);
+            i += run;
+            len += run;
+        }
+#endif
         while (i < n && (c = wc[p[i]]) > MINLSH__W_ESC) {
             b[len] = c;               /* room was reserved for all of p */
             len += c != MINLSH__W_DEL; /* a deleted byte is overwritten */
