@@ -53,6 +53,12 @@
 int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src);
 /* NULL for size 0 or failure. */
 void *minlsh__malloc(const minlsh_allocator *a, size_t size);
+/* minlsh__malloc, but never offered to the kernel as huge pages: for large
+ * blocks written once in order and read back little (the dedup engine's
+ * records), where huge pages save few TLB misses and their faults can cost
+ * more than the small pages' (docs/dedup.md has the figures). Freed with
+ * minlsh__free. */
+void *minlsh__malloc_plain(const minlsh_allocator *a, size_t size);
 /* Zeroed count*size bytes; NULL on overflow or failure. */
 void *minlsh__calloc(const minlsh_allocator *a, size_t count, size_t size);
 /* NULL-safe. */

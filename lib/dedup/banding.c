@@ -6,9 +6,10 @@
  *
  * Memory: a batch (64K documents at most, fewer under a budget) keeps its
  * band keys (8 bytes per document and band) and each worker's sorting
- * scratch (16 bytes per document) from batch to batch; runs take 16 bytes
- * per document and band and 16 per document of fingerprint in memory, 12
- * in the file. Time: linear per batch (a radix sort per band).
+ * scratch (16 bytes per document, and a 256 KiB histogram) from batch to
+ * batch; runs take 16 bytes per document and band and 16 per document of
+ * fingerprint in memory, 12 in the file. Time: linear per batch (one
+ * radix pass per band: the keys are hashes).
  */
 #include "dedup.h"
 
@@ -43,32 +44,32 @@ static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, si
     return 0;
 }
 
-/* One band of the batch: its (key, document) records, sorted (stable, so
- * the documents of one key stay ascending), into a run. */
+/* One band of the batch: its (key, document) records, sorted by (key,
+ * document), into a run; or (item `bands`) the batch's fingerprint
+ * records. */
 static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
     minlsh_dedup *d = c->d;
     const minlsh_allocator *a = &d->alloc;
     size_t j, i, n = d->pend_n;
+    uint32_t *hist = d->sort_hist + (size_t)worker * MINLSH__SPREAD_HIST;
     int rc = 0;
     for (j = begin; j < end && rc == 0; j++) {
         minlsh__kv *v, *tmp;
         if (j == d->bands) {
-            /* Fingerprint records are added in document order: sorting
-             * by (key, document) keeps the documents of one key
-             * ascending. */
-            memcpy(c->fps, d->pend_fps, n * sizeof *c->fps);
-            minlsh__sort_kv(c->fps, n);
+            minlsh__sort_kv_spread(c->fps, d->pend_fps, n, hist, 0, 64);
             continue;
         }
         v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
         tmp = d->sort_tmp[worker];
         if (v == NULL) return MINLSH_E_NOMEM;
+        /* Gathered in the worker's scratch, which stays in its cache; the
+         * run's fresh memory is written once, in order. */
         for (i = 0; i < n; i++) {
-            v[i].key = c->keys[i * d->bands + j];
-            v[i].val = d->pend_docs[i];
+            tmp[i].key = c->keys[i * d->bands + j];
+            tmp[i].val = d->pend_docs[i];
         }
-        minlsh__radix_kv(v, tmp, n, 0, 64);
+        minlsh__sort_kv_spread(v, tmp, n, hist, 0, 64);
         /* Each band's run list has one writer: this item. */
         rc = minlsh__dedup_run_store(d, &d->runs_file, c->in_file, &d->band_runs[j], v, n);
     }
@@ -91,6 +92,10 @@ static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
         if (d->sort_tmp == NULL) return MINLSH_E_NOMEM;
         d->n_sort_tmp = workers;
     }
+    if (d->sort_hist == NULL) {
+        d->sort_hist = (uint32_t *)minlsh__calloc(a, d->n_sort_tmp, MINLSH__SPREAD_HIST * sizeof(uint32_t));
+        if (d->sort_hist == NULL) return MINLSH_E_NOMEM;
+    }
     if (n > d->sort_tmp_cap) {
         for (w = 0; w < d->n_sort_tmp; w++) {
             minlsh__kv *t = (minlsh__kv *)minlsh__malloc(a, n * sizeof *t);
@@ -108,8 +113,10 @@ void minlsh__dedup_batch_scratch_free(minlsh_dedup *d) {
     for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++)
         minlsh__free(&d->alloc, d->sort_tmp[i]);
     minlsh__free(&d->alloc, d->sort_tmp);
+    minlsh__free(&d->alloc, d->sort_hist);
     minlsh__free(&d->alloc, d->batch_keys);
     d->sort_tmp = NULL;
+    d->sort_hist = NULL;
     d->batch_keys = NULL;
     d->sort_tmp_cap = d->batch_keys_cap = 0;
 }

@@ -162,16 +162,20 @@ static int minlsh__dedup_intake_ids(void *ctx, unsigned worker, size_t begin, si
     (void)worker;
     for (s = begin; s < end; s++) {
         minlsh__dedup_id_shard *sh = &b->d->ids.shard[s];
-        size_t lo = b->shard_at[s], hi = b->shard_at[s + 1];
+        minlsh__dedup_id_slot *slots;
+        size_t lo = b->shard_at[s], hi = b->shard_at[s + 1], mask;
         int rc;
         if (lo == hi) continue;
         if ((sh->mask == 0 || sh->n + (hi - lo) > (sh->mask + 1) / 4 * 3) &&
             (rc = minlsh__dedup_id_grow(b->d, sh, (uint64_t)sh->n + (hi - lo))) != 0)
             return rc;
+        slots = sh->slots;
+        mask = sh->mask;
+        for (t = lo; t < hi && t < lo + MINLSH__DEDUP_ID_AHEAD; t++)
+            MINLSH__PREFETCH_W(&slots[(uint32_t)b->hash[b->order[t]] & mask]);
         for (t = lo; t < hi; t++) {
-            size_t i = b->order[t], at, mask = sh->mask;
+            size_t i = b->order[t], at;
             uint32_t h = (uint32_t)b->hash[i];
-            minlsh__dedup_id_slot *slots = sh->slots;
             if (t + MINLSH__DEDUP_ID_AHEAD < hi)
                 MINLSH__PREFETCH_W(&slots[(uint32_t)b->hash[b->order[t + MINLSH__DEDUP_ID_AHEAD]] &
                                           mask]);

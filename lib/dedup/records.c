@@ -89,7 +89,7 @@ static int minlsh__dedup_prepare_run(void *ctx, unsigned worker, size_t begin, s
     (void)begin;
     (void)end;
     while (c->n_incoming < c->want_incoming) {
-        uint8_t *p = (uint8_t *)minlsh__malloc(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
+        uint8_t *p = (uint8_t *)minlsh__malloc_plain(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
         if (p == NULL) break; /* only a head start: the adding thread will try */
         minlsh__dedup_touch_pages(p, MINLSH__DEDUP_CHUNK_BYTES);
         c->incoming[c->n_incoming++] = p;
@@ -132,7 +132,7 @@ int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
         if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare > 0) {
             p = c->spare[--c->n_spare];
         } else {
-            p = (uint8_t *)minlsh__malloc(&d->alloc, size);
+            p = (uint8_t *)minlsh__malloc_plain(&d->alloc, size);
             if (p == NULL) return MINLSH_E_NOMEM;
             c->bytes += size;
         }
