@@ -30,17 +30,23 @@ typedef struct minlsh__dedup_batchkeys {
     int in_file;
     size_t spare_chunks; /* to make after the bands are sorted */
     minlsh__kv *fps;     /* the batch's fingerprint records, sorted */
-    uint64_t *keys;      /* bands per pending document */
+    uint64_t *keys;      /* band by band: band j's key of pending document i
+                            at j * n + i; then a row of bands per worker */
+    size_t n;
 } minlsh__dedup_batchkeys;
 
 static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
     const minlsh_dedup *d = c->d;
-    size_t i;
-    (void)worker;
-    for (i = begin; i < end; i++)
-        (void)minlsh_band_keys(d->pend_sigs + i * d->k, d->k, d->bands, d->rows,
-                               c->keys + i * d->bands, d->bands, NULL);
+    uint64_t *row = c->keys + c->n * d->bands + (size_t)worker * d->bands;
+    size_t i, j;
+    /* Written band by band, so that each band's run reads its keys in
+     * order instead of one in every row. */
+    for (i = begin; i < end; i++) {
+        (void)minlsh_band_keys(d->pend_sigs + i * d->k, d->k, d->bands, d->rows, row, d->bands,
+                               NULL);
+        for (j = 0; j < d->bands; j++) c->keys[j * c->n + i] = row[j];
+    }
     return 0;
 }
 
@@ -66,7 +72,7 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
         /* Gathered in the worker's scratch, which stays in its cache; the
          * run's fresh memory is written once, in order. */
         for (i = 0; i < n; i++) {
-            tmp[i].key = c->keys[i * d->bands + j];
+            tmp[i].key = c->keys[j * n + i];
             tmp[i].val = d->pend_docs[i];
         }
         minlsh__sort_kv_spread(v, tmp, n, hist, 0, 64);
@@ -76,10 +82,14 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
     return rc;
 }
 
-/* Room for keys band keys and, per worker, n records of sorting scratch. */
+/* Room for keys band keys and a row of them per worker and, per worker, n
+ * records of sorting scratch. */
 static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
     const minlsh_allocator *a = &d->alloc;
     size_t w, workers = minlsh__pool_size(minlsh__dedup_pool(d));
+    if (d->sort_tmp != NULL) workers = d->n_sort_tmp;
+    if (minlsh__mul_size(&w, workers, d->bands) != 0 || keys + w < keys) return MINLSH_E_TOOBIG;
+    keys += w;
     if (keys > d->batch_keys_cap) {
         uint64_t *k = (uint64_t *)minlsh__malloc(a, keys * sizeof *k);
         if (k == NULL) return MINLSH_E_NOMEM;
@@ -143,6 +153,7 @@ int minlsh__dedup_flush(minlsh_dedup *d, int more) {
      * to batch: fresh memory costs a page fault and a zeroed page. */
     if (rc == 0) rc = minlsh__dedup_batch_scratch(d, keys_n, n + 1);
     c.keys = d->batch_keys;
+    c.n = n;
     /* As many spare chunks as the last batch's records took, while they
      * stay in memory and within their share. */
     c.spare_chunks = 0;

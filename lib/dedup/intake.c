@@ -155,41 +155,47 @@ static void minlsh__dedup_intake_by_shard(minlsh__dedup_intake *b) {
         if (b->shard[i] != MINLSH__DEDUP_NO_SHARD) b->order[at[b->shard[i]]++] = (uint32_t)i;
 }
 
-/* Step 2 for shards [begin, end). */
+/* The slot where document i's id probe starts. */
+static minlsh__dedup_id_slot *minlsh__dedup_intake_home(const minlsh__dedup_intake *b, size_t i) {
+    const minlsh__dedup_id_shard *sh = &b->d->ids.shard[b->shard[i]];
+    return &sh->slots[(uint32_t)b->hash[i] & sh->mask];
+}
+
+/* Step 2 for shards [begin, end): their tables grown for the batch, then
+ * their ids in order (input order within a shard), the slots of those a
+ * few places ahead fetched while one is looked up. */
 static int minlsh__dedup_intake_ids(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_intake *b = (minlsh__dedup_intake *)ctx;
-    size_t s, t;
+    size_t s, t, lo = b->shard_at[begin], hi = b->shard_at[end];
+    int rc;
     (void)worker;
     for (s = begin; s < end; s++) {
         minlsh__dedup_id_shard *sh = &b->d->ids.shard[s];
-        minlsh__dedup_id_slot *slots;
-        size_t lo = b->shard_at[s], hi = b->shard_at[s + 1], mask;
-        int rc;
-        if (lo == hi) continue;
-        if ((sh->mask == 0 || sh->n + (hi - lo) > (sh->mask + 1) / 4 * 3) &&
-            (rc = minlsh__dedup_id_grow(b->d, sh, (uint64_t)sh->n + (hi - lo))) != 0)
+        size_t count = b->shard_at[s + 1] - b->shard_at[s];
+        if (count > 0 && (sh->mask == 0 || sh->n + count > (sh->mask + 1) / 4 * 3) &&
+            (rc = minlsh__dedup_id_grow(b->d, sh, (uint64_t)sh->n + count)) != 0)
             return rc;
-        slots = sh->slots;
+    }
+    for (t = lo; t < hi && t < lo + MINLSH__DEDUP_ID_AHEAD; t++)
+        MINLSH__PREFETCH_W(minlsh__dedup_intake_home(b, b->order[t]));
+    for (t = lo; t < hi; t++) {
+        size_t i = b->order[t], at, mask;
+        minlsh__dedup_id_shard *sh = &b->d->ids.shard[b->shard[i]];
+        minlsh__dedup_id_slot *slots = sh->slots;
+        uint32_t h = (uint32_t)b->hash[i];
+        if (t + MINLSH__DEDUP_ID_AHEAD < hi)
+            MINLSH__PREFETCH_W(minlsh__dedup_intake_home(b, b->order[t + MINLSH__DEDUP_ID_AHEAD]));
         mask = sh->mask;
-        for (t = lo; t < hi && t < lo + MINLSH__DEDUP_ID_AHEAD; t++)
-            MINLSH__PREFETCH_W(&slots[(uint32_t)b->hash[b->order[t]] & mask]);
-        for (t = lo; t < hi; t++) {
-            size_t i = b->order[t], at;
-            uint32_t h = (uint32_t)b->hash[i];
-            if (t + MINLSH__DEDUP_ID_AHEAD < hi)
-                MINLSH__PREFETCH_W(&slots[(uint32_t)b->hash[b->order[t + MINLSH__DEDUP_ID_AHEAD]] &
-                                          mask]);
-            for (at = h & mask; slots[at].doc != 0; at = (at + 1) & mask)
-                if (slots[at].hash == h && minlsh__dedup_intake_same(b, i, slots[at].doc)) break;
-            if (slots[at].doc != 0) {
-                b->status[i] = MINLSH_DEDUP_REPEATED_ID;
-                continue;
-            }
-            slots[at].doc = (uint32_t)(b->base + i + 1);
-            slots[at].hash = h;
-            sh->n++;
-            b->slot[i] = at;
+        for (at = h & mask; slots[at].doc != 0; at = (at + 1) & mask)
+            if (slots[at].hash == h && minlsh__dedup_intake_same(b, i, slots[at].doc)) break;
+        if (slots[at].doc != 0) {
+            b->status[i] = MINLSH_DEDUP_REPEATED_ID;
+            continue;
         }
+        slots[at].doc = (uint32_t)(b->base + i + 1);
+        slots[at].hash = h;
+        sh->n++;
+        b->slot[i] = at;
     }
     return 0;
 }
@@ -501,7 +507,11 @@ int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t 
     if (rc == 0 && any_id) {
         looked_up = 1;
         minlsh__dedup_intake_by_shard(&b);
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), MINLSH__DEDUP_ID_SHARDS, 1,
+        /* Whole shards to a worker, a few each time, so that one walk
+         * fetches ahead across them: all 64 in one walk on one thread. */
+        unsigned workers = minlsh__pool_size(minlsh__dedup_pool(d));
+        size_t chunk = workers < 2 ? MINLSH__DEDUP_ID_SHARDS : MINLSH__DEDUP_ID_SHARDS / 4 / workers;
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), MINLSH__DEDUP_ID_SHARDS, chunk,
                               minlsh__dedup_intake_ids, &b);
     }
     while (rc == 0 && at < n) rc = minlsh__dedup_intake_segment(&b, &at);
