@@ -24,6 +24,16 @@ static int kv_cmp(const void *x, const void *y) {
     return a->val < b->val ? -1 : a->val > b->val;
 }
 
+/* The records of v[0..n) (sorted) whose key another has, to v[0..); how
+ * many. */
+static size_t only_shared(minlsh__kv *v, size_t n) {
+    size_t i, o = 0;
+    for (i = 0; i < n; i++)
+        if ((i > 0 && v[i - 1].key == v[i].key) || (i + 1 < n && v[i + 1].key == v[i].key))
+            v[o++] = v[i];
+    return o;
+}
+
 /* Keys of kind `shape`: 0 any 64 bits, 1 five values (copies), 2 below
  * 1000, 3 the top 1000 keys (UINT64_MAX included). */
 static uint64_t shaped_key(uint64_t *st, int shape) {
@@ -40,8 +50,9 @@ static void test_spread_sort(void) {
     uint32_t *hist = (uint32_t *)malloc(MINLSH__SPREAD_HIST * sizeof *hist);
     minlsh__kv *src = (minlsh__kv *)malloc(70000 * sizeof *src);
     minlsh__kv *got = (minlsh__kv *)malloc(70000 * sizeof *got);
+    minlsh__kv *kept = (minlsh__kv *)malloc(70000 * sizeof *kept);
     uint64_t st = 7;
-    size_t s, w, i;
+    size_t s, w, i, m;
     for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (w = 0; w < sizeof widths / sizeof widths[0]; w++) {
             size_t n = sizes[s];
@@ -55,22 +66,28 @@ static void test_spread_sort(void) {
                 src[i].val = tl_rand(&st) % 100;
             }
             minlsh__sort_kv_spread(got, src, n, hist, lo, width);
+            m = minlsh__sort_kv_spread_shared(kept, src, n, hist, lo, width);
             qsort(src, n, sizeof *src, kv_cmp);
             EXPECT_MSG(n == 0 || memcmp(got, src, n * sizeof *src) == 0, "n %zu width %u", n,
                        width);
+            n = only_shared(src, n);
+            EXPECT_MSG(m == n && (n == 0 || memcmp(kept, src, n * sizeof *src) == 0),
+                       "shared: n %zu width %u", n, width);
         }
     free(hist);
     free(src);
     free(got);
+    free(kept);
 }
 
 /* k sorted runs of about n records each, in memory; every merge of them
  * (tournament or by ranges, whole or in parts) gives their records in
- * (key, val) order. */
+ * (key, val) order; one that may leave out the keys no other record has
+ * gives at least the others. */
 static void check_merges(minlsh_dedup *d, size_t k, size_t n, int shape) {
     minlsh__dedup_run *runs = (minlsh__dedup_run *)calloc(k + 1, sizeof *runs);
-    minlsh__kv *all = (minlsh__kv *)malloc((k * (n + n / 2 + 1) + 1) * sizeof *all), *got;
-    size_t total = 0, j, i, p;
+    minlsh__kv *all = (minlsh__kv *)malloc((k * (n + n / 2 + 1) + 1) * sizeof *all), *got, *shared;
+    size_t total = 0, j, i, p, n_shared;
     uint64_t st = 1000 * k + (uint64_t)shape;
     static const size_t part_counts[] = {1, 3, 8};
     for (j = 0; j < k; j++) {
@@ -87,32 +104,48 @@ static void check_merges(minlsh_dedup *d, size_t k, size_t n, int shape) {
     }
     qsort(all, total, sizeof *all, kv_cmp);
     got = (minlsh__kv *)malloc((total + 1) * sizeof *got);
+    shared = (minlsh__kv *)malloc((total + 1) * sizeof *shared);
+    memcpy(shared, all, total * sizeof *all);
+    n_shared = only_shared(shared, total);
     for (p = 0; p < sizeof part_counts / sizeof part_counts[0]; p++) {
         size_t parts = part_counts[p];
         uint64_t span = UINT64_MAX / parts + 1;
-        int hashed;
-        for (hashed = 0; hashed <= 1; hashed++) {
+        unsigned flags;
+        for (flags = 0; flags <= 3; flags++) {
             size_t part, n_got = 0;
             int rc = 0, more;
             for (part = 0; part < parts && rc == 0; part++) {
                 minlsh__dedup_merge m;
                 minlsh__kv rec;
-                rc = minlsh__dedup_merge_part(&m, d, NULL, runs, k, span, part, parts, hashed);
+                rc = minlsh__dedup_merge_part(&m, d, NULL, runs, k, span, part, parts, flags);
                 if (rc != 0) break;
                 while ((more = minlsh__dedup_merge_next(&m, &rec)) > 0 && n_got < total)
                     got[n_got++] = rec;
                 if (more < 0) rc = more;
                 minlsh__dedup_merge_free(&m, k);
             }
+            if (flags & MINLSH__DEDUP_MERGE_SHARED) {
+                /* what came is in order, and has every shared key */
+                for (i = 1; i < n_got && kv_cmp(&got[i - 1], &got[i]) < 0; i++) {
+                }
+                EXPECT_MSG(rc == 0 && (n_got == 0 || i == n_got), "k %zu shape %d: out of order",
+                           k, shape);
+                n_got = only_shared(got, n_got);
+                EXPECT_MSG(n_got == n_shared && memcmp(got, shared, n_got * sizeof *got) == 0,
+                           "k %zu shape %d parts %zu flags %u: %zu of %zu shared records", k,
+                           shape, parts, flags, n_got, n_shared);
+                continue;
+            }
             EXPECT_MSG(rc == 0 && n_got == total && memcmp(got, all, total * sizeof *all) == 0,
-                       "k %zu shape %d parts %zu hashed %d: rc %d, %zu of %zu records", k, shape,
-                       parts, hashed, rc, n_got, total);
+                       "k %zu shape %d parts %zu flags %u: rc %d, %zu of %zu records", k, shape,
+                       parts, flags, rc, n_got, total);
         }
     }
     for (j = 0; j < k; j++) free(runs[j].v);
     free(runs);
     free(all);
     free(got);
+    free(shared);
 }
 
 static void test_merges(void) {

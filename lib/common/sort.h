@@ -49,6 +49,11 @@ void minlsh__radix_kv(minlsh__kv *v, minlsh__kv *tmp, size_t n, int lo_bit, int 
 void minlsh__sort_kv_spread(minlsh__kv *dst, const minlsh__kv *src, size_t n, uint32_t *hist,
                             uint64_t lo, unsigned width_bits);
 size_t minlsh__sort_kv_spread_hist(size_t n, unsigned width_bits);
+/* minlsh__sort_kv_spread, but only the records whose key another of them
+ * has go to dst (for callers that want groups of equal keys); returns how
+ * many. */
+size_t minlsh__sort_kv_spread_shared(minlsh__kv *dst, const minlsh__kv *src, size_t n,
+                                     uint32_t *hist, uint64_t lo, unsigned width_bits);
 
 /* Sort a[0..n) ascending (in place; tmp is scratch for n values, distinct
  * from a) and write its distinct values to dst, which may be a or tmp.

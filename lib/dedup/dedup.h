@@ -132,7 +132,7 @@ typedef struct minlsh__dedup_merge {
     size_t k;
     size_t block; /* records per block of a file run */
     /* by ranges of keys */
-    int ranges;
+    int ranges, shared;
     uint64_t lo, hi;     /* keys left to gather: [lo, hi), or from lo on */
     int to_end, done;
     unsigned width_bits; /* a range's width: 2^width_bits keys */
@@ -307,6 +307,8 @@ uint64_t minlsh__dedup_budget(uint64_t memory);
  * already (a plain string or integer, as the command hands them over):
  * then they are the canonical form, unchanged. 0 means "maybe not". */
 int minlsh__dedup_id_is_canonical(const void *id, size_t n);
+/* 1 if the n hashes at v are strictly increasing (a valid set). */
+int minlsh__dedup_increasing(const uint64_t *v, size_t n);
 
 /* decide.c */
 /* The decisions of the policy, emitted in document order in chunks;
@@ -382,13 +384,18 @@ int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_file,
                             minlsh__dedup_runs *rs, minlsh__kv *v, size_t n);
 /* Free rs's runs and its list (rs itself stays, empty). */
 void minlsh__dedup_runs_free(minlsh_dedup *d, minlsh__dedup_runs *rs);
+/* What a merge may assume. HASHED: the keys are hashes (spread evenly),
+ * which lets a merge of runs in memory go by ranges of keys. SHARED: the
+ * caller acts only on keys that two or more records have, so a record
+ * whose key no other has may be left out (a merge by ranges leaves them
+ * out; a tournament does not). */
+#define MINLSH__DEDUP_MERGE_HASHED 1u
+#define MINLSH__DEDUP_MERGE_SHARED 2u
 /* A merge of the records of the n_runs runs in f whose keys are in [lo,
- * hi), or from lo on when whole_tail is set. hashed: the keys are hashes
- * (spread evenly), which lets a merge of runs in memory go by ranges of
- * keys. Free it with merge_free. */
+ * hi), or from lo on when whole_tail is set. Free it with merge_free. */
 int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t lo, uint64_t hi, int whole_tail, int hashed);
+                             uint64_t lo, uint64_t hi, int whole_tail, unsigned flags);
 /* How many parts a merge is split into by key, for the pool's workers to
  * take one at a time. */
 size_t minlsh__dedup_parts(minlsh_dedup *d);
@@ -396,7 +403,7 @@ size_t minlsh__dedup_parts(minlsh_dedup *d);
  * span), the last part to the end. */
 int minlsh__dedup_merge_part(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t span, size_t part, size_t parts, int hashed);
+                             uint64_t span, size_t part, size_t parts, unsigned flags);
 /* The least record left into *out; 1 if there was one, 0 at the end, or a
  * negative error. */
 int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out);

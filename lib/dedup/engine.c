@@ -214,7 +214,6 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
 int minlsh_dedup_add_set(minlsh_dedup *d, const uint64_t *hashes, size_t n,
                          const uint32_t *sig, size_t k_sig,
                          const uint8_t fp[MINLSH_FINGERPRINT_BYTES], uint64_t length) {
-    size_t i;
     if (d == NULL || fp == NULL || (hashes == NULL && n > 0)) return MINLSH_E_NULL;
     if (d->ran) return MINLSH_E_STATE;
     if (sig != NULL && k_sig != d->k) return MINLSH_E_PARAM;
@@ -223,8 +222,7 @@ int minlsh_dedup_add_set(minlsh_dedup *d, const uint64_t *hashes, size_t n,
     if (d->opts.verify == MINLSH_VERIFY_EXACT && hashes == NULL && sig != NULL &&
         minlsh_signature_is_empty(sig, k_sig) != 1)
         return MINLSH_E_NULL;
-    for (i = 1; i < n; i++)
-        if (hashes[i] <= hashes[i - 1]) return MINLSH_E_PARAM;
+    if (!minlsh__dedup_increasing(hashes, n)) return MINLSH_E_PARAM;
     return minlsh__dedup_io_result(d, minlsh__dedup_add(d, hashes, n, sig, fp, length));
 }
 

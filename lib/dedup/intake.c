@@ -70,7 +70,7 @@ static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, 
     minlsh__dedup_intake *b = (minlsh__dedup_intake *)ctx;
     const minlsh_dedup *d = b->d;
     int exact = d->opts.verify == MINLSH_VERIFY_EXACT;
-    size_t i, j;
+    size_t i;
     (void)worker;
     for (i = begin; i < end; i++) {
         const minlsh_dedup_doc *x = &b->docs[i];
@@ -86,8 +86,7 @@ static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, 
         else if (x->id_kind > MINLSH_DEDUP_ID_JSON) rc = MINLSH_E_PARAM;
         else if (x->id_kind != MINLSH_DEDUP_ID_NONE && x->id == NULL && x->id_n > 0)
             rc = MINLSH_E_NULL;
-        for (j = 1; rc == 0 && j < x->n; j++)
-            if (x->hashes[j] <= x->hashes[j - 1]) rc = MINLSH_E_PARAM;
+        if (rc == 0 && !minlsh__dedup_increasing(x->hashes, x->n)) rc = MINLSH_E_PARAM;
         if (rc == 0 && sig == NULL) {
             uint32_t *own = b->sigs + i * d->k;
             rc = minlsh_family_sign(d->family, x->hashes, x->n, own, d->k, NULL);

@@ -309,3 +309,12 @@ int minlsh__dedup_id_is_canonical(const void *id, size_t n) {
         if (!minlsh__is_digit(s[i])) return 0;
     return 1;
 }
+
+int minlsh__dedup_increasing(const uint64_t *v, size_t n) {
+    size_t i;
+    unsigned bad = 0;
+    /* No early exit: a loop the compiler can do many at a time, as sets
+     * are nearly always valid. */
+    for (i = 1; i < n; i++) bad |= v[i] <= v[i - 1];
+    return !bad;
+}

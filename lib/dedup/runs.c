@@ -183,7 +183,7 @@ static int minlsh__dedup_run_seek(const minlsh__tmpfile *f, const minlsh__dedup_
  * lo on when whole_tail is set. */
 int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t lo, uint64_t hi, int whole_tail, int hashed) {
+                             uint64_t lo, uint64_t hi, int whole_tail, unsigned flags) {
     const minlsh_allocator *a = &d->alloc;
     size_t i, in_file = 0;
     uint64_t records = 0;
@@ -219,7 +219,7 @@ int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
         if (rc == 0) rc = minlsh__dedup_cursor_load(m, c);
         records += c->left;
     }
-    if (rc == 0 && hashed && in_file == 0 && n_runs > 1) {
+    if (rc == 0 && (flags & MINLSH__DEDUP_MERGE_HASHED) && in_file == 0 && n_runs > 1) {
         /* Ranges of 2^width_bits keys, so that about MINLSH__DEDUP_GATHER
          * records fall in each: the span's bits, less those of the records
          * per range. */
@@ -232,6 +232,7 @@ int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
         }
         while (record_bits < 64 && (records >> record_bits) > MINLSH__DEDUP_GATHER) record_bits++;
         m->ranges = 1;
+        m->shared = (flags & MINLSH__DEDUP_MERGE_SHARED) != 0;
         m->width_bits = span_bits > record_bits ? span_bits - record_bits : 0;
         m->lo = lo;
         m->hi = hi;
@@ -251,9 +252,9 @@ size_t minlsh__dedup_parts(minlsh_dedup *d) {
 
 int minlsh__dedup_merge_part(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t span, size_t part, size_t parts, int hashed) {
+                             uint64_t span, size_t part, size_t parts, unsigned flags) {
     return minlsh__dedup_merge_init(m, d, f, runs, n_runs, span * part, span * (part + 1),
-                                    part + 1 == parts, hashed);
+                                    part + 1 == parts, flags);
 }
 
 /* The next range of keys with records, gathered from the runs and sorted
@@ -308,8 +309,10 @@ static int minlsh__dedup_merge_range(minlsh__dedup_merge *m) {
         }
         if (last) m->done = 1;
         else m->lo = end;
+        if (m->shared)
+            n = minlsh__sort_kv_spread_shared(m->sorted, m->gathered, n, m->hist, lo, m->width_bits);
+        else minlsh__sort_kv_spread(m->sorted, m->gathered, n, m->hist, lo, m->width_bits);
         if (n == 0) continue;
-        minlsh__sort_kv_spread(m->sorted, m->gathered, n, m->hist, lo, m->width_bits);
         m->n_sorted = n;
         m->at_sorted = 0;
         return 1;
