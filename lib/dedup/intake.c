@@ -1,13 +1,13 @@
 /*
- * Bulk intake: minlsh_dedup_add_docs, and the ids of the documents
- * (dedup.h has their layout). A batch goes through four steps, all but the
- * third on the pool:
+ * Bulk intake: minlsh_dedup_add_docs, on the lower files (records.c
+ * stores the records, ids.c the ids, banding.c bands the full batches). A
+ * batch goes through four steps, all but the third on the pool:
  *  1. each document is checked, signed if it came without a signature, its
- *     JSON id put in canonical form and its id hashed;
- *  2. each id shard, owned by one worker, walks the batch in input order
- *     and finds the repeated ids (a new id goes in the table at once,
- *     numbered provisionally base + its place in the batch, so that a
- *     repeat later in the batch finds it);
+ *     JSON id put in canonical form (unless it is already) and hashed;
+ *  2. the batch is put in shard order once; each id shard, owned by one
+ *     worker, walks its ids in input order and finds the repeated ones (a
+ *     new id goes in the table at once, numbered provisionally base + its
+ *     place in the batch, so that a repeat later in the batch finds it);
  *  3. the calling thread numbers the documents that stay and gives each its
  *     place: a record address (a chunk, or an offset of the data file),
  *     a row of the pending arrays and a place for its id. Sums of sizes,
@@ -21,7 +21,6 @@
  * next one.
  */
 #include "dedup.h"
-
 
 #define MINLSH__DEDUP_NOWHERE SIZE_MAX
 /* A document without an id, or that failed, is in no shard. */
