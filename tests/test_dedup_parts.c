@@ -128,12 +128,12 @@ static void check_merges(minlsh_dedup *d, size_t k, size_t n, int shape) {
                 /* what came is in order, and has every shared key */
                 for (i = 1; i < n_got && kv_cmp(&got[i - 1], &got[i]) < 0; i++) {
                 }
-                EXPECT_MSG(rc == 0 && (n_got == 0 || i == n_got), "k %zu shape %d: out of order",
-                           k, shape);
+                EXPECT_MSG(rc == 0 && (n_got == 0 || i == n_got), "k %zu shape %d: out of order", k,
+                           shape);
                 n_got = only_shared(got, n_got);
                 EXPECT_MSG(n_got == n_shared && memcmp(got, shared, n_got * sizeof *got) == 0,
-                           "k %zu shape %d parts %zu flags %u: %zu of %zu shared records", k,
-                           shape, parts, flags, n_got, n_shared);
+                           "k %zu shape %d parts %zu flags %u: %zu of %zu shared records", k, shape,
+                           parts, flags, n_got, n_shared);
                 continue;
             }
             EXPECT_MSG(rc == 0 && n_got == total && memcmp(got, all, total * sizeof *all) == 0,
@@ -163,10 +163,11 @@ static void test_merges(void) {
 }
 
 static void test_canonical_shortcut(void) {
-    static const char *yes[] = {"0", "7", "-7", "123456789012345678901", "-100", "\"\"",
-                                "\"abc\"", "\"a b/c\"", "\"\xc3\xa9\""};
-    static const char *no[] = {"-0", "1.0", "01", "1e3", "1234567890123456789012", " 1", "1 ",
-                               "\"a\\nb\"", "\"\\u0041\"", "\"a", "true", "", "-", "\"a\"b\""};
+    static const char *yes[] = {"0",    "7",       "-7",        "123456789012345678901", "-100",
+                                "\"\"", "\"abc\"", "\"a b/c\"", "\"\xc3\xa9\""};
+    static const char *no[] = {"-0",   "1.0", "01",        "1e3",         "1234567890123456789012",
+                               " 1",   "1 ",  "\"a\\nb\"", "\"\\u0041\"", "\"a",
+                               "true", "",    "-",         "\"a\"b\""};
     char out[64];
     size_t i, n;
     for (i = 0; i < sizeof yes / sizeof yes[0]; i++) {
@@ -245,8 +246,8 @@ static void test_ids_at_scale(void) {
             int first = i == 0 || strcmp(ref[i].key, ref[i - 1].key) != 0;
             repeated += !first;
             if (status[ref[i].doc] != (first ? 0 : MINLSH_DEDUP_REPEATED_ID) && ok) {
-                TL_FAIL("threads %u: doc %zu (%s) status %d", threads[t], ref[i].doc, ids[ref[i].doc],
-                        (int)status[ref[i].doc]);
+                TL_FAIL("threads %u: doc %zu (%s) status %d", threads[t], ref[i].doc,
+                        ids[ref[i].doc], (int)status[ref[i].doc]);
                 ok = 0;
             }
         }

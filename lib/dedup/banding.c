@@ -103,7 +103,8 @@ static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
         d->n_sort_tmp = workers;
     }
     if (d->sort_hist == NULL) {
-        d->sort_hist = (uint32_t *)minlsh__calloc(a, d->n_sort_tmp, MINLSH__SPREAD_HIST * sizeof(uint32_t));
+        d->sort_hist =
+            (uint32_t *)minlsh__calloc(a, d->n_sort_tmp, MINLSH__SPREAD_HIST * sizeof(uint32_t));
         if (d->sort_hist == NULL) return MINLSH_E_NOMEM;
     }
     if (n > d->sort_tmp_cap) {

@@ -133,7 +133,7 @@ typedef struct minlsh__dedup_merge {
     size_t block; /* records per block of a file run */
     /* by ranges of keys */
     int ranges, shared;
-    uint64_t lo, hi;     /* keys left to gather: [lo, hi), or from lo on */
+    uint64_t lo, hi; /* keys left to gather: [lo, hi), or from lo on */
     int to_end, done;
     unsigned width_bits; /* a range's width: 2^width_bits keys */
     minlsh__kv *sorted, *gathered;
@@ -286,8 +286,7 @@ int minlsh__dedup_ids_fill(minlsh_dedup *d, uint64_t upto);
 void minlsh__dedup_id_get(const minlsh__dedup_ids *t, uint64_t doc, uint32_t *kind,
                           const uint8_t **s, size_t *n);
 /* The hash of an id: its shard (top bits), its slot and tag (low bits). */
-uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n,
-                               uint32_t kind);
+uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n, uint32_t kind);
 #define MINLSH__DEDUP_ID_SHARD(h) ((size_t)((h) >> 58))
 /* Slots in shard sh for want ids at most 3/4 full (up to the most a table
  * has); the slots there move over by their stored hashes. Only the

@@ -211,9 +211,9 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
     return rc;
 }
 
-int minlsh_dedup_add_set(minlsh_dedup *d, const uint64_t *hashes, size_t n,
-                         const uint32_t *sig, size_t k_sig,
-                         const uint8_t fp[MINLSH_FINGERPRINT_BYTES], uint64_t length) {
+int minlsh_dedup_add_set(minlsh_dedup *d, const uint64_t *hashes, size_t n, const uint32_t *sig,
+                         size_t k_sig, const uint8_t fp[MINLSH_FINGERPRINT_BYTES],
+                         uint64_t length) {
     if (d == NULL || fp == NULL || (hashes == NULL && n > 0)) return MINLSH_E_NULL;
     if (d->ran) return MINLSH_E_STATE;
     if (sig != NULL && k_sig != d->k) return MINLSH_E_PARAM;

@@ -129,8 +129,7 @@ uint64_t minlsh__dedup_ids_bytes(const minlsh_dedup *d) {
 
 /* ---- the tables ----------------------------------------------------------------- */
 
-uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n,
-                               uint32_t kind) {
+uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n, uint32_t kind) {
     return minlsh__siphash24_u64(t->k0, t->k1, s, n) ^ kind;
 }
 
@@ -160,8 +159,8 @@ int minlsh__dedup_id_grow(minlsh_dedup *d, minlsh__dedup_id_shard *sh, uint64_t 
 
 /* ---- reading them back ---------------------------------------------------------- */
 
-int minlsh_dedup_copy_id(const minlsh_dedup *d, uint64_t doc, void *out, size_t cap,
-                         size_t *n_out, uint32_t *kind) {
+int minlsh_dedup_copy_id(const minlsh_dedup *d, uint64_t doc, void *out, size_t cap, size_t *n_out,
+                         uint32_t *kind) {
     uint32_t k = MINLSH_DEDUP_ID_NONE;
     const uint8_t *s = NULL;
     size_t n = 0;

@@ -44,7 +44,7 @@ typedef struct minlsh__dedup_intake {
     size_t *id_n;
     uint64_t *hash;
     uint8_t *shard;
-    uint32_t *order;        /* the batch by shard, in input order within one */
+    uint32_t *order; /* the batch by shard, in input order within one */
     size_t shard_at[MINLSH__DEDUP_ID_SHARDS + 1]; /* shard s: order[shard_at[s]..] */
     uint8_t *empty;
     size_t *slot;           /* where its id went in its shard, or NOWHERE */
@@ -508,7 +508,8 @@ int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t 
         /* Whole shards to a worker, a few each time, so that one walk
          * fetches ahead across them: all 64 in one walk on one thread. */
         unsigned workers = minlsh__pool_size(minlsh__dedup_pool(d));
-        size_t chunk = workers < 2 ? MINLSH__DEDUP_ID_SHARDS : MINLSH__DEDUP_ID_SHARDS / 4 / workers;
+        size_t chunk =
+            workers < 2 ? MINLSH__DEDUP_ID_SHARDS : MINLSH__DEDUP_ID_SHARDS / 4 / workers;
         rc = minlsh__pool_run(minlsh__dedup_pool(d), MINLSH__DEDUP_ID_SHARDS, chunk,
                               minlsh__dedup_intake_ids, &b);
     }

@@ -161,8 +161,8 @@ int minlsh__dedup_wflush(minlsh_dedup *d) {
 
 /* Append the n bytes of parts p[0..parts) to the data file, contiguous;
  * *off receives where they start. */
-static int minlsh__dedup_wput(minlsh_dedup *d, const void *const *p, const size_t *n,
-                              int parts, uint64_t *off) {
+static int minlsh__dedup_wput(minlsh_dedup *d, const void *const *p, const size_t *n, int parts,
+                              uint64_t *off) {
     size_t total = 0;
     int i, rc;
     for (i = 0; i < parts; i++) total += n[i];

@@ -310,7 +310,8 @@ static int minlsh__dedup_merge_range(minlsh__dedup_merge *m) {
         if (last) m->done = 1;
         else m->lo = end;
         if (m->shared)
-            n = minlsh__sort_kv_spread_shared(m->sorted, m->gathered, n, m->hist, lo, m->width_bits);
+            n = minlsh__sort_kv_spread_shared(m->sorted, m->gathered, n, m->hist, lo,
+                                              m->width_bits);
         else minlsh__sort_kv_spread(m->sorted, m->gathered, n, m->hist, lo, m->width_bits);
         if (n == 0) continue;
         m->n_sorted = n;
