@@ -34,6 +34,18 @@
 #define MINLSH__UNLIKELY(x) (x)
 #endif
 
+#if defined(__GNUC__)
+/* Locality 1 (PREFETCHT2 on x86): to the outer caches, not L1. Callers
+ * fetch a few items ahead, so there is time to move the line inward on
+ * use; and a prefetch into L1 holds one of the core's few L1 miss buffers
+ * until the line arrives, which caps the misses in flight. */
+#define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 1)
+#define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 1)
+#else
+#define MINLSH__PREFETCH(p) ((void)(p))
+#define MINLSH__PREFETCH_W(p) ((void)(p))
+#endif
+
 /* ---- allocation --------------------------------------------------------- */
 
 /* Copy src (or malloc/free when src is NULL) into dst.
@@ -41,6 +53,12 @@
 int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src);
 /* NULL for size 0 or failure. */
 void *minlsh__malloc(const minlsh_allocator *a, size_t size);
+/* minlsh__malloc, but never offered to the kernel as huge pages: for large
+ * blocks written once in order and read back little (the dedup engine's
+ * records), where huge pages save few TLB misses and their faults can cost
+ * more than the small pages' (docs/dedup.md has the figures). Freed with
+ * minlsh__free. */
+void *minlsh__malloc_plain(const minlsh_allocator *a, size_t size);
 /* Zeroed count*size bytes; NULL on overflow or failure. */
 void *minlsh__calloc(const minlsh_allocator *a, size_t count, size_t size);
 /* NULL-safe. */

@@ -7,9 +7,11 @@
  * buffer; O(n log n) in the worst case because inputs (a hot bucket:
  * 100,000 copies of the same slots) can be very repetitive.
  *
- * An LSD radix sort of (key, val) records for the sort-based band path, and
- * an MSD radix sort with deduplication for shingle sets: both linear time
- * and allocation-free (the caller gives the scratch).
+ * An LSD radix sort of (key, val) records for the sort-based band path, a
+ * one-level MSD radix sort of records keyed by hashes (the dedup engine's
+ * band and fingerprint runs), and an MSD radix sort with deduplication for
+ * shingle sets: linear time for their inputs and allocation-free (the
+ * caller gives the scratch).
  */
 #include "common/sort.h"
 
@@ -156,6 +158,92 @@ void minlsh__radix_kv(minlsh__kv *v, minlsh__kv *tmp, size_t n, int lo_bit, int 
         }
     }
     if (src != v) memcpy(v, src, n * sizeof *v);
+}
+
+/* One MSD level for records keyed by hashes: records whose top bits are
+ * equal (about 2 of them) are finished by insertion sort; a bucket larger
+ * than this (keys that are not spread: copies, or a crafted input) by the
+ * introsort, so the worst case stays O(n log n). */
+#define MINLSH__SPREAD_SMALL 16
+
+/* The digit's bits: about two records a digit. */
+static unsigned minlsh__spread_bits(size_t n, unsigned width_bits) {
+    unsigned bits = 0;
+    while (bits < MINLSH__SPREAD_BITS && bits < width_bits && ((size_t)1 << bits) < n) bits++;
+    return bits;
+}
+
+size_t minlsh__sort_kv_spread_hist(size_t n, unsigned width_bits) {
+    return ((size_t)1 << minlsh__spread_bits(n, width_bits)) + 1;
+}
+
+/* Records of v[0..n), sorted, whose key another of them has, moved to
+ * v[0..) in order; how many. */
+static size_t minlsh__keep_shared(minlsh__kv *v, size_t n) {
+    size_t i, j, o = 0;
+    for (i = 0; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].key == v[i].key; j++) {
+        }
+        if (j - i >= 2)
+            for (; i < j; i++) v[o++] = v[i];
+    }
+    return o;
+}
+
+/* sort_kv_spread, or with `shared` its _shared variant: their count. */
+static size_t minlsh__spread(minlsh__kv *dst, const minlsh__kv *src, size_t n, uint32_t *hist,
+                             uint64_t lo, unsigned width_bits, int shared) {
+    unsigned bits = minlsh__spread_bits(n, width_bits), shift = width_bits - bits;
+    size_t i, start, nb = (size_t)1 << bits, out = 0;
+    if (n == 0) return 0;
+    if (n > UINT32_MAX) { /* the histogram counts in 32 bits */
+        memcpy(dst, src, n * sizeof *dst);
+        minlsh__introsort_kv(dst, n);
+        return shared ? minlsh__keep_shared(dst, n) : n;
+    }
+#define MINLSH__SPREAD_DIGIT(key) (shift < 64 ? (size_t)(((key) - lo) >> shift) : 0)
+    memset(hist, 0, (nb + 1) * sizeof *hist);
+    for (i = 0; i < n; i++) hist[MINLSH__SPREAD_DIGIT(src[i].key) + 1]++;
+    for (i = 1; i <= nb; i++) hist[i] += hist[i - 1]; /* hist[d]: where digit d starts */
+    for (i = 0; i < n; i++) dst[hist[MINLSH__SPREAD_DIGIT(src[i].key)]++] = src[i];
+#undef MINLSH__SPREAD_DIGIT
+    /* Now hist[d] is where digit d ends. A record alone in its digit has a
+     * key no other has: with `shared` it is left out. */
+    for (i = 0, start = 0; i < nb; start = hist[i++]) {
+        size_t m = hist[i] - start, a, b;
+        minlsh__kv *v = dst + start;
+        if (m <= 1) {
+            if (m == 1 && !shared) out++;
+            continue;
+        }
+        if (m > MINLSH__SPREAD_SMALL) {
+            minlsh__introsort_kv(v, m);
+        } else {
+            for (a = 1; a < m; a++) { /* insertion: most digits hold two or three */
+                minlsh__kv x = v[a];
+                for (b = a; b > 0 && MINLSH__KV_LESS(&x, &v[b - 1]); b--) v[b] = v[b - 1];
+                v[b] = x;
+            }
+        }
+        if (!shared) {
+            out += m;
+            continue;
+        }
+        m = minlsh__keep_shared(v, m);
+        if (m > 0 && dst + out != v) memmove(dst + out, v, m * sizeof *v);
+        out += m;
+    }
+    return out;
+}
+
+void minlsh__sort_kv_spread(minlsh__kv *dst, const minlsh__kv *src, size_t n, uint32_t *hist,
+                            uint64_t lo, unsigned width_bits) {
+    (void)minlsh__spread(dst, src, n, hist, lo, width_bits, 0);
+}
+
+size_t minlsh__sort_kv_spread_shared(minlsh__kv *dst, const minlsh__kv *src, size_t n,
+                                     uint32_t *hist, uint64_t lo, unsigned width_bits) {
+    return minlsh__spread(dst, src, n, hist, lo, width_bits, 1);
 }
 
 /* MSD radix sort with deduplication, for shingle sets: buckets this small

@@ -36,6 +36,25 @@ void minlsh__sort_pairs(minlsh__pair *v, size_t n);
  * using tmp (n records) as scratch; the result ends in v. Linear time. */
 void minlsh__radix_kv(minlsh__kv *v, minlsh__kv *tmp, size_t n, int lo_bit, int hi_bit);
 
+/* Sort the n records of src by (key, val) into dst (not overlapping src),
+ * for keys spread evenly over [lo, lo + 2^width_bits) (hashes, or a range
+ * of them; width_bits <= 64): one pass places each record by its key's top
+ * bits there, so that about two share a digit, then each digit's records
+ * are finished by insertion sort. Linear time for hashes; any keys in the
+ * range are sorted all the same, in O(n log n) at worst. hist: scratch of
+ * minlsh__sort_kv_spread_hist(n, width_bits) words, MINLSH__SPREAD_HIST at
+ * most. */
+#define MINLSH__SPREAD_BITS 16
+#define MINLSH__SPREAD_HIST (((size_t)1 << MINLSH__SPREAD_BITS) + 1)
+void minlsh__sort_kv_spread(minlsh__kv *dst, const minlsh__kv *src, size_t n, uint32_t *hist,
+                            uint64_t lo, unsigned width_bits);
+size_t minlsh__sort_kv_spread_hist(size_t n, unsigned width_bits);
+/* minlsh__sort_kv_spread, but only the records whose key another of them
+ * has go to dst (for callers that want groups of equal keys); returns how
+ * many. */
+size_t minlsh__sort_kv_spread_shared(minlsh__kv *dst, const minlsh__kv *src, size_t n,
+                                     uint32_t *hist, uint64_t lo, unsigned width_bits);
+
 /* Sort a[0..n) ascending (in place; tmp is scratch for n values, distinct
  * from a) and write its distinct values to dst, which may be a or tmp.
  * Returns how many. Linear time (MSD radix sort), no allocation. */

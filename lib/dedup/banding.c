@@ -6,9 +6,10 @@
  *
  * Memory: a batch (64K documents at most, fewer under a budget) keeps its
  * band keys (8 bytes per document and band) and each worker's sorting
- * scratch (16 bytes per document) from batch to batch; runs take 16 bytes
- * per document and band and 16 per document of fingerprint in memory, 12
- * in the file. Time: linear per batch (a radix sort per band).
+ * scratch (16 bytes per document, and a 256 KiB histogram) from batch to
+ * batch; runs take 16 bytes per document and band and 16 per document of
+ * fingerprint in memory, 12 in the file. Time: linear per batch (one
+ * radix pass per band: the keys are hashes).
  */
 #include "dedup.h"
 
@@ -29,56 +30,66 @@ typedef struct minlsh__dedup_batchkeys {
     int in_file;
     size_t spare_chunks; /* to make after the bands are sorted */
     minlsh__kv *fps;     /* the batch's fingerprint records, sorted */
-    uint64_t *keys;      /* bands per pending document */
+    uint64_t *keys;      /* band by band: band j's key of pending document i
+                            at j * n + i; then a row of bands per worker */
+    size_t n;
 } minlsh__dedup_batchkeys;
 
 static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
     const minlsh_dedup *d = c->d;
-    size_t i;
-    (void)worker;
-    for (i = begin; i < end; i++)
-        (void)minlsh_band_keys(d->pend_sigs + i * d->k, d->k, d->bands, d->rows,
-                               c->keys + i * d->bands, d->bands, NULL);
+    uint64_t *row = c->keys + c->n * d->bands + (size_t)worker * d->bands;
+    size_t i, j;
+    /* Written band by band, so that each band's run reads its keys in
+     * order instead of one in every row. */
+    for (i = begin; i < end; i++) {
+        (void)minlsh_band_keys(d->pend_sigs + i * d->k, d->k, d->bands, d->rows, row, d->bands,
+                               NULL);
+        for (j = 0; j < d->bands; j++) c->keys[j * c->n + i] = row[j];
+    }
     return 0;
 }
 
-/* One band of the batch: its (key, document) records, sorted (stable, so
- * the documents of one key stay ascending), into a run. */
+/* One band of the batch: its (key, document) records, sorted by (key,
+ * document), into a run; or (item `bands`) the batch's fingerprint
+ * records. */
 static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_batchkeys *c = (minlsh__dedup_batchkeys *)ctx;
     minlsh_dedup *d = c->d;
     const minlsh_allocator *a = &d->alloc;
     size_t j, i, n = d->pend_n;
+    uint32_t *hist = d->sort_hist + (size_t)worker * MINLSH__SPREAD_HIST;
     int rc = 0;
     for (j = begin; j < end && rc == 0; j++) {
         minlsh__kv *v, *tmp;
         if (j == d->bands) {
-            /* Fingerprint records are added in document order: sorting
-             * by (key, document) keeps the documents of one key
-             * ascending. */
-            memcpy(c->fps, d->pend_fps, n * sizeof *c->fps);
-            minlsh__sort_kv(c->fps, n);
+            minlsh__sort_kv_spread(c->fps, d->pend_fps, n, hist, 0, 64);
             continue;
         }
         v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
         tmp = d->sort_tmp[worker];
         if (v == NULL) return MINLSH_E_NOMEM;
+        /* Gathered in the worker's scratch, which stays in its cache; the
+         * run's fresh memory is written once, in order. */
         for (i = 0; i < n; i++) {
-            v[i].key = c->keys[i * d->bands + j];
-            v[i].val = d->pend_docs[i];
+            tmp[i].key = c->keys[j * n + i];
+            tmp[i].val = d->pend_docs[i];
         }
-        minlsh__radix_kv(v, tmp, n, 0, 64);
+        minlsh__sort_kv_spread(v, tmp, n, hist, 0, 64);
         /* Each band's run list has one writer: this item. */
         rc = minlsh__dedup_run_store(d, &d->runs_file, c->in_file, &d->band_runs[j], v, n);
     }
     return rc;
 }
 
-/* Room for keys band keys and, per worker, n records of sorting scratch. */
+/* Room for keys band keys and a row of them per worker and, per worker, n
+ * records of sorting scratch. */
 static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
     const minlsh_allocator *a = &d->alloc;
     size_t w, workers = minlsh__pool_size(minlsh__dedup_pool(d));
+    if (d->sort_tmp != NULL) workers = d->n_sort_tmp;
+    if (minlsh__mul_size(&w, workers, d->bands) != 0 || keys + w < keys) return MINLSH_E_TOOBIG;
+    keys += w;
     if (keys > d->batch_keys_cap) {
         uint64_t *k = (uint64_t *)minlsh__malloc(a, keys * sizeof *k);
         if (k == NULL) return MINLSH_E_NOMEM;
@@ -90,6 +101,11 @@ static int minlsh__dedup_batch_scratch(minlsh_dedup *d, size_t keys, size_t n) {
         d->sort_tmp = (minlsh__kv **)minlsh__calloc(a, workers + 1, sizeof *d->sort_tmp);
         if (d->sort_tmp == NULL) return MINLSH_E_NOMEM;
         d->n_sort_tmp = workers;
+    }
+    if (d->sort_hist == NULL) {
+        d->sort_hist =
+            (uint32_t *)minlsh__calloc(a, d->n_sort_tmp, MINLSH__SPREAD_HIST * sizeof(uint32_t));
+        if (d->sort_hist == NULL) return MINLSH_E_NOMEM;
     }
     if (n > d->sort_tmp_cap) {
         for (w = 0; w < d->n_sort_tmp; w++) {
@@ -108,8 +124,10 @@ void minlsh__dedup_batch_scratch_free(minlsh_dedup *d) {
     for (i = 0; d->sort_tmp != NULL && i < d->n_sort_tmp; i++)
         minlsh__free(&d->alloc, d->sort_tmp[i]);
     minlsh__free(&d->alloc, d->sort_tmp);
+    minlsh__free(&d->alloc, d->sort_hist);
     minlsh__free(&d->alloc, d->batch_keys);
     d->sort_tmp = NULL;
+    d->sort_hist = NULL;
     d->batch_keys = NULL;
     d->sort_tmp_cap = d->batch_keys_cap = 0;
 }
@@ -136,6 +154,7 @@ int minlsh__dedup_flush(minlsh_dedup *d, int more) {
      * to batch: fresh memory costs a page fault and a zeroed page. */
     if (rc == 0) rc = minlsh__dedup_batch_scratch(d, keys_n, n + 1);
     c.keys = d->batch_keys;
+    c.n = n;
     /* As many spare chunks as the last batch's records took, while they
      * stay in memory and within their share. */
     c.spare_chunks = 0;

@@ -123,7 +123,8 @@ static int minlsh__dedup_band_cands(minlsh__dedup_cands *c, size_t j) {
     size_t nb = 0, cap_b = 0;
     uint64_t max_bucket = d->opts.max_bucket;
     int rc, more;
-    rc = minlsh__dedup_merge_init(&m, d, f, in->r, in->n, 0, 0, 1);
+    rc = minlsh__dedup_merge_init(&m, d, f, in->r, in->n, 0, 0, 1,
+                                  MINLSH__DEDUP_MERGE_HASHED | MINLSH__DEDUP_MERGE_SHARED);
     if (rc != 0) return rc;
     do {
         more = minlsh__dedup_merge_next(&m, &rec);

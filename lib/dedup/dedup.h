@@ -21,14 +21,16 @@
  * verified edge.
  *
  * The files, each calling only those listed before it: policy.c (the
- * plan, the budget), decide.c (decisions from groups and edges),
- * records.c (temporary files, budget shares, the pool, records read back),
- * runs.c (sorted runs and their merges), banding.c (batches of pending
- * documents into runs), exact.c (exact groups), verify.c (similarities,
- * candidate runs verified), cands.c (band buckets into candidates, and
- * their rounds), run.c (minlsh_dedup_run and the decisions' sink),
- * engine.c (the handle and adding documents), results.c (what the run
- * gives) and stages.c (the stages as calls over partitions).
+ * plan, the budget, canonical ids), decide.c (decisions from groups and
+ * edges), records.c (temporary files, budget shares, the pool, records
+ * written and read back), ids.c (the ids' entries and tables), runs.c
+ * (sorted runs and their merges), banding.c (batches of pending documents
+ * into runs), exact.c (exact groups), verify.c (similarities, candidate
+ * runs verified), cands.c (band buckets into candidates, and their
+ * rounds), run.c (minlsh_dedup_run and the decisions' sink), intake.c
+ * (minlsh_dedup_add_docs), engine.c (the handle, and adding documents one
+ * by one or as texts), results.c (what the run gives) and stages.c (the
+ * stages as calls over partitions).
  *
  * Internal: every name minlsh__dedup_*; the public functions are in
  * include/minlsh.h (experimental part).
@@ -116,7 +118,12 @@ typedef struct minlsh__dedup_entry {
     size_t cursor;
 } minlsh__dedup_entry;
 
-/* A k-way merge of sorted runs (runs.c). */
+/* A k-way merge of sorted runs (runs.c): through the tournament tree, or,
+ * when the keys are hashes and every run is in memory, a range of keys at
+ * a time (about MINLSH__DEDUP_GATHER records): the runs' records in the
+ * range gathered and sorted at once. A tournament is a chain of dependent
+ * compares per record; a range sort has no such chain and no branch that
+ * depends on the data, which makes it several times faster per record. */
 typedef struct minlsh__dedup_merge {
     const minlsh_dedup *d;
     const minlsh__tmpfile *f;
@@ -124,9 +131,18 @@ typedef struct minlsh__dedup_merge {
     minlsh__dedup_entry *tree; /* tree[0]: the winner */
     size_t k;
     size_t block; /* records per block of a file run */
+    /* by ranges of keys */
+    int ranges, shared;
+    uint64_t lo, hi; /* keys left to gather: [lo, hi), or from lo on */
+    int to_end, done;
+    unsigned width_bits; /* a range's width: 2^width_bits keys */
+    minlsh__kv *sorted, *gathered;
+    size_t n_sorted, at_sorted, cap;
+    uint32_t *hist;
+    size_t cap_hist;
 } minlsh__dedup_merge;
 
-/* The ids of the documents (intake.c), once some document has one. Every
+/* The ids of the documents (ids.c), once some document has one. Every
  * document from then on (those before are filled in) has an entry, in
  * document order, in chunks that never move: a varint of (length << 2 |
  * kind) + 1, then the id's bytes (JSON ids in canonical form); a 0 byte
@@ -134,18 +150,26 @@ typedef struct minlsh__dedup_merge {
  * Only every MINLSH__DEDUP_ID_GROUP-th entry's position is kept. Repeated
  * ids are found in MINLSH__DEDUP_ID_SHARDS hash tables, a shard chosen by
  * the id's hash, so that a batch is looked up in parallel, one worker per
- * shard walking the batch in input order: the first of the equal ids in
- * input order is the one kept, whatever the number of threads. A slot is a
- * document number + 1 (4 bytes) and 8 bits of the id's hash (1 byte), at
- * most 3/4 full. Memory per document with an id: its bytes, 1 or 2 of
- * varint, 1/2 of position and 6.7 to 13.3 of slots (2 past 127 bytes). */
+ * shard walking its ids of the batch in input order: the first of the
+ * equal ids in input order is the one kept, whatever the number of
+ * threads. A slot is a document number + 1 and the low 32 bits of the id's
+ * hash, which place it (a table has at most 2^32 slots) and tell most
+ * different ids apart without reading them; a table is at most 3/4 full
+ * (past 2^32 slots, which only ids made to share a shard reach, fuller).
+ * Memory per document with an id: its bytes, 1 or 2 of varint, 1/2 of
+ * position and 10.7 to 21.3 of slots. */
 #define MINLSH__DEDUP_ID_SHARDS 64
 #define MINLSH__DEDUP_ID_GROUP 16
 #define MINLSH__DEDUP_ID_CHUNK ((size_t)1 << 20)
+#define MINLSH__DEDUP_ID_MAX_SLOTS (UINT64_C(1) << 32)
+
+typedef struct minlsh__dedup_id_slot {
+    uint32_t doc;  /* document + 1; 0: free */
+    uint32_t hash; /* the id's hash, low 32 bits */
+} minlsh__dedup_id_slot;
 
 typedef struct minlsh__dedup_id_shard {
-    uint32_t *slots; /* document + 1; 0: free */
-    uint8_t *tags;
+    minlsh__dedup_id_slot *slots;
     size_t mask; /* slots - 1; 0: none yet */
     size_t n;    /* ids in the shard */
 } minlsh__dedup_id_shard;
@@ -160,7 +184,7 @@ typedef struct minlsh__dedup_ids {
     uint64_t n;        /* entries: n_docs once on */
     uint64_t k0, k1;   /* the SipHash key of the tables */
     uint64_t repeated; /* documents skipped for a repeated id */
-    uint64_t bytes;    /* held by all of it */
+    uint64_t bytes;    /* held by the entries and positions */
     minlsh__dedup_id_shard shard[MINLSH__DEDUP_ID_SHARDS];
 } minlsh__dedup_ids;
 
@@ -227,6 +251,7 @@ struct minlsh_dedup {
     uint64_t *batch_keys;          /* scratch of a batch: its band keys */
     size_t batch_keys_cap;
     minlsh__kv **sort_tmp;         /* and each worker's sorting space */
+    uint32_t *sort_hist;           /* and histogram (MINLSH__SPREAD_HIST each) */
     size_t n_sort_tmp, sort_tmp_cap;
     minlsh__dedup_runs fp_runs;
 
@@ -248,30 +273,27 @@ struct minlsh_dedup {
     minlsh_dedup_decision *decisions; /* or in dec_file */
 };
 
-/* engine.c, for the bulk intake */
-/* n bytes (8-aligned) of record memory that stay where they are until the
- * engine is freed. */
-int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out);
-/* The data file opened and its write buffer made, for the first record
- * past the records' share. */
-int minlsh__dedup_data_start(minlsh_dedup *d);
-/* Write the data file's buffer out. */
-int minlsh__dedup_wflush(minlsh_dedup *d);
-/* 1 if a record of bytes bytes goes to the data file: the records' share
- * of the budget is used, or a new chunk for it would pass it (from then
- * on every record does). */
-int minlsh__dedup_to_file(minlsh_dedup *d, size_t bytes);
-/* Room for twice as many pending documents, up to a batch. */
-int minlsh__dedup_pend_grow(minlsh_dedup *d);
-/* Room for m more documents' record addresses (and lengths). */
-int minlsh__dedup_docs_reserve(minlsh_dedup *d, size_t m);
-
-/* intake.c */
+/* ids.c */
+/* The varint of v written at out; its bytes. */
+size_t minlsh__dedup_varint(uint8_t *out, uint64_t v);
+size_t minlsh__dedup_varint_size(uint64_t v);
+/* Room for entry number ids.n, of bytes bytes: *out is where it goes. */
+int minlsh__dedup_id_place(minlsh_dedup *d, size_t bytes, uint8_t **out);
 /* Entries with no id for documents ids.n .. upto - 1 (documents added
  * without one once ids are on, or before they were). */
 int minlsh__dedup_ids_fill(minlsh_dedup *d, uint64_t upto);
+/* Document doc's entry: its kind, bytes and length. */
+void minlsh__dedup_id_get(const minlsh__dedup_ids *t, uint64_t doc, uint32_t *kind,
+                          const uint8_t **s, size_t *n);
+/* The hash of an id: its shard (top bits), its slot and tag (low bits). */
+uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n, uint32_t kind);
+#define MINLSH__DEDUP_ID_SHARD(h) ((size_t)((h) >> 58))
+/* Slots in shard sh for want ids at most 3/4 full (up to the most a table
+ * has); the slots there move over by their stored hashes. Only the
+ * shard's owner calls this. */
+int minlsh__dedup_id_grow(minlsh_dedup *d, minlsh__dedup_id_shard *sh, uint64_t want);
 void minlsh__dedup_ids_free(minlsh_dedup *d);
-/* Memory the ids and the bulk intake's scratch hold. */
+/* Memory the ids hold. */
 uint64_t minlsh__dedup_ids_bytes(const minlsh_dedup *d);
 
 /* policy.c */
@@ -280,6 +302,12 @@ int minlsh__dedup_plan(minlsh_dedup *d);
 /* The budget in bytes for the options' memory field: 0 is the default,
  * MINLSH_DEDUP_MEMORY_UNLIMITED none (then 0 here). */
 uint64_t minlsh__dedup_budget(uint64_t memory);
+/* 1 if the n bytes at id are a JSON id in minlsh_dedup_canonical_id's form
+ * already (a plain string or integer, as the command hands them over):
+ * then they are the canonical form, unchanged. 0 means "maybe not". */
+int minlsh__dedup_id_is_canonical(const void *id, size_t n);
+/* 1 if the n hashes at v are strictly increasing (a valid set). */
+int minlsh__dedup_increasing(const uint64_t *v, size_t n);
 
 /* decide.c */
 /* The decisions of the policy, emitted in document order in chunks;
@@ -293,6 +321,27 @@ void minlsh__dedup_join(uint32_t *parent, uint64_t n, const uint32_t *exact_of,
                         const minlsh__dedup_edge *edges, size_t n_edges);
 
 /* records.c */
+/* n bytes (8-aligned) of record memory that stay where they are until the
+ * engine is freed. */
+int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out);
+/* The data file opened and its write buffer made, for the first record
+ * past the records' share. */
+int minlsh__dedup_data_start(minlsh_dedup *d);
+/* Write the data file's buffer out. */
+int minlsh__dedup_wflush(minlsh_dedup *d);
+/* 1 if a record of bytes bytes goes to the data file: the records' share
+ * of the budget is used, or a new chunk for it would pass it (from then
+ * on every record does). */
+int minlsh__dedup_to_file(minlsh_dedup *d, size_t bytes);
+/* Store a document's record (fp, n, then body_bytes of body): in memory
+ * while the records' share of the budget allows, then in the data file for
+ * good; *at receives its address. */
+int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *body, size_t body_bytes,
+                        uint64_t n, uint64_t *at);
+/* Room for twice as many pending documents, up to a batch. */
+int minlsh__dedup_pend_grow(minlsh_dedup *d);
+/* Room for m more documents' record addresses (and lengths). */
+int minlsh__dedup_docs_reserve(minlsh_dedup *d, size_t m);
 /* f, opened if it is not yet. Errors: MINLSH_E_IO. */
 int minlsh__dedup_file(minlsh_dedup *d, minlsh__tmpfile *f);
 /* rc, as a public call returns it: after MINLSH_E_IO errno is set, on the
@@ -334,11 +383,18 @@ int minlsh__dedup_run_store(minlsh_dedup *d, minlsh__tmpfile *f, int in_file,
                             minlsh__dedup_runs *rs, minlsh__kv *v, size_t n);
 /* Free rs's runs and its list (rs itself stays, empty). */
 void minlsh__dedup_runs_free(minlsh_dedup *d, minlsh__dedup_runs *rs);
+/* What a merge may assume. HASHED: the keys are hashes (spread evenly),
+ * which lets a merge of runs in memory go by ranges of keys. SHARED: the
+ * caller acts only on keys that two or more records have, so a record
+ * whose key no other has may be left out (a merge by ranges leaves them
+ * out; a tournament does not). */
+#define MINLSH__DEDUP_MERGE_HASHED 1u
+#define MINLSH__DEDUP_MERGE_SHARED 2u
 /* A merge of the records of the n_runs runs in f whose keys are in [lo,
  * hi), or from lo on when whole_tail is set. Free it with merge_free. */
 int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t lo, uint64_t hi, int whole_tail);
+                             uint64_t lo, uint64_t hi, int whole_tail, unsigned flags);
 /* How many parts a merge is split into by key, for the pool's workers to
  * take one at a time. */
 size_t minlsh__dedup_parts(minlsh_dedup *d);
@@ -346,7 +402,7 @@ size_t minlsh__dedup_parts(minlsh_dedup *d);
  * span), the last part to the end. */
 int minlsh__dedup_merge_part(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t span, size_t part, size_t parts);
+                             uint64_t span, size_t part, size_t parts, unsigned flags);
 /* The least record left into *out; 1 if there was one, 0 at the end, or a
  * negative error. */
 int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out);

@@ -61,8 +61,9 @@ static int minlsh__dedup_exact_part(minlsh__dedup_exact_parts *e, size_t part) {
     size_t n_same = 0, cap = 0;
     uint64_t key = 0;
     int rc, more;
-    rc = minlsh__dedup_merge_part(&m, d, &d->runs_file, d->fp_runs.r, d->fp_runs.n, e->span, part,
-                                  e->parts);
+    rc =
+        minlsh__dedup_merge_part(&m, d, &d->runs_file, d->fp_runs.r, d->fp_runs.n, e->span, part,
+                                 e->parts, MINLSH__DEDUP_MERGE_HASHED | MINLSH__DEDUP_MERGE_SHARED);
     if (rc != 0) return rc;
     do {
         more = minlsh__dedup_merge_next(&m, &rec);

@@ -1,13 +1,13 @@
 /*
- * Bulk intake: minlsh_dedup_add_docs, and the ids of the documents
- * (dedup.h has their layout). A batch goes through four steps, all but the
- * third on the pool:
+ * Bulk intake: minlsh_dedup_add_docs, on the lower files (records.c
+ * stores the records, ids.c the ids, banding.c bands the full batches). A
+ * batch goes through four steps, all but the third on the pool:
  *  1. each document is checked, signed if it came without a signature, its
- *     JSON id put in canonical form and its id hashed;
- *  2. each id shard, owned by one worker, walks the batch in input order
- *     and finds the repeated ids (a new id goes in the table at once,
- *     numbered provisionally base + its place in the batch, so that a
- *     repeat later in the batch finds it);
+ *     JSON id put in canonical form (unless it is already) and hashed;
+ *  2. the batch is put in shard order once; each id shard, owned by one
+ *     worker, walks its ids in input order and finds the repeated ones (a
+ *     new id goes in the table at once, numbered provisionally base + its
+ *     place in the batch, so that a repeat later in the batch finds it);
  *  3. the calling thread numbers the documents that stay and gives each its
  *     place: a record address (a chunk, or an offset of the data file),
  *     a row of the pending arrays and a place for its id. Sums of sizes,
@@ -22,164 +22,12 @@
  */
 #include "dedup.h"
 
-#include "common/siphash.h"
-
-#define MINLSH__DEDUP_ID_OFF_MASK ((UINT64_C(1) << 40) - 1)
 #define MINLSH__DEDUP_NOWHERE SIZE_MAX
-
-/* ---- the id entries -------------------------------------------------------------- */
-
-static size_t minlsh__dedup_varint(uint8_t *out, uint64_t v) {
-    size_t h = 0;
-    do {
-        out[h] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v) out[h] |= 0x80;
-        h++;
-    } while (v);
-    return h;
-}
-
-static size_t minlsh__dedup_varint_size(uint64_t v) {
-    size_t h = 1;
-    while (v >>= 7) h++;
-    return h;
-}
-
-/* The entry at *p (chunk << 40 | offset): its kind, bytes and length; *p
- * moves past it. */
-static void minlsh__dedup_id_next(const minlsh__dedup_ids *t, uint64_t *p, uint32_t *kind,
-                                  const uint8_t **s, size_t *n) {
-    uint64_t c = *p >> 40, v = 0;
-    const uint8_t *base = t->chunks[c], *q = base + (*p & MINLSH__DEDUP_ID_OFF_MASK);
-    int shift = 0;
-    if (*q == 0) {
-        base = t->chunks[++c];
-        q = base;
-    }
-    do {
-        v |= (uint64_t)(*q & 0x7f) << shift;
-        shift += 7;
-    } while (*q++ & 0x80);
-    v--;
-    *kind = (uint32_t)(v & 3);
-    *n = (size_t)(v >> 2);
-    *s = q;
-    *p = c << 40 | (uint64_t)(q + *n - base);
-}
-
-static void minlsh__dedup_id_get(const minlsh__dedup_ids *t, uint64_t doc, uint32_t *kind,
-                                 const uint8_t **s, size_t *n) {
-    uint64_t p = t->pos[doc / MINLSH__DEDUP_ID_GROUP];
-    uint64_t k;
-    for (k = 0; k < doc % MINLSH__DEDUP_ID_GROUP; k++) minlsh__dedup_id_next(t, &p, kind, s, n);
-    minlsh__dedup_id_next(t, &p, kind, s, n);
-}
-
-/* Room for entry number t->n of bytes bytes: *out is where it goes. */
-static int minlsh__dedup_id_place(minlsh_dedup *d, size_t bytes, uint8_t **out) {
-    minlsh__dedup_ids *t = &d->ids;
-    if (t->n_chunks == 0 || t->size - t->used < bytes) {
-        size_t size = bytes > MINLSH__DEDUP_ID_CHUNK ? bytes : MINLSH__DEDUP_ID_CHUNK;
-        uint8_t *c;
-        void *v = t->chunks;
-        int rc = minlsh__reserve(&d->alloc, &v, &t->cap_chunks, t->n_chunks, t->n_chunks + 1,
-                                 sizeof *t->chunks);
-        t->chunks = (uint8_t **)v;
-        if (rc != 0) return rc;
-        c = (uint8_t *)minlsh__malloc(&d->alloc, size + 1); /* + the byte that says "next" */
-        if (c == NULL) return MINLSH_E_NOMEM;
-        if (t->n_chunks > 0) t->chunks[t->n_chunks - 1][t->used] = 0;
-        t->chunks[t->n_chunks++] = c;
-        t->bytes += size + 1;
-        t->used = 0;
-        t->size = size;
-    }
-    if (t->n % MINLSH__DEDUP_ID_GROUP == 0) {
-        size_t group = (size_t)(t->n / MINLSH__DEDUP_ID_GROUP), had = t->cap_pos;
-        void *v = t->pos;
-        int rc = minlsh__reserve(&d->alloc, &v, &t->cap_pos, group, group + 1, sizeof *t->pos);
-        t->pos = (uint64_t *)v;
-        if (rc != 0) return rc;
-        t->bytes += (t->cap_pos - had) * sizeof *t->pos;
-        t->pos[group] = (uint64_t)(t->n_chunks - 1) << 40 | t->used;
-    }
-    *out = t->chunks[t->n_chunks - 1] + t->used;
-    t->used += bytes;
-    t->n++;
-    return 0;
-}
-
-int minlsh__dedup_ids_fill(minlsh_dedup *d, uint64_t upto) {
-    while (d->ids.n < upto) {
-        uint8_t *p;
-        int rc = minlsh__dedup_id_place(d, 1, &p);
-        if (rc != 0) return rc;
-        *p = 1; /* (0 << 2 | MINLSH_DEDUP_ID_NONE) + 1 */
-    }
-    return 0;
-}
-
-void minlsh__dedup_ids_free(minlsh_dedup *d) {
-    minlsh__dedup_ids *t = &d->ids;
-    size_t i;
-    for (i = 0; i < t->n_chunks; i++) minlsh__free(&d->alloc, t->chunks[i]);
-    minlsh__free(&d->alloc, t->chunks);
-    minlsh__free(&d->alloc, t->pos);
-    for (i = 0; i < MINLSH__DEDUP_ID_SHARDS; i++) {
-        minlsh__free(&d->alloc, t->shard[i].slots);
-        minlsh__free(&d->alloc, t->shard[i].tags);
-    }
-    minlsh__free(&d->alloc, d->intake_scratch);
-}
-
-static uint64_t minlsh__dedup_id_hash(const minlsh__dedup_ids *t, const void *s, size_t n,
-                                      uint32_t kind) {
-    return minlsh__siphash24_u64(t->k0, t->k1, s, n) ^ kind;
-}
-
-/* The shard of a hash (its top bits), its slot (low bits) and tag; a
- * document without an id, or that failed, is in no shard. */
+/* A document without an id, or that failed, is in no shard. */
 #define MINLSH__DEDUP_NO_SHARD 0xff
-#define MINLSH__DEDUP_ID_SHARD(h) ((size_t)((h) >> 58))
-#define MINLSH__DEDUP_ID_TAG(h) ((uint8_t)((h) >> 48))
-
-/* Slots for want ids at most 3/4 full; the ids there move over. Only the
- * shard's owner calls this, and the entries are read only. */
-static int minlsh__dedup_id_grow(minlsh_dedup *d, minlsh__dedup_id_shard *sh, size_t want) {
-    const minlsh__dedup_ids *t = &d->ids;
-    size_t size = sh->mask ? (sh->mask + 1) * 2 : 64, i, mask;
-    uint32_t *slots;
-    uint8_t *tags;
-    while (want > size / 4 * 3) size *= 2;
-    slots = (uint32_t *)minlsh__calloc(&d->alloc, size, sizeof *slots);
-    tags = (uint8_t *)minlsh__malloc(&d->alloc, size);
-    if (slots == NULL || tags == NULL) {
-        minlsh__free(&d->alloc, slots);
-        minlsh__free(&d->alloc, tags);
-        return MINLSH_E_NOMEM;
-    }
-    mask = size - 1;
-    for (i = 0; sh->mask != 0 && i <= sh->mask; i++) {
-        uint32_t kind;
-        const uint8_t *s;
-        size_t n, at;
-        uint64_t h;
-        if (sh->slots[i] == 0) continue;
-        minlsh__dedup_id_get(t, sh->slots[i] - 1, &kind, &s, &n);
-        h = minlsh__dedup_id_hash(t, s, n, kind);
-        for (at = (size_t)h & mask; slots[at] != 0; at = (at + 1) & mask) {
-        }
-        slots[at] = sh->slots[i];
-        tags[at] = MINLSH__DEDUP_ID_TAG(h);
-    }
-    minlsh__free(&d->alloc, sh->slots);
-    minlsh__free(&d->alloc, sh->tags);
-    sh->slots = slots;
-    sh->tags = tags;
-    sh->mask = mask;
-    return 0;
-}
+/* Ids a shard's walk looks ahead of the one it looks up: their slots are
+ * fetched while it probes. */
+#define MINLSH__DEDUP_ID_AHEAD 8
 
 /* ---- a batch ----------------------------------------------------------------------- */
 
@@ -196,6 +44,8 @@ typedef struct minlsh__dedup_intake {
     size_t *id_n;
     uint64_t *hash;
     uint8_t *shard;
+    uint32_t *order; /* the batch by shard, in input order within one */
+    size_t shard_at[MINLSH__DEDUP_ID_SHARDS + 1]; /* shard s: order[shard_at[s]..] */
     uint8_t *empty;
     size_t *slot;           /* where its id went in its shard, or NOWHERE */
     uint32_t *sigs;         /* made here (k each), for documents without one */
@@ -219,7 +69,7 @@ static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, 
     minlsh__dedup_intake *b = (minlsh__dedup_intake *)ctx;
     const minlsh_dedup *d = b->d;
     int exact = d->opts.verify == MINLSH_VERIFY_EXACT;
-    size_t i, j;
+    size_t i;
     (void)worker;
     for (i = begin; i < end; i++) {
         const minlsh_dedup_doc *x = &b->docs[i];
@@ -235,14 +85,17 @@ static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, 
         else if (x->id_kind > MINLSH_DEDUP_ID_JSON) rc = MINLSH_E_PARAM;
         else if (x->id_kind != MINLSH_DEDUP_ID_NONE && x->id == NULL && x->id_n > 0)
             rc = MINLSH_E_NULL;
-        for (j = 1; rc == 0 && j < x->n; j++)
-            if (x->hashes[j] <= x->hashes[j - 1]) rc = MINLSH_E_PARAM;
+        if (rc == 0 && !minlsh__dedup_increasing(x->hashes, x->n)) rc = MINLSH_E_PARAM;
         if (rc == 0 && sig == NULL) {
             uint32_t *own = b->sigs + i * d->k;
             rc = minlsh_family_sign(d->family, x->hashes, x->n, own, d->k, NULL);
             sig = own;
         }
-        if (rc == 0 && x->id_kind == MINLSH_DEDUP_ID_JSON) {
+        if (rc == 0 && x->id_kind == MINLSH_DEDUP_ID_JSON &&
+            minlsh__dedup_id_is_canonical(x->id, x->id_n)) {
+            b->id[i] = (const uint8_t *)x->id;
+            b->id_n[i] = x->id_n;
+        } else if (rc == 0 && x->id_kind == MINLSH_DEDUP_ID_JSON) {
             uint8_t *out = b->canon + b->canon_off[i];
             if (minlsh_dedup_canonical_id(x->id, x->id_n, (char *)out, x->id_n + 32,
                                           &b->id_n[i]) != 0)
@@ -283,39 +136,64 @@ static int minlsh__dedup_intake_same(const minlsh__dedup_intake *b, size_t i, ui
     return kind == b->docs[i].id_kind && n == b->id_n[i] && (n == 0 || memcmp(s, b->id[i], n) == 0);
 }
 
-/* Step 2 for shards [begin, end). */
+/* The batch's documents in order of their shards (input order within
+ * one), for step 2. */
+static void minlsh__dedup_intake_by_shard(minlsh__dedup_intake *b) {
+    size_t at[MINLSH__DEDUP_ID_SHARDS], i, s, sum = 0;
+    memset(at, 0, sizeof at);
+    for (i = 0; i < b->n; i++)
+        if (b->shard[i] != MINLSH__DEDUP_NO_SHARD) at[b->shard[i]]++;
+    for (s = 0; s < MINLSH__DEDUP_ID_SHARDS; s++) {
+        size_t count = at[s];
+        b->shard_at[s] = at[s] = sum;
+        sum += count;
+    }
+    b->shard_at[MINLSH__DEDUP_ID_SHARDS] = sum;
+    for (i = 0; i < b->n; i++)
+        if (b->shard[i] != MINLSH__DEDUP_NO_SHARD) b->order[at[b->shard[i]]++] = (uint32_t)i;
+}
+
+/* The slot where document i's id probe starts. */
+static minlsh__dedup_id_slot *minlsh__dedup_intake_home(const minlsh__dedup_intake *b, size_t i) {
+    const minlsh__dedup_id_shard *sh = &b->d->ids.shard[b->shard[i]];
+    return &sh->slots[(uint32_t)b->hash[i] & sh->mask];
+}
+
+/* Step 2 for shards [begin, end): their tables grown for the batch, then
+ * their ids in order (input order within a shard), the slots of those a
+ * few places ahead fetched while one is looked up. */
 static int minlsh__dedup_intake_ids(void *ctx, unsigned worker, size_t begin, size_t end) {
     minlsh__dedup_intake *b = (minlsh__dedup_intake *)ctx;
-    size_t s, i;
+    size_t s, t, lo = b->shard_at[begin], hi = b->shard_at[end];
+    int rc;
     (void)worker;
     for (s = begin; s < end; s++) {
         minlsh__dedup_id_shard *sh = &b->d->ids.shard[s];
-        size_t count = 0;
-        int rc;
-        /* One byte a document tells whose it is: 64 workers' walks of the
-         * batch cost little next to the lookups. */
-        for (i = 0; i < b->n; i++) count += b->shard[i] == s;
-        if (count == 0) continue;
-        if ((sh->mask == 0 || sh->n + count > (sh->mask + 1) / 4 * 3) &&
-            (rc = minlsh__dedup_id_grow(b->d, sh, sh->n + count)) != 0)
+        size_t count = b->shard_at[s + 1] - b->shard_at[s];
+        if (count > 0 && (sh->mask == 0 || sh->n + count > (sh->mask + 1) / 4 * 3) &&
+            (rc = minlsh__dedup_id_grow(b->d, sh, (uint64_t)sh->n + count)) != 0)
             return rc;
-        for (i = 0; i < b->n; i++) {
-            uint64_t h = b->hash[i];
-            size_t at;
-            if (b->shard[i] != s) continue;
-            for (at = (size_t)h & sh->mask; sh->slots[at] != 0; at = (at + 1) & sh->mask)
-                if (sh->tags[at] == MINLSH__DEDUP_ID_TAG(h) &&
-                    minlsh__dedup_intake_same(b, i, sh->slots[at]))
-                    break;
-            if (sh->slots[at] != 0) {
-                b->status[i] = MINLSH_DEDUP_REPEATED_ID;
-                continue;
-            }
-            sh->slots[at] = (uint32_t)(b->base + i + 1);
-            sh->tags[at] = MINLSH__DEDUP_ID_TAG(h);
-            sh->n++;
-            b->slot[i] = at;
+    }
+    for (t = lo; t < hi && t < lo + MINLSH__DEDUP_ID_AHEAD; t++)
+        MINLSH__PREFETCH_W(minlsh__dedup_intake_home(b, b->order[t]));
+    for (t = lo; t < hi; t++) {
+        size_t i = b->order[t], at, mask;
+        minlsh__dedup_id_shard *sh = &b->d->ids.shard[b->shard[i]];
+        minlsh__dedup_id_slot *slots = sh->slots;
+        uint32_t h = (uint32_t)b->hash[i];
+        if (t + MINLSH__DEDUP_ID_AHEAD < hi)
+            MINLSH__PREFETCH_W(minlsh__dedup_intake_home(b, b->order[t + MINLSH__DEDUP_ID_AHEAD]));
+        mask = sh->mask;
+        for (at = h & mask; slots[at].doc != 0; at = (at + 1) & mask)
+            if (slots[at].hash == h && minlsh__dedup_intake_same(b, i, slots[at].doc)) break;
+        if (slots[at].doc != 0) {
+            b->status[i] = MINLSH_DEDUP_REPEATED_ID;
+            continue;
         }
+        slots[at].doc = (uint32_t)(b->base + i + 1);
+        slots[at].hash = h;
+        sh->n++;
+        b->slot[i] = at;
     }
     return 0;
 }
@@ -326,7 +204,7 @@ static void minlsh__dedup_intake_unslot(minlsh__dedup_intake *b, size_t from) {
     size_t i;
     for (i = from; i < b->n; i++) {
         if (b->slot[i] == MINLSH__DEDUP_NOWHERE) continue;
-        b->d->ids.shard[b->shard[i]].slots[b->slot[i]] = 0;
+        b->d->ids.shard[b->shard[i]].slots[b->slot[i]].doc = 0;
         b->d->ids.shard[b->shard[i]].n--;
         b->slot[i] = MINLSH__DEDUP_NOWHERE;
     }
@@ -368,7 +246,7 @@ static int minlsh__dedup_intake_copy(void *ctx, unsigned worker, size_t begin, s
             if (b->id_n[i] > 0) memcpy(e, b->id[i], b->id_n[i]);
         }
         if (b->slot[i] != MINLSH__DEDUP_NOWHERE)
-            d->ids.shard[b->shard[i]].slots[b->slot[i]] = (uint32_t)(num + 1);
+            d->ids.shard[b->shard[i]].slots[b->slot[i]].doc = (uint32_t)(num + 1);
     }
     return 0;
 }
@@ -514,7 +392,7 @@ static int minlsh__dedup_intake_segment(minlsh__dedup_intake *b, size_t *at) {
 static void *minlsh__dedup_intake_scratch(minlsh__dedup_intake *b, size_t n, size_t canon,
                                           size_t sig_words) {
     minlsh_dedup *d = b->d;
-    size_t sizes[16], total = 0, i = 0, at = 0;
+    size_t sizes[17], total = 0, i = 0, at = 0;
     uint8_t *p;
     sizes[i++] = n * sizeof *b->canon_off;
     sizes[i++] = n * sizeof *b->id;
@@ -528,11 +406,12 @@ static void *minlsh__dedup_intake_scratch(minlsh__dedup_intake *b, size_t n, siz
     sizes[i++] = n * sizeof *b->pend_at;
     sizes[i++] = n * sizeof *b->file_off;
     sizes[i++] = n * sizeof *b->status;
+    sizes[i++] = n * sizeof *b->order;
     sizes[i++] = sig_words * sizeof *b->sigs;
     sizes[i++] = n; /* shard */
     sizes[i++] = n; /* empty */
     sizes[i++] = canon;
-    for (i = 0; i < 16; i++) {
+    for (i = 0; i < 17; i++) {
         size_t s = (sizes[i] + 7) & ~(size_t)7;
         if (s < sizes[i] || total + s < total) return NULL;
         total += s;
@@ -560,6 +439,7 @@ static void *minlsh__dedup_intake_scratch(minlsh__dedup_intake *b, size_t n, siz
     MINLSH__TAKE(pend_at);
     MINLSH__TAKE(file_off);
     MINLSH__TAKE(status);
+    MINLSH__TAKE(order);
     MINLSH__TAKE(sigs);
     MINLSH__TAKE(shard);
     MINLSH__TAKE(empty);
@@ -624,7 +504,13 @@ int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t 
     checked = rc == 0; /* step 1 went through every document */
     if (rc == 0 && any_id) {
         looked_up = 1;
-        rc = minlsh__pool_run(minlsh__dedup_pool(d), MINLSH__DEDUP_ID_SHARDS, 1,
+        minlsh__dedup_intake_by_shard(&b);
+        /* Whole shards to a worker, a few each time, so that one walk
+         * fetches ahead across them: all 64 in one walk on one thread. */
+        unsigned workers = minlsh__pool_size(minlsh__dedup_pool(d));
+        size_t chunk =
+            workers < 2 ? MINLSH__DEDUP_ID_SHARDS : MINLSH__DEDUP_ID_SHARDS / 4 / workers;
+        rc = minlsh__pool_run(minlsh__dedup_pool(d), MINLSH__DEDUP_ID_SHARDS, chunk,
                               minlsh__dedup_intake_ids, &b);
     }
     while (rc == 0 && at < n) rc = minlsh__dedup_intake_segment(&b, &at);
@@ -640,27 +526,4 @@ int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t 
         if (status != NULL) status[i] = b.status[i];
     }
     return minlsh__dedup_io_result(d, first);
-}
-
-int minlsh_dedup_copy_id(const minlsh_dedup *d, uint64_t doc, void *out, size_t cap,
-                         size_t *n_out, uint32_t *kind) {
-    uint32_t k = MINLSH_DEDUP_ID_NONE;
-    const uint8_t *s = NULL;
-    size_t n = 0;
-    if (d == NULL || n_out == NULL || (out == NULL && cap > 0)) return MINLSH_E_NULL;
-    if (doc >= d->n_docs) return MINLSH_E_NOTFOUND;
-    if (d->ids.on && doc < d->ids.n) minlsh__dedup_id_get(&d->ids, doc, &k, &s, &n);
-    *n_out = n;
-    if (kind != NULL) *kind = k;
-    if (n > cap) return MINLSH_E_BUFSIZE;
-    if (n > 0) memcpy(out, s, n);
-    return 0;
-}
-
-uint64_t minlsh__dedup_ids_bytes(const minlsh_dedup *d) {
-    uint64_t bytes = d->ids.bytes + d->intake_bytes;
-    size_t i;
-    for (i = 0; i < MINLSH__DEDUP_ID_SHARDS; i++)
-        if (d->ids.shard[i].mask != 0) bytes += (d->ids.shard[i].mask + 1) * 5;
-    return bytes;
 }

@@ -291,3 +291,30 @@ int minlsh_dedup_canonical_id(const void *id, size_t n, char *out, size_t cap, s
     if (n_out != NULL) *n_out = o.n;
     return o.n > cap ? MINLSH_E_BUFSIZE : 0;
 }
+
+int minlsh__dedup_id_is_canonical(const void *id, size_t n) {
+    const unsigned char *s = (const unsigned char *)id;
+    size_t i;
+    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+        /* No escape and nothing that needs one: written back unchanged. */
+        for (i = 1; i < n - 1; i++)
+            if (s[i] < 0x20 || s[i] == '"' || s[i] == '\\') return 0;
+        return 1;
+    }
+    /* An integer without leading zeros ("-0" is "0"), and short enough to
+     * be written out in full rather than with an exponent. */
+    i = n > 0 && s[0] == '-';
+    if (i >= n || s[i] < '1' || s[i] > '9' || n - i > 21) return n == 1 && s[0] == '0';
+    for (; i < n; i++)
+        if (!minlsh__is_digit(s[i])) return 0;
+    return 1;
+}
+
+int minlsh__dedup_increasing(const uint64_t *v, size_t n) {
+    size_t i;
+    unsigned bad = 0;
+    /* No early exit: a loop the compiler can do many at a time, as sets
+     * are nearly always valid. */
+    for (i = 1; i < n; i++) bad |= v[i] <= v[i - 1];
+    return !bad;
+}

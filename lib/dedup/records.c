@@ -1,13 +1,14 @@
 /*
  * What every stage of the engine stands on: the temporary files (opened on
  * first use) and their errors, the budget's shares, the engine's pool with
- * the spare record chunks it makes in the background, and the records read
- * back, from memory or from the data file. Writing the records is the
- * adding side's (engine.c).
+ * the spare record chunks it makes in the background, the records written
+ * (in chunks, or through a buffer to the data file) with the per-document
+ * arrays that point at them, and the records read back.
  *
- * Memory: the spare chunks, within the records' share of the budget. Time:
- * a record in memory is read in place; one in the data file costs a read
- * (none while it is still in the write buffer).
+ * Memory: the spare chunks, within the records' share of the budget; the
+ * data file's write buffer (1 MiB at most). Time: a record in memory is
+ * read in place; one in the data file costs a read (none while it is
+ * still in the write buffer).
  */
 #include "dedup.h"
 
@@ -88,7 +89,7 @@ static int minlsh__dedup_prepare_run(void *ctx, unsigned worker, size_t begin, s
     (void)begin;
     (void)end;
     while (c->n_incoming < c->want_incoming) {
-        uint8_t *p = (uint8_t *)minlsh__malloc(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
+        uint8_t *p = (uint8_t *)minlsh__malloc_plain(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
         if (p == NULL) break; /* only a head start: the adding thread will try */
         minlsh__dedup_touch_pages(p, MINLSH__DEDUP_CHUNK_BYTES);
         c->incoming[c->n_incoming++] = p;
@@ -111,6 +112,171 @@ void minlsh__dedup_chunks_prepare(minlsh_dedup *d, size_t want) {
     c->want_incoming = want;
     minlsh__pool_start(pool, 1, 1, minlsh__dedup_prepare_run, d);
     d->pool_busy = 1;
+}
+
+/* ---- writing the records ------------------------------------------------------ */
+
+int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
+    minlsh__dedup_chunks *c = &d->chunks;
+    n = (n + 7) & ~(size_t)7;
+    if (c->n == 0 || c->size - c->used < n) {
+        size_t size = n > MINLSH__DEDUP_CHUNK_BYTES ? n : MINLSH__DEDUP_CHUNK_BYTES;
+        uint8_t *p;
+        void *v = c->v;
+        int rc = minlsh__reserve(&d->alloc, &v, &c->cap, c->n, c->n + 1, sizeof *c->v);
+        c->v = (uint8_t **)v;
+        if (rc != 0) return rc;
+        /* What the background has made so far is collected first. */
+        if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare == 0 && d->pool_busy)
+            (void)minlsh__dedup_pool(d);
+        if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare > 0) {
+            p = c->spare[--c->n_spare];
+        } else {
+            p = (uint8_t *)minlsh__malloc_plain(&d->alloc, size);
+            if (p == NULL) return MINLSH_E_NOMEM;
+            c->bytes += size;
+        }
+        c->v[c->n++] = p;
+        c->used = 0;
+        c->size = size;
+        /* Out of spares (before the first batch is banded, or when one
+         * batch took more than the last): a few more in the background. */
+        if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare == 0 && !d->pool_busy)
+            minlsh__dedup_chunks_prepare(d, MINLSH__DEDUP_SPARE / 4);
+    }
+    *out = c->v[c->n - 1] + c->used;
+    c->used += n;
+    c->batch_bytes += n;
+    return 0;
+}
+
+int minlsh__dedup_wflush(minlsh_dedup *d) {
+    int rc = 0;
+    if (d->wlen > 0) rc = minlsh__tmpfile_append(&d->data, d->wbuf, d->wlen, NULL);
+    if (rc != 0) return rc;
+    d->wbase += d->wlen;
+    d->wlen = 0;
+    return 0;
+}
+
+/* Append the n bytes of parts p[0..parts) to the data file, contiguous;
+ * *off receives where they start. */
+static int minlsh__dedup_wput(minlsh_dedup *d, const void *const *p, const size_t *n, int parts,
+                              uint64_t *off) {
+    size_t total = 0;
+    int i, rc;
+    for (i = 0; i < parts; i++) total += n[i];
+    if (d->wlen + total > d->wcap && (rc = minlsh__dedup_wflush(d)) != 0) return rc;
+    if (total > d->wcap) { /* larger than the buffer: straight to the file */
+        *off = d->wbase;
+        for (i = 0; i < parts; i++) {
+            if ((rc = minlsh__tmpfile_append(&d->data, p[i], n[i], NULL)) != 0) return rc;
+            d->wbase += n[i];
+        }
+        return 0;
+    }
+    *off = d->wbase + d->wlen;
+    for (i = 0; i < parts; i++) {
+        if (n[i] > 0) memcpy(d->wbuf + d->wlen, p[i], n[i]);
+        d->wlen += n[i];
+    }
+    return 0;
+}
+
+int minlsh__dedup_to_file(minlsh_dedup *d, size_t bytes) {
+    /* Past the share the records go to the file for good: a new chunk
+     * would pass it (the last one is filled first). */
+    if (!d->records_in_file && d->opts.memory != 0 &&
+        (d->chunks.n == 0 || d->chunks.size - d->chunks.used < ((bytes + 7) & ~(size_t)7)) &&
+        d->chunks.bytes + (bytes > MINLSH__DEDUP_CHUNK_BYTES ? bytes : MINLSH__DEDUP_CHUNK_BYTES) >
+            minlsh__dedup_share(d, 1))
+        d->records_in_file = 1;
+    return d->records_in_file;
+}
+
+int minlsh__dedup_data_start(minlsh_dedup *d) {
+    uint64_t m = d->opts.memory / 16;
+    size_t cap = m < 4096 ? 4096 : m > (1u << 20) ? (1u << 20) : (size_t)m;
+    int rc;
+    if (d->wbuf != NULL) return 0;
+    if ((rc = minlsh__dedup_file(d, &d->data)) != 0) return rc;
+    d->wbuf = (uint8_t *)minlsh__malloc(&d->alloc, cap);
+    if (d->wbuf == NULL) return MINLSH_E_NOMEM;
+    d->wcap = cap;
+    return 0;
+}
+
+int minlsh__dedup_store(minlsh_dedup *d, const uint8_t *fp, const void *body, size_t body_bytes,
+                        uint64_t n, uint64_t *at) {
+    minlsh__dedup_rec head;
+    size_t bytes = sizeof head + body_bytes;
+    int rc;
+    memcpy(head.fp, fp, sizeof head.fp);
+    head.n = n;
+    if (!minlsh__dedup_to_file(d, bytes)) {
+        uint8_t *p;
+        if ((rc = minlsh__dedup_chunk_take(d, bytes, &p)) != 0) return rc;
+        memcpy(p, &head, sizeof head);
+        if (body_bytes > 0) memcpy(p + sizeof head, body, body_bytes);
+        *at = (uint64_t)(uintptr_t)p;
+    } else {
+        const void *parts[2];
+        size_t lens[2];
+        if ((rc = minlsh__dedup_data_start(d)) != 0) return rc;
+        uint64_t off;
+        parts[0] = &head;
+        lens[0] = sizeof head;
+        parts[1] = body;
+        lens[1] = body_bytes;
+        if ((rc = minlsh__dedup_wput(d, parts, lens, 2, &off)) != 0) return rc;
+        *at = off | MINLSH__DEDUP_IN_FILE;
+    }
+    return 0;
+}
+
+/* A bigger copy of the n-element array *p (elem bytes each), of m. */
+static int minlsh__dedup_regrow(minlsh_dedup *d, void **p, size_t n, size_t m, size_t elem) {
+    void *q = minlsh__malloc(&d->alloc, m * elem);
+    if (q == NULL) return MINLSH_E_NOMEM;
+    if (n > 0) memcpy(q, *p, n * elem);
+    minlsh__free(&d->alloc, *p);
+    *p = q;
+    return 0;
+}
+
+/* An engine for a few documents does not hold a batch's worth of
+ * signatures: the pending arrays grow by doubling. */
+int minlsh__dedup_pend_grow(minlsh_dedup *d) {
+    size_t n = d->pend_held, m = n ? n * 2 : 256;
+    void *docs = d->pend_docs, *fps = d->pend_fps, *sigs = d->pend_sigs;
+    int rc;
+    if (m > d->pend_cap) m = d->pend_cap;
+    rc = minlsh__dedup_regrow(d, &docs, n, m, sizeof *d->pend_docs);
+    d->pend_docs = (uint32_t *)docs;
+    if (rc == 0) rc = minlsh__dedup_regrow(d, &fps, n, m, sizeof *d->pend_fps);
+    d->pend_fps = (minlsh__kv *)fps;
+    if (rc == 0) rc = minlsh__dedup_regrow(d, &sigs, n * d->k, m * d->k, sizeof *d->pend_sigs);
+    d->pend_sigs = (uint32_t *)sigs;
+    if (rc == 0) d->pend_held = m;
+    return rc;
+}
+
+int minlsh__dedup_docs_reserve(minlsh_dedup *d, size_t m) {
+    size_t cap = d->cap_docs, cap2 = d->cap_docs;
+    void *p = d->rec;
+    int rc;
+    if (d->cap_docs - d->n_docs >= m) return 0;
+    rc = minlsh__reserve(&d->alloc, &p, &cap, d->n_docs, d->n_docs + m, sizeof *d->rec);
+    d->rec = (uint64_t *)p;
+    if (rc != 0) return rc;
+    if (d->opts.keep == MINLSH_KEEP_LONGEST) {
+        p = d->lengths;
+        rc = minlsh__reserve(&d->alloc, &p, &cap2, d->n_docs, cap, sizeof *d->lengths);
+        d->lengths = (uint64_t *)p;
+        if (rc != 0) return rc;
+    }
+    d->cap_docs = cap;
+    return 0;
 }
 
 /* ---- reading the records ------------------------------------------------------ */

@@ -72,7 +72,7 @@ int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {
                 s->bytes += d->band_runs[j].r[i].n * sizeof(minlsh__kv);
     for (i = 0; i < d->fp_runs.n; i++)
         if (d->fp_runs.r[i].v != NULL) s->bytes += d->fp_runs.r[i].n * sizeof(minlsh__kv);
-    s->bytes += minlsh__dedup_ids_bytes(d);
+    s->bytes += minlsh__dedup_ids_bytes(d) + d->intake_bytes;
     s->repeated_ids = d->ids.repeated;
     s->temp_bytes = d->temp_peak;
     if (d->ran) {

@@ -114,11 +114,12 @@ static int minlsh__dedup_decisions(minlsh_dedup *d) {
     /* In memory if they fit an eighth of the budget; the file is
      * rewritten by a run after a failed one. */
     if ((uint64_t)d->n_docs * sizeof *d->decisions <= minlsh__dedup_share(d, 2)) {
-        /* Every entry is written by the emission: no zeroing pass. */
+        /* Every entry is written by the emission, once and in order: no
+         * zeroing pass, and small pages (minlsh__malloc_plain says why). */
         size_t bytes;
         if (minlsh__mul_size(&bytes, (size_t)d->n_docs + 1, sizeof *d->decisions) != 0)
             return MINLSH_E_NOMEM;
-        d->decisions = (minlsh_dedup_decision *)minlsh__malloc(a, bytes);
+        d->decisions = (minlsh_dedup_decision *)minlsh__malloc_plain(a, bytes);
         if (d->decisions == NULL) return MINLSH_E_NOMEM;
         minlsh__dedup_prefault(d, d->decisions, bytes);
     } else {

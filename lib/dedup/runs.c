@@ -89,6 +89,9 @@ void minlsh__dedup_runs_free(minlsh_dedup *d, minlsh__dedup_runs *rs) {
 
 /* ---- merging sorted runs ------------------------------------------------------- */
 
+/* Records a merge by ranges of keys gathers at once, about. */
+#define MINLSH__DEDUP_GATHER 4096
+
 /* Records read at once from a file run: at most this many, fewer when a
  * budget shared among many runs says so, at least the minimum. */
 #define MINLSH__DEDUP_BLOCK 4096
@@ -145,6 +148,9 @@ void minlsh__dedup_merge_free(minlsh__dedup_merge *m, size_t n_runs) {
         for (i = 0; i < n_runs; i++) minlsh__free(&m->d->alloc, m->c[i].block);
     minlsh__free(&m->d->alloc, m->c);
     minlsh__free(&m->d->alloc, m->tree);
+    minlsh__free(&m->d->alloc, m->sorted);
+    minlsh__free(&m->d->alloc, m->gathered);
+    minlsh__free(&m->d->alloc, m->hist);
 }
 
 /* The key of record i of a run. */
@@ -177,10 +183,12 @@ static int minlsh__dedup_run_seek(const minlsh__tmpfile *f, const minlsh__dedup_
  * lo on when whole_tail is set. */
 int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t lo, uint64_t hi, int whole_tail) {
+                             uint64_t lo, uint64_t hi, int whole_tail, unsigned flags) {
     const minlsh_allocator *a = &d->alloc;
     size_t i, in_file = 0;
+    uint64_t records = 0;
     int rc = 0;
+    memset(m, 0, sizeof *m);
     m->d = d;
     m->f = f;
     m->k = n_runs;
@@ -209,8 +217,28 @@ int minlsh__dedup_merge_init(minlsh__dedup_merge *m, const minlsh_dedup *d,
             if (c->block == NULL) rc = MINLSH_E_NOMEM;
         }
         if (rc == 0) rc = minlsh__dedup_cursor_load(m, c);
+        records += c->left;
     }
-    if (rc == 0 && n_runs > 0) m->tree[0] = minlsh__dedup_tree_build(m, 1);
+    if (rc == 0 && (flags & MINLSH__DEDUP_MERGE_HASHED) && in_file == 0 && n_runs > 1) {
+        /* Ranges of 2^width_bits keys, so that about MINLSH__DEDUP_GATHER
+         * records fall in each: the span's bits, less those of the records
+         * per range. */
+        unsigned span_bits = 64, record_bits = 0;
+        uint64_t span = hi - lo;
+        if (!whole_tail || lo != 0) {
+            if (whole_tail) span = 0 - lo;
+            for (span_bits = 0; span_bits < 64 && (span >> span_bits) > 1; span_bits++) {
+            }
+        }
+        while (record_bits < 64 && (records >> record_bits) > MINLSH__DEDUP_GATHER) record_bits++;
+        m->ranges = 1;
+        m->shared = (flags & MINLSH__DEDUP_MERGE_SHARED) != 0;
+        m->width_bits = span_bits > record_bits ? span_bits - record_bits : 0;
+        m->lo = lo;
+        m->hi = hi;
+        m->to_end = whole_tail;
+    }
+    if (rc == 0 && n_runs > 0 && !m->ranges) m->tree[0] = minlsh__dedup_tree_build(m, 1);
     if (rc != 0) minlsh__dedup_merge_free(m, n_runs);
     return rc;
 }
@@ -224,9 +252,73 @@ size_t minlsh__dedup_parts(minlsh_dedup *d) {
 
 int minlsh__dedup_merge_part(minlsh__dedup_merge *m, const minlsh_dedup *d,
                              const minlsh__tmpfile *f, const minlsh__dedup_run *runs, size_t n_runs,
-                             uint64_t span, size_t part, size_t parts) {
+                             uint64_t span, size_t part, size_t parts, unsigned flags) {
     return minlsh__dedup_merge_init(m, d, f, runs, n_runs, span * part, span * (part + 1),
-                                    part + 1 == parts);
+                                    part + 1 == parts, flags);
+}
+
+/* The next range of keys with records, gathered from the runs and sorted
+ * into m->sorted; 0 when none is left, or a negative error. */
+static int minlsh__dedup_merge_range(minlsh__dedup_merge *m) {
+    const minlsh_allocator *a = &m->d->alloc;
+    while (!m->done) {
+        uint64_t lo = m->lo, end = lo + ((uint64_t)1 << (m->width_bits & 63));
+        size_t j, n = 0;
+        /* The last range: the one that reaches hi, or the end of the keys. */
+        int last = m->width_bits == 64 || end <= lo || (!m->to_end && end >= m->hi);
+        for (j = 0; j < m->k; j++) {
+            const minlsh__dedup_cursor *c = &m->c[j];
+            size_t t = c->left;
+            if (!last)
+                for (t = 0; t < c->left && c->at[t].key < end; t++) {
+                }
+            n += t;
+        }
+        if (n > m->cap) {
+            minlsh__kv *x = (minlsh__kv *)minlsh__malloc(a, n * sizeof *x);
+            minlsh__kv *y = (minlsh__kv *)minlsh__malloc(a, n * sizeof *y);
+            if (x == NULL || y == NULL) {
+                minlsh__free(a, x);
+                minlsh__free(a, y);
+                return MINLSH_E_NOMEM;
+            }
+            minlsh__free(a, m->sorted);
+            minlsh__free(a, m->gathered);
+            m->sorted = x;
+            m->gathered = y;
+            m->cap = n;
+        }
+        if (minlsh__sort_kv_spread_hist(n, m->width_bits) > m->cap_hist) {
+            size_t want = minlsh__sort_kv_spread_hist(n, m->width_bits);
+            uint32_t *h = (uint32_t *)minlsh__malloc(a, want * sizeof *h);
+            if (h == NULL) return MINLSH_E_NOMEM;
+            minlsh__free(a, m->hist);
+            m->hist = h;
+            m->cap_hist = want;
+        }
+        for (j = 0, n = 0; j < m->k; j++) {
+            minlsh__dedup_cursor *c = &m->c[j];
+            size_t t = c->left;
+            if (!last)
+                for (t = 0; t < c->left && c->at[t].key < end; t++) {
+                }
+            if (t > 0) memcpy(m->gathered + n, c->at, t * sizeof *c->at);
+            n += t;
+            c->at += t;
+            c->left -= t;
+        }
+        if (last) m->done = 1;
+        else m->lo = end;
+        if (m->shared)
+            n = minlsh__sort_kv_spread_shared(m->sorted, m->gathered, n, m->hist, lo,
+                                              m->width_bits);
+        else minlsh__sort_kv_spread(m->sorted, m->gathered, n, m->hist, lo, m->width_bits);
+        if (n == 0) continue;
+        m->n_sorted = n;
+        m->at_sorted = 0;
+        return 1;
+    }
+    return 0;
 }
 
 /* The least record left into *out; 1 if there was one, 0 at the end, or a
@@ -236,6 +328,11 @@ int minlsh__dedup_merge_next(minlsh__dedup_merge *m, minlsh__kv *out) {
     minlsh__dedup_entry w;
     size_t node;
     int rc;
+    if (m->ranges) {
+        if (m->at_sorted == m->n_sorted && (rc = minlsh__dedup_merge_range(m)) <= 0) return rc;
+        *out = m->sorted[m->at_sorted++];
+        return 1;
+    }
     if (m->k == 0) return 0;
     w = m->tree[0];
     c = &m->c[w.cursor];

@@ -136,10 +136,11 @@ static int minlsh__dedup_find_part(minlsh__dedup_find_parts *f, unsigned worker,
     minlsh__kv rec, last = {0, 0}, old = {0, 0};
     size_t n = 0;
     int rc, more, have = 0, more_old = 0;
-    rc = minlsh__dedup_merge_part(&m, d, &d->cand_file, f->all, f->n_all, f->span, part, f->parts);
+    rc = minlsh__dedup_merge_part(&m, d, &d->cand_file, f->all, f->n_all, f->span, part, f->parts,
+                                  0);
     if (rc != 0) return rc;
     rc = minlsh__dedup_merge_part(&done, d, &d->cand_file, f->done, f->n_done, f->span, part,
-                                  f->parts);
+                                  f->parts, 0);
     if (rc != 0) {
         minlsh__dedup_merge_free(&m, f->n_all);
         return rc;

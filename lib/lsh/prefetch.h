@@ -14,17 +14,7 @@
 
 #include "lsh.h"
 
-#if defined(__GNUC__)
-/* Locality 1 (PREFETCHT2 on x86): to the outer caches, not L1. Batches
- * fetch a few documents ahead, so there is time to move the line inward
- * on use; and a prefetch into L1 holds one of the core's few L1 miss
- * buffers until the line arrives, which caps the misses in flight. */
-#define MINLSH__PREFETCH(p) __builtin_prefetch((p), 0, 1)
-#define MINLSH__PREFETCH_W(p) __builtin_prefetch((p), 1, 1)
-#else
-#define MINLSH__PREFETCH(p) ((void)(p))
-#define MINLSH__PREFETCH_W(p) ((void)(p))
-#endif
+/* MINLSH__PREFETCH and MINLSH__PREFETCH_W are common.h's. */
 
 /* Documents prepared ahead of the one being inserted or queried, and
  * (queries) probed ahead: the second round of misses, the groups. */
