@@ -111,6 +111,13 @@ def _records_of(result):
             for row in result.itertuples(index=False)]
 
 
+def _blocksize(path, partitions):
+    """The block size that makes dask's read_bytes cut the file into exactly
+    partitions blocks (it rounds the count down: size // blocksize), so
+    that the partitions divide evenly among the workers."""
+    return max(1, os.path.getsize(path) // partitions)
+
+
 def run(path, workers, partitions, verify, output, workdir, repeat=1, memory=None):
     """dedup on a fresh LocalCluster, repeat times: (records, stats of the
     fastest run, its seconds, peak memory of each worker)."""
@@ -118,7 +125,7 @@ def run(path, workers, partitions, verify, output, workdir, repeat=1, memory=Non
                       dashboard_address=None, silence_logs=40,
                       local_directory=workdir) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("minlsh.dask"))  # imports are not the job
-        bag = minlsh.dask.read_jsonl(path, blocksize=os.path.getsize(path) // partitions + 1)
+        bag = minlsh.dask.read_jsonl(path, blocksize=_blocksize(path, partitions))
         seconds = None
         for _ in range(repeat):
             st = {}
@@ -142,7 +149,7 @@ def bench(args, path, workdir):
                       dashboard_address=None, silence_logs=40,
                       local_directory=workdir) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("minlsh.dask"))  # imports are not the job
-        bag = minlsh.dask.read_jsonl(path, blocksize=os.path.getsize(path) // args.partitions + 1)
+        bag = minlsh.dask.read_jsonl(path, blocksize=_blocksize(path, args.partitions))
         for _ in range(args.repeat):
             want, csecs = command(args.program, path, args.verify, args.output, 2, args.memory)
             stats = {}
