@@ -303,11 +303,6 @@ def _verify_graph(docs, bounds, shards, cfg, nparts, keep_all):
             for j in range(nparts)]
 
 
-def _verify_round(docs, bounds, shards, cfg, nparts, keep_all):
-    """_verify_graph, computed."""
-    return dask.compute(*_verify_graph(docs, bounds, shards, cfg, nparts, keep_all))
-
-
 def _exact_groups(grouped, repeated, base):
     """Members of the groups of two or more exact copies as document numbers,
     by number, and the first member of each one's group: from the rows of
@@ -339,7 +334,7 @@ def _exact_groups(grouped, repeated, base):
 
 
 def _pairs_shards(a, b, nparts):
-    """Client-side pairs as shards for _verify_round."""
+    """Client-side pairs as shards for _verify_graph."""
     out = []
     for j in range(nparts):
         sel = (a % nparts) == j
@@ -381,7 +376,19 @@ def _id_table(*got):
     return nums[order], ids[order]
 
 
-def _decisions_frame(doc, rows, dec, cluster_no, rep_table):
+def _pair_similarities(a, b, *res):
+    """The similarity of each pair (a[i], b[i]) from the results of a
+    verification round that kept every pair."""
+    ra = np.concatenate([v[0] for v in res])
+    rb = np.concatenate([v[1] for v in res])
+    rs = np.concatenate([v[2] for v in res])
+    span = np.int64(max(int(ra.max()), int(rb.max())) + 1) if len(ra) else np.int64(1)
+    key = ra * span + rb
+    order = np.argsort(key)
+    return rs[order][np.searchsorted(key[order], a * span + b)]
+
+
+def _decisions_frame(doc, rows, dec, cluster_no, rep_table, wait=None):
     """The decisions frame of one partition, from its documents and the
     decisions of its rows that are not kept alone (the others: kept, their
     own representative, similarity 1, cluster 0)."""
@@ -390,6 +397,8 @@ def _decisions_frame(doc, rows, dec, cluster_no, rep_table):
     kept[rows] = dec["kept"] == 1
     similarity = np.ones(n, dtype=np.float64)
     similarity[rows] = dec["similarity"]
+    if wait is not None:  # (positions in rows, places in fill, fill)
+        similarity[rows[wait[0]]] = wait[2][wait[1]]
     exact = np.zeros(n, dtype=bool)
     exact[rows] = dec["exact"] == 1
     cluster = np.zeros(n, dtype=np.int64)
@@ -428,23 +437,19 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
     dec = _decide(n_docs, exact_of, lengths, va, vb, vsim, keep, group)
     # A dropped document whose representative is not a verified neighbour
     # (components joined through others): one more verification round, of
-    # the two exact-group firsts, measures the similarity.
+    # the two exact-group firsts, measures the similarity. It is part of
+    # the result's graph, so it costs no round trip of its own.
     miss = np.flatnonzero(np.isnan(dec["similarity"]))
+    fill = None
     if len(miss):
         x = exact_of[miss].astype(np.int64)
         y = exact_of[dec["representative"][miss]].astype(np.int64)
         a, b = np.minimum(x, y), np.maximum(x, y)
-        pa, pb = np.unique(np.stack([a, b], axis=1), axis=0).T if len(a) else (a, b)
+        pa, pb = np.unique(np.stack([a, b], axis=1), axis=0).T
         bounds = np.array(offsets, dtype=np.int64)
-        res = _verify_round(docs, bounds, _pairs_shards(pa, pb, nparts), cfg, nparts,
+        res = _verify_graph(docs, bounds, _pairs_shards(pa, pb, nparts), cfg, nparts,
                             keep_all=True)
-        ra = np.concatenate([v[0] for v in res])
-        rb = np.concatenate([v[1] for v in res])
-        rs = np.concatenate([v[2] for v in res])
-        key = ra * np.int64(n_docs) + rb
-        order = np.argsort(key)
-        where = np.searchsorted(key[order], a * np.int64(n_docs) + b)
-        dec["similarity"][miss] = rs[order][where]
+        fill = dask.delayed(_pair_similarities)(a, b, *res)
     st["kept"] = int(dec["kept"].sum())
     st["dropped"] = n_docs - st["kept"]
     # minlsh_dedup_decide numbers the clusters as every front end shows them
@@ -462,6 +467,10 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
     ends = list(offsets[1:]) + [n_docs]
     for d, lo, hi in zip(docs, offsets, ends):
         rows = np.flatnonzero(~alone[lo:hi])
+        # which of rows wait for a similarity of the extra round, and where
+        # it is in fill (miss is sorted)
+        at = np.arange(np.searchsorted(miss, lo), np.searchsorted(miss, hi))
+        wait = (np.searchsorted(rows, miss[at] - lo), at, fill) if len(at) else None
         frames.append(dask.delayed(_decisions_frame)(d, rows, dec[lo:hi][rows],
-                                                     number[lo:hi][rows], rep_table))
+                                                     number[lo:hi][rows], rep_table, wait))
     return dd.from_delayed(frames, meta=_decisions_meta(), verify_meta=False)

@@ -323,8 +323,8 @@ def key_pieces(doc, part_no, nparts):
 
 
 def _equal_runs(h0, h1, rows):
-    """Sorted by (h0, h1, row): each row and the first row of its run of
-    equal (h0, h1), and whether it is that first."""
+    """Rows sorted by (h0, h1, row), the first row of each one's run of
+    equal (h0, h1), whether it is that first, and the run's number."""
     order = np.lexsort((rows, h1, h0))
     h0, h1, rows = h0[order], h1[order], rows[order]
     start = np.ones(len(rows), dtype=bool)
@@ -340,7 +340,7 @@ def key_groups(*pieces):
     still among them: the client takes those out)."""
     cols = [np.concatenate([p[c] for p in pieces]) for c in range(6)]
     rows, _, start, _ = _equal_runs(*cols[0:3])
-    repeated = rows[~start]
+    repeated = np.sort(rows[~start])
     frows, first, _, gid = _equal_runs(*cols[3:6])
     keep = np.bincount(gid)[gid] >= 2 if len(gid) else np.zeros(0, dtype=bool)
     return repeated, frows[keep], first[keep]
