@@ -6,6 +6,7 @@
                            [--program PATH/TO/minlsh]
     examples/dask_dedup.py --bench --program PATH/TO/minlsh [--docs N]
                            [--gen PATH/TO/gen_docs] [--repeat N] [--memory BYTES]
+                           [--malloc dask|keep]
 
 Generates a JSON Lines corpus with planted near-duplicates (families of edited
 copies, exact copies), starts a distributed.LocalCluster of N worker processes
@@ -16,8 +17,10 @@ summary with the time of each stage. With --program it also runs
 dedup --threads 2` and minlsh.dask.dedup on a LocalCluster of 2 worker
 processes of one thread each (started once; its start-up is not timed), and
 prints as "key: value" lines the best time of each, the ratio of the Dask
-time to the command's (the goal: at most 1.5), the ratio of every round,
-the peak memory of each worker and whether the decisions are identical.
+time to the command's (the goal: at most 1.5), the ratio of every round
+(wall and CPU seconds), the peak memory of each worker and whether the
+decisions are identical. Its workers keep freed memory (KEEP_MALLOC;
+--malloc dask: Dask's own allocator settings).
 With --gen the corpus is bench/gen_docs's short documents (the corpus of
 make bench) instead of the built-in generator's.
 
