@@ -6,6 +6,7 @@
                            [--program PATH/TO/minlsh]
     examples/dask_dedup.py --bench --program PATH/TO/minlsh [--docs N]
                            [--gen PATH/TO/gen_docs] [--repeat N] [--memory BYTES]
+                           [--malloc dask|keep]
 
 Generates a JSON Lines corpus with planted near-duplicates (families of edited
 copies, exact copies), starts a distributed.LocalCluster of N worker processes
@@ -16,8 +17,10 @@ summary with the time of each stage. With --program it also runs
 dedup --threads 2` and minlsh.dask.dedup on a LocalCluster of 2 worker
 processes of one thread each (started once; its start-up is not timed), and
 prints as "key: value" lines the best time of each, the ratio of the Dask
-time to the command's (the goal: at most 1.5), the ratio of every round,
-the peak memory of each worker and whether the decisions are identical.
+time to the command's (the goal: at most 1.5), the ratio of every round
+(wall and CPU seconds), the peak memory of each worker and whether the
+decisions are identical. Its workers keep freed memory (KEEP_MALLOC;
+--malloc dask: Dask's own allocator settings).
 With --gen the corpus is bench/gen_docs's short documents (the corpus of
 make bench) instead of the built-in generator's.
 
@@ -39,6 +42,7 @@ import sys
 import tempfile
 import time
 
+import dask
 import dask.bag as db
 from distributed import Client, LocalCluster
 
@@ -73,6 +77,13 @@ def make_corpus(path, docs, seed=1):
         for i, words in enumerate(texts):
             f.write(json.dumps({"id": "d%07d" % i, "text": " ".join(words)}) + "\n")
     return os.path.getsize(path)
+
+
+def cpu_seconds(who=resource.RUSAGE_SELF):
+    """User and system CPU seconds of this process (or of its waited-for
+    children)."""
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
 
 
 def peak_rss_mb():
@@ -111,14 +122,39 @@ def _records_of(result):
             for row in result.itertuples(index=False)]
 
 
-def run(path, workers, partitions, verify, output, workdir, repeat=1, memory=None):
+def _blocksize(path, partitions):
+    """The block size that makes dask's read_bytes cut the file into exactly
+    partitions blocks (it rounds the count down: size // blocksize), so
+    that the partitions divide evenly among the workers."""
+    return max(1, os.path.getsize(path) // partitions)
+
+
+#: The worker processes' allocator settings of --malloc keep (docs/scale-out.md,
+#: "Worker processes"): Dask's nanny starts workers with
+#: MALLOC_TRIM_THRESHOLD_=65536, which also fixes glibc's mmap threshold at
+#: 128 KiB, so every large array a task makes and frees is new pages again;
+#: these keep freed memory in the process for the next task instead.
+KEEP_MALLOC = {"MALLOC_TRIM_THRESHOLD_": 1 << 31, "MALLOC_MMAP_THRESHOLD_": 1 << 26}
+
+
+def _worker_environ(malloc):
+    """dask.config settings for the workers of a LocalCluster: Dask's own
+    (malloc "dask") or with KEEP_MALLOC."""
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    if malloc == "keep":
+        env.update(KEEP_MALLOC)
+    return {"distributed.nanny.pre-spawn-environ": env}
+
+
+def run(path, workers, partitions, verify, output, workdir, repeat=1, memory=None,
+        malloc="dask"):
     """dedup on a fresh LocalCluster, repeat times: (records, stats of the
     fastest run, its seconds, peak memory of each worker)."""
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+    with dask.config.set(_worker_environ(malloc)), LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None, silence_logs=40,
                       local_directory=workdir) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("minlsh.dask"))  # imports are not the job
-        bag = minlsh.dask.read_jsonl(path, blocksize=os.path.getsize(path) // partitions + 1)
+        bag = minlsh.dask.read_jsonl(path, blocksize=_blocksize(path, partitions))
         seconds = None
         for _ in range(repeat):
             st = {}
@@ -138,28 +174,36 @@ def bench(args, path, workdir):
     alternation (the machine's load drifts): best times, their ratio, and
     whether the decisions agree. Returns the exit status."""
     rounds, want, result, st = [], None, None, None
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=40,
-                      local_directory=workdir) as cluster, Client(cluster) as client:
+    with dask.config.set(_worker_environ(args.malloc)), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                         dashboard_address=None, silence_logs=40,
+                         local_directory=workdir) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("minlsh.dask"))  # imports are not the job
-        bag = minlsh.dask.read_jsonl(path, blocksize=os.path.getsize(path) // args.partitions + 1)
+        bag = minlsh.dask.read_jsonl(path, blocksize=_blocksize(path, args.partitions))
         for _ in range(args.repeat):
+            before = cpu_seconds(resource.RUSAGE_CHILDREN)
             want, csecs = command(args.program, path, args.verify, args.output, 2, args.memory)
+            ccpu = cpu_seconds(resource.RUSAGE_CHILDREN) - before
             stats = {}
+            before = sum(client.run(cpu_seconds).values()) + cpu_seconds()
             start = time.monotonic()
             result = minlsh.dask.dedup(bag, verify=args.verify, output=args.output,
                                        stats=stats, memory=args.memory,
                                        tmpdir=workdir).compute()
             dsecs = time.monotonic() - start
+            # the workers' CPU and this process's (client and scheduler)
+            dcpu = sum(client.run(cpu_seconds).values()) + cpu_seconds() - before
             if not rounds or dsecs < min(r[1] for r in rounds):
                 st = stats
-            rounds.append((csecs, dsecs))
-            print("round_%d_seconds: command %.2f, dask %.2f, ratio %.2f"
-                  % (len(rounds), csecs, dsecs, dsecs / csecs))
+            rounds.append((csecs, dsecs, ccpu, dcpu))
+            print("round_%d_seconds: command %.2f, dask %.2f, ratio %.2f; cpu seconds: "
+                  "command %.2f, dask %.2f, ratio %.2f"
+                  % (len(rounds), csecs, dsecs, dsecs / csecs, ccpu, dcpu, dcpu / ccpu))
             sys.stdout.flush()
         peaks = sorted(client.run(peak_rss_mb).values())
     csecs, dsecs = min(r[0] for r in rounds), min(r[1] for r in rounds)
-    ratios = sorted(d / c for c, d in rounds)
+    ratios = sorted(r[1] / r[0] for r in rounds)
+    cpu_ratios = sorted(r[3] / r[2] for r in rounds)
     same = normalise(_records_of(result)) == normalise(want)
     print("command_threads_2_seconds: %.2f (best of %d)" % (csecs, len(rounds)))
     print("dask_workers_2_seconds: %.2f (best of %d)" % (dsecs, len(rounds)))
@@ -171,6 +215,8 @@ def bench(args, path, workdir):
     print("verified: %d" % st["verified"])
     print("ratio_dask_to_command: %.2f (best to best; goal: <= 1.5)" % (dsecs / csecs))
     print("ratio_dask_to_command_median_round: %.2f" % ratios[len(ratios) // 2])
+    print("cpu_ratio_dask_to_command_median_round: %.2f (all processes' CPU seconds; "
+          "less sensitive to other load)" % cpu_ratios[len(cpu_ratios) // 2])
     print("same_%s_as_command: %s" % (args.output, "yes" if same else "NO"))
     return 0 if same else 1
 
@@ -220,6 +266,9 @@ def main():
     ap.add_argument("--program", help="the minlsh command, to compare with")
     ap.add_argument("--bench", action="store_true",
                     help="2 workers against the command on 2 threads, in alternation")
+    ap.add_argument("--malloc", choices=("dask", "keep"), default=None,
+                    help="the worker processes' allocator: Dask's settings, or KEEP_MALLOC "
+                         "(default: keep with --bench, else dask)")
     ap.add_argument("--memory", help="memory= of dedup and --memory of the command (bytes, or "
                     "a size such as 64M)")
     ap.add_argument("--repeat", type=int, default=None,
@@ -232,6 +281,8 @@ def main():
         args.output = "decisions" if args.bench else "clusters"
     if args.repeat is None:
         args.repeat = 3 if args.bench else 1
+    if args.malloc is None:
+        args.malloc = "keep" if args.bench else "dask"
     if args.bench and not args.program:
         ap.error("--bench needs --program")
 
@@ -242,7 +293,8 @@ def main():
         gen = time.monotonic() - t
         if not args.bench:
             records, st, secs, peaks = run(path, args.workers, args.partitions, args.verify,
-                                           args.output, tmp, args.repeat, args.memory)
+                                           args.output, tmp, args.repeat, args.memory,
+                                           args.malloc)
             print("corpus: %d documents, %.1f MB (generated in %.1f s)"
                   % (args.docs, size / 1e6, gen))
             print("cluster: LocalCluster, %d worker processes, 1 thread each" % args.workers)
@@ -272,6 +324,8 @@ def main():
         print("verify: %s" % args.verify)
         print("output: %s" % args.output)
         print("memory: %s" % ("default" if args.memory is None else args.memory))
+        print("worker_malloc: %s" % (args.malloc if args.malloc == "dask" else " ".join(
+            "%s=%d" % kv for kv in KEEP_MALLOC.items())))
         print("partitions: %d" % args.partitions)
         print("cpus: %d" % (os.cpu_count() or 1))
         print("kernel: %s" % minlsh.simd_kernel())

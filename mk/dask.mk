@@ -12,11 +12,14 @@
 #                     bench): in alternation, `minlsh dedup --threads 2
 #                     --output decisions` and minlsh.dask.dedup on a
 #                     LocalCluster of 2 worker processes of 1 thread each
-#                     (best of 3 each), their ratio (goal: <= 1.5), peak
-#                     memory per worker and whether the decisions are
-#                     identical (key: value lines; about 3 minutes on 2 CPUs
-#                     for 1M documents). BENCH_DASK_FLAGS="--memory 64M" runs
-#                     both under that budget.
+#                     (best of 3 each), their ratio (goal: <= 1.5), the
+#                     CPU seconds of every process, peak memory per worker
+#                     and whether the decisions are identical (key: value
+#                     lines; about 3 minutes on 2 CPUs for 1M documents).
+#                     The workers keep freed memory (docs/scale-out.md,
+#                     "Worker processes"); BENCH_DASK_FLAGS="--malloc dask"
+#                     keeps Dask's settings, "--memory 64M" runs both under
+#                     that budget.
 #
 # The binding is used from the source tree, the library from the build tree
 # (MINLSH_LIBRARY, inherited by the worker processes), so nothing is

@@ -16,12 +16,12 @@ numpy pieces between delayed tasks (docs/scale-out.md explains each shape):
    set size of every text in one call). What a partition keeps for the
    later stages stays in memory within ``memory=`` per process, else in
    memory-mapped temporary files.
-   Records without a usable id or text and repeated ids (the first is kept;
-   a shuffle of 128-bit id hashes) are dropped, as the command drops them;
-   the rest are numbered densely in input order, as the command numbers
-   them.
-2. **Exact duplicates**: a shuffle of (fingerprint, number); each group of
-   identical texts is represented by its first member.
+   Records without a usable id or text and repeated ids (the first is kept)
+   are dropped, as the command drops them; the rest are numbered densely in
+   input order, as the command numbers them.
+2. **Repeated ids and exact duplicates**: one shuffle of 128-bit id hashes
+   and of fingerprints, by row; each group of identical texts is
+   represented by its first member.
 3. **Band keys** of the groups' first members only
    (``minlsh_signatures_band_keys``), as (band, key, number) records, sent
    to bucket partitions: whole bands when there are no more partitions

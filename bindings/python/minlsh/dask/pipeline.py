@@ -158,59 +158,54 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     times = st.setdefault("seconds", {})
     delayed = dask.delayed
 
-    # 1. signatures, fingerprints, repeated ids
+    # 1. signatures, fingerprints; repeated ids and exact duplicates
     # Mapped over the input bag, signing fuses with reading: the records
-    # stay in the process that parsed them, and only arrays leave it.
+    # stay in the process that parsed them, and only arrays leave it. One
+    # shuffle of id hashes and fingerprints finds both repeated ids and
+    # exact duplicates, by row (partition, place), before numbering.
     signed = stages.input_bag(collection, id, text).map_partitions(stages.sign, cfg, id, text)
     signed = list(dask.persist(*signed.to_delayed()))
     n_in = len(signed)
     nparts = max(1, int(npartitions or n_in))
-    out = [delayed(stages.id_pieces, nout=nparts)(s, i, nparts) for i, s in enumerate(signed)]
+    out = [delayed(stages.key_pieces, nout=nparts)(s, i, nparts) for i, s in enumerate(signed)]
     pieces = [[o[j] for o in out] for j in range(nparts)]
-    repeated = [delayed(stages.repeated_ids)(*pc) for pc in pieces]
+    grouped = [delayed(stages.key_groups)(*pc) for pc in pieces]
     summary = [delayed(stages.doc_summary)(d) for d in signed]
-    summary, repeated = dask.compute(summary, repeated)
-    repeated = np.sort(np.concatenate(repeated)) if repeated else np.empty(0, dtype=np.int64)
+    summary, grouped = dask.compute(summary, grouped)
+    repeated = np.sort(np.concatenate([g[0] for g in grouped])) if grouped \
+        else np.empty(0, dtype=np.int64)
     st["records"] = int(sum(x["records"] for x in summary))
     st["bad_records"] = st["records"] - int(sum(x["usable"] for x in summary))
     st["repeated_ids"] = int(len(repeated))
     if len(repeated):
         warnings.warn("minlsh.dask.dedup: %d records repeat an earlier id and were dropped"
                       % len(repeated), stacklevel=2)
-    part_of = (repeated >> 32).astype(np.int64)
-    offsets, first = [], 0
-    docs = []
-    for i, d in enumerate(signed):
-        mine = repeated[part_of == i]
-        docs.append(delayed(stages.number)(d, mine, first, cfg))
-        offsets.append(first)
-        first += summary[i]["usable"] - len(mine)
-    n_docs = first
+    usable = np.array([x["usable"] for x in summary], dtype=np.int64)
+    base = np.r_[0, np.cumsum(usable)[:-1]].astype(np.int64) if n_in else usable
+    cut = np.searchsorted(repeated, np.arange(n_in + 1, dtype=np.int64) << np.int64(32))
+    offsets = [int(base[i] - cut[i]) for i in range(n_in)]
+    docs = [delayed(stages.number)(d, repeated[cut[i]:cut[i + 1]], offsets[i], cfg)
+            for i, d in enumerate(signed)]
+    n_docs = int(usable.sum()) - len(repeated)
     docs = list(dask.persist(*docs))
     del signed
     st["documents"] = n_docs
     times["signatures"] = time.monotonic() - t0
 
-    # 2. exact duplicates: a shuffle by fingerprint
+    # 2. exact duplicates: the groups of equal fingerprints without the
+    # repeated ids, numbered
     t = time.monotonic()
-    pieces = _shuffle(docs, stages.fp_pieces, nparts, nparts)
-    groups, counts, spilled = dask.compute(
-        [delayed(stages.exact_groups)(*pc) for pc in pieces],
-        [delayed(stages.empty_count)(d) for d in docs],
-        [delayed(stages.temp_bytes)(d) for d in docs])
-    st["temp_bytes"] = int(sum(spilled))
-    members = np.concatenate([g[0] for g in groups]) if groups else np.empty(0, np.int64)
-    firsts = np.concatenate([g[1] for g in groups]) if groups else np.empty(0, np.int64)
-    order = np.argsort(members, kind="stable")
-    members, firsts = members[order], firsts[order]
+    members, firsts = _exact_groups(grouped, repeated, base)
     copies = members[members != firsts]
-    st["empty_documents"] = int(sum(counts))
     st["exact_duplicate_groups"] = int((members == firsts).sum())
     st["exact_duplicate_members"] = int(len(members))
     times["exact_duplicates"] = time.monotonic() - t
 
-    # 3, 4. band records, a shuffle by key, candidates per bucket partition,
-    # and a shuffle by first document that counts each pair once
+    # 3, 4, 5. band records, a shuffle by key, candidates per bucket
+    # partition, a shuffle by first document that counts each pair once,
+    # and the verification of each shard of pairs: one graph, computed
+    # once (each partition sends each shard what it needs of its
+    # documents: signatures, and sets made from the texts in one call)
     t = time.monotonic()
     bounds = np.array(offsets, dtype=np.int64)
     mine = _by_owner(copies, bounds)
@@ -219,11 +214,14 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     pieces = [[p[j] for p in pieces] for j in range(nparts)]
     found = [delayed(stages.bucket_pairs, nout=2)(cfg.max_bucket, nparts, *pc) for pc in pieces]
     shards = [delayed(stages.unique_pairs)(*[f[0][j] for f in found]) for j in range(nparts)]
-    # Persisted together: reading the capped buckets afterwards must not
-    # make the bucket partitions again.
-    kept = dask.persist(*shards, *[f[1] for f in found])
-    shards, capped = list(kept[:nparts]), list(kept[nparts:])
-    capped, n_cand = dask.compute(capped, [delayed(lambda s: len(s[0]))(s) for s in shards])
+    verified = _verify_graph(docs, bounds, shards, cfg, nparts, keep_all=False)
+    want_lengths = output == "decisions" and _KEEP[keep] == _ffi.KEEP_LONGEST
+    verified, capped, n_cand, counts, lengths = dask.compute(
+        verified, [f[1] for f in found], [delayed(len)(s[0]) for s in shards],
+        [delayed(stages.doc_counts)(d) for d in docs],
+        [delayed(stages.lengths_of)(d) for d in docs] if want_lengths else [])
+    st["empty_documents"] = int(sum(c[0] for c in counts))
+    st["temp_bytes"] = int(sum(c[1] for c in counts))
     st["candidates"] = int(sum(n_cand))
     capped = np.concatenate(capped) if capped else np.empty((0, 3), dtype=np.uint64)
     capped = capped[np.lexsort((capped[:, 0], capped[:, 1]))] if len(capped) else capped
@@ -233,12 +231,6 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
         warnings.warn("minlsh.dask.dedup: %d bucket(s) had more than max_bucket=%d documents "
                       "and were left out (stats['capped_buckets'])" % (len(capped), max_bucket),
                       stacklevel=2)
-    times["candidates"] = time.monotonic() - t
-
-    # 5. verification: each partition sends each shard what it needs of its
-    # documents (signatures, and sets made from the texts in one call)
-    t = time.monotonic()
-    verified = _verify_round(docs, bounds, shards, cfg, nparts, keep_all=False)
     va = np.concatenate([v[0] for v in verified])
     vb = np.concatenate([v[1] for v in verified])
     vsim = np.concatenate([v[2] for v in verified])
@@ -246,13 +238,16 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     order = np.lexsort((vb, va))
     va, vb, vsim, vest = va[order], vb[order], vsim[order], vest[order]
     st["verified"] = int(len(va))
-    times["verification"] = time.monotonic() - t
+    times["candidates_and_verification"] = time.monotonic() - t
 
     # 6. output
     t = time.monotonic()
     if output == "decisions":
+        lengths = np.concatenate(lengths) if want_lengths and lengths else None
+        if want_lengths and lengths is None:
+            lengths = np.empty(0, dtype=np.uint64)
         result = _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
-                                   _KEEP[keep], _GROUP[group], nparts, st)
+                                   _KEEP[keep], _GROUP[group], nparts, st, lengths)
     else:
         wanted = np.unique(np.concatenate([va, vb, members]))
         mine = _by_owner(wanted, bounds)
@@ -296,21 +291,50 @@ def _by_owner(nums, bounds):
     return [nums[lo:hi] for lo, hi in zip(cut, ends)]
 
 
-def _verify_round(docs, bounds, shards, cfg, nparts, keep_all):
-    """Verify the pairs of each shard ((a, b, numbers) tuples, delayed):
-    returns the computed (a, b, similarity, estimate) of each shard. Each
+def _verify_graph(docs, bounds, shards, cfg, nparts, keep_all):
+    """The verification of the pairs of each shard ((a, b, numbers) tuples,
+    delayed): the delayed (a, b, similarity, estimate) of each shard. Each
     shard asks each input partition for its own documents only."""
     n_in = len(docs)
     wanted = [dask.delayed(stages.shard_docs, nout=n_in)(s, bounds) for s in shards]
     data = [dask.delayed(stages.doc_data, nout=nparts)(d, cfg, *[w[i] for w in wanted])
             for i, d in enumerate(docs)]
-    out = [dask.delayed(stages.verify)(shards[j], cfg, keep_all, *[x[j] for x in data])
-           for j in range(nparts)]
-    return dask.compute(*out)
+    return [dask.delayed(stages.verify)(shards[j], cfg, keep_all, *[x[j] for x in data])
+            for j in range(nparts)]
+
+
+def _exact_groups(grouped, repeated, base):
+    """Members of the groups of two or more exact copies as document numbers,
+    by number, and the first member of each one's group: from the rows of
+    stages.key_groups, the repeated ids taken out (a group may lose its
+    first, or fall to one member) and rows numbered (base: the first row
+    number of each partition, repeated ids counted)."""
+    rows = np.concatenate([g[1] for g in grouped]) if grouped else np.empty(0, np.int64)
+    label = np.concatenate([g[2] for g in grouped]) if grouped else np.empty(0, np.int64)
+    if len(repeated) and len(rows):
+        keep = ~np.isin(rows, repeated)
+        rows, label = rows[keep], label[keep]
+    if len(rows) == 0:
+        e = np.empty(0, dtype=np.int64)
+        return e, e
+    order = np.lexsort((rows, label))
+    rows, label = rows[order], label[order]
+    start = np.r_[True, label[1:] != label[:-1]]
+    gid = np.cumsum(start) - 1
+    first = rows[start][gid]
+    keep = np.bincount(gid)[gid] >= 2
+    rows, first = rows[keep], first[keep]
+
+    def numbered(r):
+        raw = base[r >> np.int64(32)] + (r & np.int64(0xFFFFFFFF))
+        return raw - np.searchsorted(repeated, r)
+    members, firsts = numbered(rows), numbered(first)
+    order = np.argsort(members, kind="stable")
+    return members[order], firsts[order]
 
 
 def _pairs_shards(a, b, nparts):
-    """Client-side pairs as shards for _verify_round."""
+    """Client-side pairs as shards for _verify_graph."""
     out = []
     for j in range(nparts):
         sel = (a % nparts) == j
@@ -344,7 +368,27 @@ def _decide(n_docs, exact_of, lengths, va, vb, vsim, keep, group):
     return dec
 
 
-def _decisions_frame(doc, rows, dec, cluster_no, rep_nums, rep_ids):
+def _id_table(*got):
+    """(numbers, ids) of the pieces of stages.ids_of, by number."""
+    nums = np.concatenate([g[0] for g in got]) if got else np.empty(0, dtype=np.int64)
+    ids = np.concatenate([g[1] for g in got]) if got else np.empty(0, dtype=object)
+    order = np.argsort(nums)
+    return nums[order], ids[order]
+
+
+def _pair_similarities(a, b, *res):
+    """The similarity of each pair (a[i], b[i]) from the results of a
+    verification round that kept every pair."""
+    ra = np.concatenate([v[0] for v in res])
+    rb = np.concatenate([v[1] for v in res])
+    rs = np.concatenate([v[2] for v in res])
+    span = np.int64(max(int(ra.max()), int(rb.max())) + 1) if len(ra) else np.int64(1)
+    key = ra * span + rb
+    order = np.argsort(key)
+    return rs[order][np.searchsorted(key[order], a * span + b)]
+
+
+def _decisions_frame(doc, rows, dec, cluster_no, rep_table, wait=None):
     """The decisions frame of one partition, from its documents and the
     decisions of its rows that are not kept alone (the others: kept, their
     own representative, similarity 1, cluster 0)."""
@@ -353,6 +397,8 @@ def _decisions_frame(doc, rows, dec, cluster_no, rep_nums, rep_ids):
     kept[rows] = dec["kept"] == 1
     similarity = np.ones(n, dtype=np.float64)
     similarity[rows] = dec["similarity"]
+    if wait is not None:  # (positions in rows, places in fill, fill)
+        similarity[rows[wait[0]]] = wait[2][wait[1]]
     exact = np.zeros(n, dtype=bool)
     exact[rows] = dec["exact"] == 1
     cluster = np.zeros(n, dtype=np.int64)
@@ -360,11 +406,16 @@ def _decisions_frame(doc, rows, dec, cluster_no, rep_nums, rep_ids):
     rep_id = np.array(doc["ids"], dtype=object)
     dropped = dec["kept"] == 0
     if dropped.any():
+        rep_nums, rep_ids = rep_table
         rep = dec["representative"][dropped].astype(np.int64)
         rep_id[rows[dropped]] = rep_ids[np.searchsorted(rep_nums, rep)]
+    # Two shared objects, not a str per row: a pickled column of them
+    # costs a few bytes per row, not a string each.
+    decision = np.full(n, "kept", dtype=object)
+    decision[~kept] = "dropped"
     return pd.DataFrame({"id": pd.Series(doc["ids"], dtype=object),
                          "cluster": cluster,
-                         "decision": np.where(kept, "kept", "dropped").astype(object),
+                         "decision": decision,
                          "representative": pd.Series(rep_id, dtype=object),
                          "similarity": similarity,
                          "exact": exact})
@@ -380,44 +431,35 @@ def _decisions_meta():
 
 
 def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg, keep, group,
-                      nparts, st):
+                      nparts, st, lengths):
     exact_of = np.arange(n_docs, dtype=np.uint64)
     exact_of[members] = firsts.astype(np.uint64)
-    lengths = None
-    if keep == _ffi.KEEP_LONGEST:
-        got = dask.compute(*[dask.delayed(stages.lengths_of)(d) for d in docs])
-        lengths = np.concatenate(got) if got else np.empty(0, dtype=np.uint64)
     dec = _decide(n_docs, exact_of, lengths, va, vb, vsim, keep, group)
     # A dropped document whose representative is not a verified neighbour
     # (components joined through others): one more verification round, of
-    # the two exact-group firsts, measures the similarity.
+    # the two exact-group firsts, measures the similarity. It is part of
+    # the result's graph, so it costs no round trip of its own.
     miss = np.flatnonzero(np.isnan(dec["similarity"]))
+    fill = None
     if len(miss):
         x = exact_of[miss].astype(np.int64)
         y = exact_of[dec["representative"][miss]].astype(np.int64)
         a, b = np.minimum(x, y), np.maximum(x, y)
-        pa, pb = np.unique(np.stack([a, b], axis=1), axis=0).T if len(a) else (a, b)
+        pa, pb = np.unique(np.stack([a, b], axis=1), axis=0).T
         bounds = np.array(offsets, dtype=np.int64)
-        res = _verify_round(docs, bounds, _pairs_shards(pa, pb, nparts), cfg, nparts,
+        res = _verify_graph(docs, bounds, _pairs_shards(pa, pb, nparts), cfg, nparts,
                             keep_all=True)
-        ra = np.concatenate([v[0] for v in res])
-        rb = np.concatenate([v[1] for v in res])
-        rs = np.concatenate([v[2] for v in res])
-        key = ra * np.int64(n_docs) + rb
-        order = np.argsort(key)
-        where = np.searchsorted(key[order], a * np.int64(n_docs) + b)
-        dec["similarity"][miss] = rs[order][where]
+        fill = dask.delayed(_pair_similarities)(a, b, *res)
     st["kept"] = int(dec["kept"].sum())
     st["dropped"] = n_docs - st["kept"]
     # minlsh_dedup_decide numbers the clusters as every front end shows them
     number = dec["cluster"].astype(np.int64) if n_docs else np.empty(0, dtype=np.int64)
+    # The representatives' ids are looked up in the graph of the result,
+    # not here: one round trip fewer.
     reps = np.unique(dec["representative"][dec["kept"] == 0].astype(np.int64))
     mine = _by_owner(reps, np.array(offsets, dtype=np.int64))
-    got = dask.compute(*[dask.delayed(stages.ids_of)(d, mine[i]) for i, d in enumerate(docs)])
-    rep_nums = np.concatenate([g[0] for g in got]) if got else np.empty(0, dtype=np.int64)
-    rep_ids = np.concatenate([g[1] for g in got]) if got else np.empty(0, dtype=object)
-    order = np.argsort(rep_nums)
-    rep_nums_d, rep_ids_d = dask.delayed(rep_nums[order]), dask.delayed(rep_ids[order])
+    got = [dask.delayed(stages.ids_of)(d, mine[i]) for i, d in enumerate(docs)]
+    rep_table = dask.delayed(_id_table)(*got)
     # Most documents are kept alone: only the others' decisions go into
     # the graph (a few bytes per near-duplicate instead of 40 per document).
     alone = (dec["kept"] == 1) & (dec["exact"] == 0) & (dec["similarity"] == 1.0) & (number == 0)
@@ -425,6 +467,10 @@ def _decisions_output(docs, offsets, n_docs, members, firsts, va, vb, vsim, cfg,
     ends = list(offsets[1:]) + [n_docs]
     for d, lo, hi in zip(docs, offsets, ends):
         rows = np.flatnonzero(~alone[lo:hi])
+        # which of rows wait for a similarity of the extra round, and where
+        # it is in fill (miss is sorted)
+        at = np.arange(np.searchsorted(miss, lo), np.searchsorted(miss, hi))
+        wait = (np.searchsorted(rows, miss[at] - lo), at, fill) if len(at) else None
         frames.append(dask.delayed(_decisions_frame)(d, rows, dec[lo:hi][rows],
-                                                     number[lo:hi][rows], rep_nums_d, rep_ids_d))
+                                                     number[lo:hi][rows], rep_table, wait))
     return dd.from_delayed(frames, meta=_decisions_meta(), verify_meta=False)

@@ -307,25 +307,43 @@ def split_rows(dest, nparts, *columns):
     return [tuple(c[bounds[j]:bounds[j + 1]] for c in cols) for j in range(nparts)]
 
 
-def id_pieces(doc, part_no, nparts):
-    """(hash0, hash1, row) of every record, split by hash0; a row is the
-    partition number in the high 32 bits, the record's place in the low."""
-    idh = doc["idh"]
+def key_pieces(doc, part_no, nparts):
+    """The records of one partition for the shuffle that finds repeated ids
+    and exact duplicates at once: for each destination, (id hash0, id
+    hash1, row) of every usable record, split by id hash0, and (fp0, fp1,
+    row) of the non-empty ones, split by fp0. A row is the partition
+    number in the high 32 bits and the record's place in the low: rows
+    sort in input order before the documents are numbered."""
+    idh, fp = doc["idh"], doc["fp"]
     rows = np.arange(len(idh), dtype=np.int64) | (np.int64(part_no) << np.int64(32))
-    return split_rows(idh[:, 0] % np.uint64(nparts), nparts, idh[:, 0], idh[:, 1], rows)
+    ids = split_rows(idh[:, 0] % np.uint64(nparts), nparts, idh[:, 0], idh[:, 1], rows)
+    ne = np.flatnonzero(doc["count"] > 0)
+    fps = split_rows(fp[ne, 0] % np.uint64(nparts), nparts, fp[ne, 0], fp[ne, 1], rows[ne])
+    return [i + f for i, f in zip(ids, fps)]
 
 
-def repeated_ids(*pieces):
-    """Rows whose id an earlier row (in input order) already has."""
-    h0 = np.concatenate([p[0] for p in pieces])
-    h1 = np.concatenate([p[1] for p in pieces])
-    rows = np.concatenate([p[2] for p in pieces])
-    if len(rows) == 0:
-        return rows
+def _equal_runs(h0, h1, rows):
+    """Rows sorted by (h0, h1, row), the first row of each one's run of
+    equal (h0, h1), whether it is that first, and the run's number."""
     order = np.lexsort((rows, h1, h0))
     h0, h1, rows = h0[order], h1[order], rows[order]
-    again = np.r_[False, (h0[1:] == h0[:-1]) & (h1[1:] == h1[:-1])]
-    return rows[again]
+    start = np.ones(len(rows), dtype=bool)
+    start[1:] = (h0[1:] != h0[:-1]) | (h1[1:] != h1[:-1])
+    gid = np.cumsum(start) - 1
+    return rows, rows[start][gid], start, gid
+
+
+def key_groups(*pieces):
+    """One destination of key_pieces: the rows whose id an earlier row (in
+    input order) already has, and the rows of every group of two or more
+    equal fingerprints with the first row of their group (repeated ids
+    still among them: the client takes those out)."""
+    cols = [np.concatenate([p[c] for p in pieces]) for c in range(6)]
+    rows, _, start, _ = _equal_runs(*cols[0:3])
+    repeated = np.sort(rows[~start])
+    frows, first, _, gid = _equal_runs(*cols[3:6])
+    keep = np.bincount(gid)[gid] >= 2 if len(gid) else np.zeros(0, dtype=bool)
+    return repeated, frows[keep], first[keep]
 
 
 def number(doc, repeated, offset, cfg):
@@ -354,40 +372,10 @@ def doc_summary(doc):
     return {"records": doc["records"], "usable": len(doc["ids"])}
 
 
-def temp_bytes(doc):
-    """Bytes this partition's kept arrays wrote to temporary files."""
-    return doc["temp_bytes"]
-
-
-def empty_count(doc):
-    return int((doc["count"] == 0).sum())
-
-
-def fp_pieces(doc, nparts):
-    """(fp0, fp1, number) of the non-empty documents, split by fp0."""
-    ne = doc["count"] > 0
-    fp = doc["fp"][ne]
-    return split_rows(fp[:, 0] % np.uint64(nparts), nparts, fp[:, 0], fp[:, 1], doc["num"][ne])
-
-
-def exact_groups(*pieces):
-    """Members of the groups of two or more equal fingerprints: (number,
-    first number of its group), by number."""
-    f0 = np.concatenate([p[0] for p in pieces])
-    f1 = np.concatenate([p[1] for p in pieces])
-    num = np.concatenate([p[2] for p in pieces])
-    if len(num) == 0:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    order = np.lexsort((num, f1, f0))
-    f0, f1, num = f0[order], f1[order], num[order]
-    start = np.r_[True, (f0[1:] != f0[:-1]) | (f1[1:] != f1[:-1])]
-    gid = np.cumsum(start) - 1
-    first = num[start][gid]
-    size = np.bincount(gid)[gid]
-    keep = size >= 2
-    members, firsts = num[keep], first[keep]
-    order = np.argsort(members, kind="stable")
-    return members[order], firsts[order]
+def doc_counts(doc):
+    """Empty documents of this partition and the bytes its kept arrays
+    wrote to temporary files."""
+    return int((doc["count"] == 0).sum()), doc["temp_bytes"]
 
 
 def band_pieces(doc, copies, cfg, nparts):
@@ -411,19 +399,19 @@ def band_pieces(doc, copies, cfg, nparts):
                                              keys.ctypes.data, n * b, None)
         if rc < 0:
             raise _ffi.error(rc, "minlsh_signatures_band_keys")
-    if len(sel) < n:
-        keys = keys[sel]
-    n = len(sel)
     nums = num[sel].astype(np.uint64)
     if nparts <= b:
         # A piece is (its bands, their keys band by band, the documents
-        # once): 8 bytes a record plus 8 a document, not 20 a record.
-        keys_t = np.ascontiguousarray(keys.T)
+        # once): 8 bytes a record plus 8 a document, not 20 a record. One
+        # gather per piece: the rows taken and the piece's bands.
         out = []
         for j in range(nparts):
             js = np.arange(j, b, nparts, dtype=np.uint32)
-            out.append((js, keys_t[js], nums))
+            out.append((js, np.ascontiguousarray(keys[np.ix_(sel, js)].T), nums))
         return out
+    if len(sel) < n:
+        keys = keys[sel]
+    n = len(sel)
     keys = keys.reshape(-1)
     bands = np.tile(np.arange(b, dtype=np.uint32), n)
     # band j owns partitions [j*nparts/b, (j+1)*nparts/b), the key picks one
@@ -433,14 +421,27 @@ def band_pieces(doc, copies, cfg, nparts):
     return split_rows(dest, nparts, bands, keys, np.repeat(nums, b))
 
 
-def _band_records(piece):
-    """(bands, keys, documents) of a piece of band_pieces, one entry a
-    record, whichever of its two shapes it has."""
-    bands, keys, nums = piece
-    if keys.ndim == 2:  # whole bands: keys[i] are band bands[i]'s, of every document
-        n = keys.shape[1]
-        return np.repeat(bands, n), keys.reshape(-1), np.tile(nums, len(bands))
-    return piece
+def _band_records(pieces):
+    """(bands, keys, documents) of the pieces of band_pieces, one entry a
+    record, whichever of its two shapes each has, each column written once."""
+    total = sum(p[1].size for p in pieces)
+    bands = np.empty(total, dtype=np.uint32)
+    keys = np.empty(total, dtype=np.uint64)
+    docs = np.empty(total, dtype=np.uint64)
+    at = 0
+    for p in pieces:
+        if p[1].ndim == 2:  # whole bands: p[1][i] is band p[0][i]'s, of every document
+            n = p[1].shape[1]
+            for band, band_keys in zip(p[0], p[1]):
+                bands[at:at + n] = band
+                keys[at:at + n] = band_keys
+                docs[at:at + n] = p[2]
+                at += n
+        else:
+            n = len(p[1])
+            bands[at:at + n], keys[at:at + n], docs[at:at + n] = p
+            at += n
+    return bands, keys, docs
 
 
 def bucket_pairs(max_bucket, nshards, *pieces):
@@ -448,12 +449,12 @@ def bucket_pairs(max_bucket, nshards, *pieces):
     (minlsh_buckets_pair: buckets, the max_bucket cap, pairs once), split by
     their first document for the shards that drop repeats across
     partitions; and the capped buckets as (band, key, members) rows."""
-    pieces = [_band_records(p) for p in pieces]
-    bands = np.ascontiguousarray(np.concatenate([p[0] for p in pieces]), dtype=np.uint32)
-    keys = np.ascontiguousarray(np.concatenate([p[1] for p in pieces]), dtype=np.uint64)
-    docs = np.ascontiguousarray(np.concatenate([p[2] for p in pieces]), dtype=np.uint64)
+    bands, keys, docs = _band_records(pieces)
     n = len(docs)
-    cap = max(16, n)
+    # Most records share no bucket: a first guess of far fewer pairs than
+    # records spares touching pages that are never written; a short buffer
+    # costs one more call with the size the library reports.
+    cap = n // 8 + 1024
     got, got_capped = c_size_t(), c_size_t()
     while True:
         a = np.empty(cap, dtype=np.uint64)
@@ -626,12 +627,18 @@ def parse_jsonl_block(block):
     # A blank or whitespace-only line (which the command skips) either
     # shows here or makes the one-call parse fail: then line by line.
     if text and "\r" not in text and "\n\n" not in text and text[0] != "\n":
-        body = text[:-1] if text[-1] == "\n" else text
+        # Every newline a comma, the last line's too (then a null closes
+        # the list, and is dropped): one copy of the block, not three.
+        tail = text[-1] == "\n"
         try:
             with _NoGC():
-                return json.loads("[" + body.replace("\n", ",") + "]")
+                got = json.loads("".join(("[", text.replace("\n", ","), "null]" if tail else "]")))
         except ValueError:
             pass
+        else:
+            if tail:
+                got.pop()
+            return got
     return parse_jsonl(text.split("\n"))
 
 
