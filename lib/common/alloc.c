@@ -35,11 +35,6 @@ static void minlsh__default_free(void *opaque, void *ptr) {
     free(ptr);
 }
 
-static void *minlsh__plain_alloc(const minlsh_allocator *a, size_t size) {
-    if (a->alloc == minlsh__default_alloc) return malloc(size);
-    return a->alloc(a->opaque, size);
-}
-
 int minlsh__alloc_setup(minlsh_allocator *dst, const minlsh_allocator *src) {
     if (src == NULL) {
         dst->alloc = minlsh__default_alloc;
@@ -59,7 +54,8 @@ void *minlsh__malloc(const minlsh_allocator *a, size_t size) {
 
 void *minlsh__malloc_plain(const minlsh_allocator *a, size_t size) {
     if (size == 0) return NULL;
-    return minlsh__plain_alloc(a, size);
+    if (a->alloc == minlsh__default_alloc) return malloc(size); /* no huge-page hint */
+    return a->alloc(a->opaque, size);
 }
 
 void *minlsh__calloc(const minlsh_allocator *a, size_t count, size_t size) {

@@ -210,21 +210,16 @@ static size_t minlsh__spread(minlsh__kv *dst, const minlsh__kv *src, size_t n, u
     /* Now hist[d] is where digit d ends. A record alone in its digit has a
      * key no other has: with `shared` it is left out. */
     for (i = 0, start = 0; i < nb; start = hist[i++]) {
-        size_t m = hist[i] - start, a, b;
+        size_t m = hist[i] - start;
         minlsh__kv *v = dst + start;
         if (m <= 1) {
             if (m == 1 && !shared) out++;
             continue;
         }
-        if (m > MINLSH__SPREAD_SMALL) {
+        if (m > MINLSH__SPREAD_SMALL)
             minlsh__introsort_kv(v, m);
-        } else {
-            for (a = 1; a < m; a++) { /* insertion: most digits hold two or three */
-                minlsh__kv x = v[a];
-                for (b = a; b > 0 && MINLSH__KV_LESS(&x, &v[b - 1]); b--) v[b] = v[b - 1];
-                v[b] = x;
-            }
-        }
+        else
+            minlsh__introsort_kv_insertion(v, m); /* most digits hold two or three */
         if (!shared) {
             out += m;
             continue;
