@@ -1389,8 +1389,10 @@ static void test_shingleset_ops(void) {
     big = malloc(200000 * sizeof *big);
     ref = malloc(200000 * sizeof *ref);
     for (pat = 0; pat < 6; pat++) {
-        size_t sizes[] = {0, 1, 2, 33, 100, 1000, 4097, 200000}, si;
-        for (si = 0; si < 8; si++) {
+        /* Both sides of the one-level path's limit (8192) and of its
+         * bucket limit (pattern 2 puts every key in one bucket). */
+        size_t sizes[] = {0, 1, 2, 32, 33, 51, 100, 1000, 4097, 8192, 8193, 200000}, si;
+        for (si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             size_t m = sizes[si];
             for (i = 0; i < m; i++) {
                 uint64_t r = tl_rand(&st);

@@ -298,16 +298,51 @@ static void minlsh__msd_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned shif
     }
 }
 
+/* Sets up to this many keys go through one level whose buckets are then
+ * finished together (below); larger ones through minlsh__msd_sort. */
+#define MINLSH__MSD_ONE_LEVEL_MAX ((size_t)8 << MINLSH__MSD_TOP_BITS)
+
 size_t minlsh__sort_unique_u64(uint64_t *dst, uint64_t *a, uint64_t *tmp, size_t n) {
-    size_t hist[(size_t)1 << MINLSH__MSD_TOP_BITS], i, m;
-    unsigned bits = 8;
+    size_t hist[(size_t)1 << MINLSH__MSD_TOP_BITS], nb, i, c, start, most = 0, m;
+    unsigned bits = 1, shift;
+    const uint64_t *s = tmp;
     if (n == 0) return 0;
-    /* About 2 to 4 keys per first-level bucket. */
-    while (bits < MINLSH__MSD_TOP_BITS && ((size_t)2 << bits) < n) bits++;
-    minlsh__msd_sort(a, tmp, n, 64 - bits, bits, hist);
-    /* Forward compaction, safe when dst == a. */
-    dst[0] = a[0];
+    /* One or two keys per first-level bucket, 8 at most. */
+    while (bits < MINLSH__MSD_TOP_BITS && ((size_t)1 << bits) < n) bits++;
+    if (n > MINLSH__MSD_ONE_LEVEL_MAX) {
+        minlsh__msd_sort(a, tmp, n, 64 - bits, bits, hist);
+        s = a;
+    } else {
+        /* A typical set (tens to thousands of keys): scattered once into
+         * tmp by its top bits, then one insertion pass over the whole array
+         * finishes every bucket at once, each key moving only within its
+         * own, with no per-bucket calls and no copy back. A bucket past
+         * MINLSH__MSD_SMALL (keys that are not spread) sends the set to the
+         * recursive sort instead, which keeps the worst case linear. */
+        nb = (size_t)1 << bits;
+        shift = 64 - bits;
+        memset(hist, 0, nb * sizeof *hist);
+        for (i = 0; i < n; i++) hist[a[i] >> shift]++;
+        for (i = 0, start = 0; i < nb; i++) {
+            c = hist[i];
+            hist[i] = start;
+            start += c;
+            if (c > most) most = c;
+        }
+        if (most <= MINLSH__MSD_SMALL) {
+            for (i = 0; i < n; i++) {
+                uint64_t x = a[i];
+                tmp[hist[x >> shift]++] = x;
+            }
+            minlsh__introsort_u64_insertion(tmp, n);
+        } else {
+            minlsh__msd_sort(a, tmp, n, shift, bits, hist);
+            s = a;
+        }
+    }
+    /* Forward compaction, safe when dst is s. */
+    dst[0] = s[0];
     for (i = 1, m = 1; i < n; i++)
-        if (a[i] != dst[m - 1]) dst[m++] = a[i];
+        if (s[i] != dst[m - 1]) dst[m++] = s[i];
     return m;
 }
