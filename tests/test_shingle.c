@@ -729,12 +729,25 @@ static const char *const pieces[] = {
 };
 #define NPIECES (sizeof pieces / sizeof pieces[0])
 
-static size_t random_doc(uint64_t *st, uint8_t *buf, size_t cap, size_t npieces) {
+/* The first PLAIN_PIECES pieces are ASCII words: with `plain`, a document
+ * is mostly those, one space apart, with now and then any other piece or
+ * no space, as prose is (the word loop's 64-byte path takes such runs). */
+#define PLAIN_PIECES 16
+
+static size_t random_doc(uint64_t *st, uint8_t *buf, size_t cap, size_t npieces, int plain) {
     size_t n = 0, i;
     for (i = 0; i < npieces; i++) {
         uint64_t r = tl_rand(st);
-        const char *p = pieces[r % NPIECES];
+        int rare = (r >> 48) % 40 == 0;
+        const char *p = pieces[plain && !rare ? r % PLAIN_PIECES : r % NPIECES];
         size_t l = strlen(p);
+        if (plain) {
+            if (n + l + 1 > cap) break;
+            memcpy(buf + n, p, l);
+            n += l;
+            if ((r >> 56) % 40 != 0) buf[n++] = ' ';
+            continue;
+        }
         if ((r >> 32) % 23 == 0) { /* a NUL now and then */
             p = "\0";
             l = 1;
@@ -770,8 +783,9 @@ static void test_against_reference(void) {
                     sh = mk_stop(ks[ki], flagsets[f], "the a on with of and Cat");
                 else
                     sh = mk(units[u], ks[ki], flagsets[f]);
-                for (d = 0; d < 12; d++) {
-                    size_t len = random_doc(&st, doc, 4000, d == 0 ? 0 : d < 4 ? d : 60 * d);
+                for (d = 0; d < 16; d++) {
+                    size_t len = d >= 12 ? random_doc(&st, doc, 4000, 1000, 1)
+                                         : random_doc(&st, doc, 4000, d == 0 ? 0 : d < 4 ? d : 60 * d, 0);
                     size_t n = ref_shingle(units[u], ks[ki], flagsets[f], &stop, doc, len, want, wfp);
                     int rc = minlsh_shingler_hash(sh, doc, len, set, fp);
                     total++;
@@ -785,7 +799,7 @@ static void test_against_reference(void) {
                 minlsh_shingler_free(sh);
             }
     EXPECT_EQ_INT(bad, 0);
-    EXPECT_EQ_INT(total, 4 * 5 * 5 * 12);
+    EXPECT_EQ_INT(total, 4 * 5 * 5 * 16);
     minlsh_shingleset_free(set);
     free(want);
     free(doc);
@@ -795,6 +809,7 @@ static void test_against_reference(void) {
  * whole-document shingle of a long text without stop words. */
 static void test_large_documents(void) {
     size_t len = 600000, i, n;
+    int plain;
     uint8_t *doc = malloc(len), fp[16], wfp[16];
     uint64_t *want = malloc((len + 1) * sizeof *want), st = 7;
     ref_list nostop = {NULL, 0};
@@ -820,11 +835,12 @@ static void test_large_documents(void) {
     EXPECT(set_is(set, want, n) && n == 2);
     minlsh_shingler_free(sh);
 
-    /* random text in every unit */
-    len = random_doc(&st, doc, len, 200000);
-    {
+    /* random text in every unit, and prose-like text: its 64-byte runs
+     * across the engine's 16 KiB blocks */
+    for (plain = 0; plain < 2; plain++) {
         static const uint32_t units[] = {MINLSH_UNIT_BYTE, MINLSH_UNIT_CODEPOINT,
                                          MINLSH_UNIT_WORD, MINLSH_UNIT_STOPWORD};
+        len = random_doc(&st, doc, 600000, plain ? 120000 : 200000, plain);
         for (i = 0; i < 4; i++) {
             uint32_t flags = i % 2 ? MINLSH_NORM_ALL & ~MINLSH_NORM_HTML : 0;
             sh = units[i] == MINLSH_UNIT_STOPWORD ? mk_stop(5, flags, "the a on with of and Cat")
@@ -984,7 +1000,7 @@ static void test_streaming_long(void) {
     static const uint32_t units[] = {MINLSH_UNIT_BYTE, MINLSH_UNIT_CODEPOINT, MINLSH_UNIT_WORD,
                                      MINLSH_UNIT_STOPWORD};
     /* a 40000-byte word inside HTML-ish random text */
-    len = random_doc(&st, doc, 30000, 8000);
+    len = random_doc(&st, doc, 30000, 8000, 0);
     memset(doc + len, 'q', 40000);
     len += 40000;
     for (i = 0; i < 4; i++) {
@@ -1435,7 +1451,7 @@ static void test_allocation_failures(void) {
     int rc;
 
     doc = malloc(len);
-    len = random_doc(&rs, doc, len, 30000);
+    len = random_doc(&rs, doc, len, 30000, 0);
     o.unit = MINLSH_UNIT_STOPWORD;
     o.k = 3;
     o.flags = MINLSH_NORM_ALL;
@@ -1692,7 +1708,7 @@ static void test_bounded_memory(void) {
     size_t len = 4u << 20, i, count = 0, base;
     uint8_t *doc = malloc(len);
     uint64_t st = 1;
-    len = random_doc(&st, doc, len, len / 3);
+    len = random_doc(&st, doc, len, len / 3, 0);
     o.unit = MINLSH_UNIT_CODEPOINT;
     o.k = 8;
     o.flags = MINLSH_NORM_ALL;
