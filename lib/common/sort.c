@@ -194,7 +194,7 @@ static size_t minlsh__keep_shared(minlsh__kv *v, size_t n) {
 static size_t minlsh__spread(minlsh__kv *dst, const minlsh__kv *src, size_t n, uint32_t *hist,
                              uint64_t lo, unsigned width_bits, int shared) {
     unsigned bits = minlsh__spread_bits(n, width_bits), shift = width_bits - bits;
-    size_t i, start, nb = (size_t)1 << bits, out = 0;
+    size_t i, start, nb = (size_t)1 << bits, out = 0, most = 0;
     if (n == 0) return 0;
     if (n > UINT32_MAX) { /* the histogram counts in 32 bits */
         memcpy(dst, src, n * sizeof *dst);
@@ -204,9 +204,19 @@ static size_t minlsh__spread(minlsh__kv *dst, const minlsh__kv *src, size_t n, u
 #define MINLSH__SPREAD_DIGIT(key) (shift < 64 ? (size_t)(((key) - lo) >> shift) : 0)
     memset(hist, 0, (nb + 1) * sizeof *hist);
     for (i = 0; i < n; i++) hist[MINLSH__SPREAD_DIGIT(src[i].key) + 1]++;
-    for (i = 1; i <= nb; i++) hist[i] += hist[i - 1]; /* hist[d]: where digit d starts */
+    for (i = 1; i <= nb; i++) { /* hist[d]: where digit d starts */
+        if (hist[i] > most) most = hist[i];
+        hist[i] += hist[i - 1];
+    }
     for (i = 0; i < n; i++) dst[hist[MINLSH__SPREAD_DIGIT(src[i].key)]++] = src[i];
 #undef MINLSH__SPREAD_DIGIT
+    if (most <= MINLSH__SPREAD_SMALL) {
+        /* Every digit small (spread keys): one insertion pass over all of
+         * dst finishes them together, each record moving only within its
+         * digit, without a branch per digit. */
+        minlsh__introsort_kv_insertion(dst, n);
+        return shared ? minlsh__keep_shared(dst, n) : n;
+    }
     /* Now hist[d] is where digit d ends. A record alone in its digit has a
      * key no other has: with `shared` it is left out. */
     for (i = 0, start = 0; i < nb; start = hist[i++]) {
