@@ -423,7 +423,7 @@ MINLSH__INLINE int run_bytewise(engine *e, const uint8_t *p, size_t n, int cp) {
 }
 
 /* A word just ended at e->len. */
-static int end_word(engine *e) {
+MINLSH__INLINE int end_word(engine *e) {
     uint64_t u = e->nunits;
     size_t s;
     e->in_word = 0;
