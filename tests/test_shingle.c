@@ -741,21 +741,15 @@ static size_t random_doc(uint64_t *st, uint8_t *buf, size_t cap, size_t npieces,
         int rare = (r >> 48) % 40 == 0;
         const char *p = pieces[plain && !rare ? r % PLAIN_PIECES : r % NPIECES];
         size_t l = strlen(p);
-        if (plain) {
-            if (n + l + 1 > cap) break;
-            memcpy(buf + n, p, l);
-            n += l;
-            if ((r >> 56) % 40 != 0) buf[n++] = ' ';
-            continue;
-        }
-        if ((r >> 32) % 23 == 0) { /* a NUL now and then */
+        int space = plain ? (r >> 56) % 40 != 0 : (r >> 40) % 3 != 0;
+        if (!plain && (r >> 32) % 23 == 0) { /* a NUL now and then */
             p = "\0";
             l = 1;
         }
         if (n + l > cap) break;
         memcpy(buf + n, p, l);
         n += l;
-        if ((r >> 40) % 3 != 0 && n < cap) buf[n++] = ' ';
+        if (space && n < cap) buf[n++] = ' ';
     }
     return n;
 }
