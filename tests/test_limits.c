@@ -8,7 +8,7 @@
 
 #include <minlsh.h>
 
-#include "common/common.h" /* minlsh__reserve, for its overflow paths */
+#include "common/common.h" /* minlsh__reserve (overflow paths), minlsh__prefault */
 
 /* ---- limits ----------------------------------------------------------------- */
 
@@ -180,6 +180,37 @@ static void test_reserve_limits(void) {
     EXPECT_EQ_INT(ta_blocks(&t), 0);
 }
 
+/* minlsh__prefault and minlsh__touch_pages (its fallback) write nothing
+ * outside the bytes they are given, whatever their alignment and length
+ * (none, less than a page, several pages), and the bytes can be written
+ * afterwards. */
+static void test_prefault_stays_inside(void) {
+    enum { PAGE = 4096, PAGES = 6 };
+    static const size_t at[] = {0, 1, 100, PAGE - 1, PAGE};
+    static const size_t len[] = {0, 1, 100, PAGE - 1, PAGE, PAGE + 1, 3 * PAGE + 5, 4 * PAGE};
+    size_t i, j, b;
+    unsigned char *buf = (unsigned char *)malloc(PAGES * PAGE);
+    EXPECT(buf != NULL);
+    if (buf == NULL) return;
+    for (i = 0; i < sizeof at / sizeof at[0]; i++)
+        for (j = 0; j < sizeof len / sizeof len[0]; j++) {
+            size_t bad = 0;
+            memset(buf, 0xAB, PAGES * PAGE);
+            minlsh__prefault(buf + at[i], len[j]);
+            for (b = 0; b < PAGES * PAGE; b++)
+                if ((b < at[i] || b >= at[i] + len[j]) && buf[b] != 0xAB) bad++;
+            EXPECT_EQ_U64(bad, 0);
+            minlsh__touch_pages(buf + at[i], len[j]);
+            for (b = 0; b < PAGES * PAGE; b++)
+                if ((b < at[i] || b >= at[i] + len[j]) && buf[b] != 0xAB) bad++;
+            EXPECT_EQ_U64(bad, 0);
+            memset(buf + at[i], 0x5A, len[j]);
+            for (b = 0; b < len[j]; b++) bad += buf[at[i] + b] != 0x5A;
+            EXPECT_EQ_U64(bad, 0);
+        }
+    free(buf);
+}
+
 /* Every size constant has a function twin with the same value (FFI). */
 static void test_constant_twins(void) {
     EXPECT_EQ_U64(minlsh_key_bytes(), MINLSH_KEY_BYTES);
@@ -195,6 +226,7 @@ int main(void) {
     RUN(test_arbitrary_bytes_deterministic);
     RUN(test_nul_metadata_roundtrip);
     RUN(test_reserve_limits);
+    RUN(test_prefault_stays_inside);
     RUN(test_constant_twins);
     return TL_SUMMARY("limits");
 }

@@ -8,6 +8,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 /* Blocks this large are the index's tables and signature chunks, touched at
@@ -97,6 +98,28 @@ int minlsh__reserve(const minlsh_allocator *a, void **ptr, size_t *cap,
     *ptr = p;
     *cap = new_cap;
     return 0;
+}
+
+void minlsh__touch_pages(void *p, size_t n) {
+    uint8_t *b = (uint8_t *)p;
+    size_t i;
+    for (i = 0; i < n; i += 4096) b[i] = 0;
+}
+
+void minlsh__prefault(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    /* The whole pages inside [p, p + n): one call makes them all, where a
+     * first write makes one per trap (several microseconds each under a
+     * hypervisor). Refused (a kernel before 5.14, another page size...):
+     * one write per page, as below. */
+    long page = sysconf(_SC_PAGESIZE);
+    if (page > 0 && ((size_t)page & ((size_t)page - 1)) == 0) {
+        uintptr_t mask = (uintptr_t)page - 1;
+        uintptr_t start = ((uintptr_t)p + mask) & ~mask, stop = ((uintptr_t)p + n) & ~mask;
+        if (stop <= start || madvise((void *)start, stop - start, MADV_POPULATE_WRITE) == 0) return;
+    }
+#endif
+    minlsh__touch_pages(p, n);
 }
 
 void minlsh__secure_zero(void *p, size_t n) {

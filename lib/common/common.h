@@ -59,6 +59,13 @@ void *minlsh__malloc(const minlsh_allocator *a, size_t size);
  * more than the small pages' (docs/dedup.md has the figures). Freed with
  * minlsh__free. */
 void *minlsh__malloc_plain(const minlsh_allocator *a, size_t size);
+/* Fault in the pages of the n bytes at p, which the caller is about to
+ * write whole, at once (the content is left undefined): fresh memory's
+ * pages are then made in one system call instead of a trap each, or by
+ * minlsh__touch_pages where the kernel cannot. */
+void minlsh__prefault(void *p, size_t n);
+/* One write per 4 KiB of the n bytes at p, all inside them. */
+void minlsh__touch_pages(void *p, size_t n);
 /* Zeroed count*size bytes; NULL on overflow or failure. */
 void *minlsh__calloc(const minlsh_allocator *a, size_t count, size_t size);
 /* NULL-safe. */

@@ -69,6 +69,7 @@ static int minlsh__dedup_band_run(void *ctx, unsigned worker, size_t begin, size
         v = (minlsh__kv *)minlsh__malloc(a, (n + 1) * sizeof *v);
         tmp = d->sort_tmp[worker];
         if (v == NULL) return MINLSH_E_NOMEM;
+        minlsh__prefault(v, n * sizeof *v); /* the run's fresh memory, written whole */
         /* Gathered in the worker's scratch, which stays in its cache; the
          * run's fresh memory is written once, in order. */
         for (i = 0; i < n; i++) {
@@ -162,6 +163,7 @@ int minlsh__dedup_flush(minlsh_dedup *d, int more) {
         c.spare_chunks = (size_t)(d->chunks.batch_bytes / MINLSH__DEDUP_CHUNK_BYTES + 1);
     fps = (minlsh__kv *)minlsh__malloc(a, n * sizeof *fps);
     if (rc == 0 && fps == NULL) rc = MINLSH_E_NOMEM;
+    if (fps != NULL) minlsh__prefault(fps, n * sizeof *fps);
     if (rc == 0) rc = minlsh__pool_run(minlsh__dedup_pool(d), n, 256, minlsh__dedup_keys_range, &c);
     c.fps = fps;
     /* One item per band, and one more that sorts the fingerprints. */

@@ -66,6 +66,8 @@ typedef struct minlsh__dedup_rec {
 } minlsh__dedup_rec;
 
 #define MINLSH__DEDUP_CHUNK_BYTES ((size_t)4 << 20)
+/* How far ahead of the records written the pages of a chunk are made. */
+#define MINLSH__DEDUP_FAULT_AHEAD ((size_t)256 << 10)
 #define MINLSH__DEDUP_SPARE 16
 
 /* Storage that only grows, in chunks of at least MINLSH__DEDUP_CHUNK_BYTES.
@@ -78,6 +80,7 @@ typedef struct minlsh__dedup_chunks {
     uint8_t **v;
     size_t n, cap;
     size_t used, size; /* bytes used and held by the last chunk */
+    size_t faulted;    /* bytes of the last chunk whose pages are made */
     uint64_t bytes;    /* held by all, spares included */
     uint8_t *spare[MINLSH__DEDUP_SPARE];
     size_t n_spare;
@@ -359,9 +362,6 @@ void minlsh__dedup_temp_peak(minlsh_dedup *d);
 /* The engine's pool, made on first use (NULL if it cannot be: then the
  * calling thread does everything), once its background work is done. */
 minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d);
-/* Fault in the n bytes at p (one write per page; the content is left
- * undefined), so that the kernel zeroes them on the calling thread now. */
-void minlsh__dedup_touch_pages(uint8_t *p, size_t n);
 /* Start making up to want spare chunks for the records to come, in the
  * background on the pool, as far as the records' share of the budget
  * allows (nothing without a second thread). */

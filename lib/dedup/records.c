@@ -74,11 +74,6 @@ minlsh__pool *minlsh__dedup_pool(minlsh_dedup *d) {
     return d->pool;
 }
 
-void minlsh__dedup_touch_pages(uint8_t *p, size_t n) {
-    size_t i;
-    for (i = 0; i < n; i += 4096) p[i] = 0;
-}
-
 /* The background run: only its own fields (incoming) are written. Only
  * worker 0 can be the caller, and it is elsewhere; a pool without threads
  * does it at the wait, which costs the caller what it would have anyway. */
@@ -91,7 +86,7 @@ static int minlsh__dedup_prepare_run(void *ctx, unsigned worker, size_t begin, s
     while (c->n_incoming < c->want_incoming) {
         uint8_t *p = (uint8_t *)minlsh__malloc_plain(&d->alloc, MINLSH__DEDUP_CHUNK_BYTES);
         if (p == NULL) break; /* only a head start: the adding thread will try */
-        minlsh__dedup_touch_pages(p, MINLSH__DEDUP_CHUNK_BYTES);
+        minlsh__prefault(p, MINLSH__DEDUP_CHUNK_BYTES);
         c->incoming[c->n_incoming++] = p;
     }
     return 0;
@@ -131,10 +126,12 @@ int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
             (void)minlsh__dedup_pool(d);
         if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare > 0) {
             p = c->spare[--c->n_spare];
+            c->faulted = size; /* made in the background */
         } else {
             p = (uint8_t *)minlsh__malloc_plain(&d->alloc, size);
             if (p == NULL) return MINLSH_E_NOMEM;
             c->bytes += size;
+            c->faulted = 0;
         }
         c->v[c->n++] = p;
         c->used = 0;
@@ -143,6 +140,14 @@ int minlsh__dedup_chunk_take(minlsh_dedup *d, size_t n, uint8_t **out) {
          * batch took more than the last): a few more in the background. */
         if (size == MINLSH__DEDUP_CHUNK_BYTES && c->n_spare == 0 && !d->pool_busy)
             minlsh__dedup_chunks_prepare(d, MINLSH__DEDUP_SPARE / 4);
+    }
+    /* A fresh chunk's pages are made a window ahead of the writer: at once
+     * (minlsh__prefault), yet still in the cache when the records land. */
+    if (c->used + n > c->faulted) {
+        size_t to = c->used + n + MINLSH__DEDUP_FAULT_AHEAD;
+        if (to > c->size) to = c->size;
+        minlsh__prefault(c->v[c->n - 1] + c->faulted, to - c->faulted);
+        c->faulted = to;
     }
     *out = c->v[c->n - 1] + c->used;
     c->used += n;

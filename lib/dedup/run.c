@@ -90,7 +90,7 @@ static int minlsh__dedup_touch_range(void *ctx, unsigned worker, size_t begin, s
     size_t start = begin * MINLSH__DEDUP_TOUCH_BLOCK, stop = end * MINLSH__DEDUP_TOUCH_BLOCK;
     (void)worker;
     if (stop > t->bytes) stop = t->bytes;
-    minlsh__dedup_touch_pages(t->p + start, stop - start);
+    minlsh__prefault(t->p + start, stop - start);
     return 0;
 }
 
