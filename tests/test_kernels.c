@@ -685,7 +685,7 @@ static void test_band_key_kernels(void) {
                 EXPECT_EQ_U64(got[b], 0); /* nothing written past b */
             }
         {
-            static const uint32_t shapes[][2] = {{9, 13}, {20, 5}, {1024, 1}, {17, 60}, {3, 341}};
+            static const uint32_t shapes[][2] = {{9, 13}, {20, 5}, {18, 5}, {25, 5}, {33, 3}, {1024, 1}, {17, 60}, {3, 341}};
             size_t si;
             for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
                 minlsh__lsh_band_keys_portable(sig, shapes[si][0], shapes[si][1], want);

@@ -73,9 +73,57 @@ static void bk512_lanes(const uint32_t *sig, uint32_t rows, uint32_t j0, uint32_
     }
 }
 
+/* Keys of bands j0 .. j0+7 and j0+8 .. j0+8+nb-1 (nb in 1..8): two sets
+ * of lanes whose rounds are interleaved, so that one set's fill the
+ * other's latencies (a set's rounds are one chain of dependent
+ * instructions). */
+static void bk512_two(const uint32_t *sig, uint32_t rows, uint32_t j0, uint32_t nb,
+                      uint64_t *keys) {
+    const __mmask8 live_b = (__mmask8)((1u << nb) - 1u);
+    const size_t len = (size_t)rows * 4, words = len / 8;
+    const __m512i lane_a = _mm512_add_epi64(_mm512_set1_epi64((long long)j0),
+                                            _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m512i lane_b = _mm512_add_epi64(lane_a, _mm512_set1_epi64(8));
+    const __m512i lenv = _mm512_set1_epi64((long long)len);
+    __m512i off_a = _mm512_mullo_epi64(lane_a, lenv), off_b = _mm512_mullo_epi64(lane_b, lenv);
+    const __m512i salt = _mm512_set1_epi64((long long)MINLSH__BAND_KEY_SALT);
+    const __m512i eight = _mm512_set1_epi64(8);
+    minlsh__sip_x8 va, vb;
+    __m512i ma, mb;
+    size_t w;
+    minlsh__sip_x8_init(&va, lane_a, salt);
+    minlsh__sip_x8_init(&vb, lane_b, salt);
+    for (w = 0; w < words; w++) {
+        ma = _mm512_i64gather_epi64(off_a, sig, 1);
+        mb = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), live_b, off_b, sig, 1);
+        off_a = _mm512_add_epi64(off_a, eight);
+        off_b = _mm512_add_epi64(off_b, eight);
+        minlsh__sip_x8_absorb(&va, ma);
+        minlsh__sip_x8_absorb(&vb, mb);
+    }
+    /* The last word: 0 or 4 remaining bytes, and the length in the top byte. */
+    ma = mb = _mm512_set1_epi64((long long)((uint64_t)len << 56));
+    if (len & 4) {
+        __m256i ta = _mm512_i64gather_epi32(off_a, sig, 1);
+        __m256i tb = _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), live_b, off_b, sig, 1);
+        ma = _mm512_or_si512(ma, _mm512_cvtepu32_epi64(ta));
+        mb = _mm512_or_si512(mb, _mm512_cvtepu32_epi64(tb));
+    }
+    minlsh__sip_x8_absorb(&va, ma);
+    minlsh__sip_x8_absorb(&vb, mb);
+    _mm512_storeu_si512((void *)keys, minlsh__sip_x8_final(&va));
+    _mm512_mask_storeu_epi64(keys + 8, live_b, minlsh__sip_x8_final(&vb));
+}
+
 void minlsh__lsh_band_keys_avx512(const uint32_t *sig, uint32_t bands, uint32_t rows,
                                   uint64_t *keys) {
     uint32_t j = 0;
+    /* Two sets at a time (17 left: 8, then 9 with the scalar lane below). */
+    for (; bands - j >= 16 && bands - j != 17; j += 16) bk512_two(sig, rows, j, 8, keys + j);
+    if (bands - j >= 10 && bands - j <= 15) {
+        bk512_two(sig, rows, j, bands - j - 8, keys + j);
+        return;
+    }
     for (; j + 8 <= bands; j += 8) {
         /* One band left over: hash it beside the last full vector. */
         if (bands - j == 9) {
