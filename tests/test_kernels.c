@@ -22,9 +22,12 @@
  * are measured by `make bench` (build/bench/bench kernels).
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS */
 #include "testlib.h"
 
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "minlsh.h"
 #include "common/common.h"
@@ -659,14 +662,39 @@ static void test_engine_each_kernel(void) {
 
 /* ---- band-index kernels ------------------------------------------------------ */
 
+/* The end of 64 writable dwords followed by a page that cannot be read
+ * (*map, *map_bytes: to unmap); where that cannot be made, of a heap
+ * block of 64 dwords (*map NULL), where ASan still sees a read past it. */
+static uint32_t *guarded_end(void **map, size_t *map_bytes, uint32_t *heap) {
+    long page = sysconf(_SC_PAGESIZE);
+    *map = NULL;
+    *map_bytes = 0;
+    if (page > 0 && (size_t)page >= 64 * sizeof(uint32_t)) {
+        uint8_t *p = (uint8_t *)mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED && mprotect(p + page, (size_t)page, PROT_NONE) == 0) {
+            *map = p;
+            *map_bytes = 2 * (size_t)page;
+            return (uint32_t *)(void *)(p + page);
+        }
+        if (p != MAP_FAILED) munmap(p, 2 * (size_t)page);
+    }
+    return heap + 64;
+}
+
 /* Every band-key implementation this CPU and build have gives the bits of
  * the scalar specification, for every (b, r) shape of k = 64 and a few
  * long ones. */
 static void test_band_key_kernels(void) {
     uint32_t sig[1024];
     uint64_t want[1024], got[1024], st = 5;
-    size_t i;
+    size_t i, map_bytes;
     int level, tried = 0;
+    void *map;
+    uint32_t *heap = (uint32_t *)malloc(64 * sizeof *heap), *guard_end;
+    EXPECT(heap != NULL);
+    if (heap == NULL) return;
+    guard_end = guarded_end(&map, &map_bytes, heap);
     for (i = 0; i < 1024; i++) sig[i] = (uint32_t)tl_rand(&st);
     for (level = MINLSH__SIMD_PORTABLE; level < MINLSH__SIMD_LEVELS; level++) {
         const minlsh__lsh_kernels *kn = minlsh__lsh_kernels_for_level(level);
@@ -677,16 +705,14 @@ static void test_band_key_kernels(void) {
         tried++;
         for (r = 1; r <= 64; r++)
             for (b = 1; b * r <= 64; b++) {
-                /* The signature exactly b r long (under ASan, a read past
-                 * it is reported), then inside a longer array. */
-                uint32_t *exact = (uint32_t *)malloc((size_t)b * r * sizeof *exact);
-                EXPECT(exact != NULL);
-                if (exact == NULL) return;
+                /* The signature exactly b r long, ending where an
+                 * unreadable page starts (a read past it faults, gathers
+                 * included), then inside a longer array. */
+                uint32_t *exact = guard_end - (size_t)b * r;
                 memcpy(exact, sig, (size_t)b * r * sizeof *exact);
                 minlsh__lsh_band_keys_portable(sig, b, r, want);
                 memset(got, 0, sizeof got);
                 fn(exact, b, r, got);
-                free(exact);
                 EXPECT_MSG(memcmp(got, want, b * sizeof *got) == 0, "level %d b=%u r=%u", level,
                            (unsigned)b, (unsigned)r);
                 EXPECT_EQ_U64(got[b], 0); /* nothing written past b */
@@ -694,7 +720,8 @@ static void test_band_key_kernels(void) {
                 EXPECT(memcmp(got, want, b * sizeof *got) == 0);
             }
         {
-            static const uint32_t shapes[][2] = {{9, 13}, {20, 5}, {18, 5}, {25, 5}, {33, 3}, {1024, 1}, {17, 60}, {3, 341}};
+            static const uint32_t shapes[][2] = {{9, 13}, {20, 5},   {18, 5},  {25, 5},
+                                                 {33, 3}, {1024, 1}, {17, 60}, {3, 341}};
             size_t si;
             for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
                 minlsh__lsh_band_keys_portable(sig, shapes[si][0], shapes[si][1], want);
@@ -703,6 +730,8 @@ static void test_band_key_kernels(void) {
             }
         }
     }
+    if (map != NULL) munmap(map, map_bytes);
+    free(heap);
     EXPECT(tried >= 1);
     printf("  band-key kernels checked: %d (CPU level %s)\n", tried,
            minlsh__simd_level_name(minlsh__cpu_simd_level()));

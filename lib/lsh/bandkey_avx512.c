@@ -94,13 +94,20 @@ MINLSH__INLINE __m512i bk512_word(const bk512_src *src, size_t w) {
  * words when len is odd in dwords, and the length in the top byte. */
 MINLSH__INLINE __m512i bk512_last(const bk512_src *src, size_t len) {
     __m512i m = _mm512_set1_epi64((long long)((uint64_t)len << 56));
-    if (len & 4) {
-        /* The word starting at the tail dword; its second dword (the next
-         * message's first, or zero) is dropped. */
-        __m512i t = _mm512_maskz_mov_epi32((__mmask16)0x5555u, bk512_word(src, len / 8));
-        m = _mm512_or_si512(m, t);
+    __m512i t;
+    if (!(len & 4)) return m;
+    if (src->perm) {
+        /* The word starting at the tail dword (masked loads: nothing past
+         * the signature is read); its second dword is dropped. */
+        t = _mm512_maskz_mov_epi32((__mmask16)0x5555u, bk512_word(src, len / 8));
+    } else {
+        /* Only the tail dword is gathered: the last band's is the
+         * signature's last. */
+        __m512i at = _mm512_add_epi64(src->off, _mm512_set1_epi64((long long)(len & ~(size_t)7)));
+        t = _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(_mm256_setzero_si256(), src->live,
+                                                              at, (const void *)src->base, 1));
     }
-    return m;
+    return _mm512_or_si512(m, t);
 }
 
 /* Keys of bands j0 .. j0+n-1 (n in 1..8) into keys[0..n), and, when sj is
