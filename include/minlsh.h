@@ -2204,6 +2204,98 @@ MINLSH_API int minlsh_dedup_decide(const minlsh_dedup_edge *edges, size_t n_edge
                                    const minlsh_allocator *alloc);
 
 
+/* ------------------------------------------------------------------------ */
+/* JSON Lines records                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The reader of `minlsh dedup --jsonl`, for front ends that read the same
+ * records (docs/cli.md, "Input"): a line is one JSON object
+ * (RFC 8259, checked in full: strings valid UTF-8 without unpaired
+ * surrogates, nesting to 256 levels). The id field must be a string or a
+ * number and is given as its raw token (quotes included for a string); the
+ * text field must be a string and is given decoded to UTF-8; a \udc80 to
+ * \udcff escape stands for the byte 0x80 to 0xff (the command's JSON
+ * output writes a byte that is not UTF-8 so). A later occurrence of a field
+ * replaces an earlier one; other fields are checked and skipped. Messages
+ * count columns in bytes from 1 and are cut to msgcap (NULL or 0: none).
+ * Decoding never lengthens a string: room for as many bytes as the line
+ * has always holds its text. */
+
+/* Returned for a line of white space only: no record, not an error. */
+#define MINLSH_JSONL_BLANK 1
+
+/* One line, line[0..len) without its line end. On MINLSH_OK the text is
+ * text[0 .. *text_len) (cap bytes of room; len always suffice) and the id
+ * token line[*id_offset .. + *id_len). Returns MINLSH_OK,
+ * MINLSH_JSONL_BLANK, or MINLSH_E_FORMAT with the reason in msg (not an
+ * object, invalid JSON with its column, a missing field, a field of the
+ * wrong kind). Allocates nothing. Errors: MINLSH_E_NULL, MINLSH_E_BUFSIZE
+ * (cap too small for the text). */
+MINLSH_API int minlsh_jsonl_parse_line(const void *line, size_t len, const char *id_field,
+                                       const char *text_field, void *text, size_t cap,
+                                       size_t *text_len, size_t *id_offset, size_t *id_len,
+                                       char *msg, size_t msgcap);
+
+/* For minlsh_jsonl_parse_block: the block starts its input, so a UTF-8
+ * byte-order mark before its first line is left out. */
+#define MINLSH_JSONL_INPUT_START 1u
+
+/* The records of a block of whole lines, block[0..len) (the last line's
+ * newline optional), for callers that read a partition at a time: every
+ * line that is not blank (only spaces, tabs and carriage returns) is one
+ * record, in order, its carriage return before the newline left out, as
+ * `minlsh dedup --jsonl` reads a file. Record i's text is
+ * texts[text_offsets[i] .. text_offsets[i+1]) (text_offsets has cap + 1
+ * entries; texts needs at most len bytes), its id token
+ * block[id_offsets[i] .. + id_lengths[i]), the offset of its line in
+ * line_offsets[i] (may be NULL) and its status in status[i]: MINLSH_OK, or
+ * MINLSH_E_FORMAT with an empty text and id (minlsh_jsonl_parse_line on
+ * that line gives the message). *n_out is the number of records; with more
+ * than cap, MINLSH_E_BUFSIZE and *n_out the number needed. flags: 0 or
+ * MINLSH_JSONL_INPUT_START. One pass, nothing allocated.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (flags), MINLSH_E_BUFSIZE. */
+MINLSH_API int minlsh_jsonl_parse_block(const void *block, size_t len, uint32_t flags,
+                                        const char *id_field, const char *text_field,
+                                        void *texts, size_t texts_cap,
+                                        uint64_t *text_offsets, uint64_t *id_offsets,
+                                        uint64_t *id_lengths, uint64_t *line_offsets,
+                                        int32_t *status, size_t cap, size_t *n_out);
+
+/* A line too long to hold, given in pieces. next gives the next piece
+ * (returns 1 with *piece and *n set, the piece valid until the next call;
+ * 0 at the end of the line; a negative value stops the parse, which returns
+ * it). text receives the text field decoded, in order, a piece at a time
+ * (returns 0, or a negative value that stops the parse and is returned);
+ * restart (may be NULL) says that a later text field replaces what text got
+ * so far. id receives the id token once, at the end, if the record is
+ * valid (its return value as text's). */
+typedef struct minlsh_jsonl_source {
+    int (*next)(void *ctx, const unsigned char **piece, size_t *n);
+    int (*text)(void *ctx, const char *p, size_t n);
+    void (*restart)(void *ctx);
+    int (*id)(void *ctx, const char *p, size_t n);
+    void *ctx;
+} minlsh_jsonl_source;
+
+/* minlsh_jsonl_parse_line on the line src gives: the same checks, fields,
+ * messages and return values (or a callback's stop code). Memory, from
+ * alloc (NULL: malloc and free): a window of 64 KiB (more only while a key
+ * or the id is longer), up to 64 KiB of decoded text not yet handed on, and
+ * the id, all freed before it returns.
+ * Errors: MINLSH_E_NULL (src, a callback but restart, a field name),
+ * MINLSH_E_PARAM (allocator), MINLSH_E_NOMEM. */
+MINLSH_API int minlsh_jsonl_parse_stream(const minlsh_jsonl_source *src, const char *id_field,
+                                         const char *text_field, char *msg, size_t msgcap,
+                                         const minlsh_allocator *alloc);
+
+/* The JSON string token[0..len) (quotes included) decoded into out (cap
+ * bytes; len always suffice): *n_out bytes. MINLSH_E_FORMAT if the token
+ * is not exactly one valid JSON string. Errors: MINLSH_E_NULL,
+ * MINLSH_E_BUFSIZE. */
+MINLSH_API int minlsh_json_string_decode(const void *token, size_t len, void *out, size_t cap,
+                                         size_t *n_out);
+
+
 #ifdef __cplusplus
 }
 #endif

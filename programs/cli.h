@@ -8,7 +8,7 @@
  *   opts.c        option parsing into one cli_opts, shingler, family and plan
  *                 setup
  *   utf8.c        the UTF-8 decoder; validity checks, whole and streamed
- *   json.c        the small JSON reader (JSON Lines input) and JSON escaping
+ *   json.c        JSON Lines input through the library's reader, JSON escaping
  *   jsonstream.c  a JSON Lines line too long to hold, parsed as it is read
  *   input.c       walking PATHs into the list of input files
  *   stream.c      reading an input as bytes: plain, gzip or zstd (by the
@@ -313,8 +313,6 @@ typedef struct json_stream {
     cli_buf id;      /* out: the id token as written */
     int stopped;     /* out: next said stop, or text failed */
     int text_rc;     /* out: what text returned when it failed (else 0) */
-    cli_buf window;  /* the bytes being parsed */
-    cli_buf decoded; /* text decoded and not yet handed on */
 } json_stream;
 #define JSON_BLANK 1   /* the line has only white space */
 #define JSON_STOPPED 2 /* stopped (s->stopped): by next, or text_rc */
@@ -328,9 +326,6 @@ void json_stream_free(json_stream *s);
 /* Decode a JSON string token (with its quotes) into out (appended). The
  * token must be valid (as json_extract checked it). */
 void json_decode_string(cli_buf *out, const char *tok, size_t len);
-/* 1 if s[0..len) is exactly one JSON string token (quotes included) or one
- * JSON number, as json_extract accepts for an id. */
-int json_token_valid(const char *s, size_t len);
 /* Append s as a JSON string token (quotes included); bytes that are not
  * valid UTF-8 become U+FFFD. s may be NULL if n is 0. */
 void json_escape(cli_buf *out, const char *s, size_t n);

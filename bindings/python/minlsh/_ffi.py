@@ -305,6 +305,8 @@ DEDUP_MEMORY_UNLIMITED = 2**64 - 1
 KEEP_FIRST, KEEP_LONGEST = 1, 2
 GROUP_COMPONENTS, GROUP_STRICT = 1, 2
 VERIFY_EXACT, VERIFY_SIGNATURE = 1, 2
+#: minlsh_jsonl_parse_block's flag: the block starts its input (a byte-order mark is left out).
+JSONL_INPUT_START = 1
 # The binding sets every field itself, so version 1 (the layout, shared by
 # version 2, whose only change is the C defaults) is all it needs.
 SHINGLER_OPTIONS_VERSION = 1
@@ -475,6 +477,9 @@ _PROTOTYPES = [
     ("minlsh_family_sign_texts", c_int,
      [c_void_p, c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_void_p, c_size_t,
       sizep, c_void_p, c_void_p, c_void_p, c_void_p]),
+    ("minlsh_jsonl_parse_block", c_int,
+     [c_char_p, c_size_t, c_uint32, c_char_p, c_char_p, c_void_p, c_size_t, c_void_p, c_void_p,
+      c_void_p, c_void_p, c_void_p, c_size_t, sizep]),
     ("minlsh_signatures_band_keys", c_int,
      [c_void_p, c_size_t, c_size_t, c_uint32, c_uint32, c_void_p, c_size_t, sizep]),
     ("minlsh_shingler_hash_texts", c_int,

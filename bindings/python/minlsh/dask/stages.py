@@ -9,10 +9,11 @@ of the next stage concatenates its pieces. Numpy arrays cross process
 boundaries as raw buffers, so a piece costs its bytes and nothing per row.
 """
 
+import collections.abc
 import ctypes
 import json
 import math
-from ctypes import POINTER, c_size_t, c_void_p
+from ctypes import POINTER, byref, c_size_t, c_void_p
 
 import dask.bag as db
 import dask.dataframe as dd
@@ -270,10 +271,14 @@ def sign(part, cfg, id_field, text_field):
     (minlsh_family_sign_texts). The texts stay in one buffer for exact
     verification (signature verification drops it)."""
     with _NoGC():
-        ids, texts = _records(part, id_field, text_field)
-        n_records = len(ids)
-        keep_ids, buf, starts, lens = _usable(ids, texts)
-        del ids, texts
+        got = _block_records(part, id_field, text_field) if isinstance(part, JsonlBlock) else None
+        if got is not None:
+            n_records, keep_ids, buf, starts, lens = got
+        else:
+            ids, texts = _records(part, id_field, text_field)
+            n_records = len(ids)
+            keep_ids, buf, starts, lens = _usable(ids, texts)
+            del ids, texts
         m, k = len(keep_ids), cfg.num_perm
         sigs = np.empty((m, k), dtype=np.uint32)
         fps = np.zeros((m, 2), dtype=np.uint64)
@@ -618,6 +623,97 @@ def ids_of(doc, wanted):
 
 def lengths_of(doc):
     return doc["length"]
+
+
+class JsonlBlock(collections.abc.Sequence):
+    """A partition of :func:`read_jsonl`: a block of whole JSON Lines, and
+    the sequence of its records (a dict, or None for a line that is not
+    valid JSON; blank lines skipped), parsed by ``json.loads`` when first
+    used. :func:`dedup` reads the block itself with the library's reader
+    (minlsh_jsonl_parse_block, the reader of ``minlsh dedup --jsonl``):
+    texts into one buffer and ids as tokens, no Python object per record
+    but the id. Pickled as its bytes."""
+
+    __slots__ = ("raw", "input_start", "_records")
+
+    def __init__(self, raw, input_start=False):
+        self.raw = bytes(raw)
+        self.input_start = bool(input_start)
+        self._records = None
+
+    def __reduce__(self):
+        return (JsonlBlock, (self.raw, self.input_start))
+
+    def records(self):
+        if self._records is None:
+            raw = self.raw
+            if self.input_start and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a byte-order mark, as the command leaves it out
+            self._records = parse_jsonl_block(raw)
+        return self._records
+
+    def __len__(self):
+        return len(self.records())
+
+    def __getitem__(self, i):
+        return self.records()[i]
+
+    def __iter__(self):
+        return iter(self.records())
+
+
+def _json_values(raw, offsets, lengths):
+    """The JSON tokens raw[offsets[i] .. + lengths[i]) as Python values, in
+    one json.loads call: the tokens are gathered, each followed by a comma,
+    into one array (numpy indexing, no Python step per token)."""
+    n = len(offsets)
+    if n == 0:
+        return []
+    size = lengths.astype(np.int64) + 1
+    at = np.zeros(n, dtype=np.int64)
+    np.cumsum(size[:-1], out=at[1:])
+    # Byte j of the joined array comes from raw[offsets[i] + (j - at[i])].
+    src = np.arange(int(at[-1] + size[-1]), dtype=np.int64) + np.repeat(
+        offsets.astype(np.int64) - at, size)
+    commas = at + size - 1
+    src[commas] = 0
+    joined = np.frombuffer(raw, dtype=np.uint8)[src]
+    joined[commas] = ord(",")
+    joined[-1] = ord("]")
+    return json.loads(b"[" + joined.tobytes())
+
+
+def _block_records(block, id_field, text_field):
+    """(records, ids, texts buffer, starts, lengths) of the valid records of
+    a JsonlBlock, read by the library (the command's reader and rules), or
+    None where the field names cannot be given to it."""
+    if not (isinstance(id_field, str) and isinstance(text_field, str)) \
+            or "\0" in id_field + text_field:
+        return None
+    try:
+        fields = id_field.encode("utf-8"), text_field.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    raw = block.raw
+    cap = raw.count(b"\n") + 1
+    texts = np.empty(max(len(raw), 1), dtype=np.uint8)
+    text_offsets = np.empty(cap + 1, dtype=np.uint64)
+    id_offsets = np.empty(cap, dtype=np.uint64)
+    id_lengths = np.empty(cap, dtype=np.uint64)
+    status = np.empty(cap, dtype=np.int32)
+    n = c_size_t(0)
+    rc = lib.minlsh_jsonl_parse_block(
+        raw, len(raw), _ffi.JSONL_INPUT_START if block.input_start else 0, fields[0],
+        fields[1], texts.ctypes.data, texts.nbytes, text_offsets.ctypes.data,
+        id_offsets.ctypes.data, id_lengths.ctypes.data, None, status.ctypes.data, cap, byref(n))
+    if rc != 0:
+        raise _ffi.error(rc, "minlsh_jsonl_parse_block")
+    n = n.value
+    ok = np.flatnonzero(status[:n] == 0)
+    starts = text_offsets[ok]
+    lens = text_offsets[ok + 1] - starts
+    ids = _json_values(raw, id_offsets[ok], id_lengths[ok])
+    return n, ids, texts[:int(text_offsets[n])], starts, lens
 
 
 def parse_jsonl_block(block):
