@@ -178,7 +178,6 @@ if __name__ == "__main__":
 
     client = cluster = bag = None
     try:
-        import dask.bag as db
         from distributed import Client, LocalCluster
     except ImportError as exc:
         print("skip dask: %s (sh scripts/deps.sh dask installs it)" % exc)
@@ -186,7 +185,10 @@ if __name__ == "__main__":
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=40, local_directory=work)
         client = Client(cluster)
-        bag = db.read_text(corpus, blocksize=len(lines) // 3 + 1).map(json.loads)
+        from minlsh import dask as mdask
+        # read_jsonl, as users read JSON Lines: dedup reads its blocks with
+        # the library's reader, the command's
+        bag = mdask.read_jsonl(corpus, blocksize=len(lines) // 3 + 1)
     if go_program is None:
         print("skip go: no Go toolchain (sh scripts/deps.sh go installs it)")
 

@@ -568,6 +568,53 @@ def test_read_jsonl(tmp_path):
     assert stats["bad_records"] == 1 and stats["records"] == 199
 
 
+def test_read_jsonl_lines_as_command(program, client, tmp_path):
+    """dedup of read_jsonl reads each block with the library's reader (the
+    command's): a byte-order mark at the file's start, CRLF, blank and
+    white-space lines, lines that are not records (not JSON, a true id, no
+    text, a text that is not a string, invalid UTF-8), escapes, ids 1, 1.0
+    and "1", a repeated id and a last line without newline: the same
+    decisions and counts as `minlsh dedup --jsonl`, at every block size.
+    Iterating the same bag still gives the records as dicts."""
+    base = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"
+    lines = ['\ufeff{"id": "first", "text": "%s"}' % base,
+             '{"id": 1, "text": "%s nu"}\r' % base,
+             "",
+             " \t \r",
+             "not json",
+             '{"id": true, "text": "%s"}' % base,
+             '{"id": 7}',
+             '{"id": 8, "text": 8}',
+             '{"id": 1.0, "text": "a repeated id by value"}',
+             '{"id": "1", "text": "caf\\u00e9 \\ud83d\\ude00 %s"}' % base,
+             '{"id": "esc\\n", "text": "%s \\"quoted\\""}' % base,
+             '{"id": -2.5e1, "text": "%s xi"}' % base,
+             '{"id": "empty", "text": ""}']
+    for i in range(40):
+        lines.append('{"id": "d%d", "text": "%s w%d w%d"}' % (i, base, i % 3, i % 5))
+    path = tmp_path / "edges.jsonl"
+    data = "\n".join(lines).encode("utf-8")
+    bad = b'{"id": "latin1", "text": "caf\xe9"}\n'
+    at = data.index(b"\n", len(data) // 2) + 1
+    path.write_bytes(data[:at] + bad + data[at:])
+    want, counts, _ = cli(str(path), "--threshold", "0.5", "--output", "decisions")
+    size = path.stat().st_size
+    for blocksize in (97, size // 3 + 1, 1 << 20):
+        stats = {}
+        bag = mdask.read_jsonl(str(path), blocksize=blocksize)
+        pdf = mdask.dedup(bag, threshold=0.5, output="decisions", stats=stats).compute()
+        got = [{"id": i, "cluster": int(c), "decision": d, "representative": r,
+                "similarity": float(s), "exact": bool(e)} for i, c, d, r, s, e in
+               pdf.itertuples(index=False)]
+        assert got == want, blocksize
+        # not JSON, a true id, no text, a number text, invalid UTF-8
+        assert stats["records"] == 52 and stats["bad_records"] == 5, (blocksize, stats)
+        same_counts(stats, counts, False)
+    recs = mdask.read_jsonl(str(path), blocksize=size // 3 + 1).compute()
+    assert recs[0] == {"id": "first", "text": base} and recs[2] is None
+    assert len(recs) == 52 and sum(r is None for r in recs) == 1
+
+
 def test_edge_partitions_and_threads():
     """Empty partitions, a partition of empty documents only, an empty
     collection, and signing on several threads per task: the same answer
