@@ -1,7 +1,8 @@
 /*
- * Fuzz target: the command's JSON Lines reader (programs/json.c), which
- * reads untrusted input. It is linked with the few command sources it needs
- * (mk/fuzz.mk, FUZZ_SRC_fuzz_json).
+ * Fuzz target: the JSON Lines reader (lib/jsonl/jsonl.c, through the
+ * command's wrappers in programs/json.c), which reads untrusted input. It
+ * is linked with the few command sources it needs (mk/fuzz.mk,
+ * FUZZ_SRC_fuzz_json).
  *
  * The first input byte chooses the field names and how the UTF-8 checks are
  * chunked; the rest is one line. Checked: json_extract accepts or refuses
@@ -11,7 +12,8 @@
  * UTF-8); the text, escaped with json_escape and read back, is the same
  * bytes; any bytes escaped read back as the same bytes; the one-shot and
  * the incremental UTF-8 checks agree, whatever the chunks; the line read in
- * pieces (json_extract_stream) gives the same fields or the same message.
+ * pieces (json_extract_stream) gives the same fields or the same message,
+ * and read in a block of lines (minlsh_jsonl_parse_block) the same record.
  */
 #include "fuzz.h"
 
@@ -131,6 +133,50 @@ static void check_utf8(const char *s, size_t n, uint8_t sel) {
     FUZZ_CHECK(parts.bad == whole.bad && (!whole.bad || parts.bad_at == whole.bad_at));
 }
 
+/* The line read in a block (minlsh_jsonl_parse_block), after a blank line
+ * and twice over, gives what it gave alone: the same status, text and id
+ * token; a line with a newline in it is not one line, and a blank one is no
+ * record (the block skips it; alone it is refused). */
+static void check_block(const char *line, size_t len, const char *id_field,
+                        const char *text_field, int rc, const json_record *rec) {
+    static uint64_t offs[4], ids[3], lens[3], lines[3];
+    static int32_t status[3];
+    cli_buf block = {NULL, 0, 0};
+    char *texts;
+    size_t n = 0, i, l = len;
+    int got;
+    if (memchr(line, '\n', len) != NULL) return;
+    while (l > 0 && (line[l - 1] == '\r')) l--; /* the block drops one; keep it simple */
+    if (l != len) return;
+    buf_adds(&block, " \t\n");
+    for (i = 0; i < 2; i++) {
+        buf_add(&block, line, len);
+        buf_addc(&block, '\n');
+    }
+    texts = xmalloc(block.n + 1);
+    got = minlsh_jsonl_parse_block(block.p, block.n, 0, id_field, text_field, texts, block.n,
+                                   offs, ids, lens, lines, status, 3, &n);
+    FUZZ_CHECK(got == MINLSH_OK);
+    for (i = 0; i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'); i++) {
+    }
+    if (i == len) {
+        FUZZ_CHECK(n == 0); /* blank */
+    } else {
+        FUZZ_CHECK(n == 2);
+        for (i = 0; i < n; i++) {
+            FUZZ_CHECK(lines[i] == 3 + i * (len + 1));
+            FUZZ_CHECK(status[i] == (rc == 0 ? MINLSH_OK : MINLSH_E_FORMAT));
+            if (rc != 0) continue;
+            FUZZ_CHECK(offs[i + 1] - offs[i] == text.n &&
+                       (text.n == 0 || memcmp(texts + offs[i], text.p, text.n) == 0));
+            FUZZ_CHECK(lens[i] == rec->id_len &&
+                       memcmp(block.p + ids[i], rec->id, rec->id_len) == 0);
+        }
+    }
+    free(texts);
+    buf_free(&block);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_in in = {data, size};
     uint8_t sel = fuzz_u8(&in);
@@ -164,6 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(text2.n == text.n && (text.n == 0 || memcmp(text.p, text2.p, text.n) == 0));
     }
     check_streamed(line, len, id_field, text_field, rc, &rec, err, sel);
+    check_block(line, len, id_field, text_field, rc, &rec);
     /* Any bytes escaped read back as the same bytes. */
     roundtrip(line, len, &text2);
     check_utf8(line, len, sel);

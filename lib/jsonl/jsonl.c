@@ -70,7 +70,7 @@ typedef struct jparser {
 
 static void jp_init(jparser *j, const void *s, size_t len, char *err, size_t errcap) {
     memset(j, 0, sizeof *j);
-    j->start = j->p = (const unsigned char *)s;
+    j->start = j->p = s != NULL ? (const unsigned char *)s : (const unsigned char *)"";
     j->end = j->start + len;
     j->keep = NO_MARK;
     j->src_done = 1;
@@ -662,7 +662,6 @@ int minlsh_jsonl_parse_stream(const minlsh_jsonl_source *src, const char *id_fie
     }
     msg[0] = '\0';
     jp_init(&j, NULL, 0, msg, msgcap);
-    j.start = j.p = j.end = (const unsigned char *)"";
     j.alloc = &al;
     j.src = src;
     j.src_done = 0;
