@@ -1,14 +1,15 @@
 // Command dedupjsonl is minlsh dedup --jsonl --output decisions --format
 // jsonl through the Go binding: it reads JSON Lines records ({"id": ...,
-// "text": ...}) from a file, deduplicates them with Dedup (ids through
-// AddJSON, so they are compared as the command compares them) and prints
-// one decision record per document, in input order. tests/conformance.sh
+// "text": ...}) from a file with ParseJSONL (the command's reader: the same
+// records, an invalid line reported and skipped), deduplicates them with
+// Dedup (ids through AddJSON, so they are compared as the command compares
+// them) and prints one decision record per document, in input order. tests/conformance.sh
 // compares its output with the command's, Python's and Dask's.
 package main
 
 import (
 	"bufio"
-	"encoding/json"
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -55,27 +56,24 @@ func main() {
 		fail(err)
 	}
 	defer d.Close()
-	f, err := os.Open(flag.Arg(0))
+	data, err := os.ReadFile(flag.Arg(0))
 	if err != nil {
 		fail(err)
 	}
-	defer f.Close()
-	var ids, texts [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	for sc.Scan() {
-		var rec struct {
-			ID   json.RawMessage `json:"id"`
-			Text string          `json:"text"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			fail(err)
-		}
-		ids = append(ids, append([]byte(nil), rec.ID...))
-		texts = append(texts, []byte(rec.Text))
-	}
-	if err := sc.Err(); err != nil {
+	// The command's reader: the same records, the same refusals.
+	recs, err := minlsh.ParseJSONL(data, "id", "text", true)
+	if err != nil {
 		fail(err)
+	}
+	var ids, texts [][]byte
+	for _, r := range recs {
+		if r.Err != nil {
+			line := 1 + bytes.Count(data[:r.Offset], []byte("\n"))
+			fmt.Fprintf(os.Stderr, "dedupjsonl: %s:%d: %v\n", flag.Arg(0), line, r.Err)
+			continue
+		}
+		ids = append(ids, r.ID)
+		texts = append(texts, r.Text)
 	}
 	if err := d.AddJSON(ids, texts); err != nil {
 		fail(err)
