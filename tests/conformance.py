@@ -137,7 +137,8 @@ if __name__ == "__main__":
 
 
     def run_python(kwargs):
-        docs = [json.loads(s) for s in open(corpus)]
+        refused = []  # the true id: refused by the reader, as by the command's
+        docs = list(minlsh.read_jsonl(corpus, errors=refused))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

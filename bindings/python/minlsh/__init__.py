@@ -37,6 +37,7 @@ from ._journal import FileLock, Journal
 from ._store import Store, StoreResult
 from ._sigmatrix import SigMatrix, clusters_from_matrix, pairs_from_matrix
 from ._dedup import Decision, DedupResult, dedup
+from ._jsonl import read_jsonl
 from ._preset import Preset, preset, presets
 
 # Show the public classes as minlsh.X (not minlsh._ffi.X) in reprs and tracebacks.
@@ -71,7 +72,7 @@ __all__ = [
     "Shingler", "ShingleStream", "MinHash", "LeanMinHash", "SignatureMatrix", "MinHashLSH",
     "MinHashLSHInsertionSession", "MinHashLSHDeletionSession", "SigMatrix", "Novelty",
     "FileLock", "Journal", "Store", "StoreResult", "Plan",
-    "Decision", "DedupResult", "dedup", "Preset", "preset", "presets",
+    "Decision", "DedupResult", "dedup", "read_jsonl", "Preset", "preset", "presets",
     "signatures", "signatures_from_tokens", "pairs_from_matrix", "clusters_from_matrix",
     "plan", "probability", "threshold_of", "band_keys", "siphash24",
     "version", "version_number", "simd_kernel", "unicode_version",

@@ -251,3 +251,49 @@ def test_bad_documents():
     with pytest.raises(minlsh.ParameterError, match=r"document 1 \(id 'long'\)") as exc:
         minlsh.dedup([("short", "a b"), ("long", "a b c d e f g h")], shingler=small)
     assert exc.value.code == minlsh.E_TOOBIG
+
+
+def test_read_jsonl_as_command(tmp_path):
+    """minlsh.read_jsonl reads a file as `minlsh dedup --jsonl` does (the
+    library's reader): a byte-order mark, CRLF, blank lines, refused lines
+    (not JSON, a true id, no text, a number text, invalid UTF-8) with their
+    line numbers and reasons, escapes, ids 1, 1.0 and "1", a last line
+    without newline, and a file read in several blocks: dedup of what it
+    reads decides as the command decides on the file."""
+    base = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"
+    lines = ['\ufeff{"id": "first", "text": "%s"}' % base,
+             '{"id": 1, "text": "%s nu"}\r' % base, "", " \t \r", "not json",
+             '{"id": true, "text": "%s"}' % base, '{"id": 7}', '{"id": 8, "text": 8}',
+             '{"id": 1.0, "text": "a repeated id by value"}',
+             '{"id": "1", "text": "caf\\u00e9 \\ud83d\\ude00 %s"}' % base,
+             '{"id": -2.5e1, "text": "%s xi \\udce9"}' % base]
+    lines += ['{"id": "d%d", "text": "%s w%d w%d"}' % (i, base, i % 3, i % 5) for i in range(30)]
+    data = "\n".join(lines).encode("utf-8")
+    at = data.index(b"\n", len(data) // 2) + 1
+    data = data[:at] + b'{"id": "latin1", "text": "caf\xe9"}\n' + data[at:]
+    path = tmp_path / "edges.jsonl"
+    path.write_bytes(data)
+    proc = subprocess.run([_program(), "dedup", "--quiet", "--format", "jsonl", "--jsonl",
+                           "--threshold", "0.5", "--output", "decisions", str(path)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1, proc.stderr  # the refused lines are input failures
+    want = [json.loads(line) for line in proc.stdout.splitlines()]
+    old = minlsh._jsonl.BLOCK_BYTES
+    for block in (old, 200):
+        minlsh._jsonl.BLOCK_BYTES = block
+        try:
+            errors = []
+            docs = list(minlsh.read_jsonl(str(path), errors=errors))
+        finally:
+            minlsh._jsonl.BLOCK_BYTES = old
+        assert [ln for ln, _ in errors] == [5, 6, 7, 8, data[:at].count(b"\n") + 1]
+        assert errors[1][1] == 'field "id" is not a string or a number'
+        assert errors[2][1] == 'missing field "text"'
+        assert docs[0] == ("first", base) and docs[1] == (1, base + " nu")
+        assert docs[3] == ("1", "caf\u00e9 \U0001F600 " + base)
+        assert docs[4] == (-25.0, (base + " xi ").encode() + b"\xe9")  # not UTF-8: bytes
+        with minlsh.dedup(docs, threshold=0.5) as res:
+            assert _as_records(res) == want
+    assert list(minlsh.read_jsonl(b"")) == []
+    with pytest.raises(ValueError):
+        list(minlsh.read_jsonl(data, id="i\0d"))

@@ -13,14 +13,14 @@ import collections.abc
 import ctypes
 import json
 import math
-from ctypes import POINTER, byref, c_size_t, c_void_p
+from ctypes import POINTER, c_size_t, c_void_p
 
 import dask.bag as db
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from .. import _ffi
+from .. import _ffi, _jsonl
 from .._ffi import lib
 from .._minhash import family as _family
 from . import spill
@@ -687,33 +687,19 @@ def _block_records(block, id_field, text_field):
     """(records, ids, texts buffer, starts, lengths) of the valid records of
     a JsonlBlock, read by the library (the command's reader and rules), or
     None where the field names cannot be given to it."""
-    if not (isinstance(id_field, str) and isinstance(text_field, str)) \
-            or "\0" in id_field + text_field:
-        return None
-    try:
-        fields = id_field.encode("utf-8"), text_field.encode("utf-8")
-    except UnicodeEncodeError:
+    fields = _jsonl.field_names(id_field, text_field)
+    if fields is None:
         return None
     raw = block.raw
-    cap = raw.count(b"\n") + 1
-    texts = np.empty(max(len(raw), 1), dtype=np.uint8)
-    text_offsets = np.empty(cap + 1, dtype=np.uint64)
-    id_offsets = np.empty(cap, dtype=np.uint64)
-    id_lengths = np.empty(cap, dtype=np.uint64)
-    status = np.empty(cap, dtype=np.int32)
-    n = c_size_t(0)
-    rc = lib.minlsh_jsonl_parse_block(
-        raw, len(raw), _ffi.JSONL_INPUT_START if block.input_start else 0, fields[0],
-        fields[1], texts.ctypes.data, texts.nbytes, text_offsets.ctypes.data,
-        id_offsets.ctypes.data, id_lengths.ctypes.data, None, status.ctypes.data, cap, byref(n))
-    if rc != 0:
-        raise _ffi.error(rc, "minlsh_jsonl_parse_block")
-    n = n.value
-    ok = np.flatnonzero(status[:n] == 0)
+    b = _jsonl.parse_block(raw, fields, block.input_start,
+                           empty=lambda nbytes: np.empty(nbytes, dtype=np.uint8))
+    n = b.n
+    text_offsets = b.text_offsets.view(np.uint64)
+    ok = np.flatnonzero(b.status.view(np.int32)[:n] == 0)
     starts = text_offsets[ok]
     lens = text_offsets[ok + 1] - starts
-    ids = _json_values(raw, id_offsets[ok], id_lengths[ok])
-    return n, ids, texts[:int(text_offsets[n])], starts, lens
+    ids = _json_values(raw, b.id_offsets.view(np.uint64)[ok], b.id_lengths.view(np.uint64)[ok])
+    return n, ids, b.texts[:int(text_offsets[n])], starts, lens
 
 
 def parse_jsonl_block(block):
