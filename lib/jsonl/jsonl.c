@@ -599,9 +599,9 @@ int minlsh_jsonl_parse_block(const void *block, size_t len, uint32_t flags,
         (cap > 0 && (id_offsets == NULL || id_lengths == NULL || status == NULL)))
         return MINLSH_E_NULL;
     if (flags & ~(uint32_t)MINLSH_JSONL_INPUT_START) return MINLSH_E_PARAM;
-    if (len == 0) p = (const unsigned char *)"";
-    end = p + len;
     text_offsets[0] = 0;
+    if (len == 0) return MINLSH_OK;
+    end = p + len;
     if ((flags & MINLSH_JSONL_INPUT_START) && len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3; /* a byte-order mark, as the command leaves it out */
     while (p < end) {
