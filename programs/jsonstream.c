@@ -2,10 +2,11 @@
  * jsonstream.c: a JSON Lines line too long to hold, read as it streams.
  *
  * The pipeline holds a line in memory up to a batch's byte budget. The rest
- * of a longer one is parsed as it is read, by the library's JSON Lines reader
- * (json_extract_stream, over minlsh_jsonl_parse_stream): the text field's decoded bytes go straight into a
- * shinglestream, the id is kept, other fields are checked and skipped, and
- * the record is copied to a temporary file when the subcommand copies
+ * of a longer one is parsed as it is read, by the library's JSON Lines
+ * reader (json_extract_stream, over minlsh_jsonl_parse_stream): the text
+ * field's decoded bytes go straight into a shinglestream, the id is kept,
+ * other fields are checked and skipped, and the record is copied to a
+ * temporary file when the subcommand copies
  * records (dedup --output kept). So such a line costs the parser's window,
  * its id and its distinct shingles, whatever its length, and gives the
  * fields, fingerprint and messages the held line would have given.
