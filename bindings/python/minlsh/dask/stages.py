@@ -412,7 +412,7 @@ def band_pieces(doc, copies, cfg, nparts):
         out = []
         for j in range(nparts):
             js = np.arange(j, b, nparts, dtype=np.uint32)
-            out.append((js, np.ascontiguousarray(keys[np.ix_(sel, js)].T), nums))
+            out.append((js, keys.T[np.ix_(js, sel)], nums))  # C order: one copy
         return out
     if len(sel) < n:
         keys = keys[sel]
