@@ -573,7 +573,8 @@ def test_read_jsonl_lines_as_command(program, client, tmp_path):
     command's): a byte-order mark at the file's start, CRLF, blank and
     white-space lines, lines that are not records (not JSON, a true id, no
     text, a text that is not a string, invalid UTF-8), escapes, ids 1, 1.0
-    and "1", a repeated id and a last line without newline: the same
+    and "1", ids with a \\udcXX escape (a byte that is not UTF-8), a
+    repeated id and a last line without newline: the same
     decisions and counts as `minlsh dedup --jsonl`, at every block size.
     Iterating the same bag still gives the records as dicts."""
     base = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"
@@ -589,7 +590,9 @@ def test_read_jsonl_lines_as_command(program, client, tmp_path):
              '{"id": "1", "text": "caf\\u00e9 \\ud83d\\ude00 %s"}' % base,
              '{"id": "esc\\n", "text": "%s \\"quoted\\""}' % base,
              '{"id": -2.5e1, "text": "%s xi"}' % base,
-             '{"id": "empty", "text": ""}']
+             '{"id": "empty", "text": ""}',
+             '{"id": "s\\udce9", "text": "%s omicron"}' % base,  # ids with a byte not UTF-8
+             '{"id": "s\\udce8", "text": "%s omicron"}' % base]
     for i in range(40):
         lines.append('{"id": "d%d", "text": "%s w%d w%d"}' % (i, base, i % 3, i % 5))
     path = tmp_path / "edges.jsonl"
@@ -608,11 +611,11 @@ def test_read_jsonl_lines_as_command(program, client, tmp_path):
                pdf.itertuples(index=False)]
         assert got == want, blocksize
         # not JSON, a true id, no text, a number text, invalid UTF-8
-        assert stats["records"] == 52 and stats["bad_records"] == 5, (blocksize, stats)
+        assert stats["records"] == 54 and stats["bad_records"] == 5, (blocksize, stats)
         same_counts(stats, counts, False)
     recs = mdask.read_jsonl(str(path), blocksize=size // 3 + 1).compute()
     assert recs[0] == {"id": "first", "text": base} and recs[2] is None
-    assert len(recs) == 52 and sum(r is None for r in recs) == 1
+    assert len(recs) == 54 and sum(r is None for r in recs) == 1
 
 
 def test_edge_partitions_and_threads():

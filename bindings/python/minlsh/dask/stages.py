@@ -178,9 +178,23 @@ def _id_hashes(ids):
         if arr is None:
             arr = np.array([_id_key(v) for v in vals], dtype=object)
             tag = "repr"
-        out[rows, 0] = pd.util.hash_array(arr, hash_key=("minlsh-%s-0" % tag)[:16].ljust(16))
-        out[rows, 1] = pd.util.hash_array(arr, hash_key=("minlsh-%s-1" % tag)[:16].ljust(16))
+        out[rows, 0] = _hash_strings(arr, ("minlsh-%s-0" % tag)[:16].ljust(16))
+        out[rows, 1] = _hash_strings(arr, ("minlsh-%s-1" % tag)[:16].ljust(16))
     return out
+
+
+def _hash_strings(arr, key):
+    """pandas' hash of each value; a str that UTF-8 cannot encode (a lone
+    surrogate: an id's \\udcXX escape, a byte that is not UTF-8) is hashed as
+    its bytes under surrogateescape. pandas hashes a str as its UTF-8
+    bytes, so every other id keeps its hash, and those bytes, not being
+    UTF-8, are no other str's."""
+    try:
+        return pd.util.hash_array(arr, hash_key=key)
+    except UnicodeEncodeError:
+        raw = np.array([v.encode("utf-8", "surrogateescape") if isinstance(v, str) else v
+                        for v in arr], dtype=object)
+        return pd.util.hash_array(raw, hash_key=key)
 
 
 def _usable(ids, texts):
