@@ -8,7 +8,9 @@ package minlsh
 import "C"
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -41,18 +43,11 @@ func ParseJSONL(block []byte, idField, textField string, inputStart bool) ([]JSO
 		return nil, versionErr
 	}
 	for _, f := range []string{idField, textField} {
-		for i := 0; i < len(f); i++ {
-			if f[i] == 0 {
-				return nil, paramError(op, fmt.Sprintf("field name %q has a NUL byte", f))
-			}
+		if strings.IndexByte(f, 0) >= 0 {
+			return nil, paramError(op, fmt.Sprintf("field name %q has a NUL byte", f))
 		}
 	}
-	capRecords := 1
-	for _, c := range block {
-		if c == '\n' {
-			capRecords++
-		}
-	}
+	capRecords := bytes.Count(block, []byte{'\n'}) + 1
 	// One C block (cgo forbids C from keeping Go pointers, and the texts
 	// are written by C): the lines, then room for the texts, then the
 	// arrays of 8-byte offsets and 4-byte statuses.
@@ -109,11 +104,8 @@ func ParseJSONL(block []byte, idField, textField string, inputStart bool) ([]JSO
 func lineError(rest []byte, cid, ctext *C.char) error {
 	const op = "minlsh_jsonl_parse_line"
 	line := rest
-	for i, c := range rest {
-		if c == '\n' {
-			line = rest[:i]
-			break
-		}
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		line = rest[:i]
 	}
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
