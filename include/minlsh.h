@@ -1245,6 +1245,18 @@ MINLSH_API int minlsh_index_query_limited(const minlsh_index *index,
                                           size_t *n_out,
                                           uint32_t *bands_searched);
 
+/* The first m values (1..k) of the signature minlsh_family_sign gives for
+ * the same hashes, the same bits, for a caller that reads only those: the
+ * dedup engine's band keys read bands x rows of them
+ * (minlsh_dedup_signature_values). A classic family computes only those m
+ * functions (m/k of the time); a one-permutation family, whose values each
+ * depend on all the bins, the whole signature. sig needs m entries.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (m 0 or above k), MINLSH_E_NOMEM
+ * (as minlsh_family_sign). Threads: any. */
+MINLSH_API int minlsh_family_sign_prefix(const minlsh_family *family,
+                                         const uint64_t *hashes, size_t n,
+                                         uint32_t *sig, size_t m);
+
 /* Sign n_docs pre-tokenized documents in one call (the batch path of the
  * bindings: one foreign call for a whole batch instead of one per token).
  * Token t is the bytes data[offsets[t] .. offsets[t+1]) (offsets needs
@@ -2026,6 +2038,14 @@ MINLSH_API void minlsh_dedup_free(minlsh_dedup *dedup);
 /* Documents added so far; 0 for NULL. */
 MINLSH_API uint64_t minlsh_dedup_count(const minlsh_dedup *dedup);
 
+/* How many leading values of a document's signature the engine reads: with
+ * exact verification only its band keys do, bands x rows values (90 of 128
+ * at the default plan); with signature verification all k. A front end that
+ * signs for the engine needs only these (minlsh_family_sign_prefix), and
+ * k_sig may be this number instead of k: the results are the same. 0 for
+ * NULL. Threads: any. */
+MINLSH_API uint32_t minlsh_dedup_signature_values(const minlsh_dedup *dedup);
+
 /* Shingle, fingerprint and sign n texts on the engine's threads and add
  * them in order. A text that fails (MINLSH_E_TOOBIG past the shingler's
  * max_document_bytes) is not added: its code goes to status[i] (status may
@@ -2042,11 +2062,14 @@ MINLSH_API int minlsh_dedup_add_texts(minlsh_dedup *dedup,
 /* Add one document shingled elsewhere: its set (n strictly increasing
  * hashes), its signature (k values, or NULL to sign the set here), its
  * fingerprint (what makes exact duplicates) and its length (what "longest"
- * compares, e.g. its bytes). With signature verification hashes may be NULL
- * when sig is given; exact verification needs the set.
- * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (hashes not increasing, k_sig != k
- * when sig is given), MINLSH_E_STATE (after run), MINLSH_E_NOMEM,
- * MINLSH_E_TOOBIG, MINLSH_E_IO (a temporary file). */
+ * compares, e.g. its bytes). sig may also hold just the
+ * minlsh_dedup_signature_values leading values (k_sig that number). With
+ * signature verification hashes may be NULL when sig is given; exact
+ * verification needs the set.
+ * Errors: MINLSH_E_NULL, MINLSH_E_PARAM (hashes not increasing, k_sig
+ * neither k nor minlsh_dedup_signature_values when sig is given),
+ * MINLSH_E_STATE (after run), MINLSH_E_NOMEM, MINLSH_E_TOOBIG,
+ * MINLSH_E_IO (a temporary file). */
 MINLSH_API int minlsh_dedup_add_set(minlsh_dedup *dedup, const uint64_t *hashes,
                                     size_t n, const uint32_t *sig, size_t k_sig,
                                     const uint8_t fp[MINLSH_FINGERPRINT_BYTES],
@@ -2064,7 +2087,8 @@ typedef struct minlsh_dedup_doc {
     const void *id;         /* id_n bytes (ignored with MINLSH_DEDUP_ID_NONE) */
     size_t id_n;
     uint32_t id_kind;       /* MINLSH_DEDUP_ID_* */
-    uint32_t k_sig;         /* values in sig (the engine's k) */
+    uint32_t k_sig;         /* values in sig: the engine's k, or
+                               minlsh_dedup_signature_values */
 } minlsh_dedup_doc;
 
 #define MINLSH_DEDUP_ID_NONE 0  /* no id: never a repeat */

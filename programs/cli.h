@@ -594,6 +594,8 @@ typedef struct pipeline_cfg {
     const cli_opts *o;
     const minlsh_shingler *shingler;
     const minlsh_family *family; /* non-NULL: sign the selected documents */
+    uint32_t sign_values;         /* with family: the signatures' first values
+                                     only (0: all k) */
     minlsh_pool *pool;
     progress *progress;
     /* Called for every good document, in input order, on the calling thread,

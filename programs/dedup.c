@@ -720,6 +720,8 @@ int cmd_dedup(cli_opts *o) {
     cfg.o = o;
     cfg.shingler = sh;
     cfg.family = family;
+    /* Only what the engine reads: with exact verification, its band keys'. */
+    D.k = cfg.sign_values = minlsh_dedup_signature_values(D.engine);
     cfg.pool = D.pool;
     cfg.reserve = dedup_reserve;
     cfg.describe = dedup_describe;

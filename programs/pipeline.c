@@ -343,8 +343,8 @@ static int sign_range(void *ctx, uint32_t worker, size_t begin, size_t end) {
     for (i = begin; i < end && rc == 0; i++) {
         const job *j = &b->jobs[b->sign[i]];
         const uint64_t *set = j->set_n > 0 ? b->arenas[j->worker].v + j->set_off : NULL;
-        rc = minlsh_family_sign(pl->cfg->family, set, j->set_n, b->sigs + i * pl->k, pl->k,
-                                NULL);
+        rc = minlsh_family_sign_prefix(pl->cfg->family, set, j->set_n, b->sigs + i * pl->k,
+                                       pl->k);
         if (rc == 0 && pl->cfg->describe != NULL) {
             doc_view d;
             view_job(pl, b, j, &d);
@@ -920,7 +920,9 @@ int pipeline_run(const pipeline_cfg *cfg, const input_list *in,
     memset(&pl, 0, sizeof pl);
     pl.cfg = cfg;
     pl.in = in;
-    pl.k = cfg->family ? minlsh_family_k(cfg->family) : 0;
+    pl.k = !cfg->family        ? 0
+           : cfg->sign_values ? cfg->sign_values
+                              : minlsh_family_k(cfg->family);
     workers_init(&pl);
     jsonl_streamer_init(&pl.big, cfg->o, cfg->shingler, cfg->keep_records);
     pl.chunk = xmalloc(READ_CHUNK);

@@ -105,8 +105,9 @@ static void make_truth(void) {
 }
 
 /* The documents through minlsh_dedup_add_docs in uneven batches: with
- * signs 0 the engine signs them; with 1 they come signed, each with a
- * distinct JSON id. */
+ * signed_docs 0 the engine signs them; with 1 they come signed, each with a
+ * distinct JSON id; with 2 likewise, their signatures cut to the values the
+ * engine reads. */
 static void add_docs(minlsh_dedup *d, int signed_docs) {
     static minlsh_dedup_doc v[NDOC];
     static uint8_t fps[NDOC][16];
@@ -123,9 +124,10 @@ static void add_docs(minlsh_dedup *d, int signed_docs) {
         x->fp = fps[i];
         x->length = lens[i];
         if (signed_docs) {
-            EXPECT_OK(minlsh_family_sign(fam, x->hashes, x->n, sigs[i], 128, NULL));
+            uint32_t m = signed_docs == 2 ? minlsh_dedup_signature_values(d) : 128;
+            EXPECT_OK(minlsh_family_sign_prefix(fam, x->hashes, x->n, sigs[i], m));
             x->sig = sigs[i];
-            x->k_sig = 128;
+            x->k_sig = m;
             /* 7, "7" and 7.0 are other ids than "x7": all distinct */
             snprintf(ids[i], sizeof ids[i], i % 2 ? "%zu.0" : "\"x%zu\"", i);
             x->id = ids[i];
@@ -164,7 +166,7 @@ static minlsh_dedup *run_engine(const minlsh_dedup_options *o, int by_sets) {
     }
     if (d == NULL) return NULL;
     if (by_sets >= 2) {
-        add_docs(d, by_sets == 3);
+        add_docs(d, by_sets - 2);
     } else if (by_sets) {
         for (i = 0; i < NDOC; i++) {
             uint8_t fp[16];
@@ -465,6 +467,11 @@ static void test_invariance(void) {
             decisions_of(d, b);
             EXPECT_MSG(same_decisions(a, b), "group %u shared pool of %u", group, threads[t]);
             minlsh_dedup_free(d);
+            /* signed by the caller, only the values the band keys read */
+            d = run_engine(&o, 4);
+            decisions_of(d, b);
+            EXPECT_MSG(same_decisions(a, b), "group %u prefixes, pool of %u", group, threads[t]);
+            minlsh_dedup_free(d);
             EXPECT_OK(minlsh_pool_run(pool, 0, 1, NULL == pool ? NULL : visit_nothing, NULL));
             minlsh_pool_free(pool);
             o.pool = NULL;
@@ -726,6 +733,50 @@ static void test_signature_verification(void) {
         EXPECT(s == e && s >= T);
     }
     minlsh_pairs_free(p);
+    minlsh_dedup_free(d);
+}
+
+/* The engine reads bands x rows values of a signature with exact
+ * verification, all k with signature verification; a signature cut to that
+ * many is taken (one of any other length refused), an empty document's
+ * included, and the decisions are those of whole signatures. */
+static void test_signature_values(void) {
+    minlsh_dedup_options o = MINLSH_DEDUP_OPTIONS_INIT;
+    static minlsh_dedup_decision a[NDOC], b[NDOC];
+    static uint32_t sig[128];
+    minlsh_dedup_stats st;
+    minlsh_dedup *d = NULL;
+    uint32_t m;
+    uint8_t fp[16];
+    size_t i;
+    EXPECT_EQ_U64(minlsh_dedup_signature_values(NULL), 0);
+    o.threshold = T;
+    d = run_engine(&o, 1);
+    EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+    m = minlsh_dedup_signature_values(d);
+    EXPECT_EQ_U64(m, (uint64_t)st.bands * st.rows);
+    EXPECT(m < 128);
+    decisions_of(d, a);
+    minlsh_dedup_free(d);
+    EXPECT_OK(minlsh_dedup_new(&d, sh, fam, &o, NULL));
+    for (i = 0; i < NDOC; i++) {
+        const uint64_t *h = minlsh_shingleset_view_hashes(sets[i]);
+        size_t n = minlsh_shingleset_count(sets[i]);
+        EXPECT_OK(minlsh_shingler_hash(sh, docs[i], lens[i], NULL, fp));
+        EXPECT_OK(minlsh_family_sign_prefix(fam, h, n, sig, m));
+        EXPECT_ERR(minlsh_dedup_add_set(d, h, n, sig, m + 1, fp, lens[i]), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_dedup_add_set(d, h, n, sig, m - 1, fp, lens[i]), MINLSH_E_PARAM);
+        EXPECT_OK(minlsh_dedup_add_set(d, h, n, sig, m, fp, lens[i]));
+    }
+    EXPECT_OK(minlsh_dedup_run(d));
+    decisions_of(d, b);
+    EXPECT(same_decisions(a, b));
+    EXPECT_OK(minlsh_dedup_copy_stats(&st, d));
+    EXPECT(st.empty > 0);
+    minlsh_dedup_free(d);
+    o.verify = MINLSH_VERIFY_SIGNATURE;
+    EXPECT_OK(minlsh_dedup_new(&d, sh, fam, &o, NULL));
+    EXPECT_EQ_U64(minlsh_dedup_signature_values(d), 128);
     minlsh_dedup_free(d);
 }
 
@@ -1174,6 +1225,7 @@ int main(void) {
     RUN(test_memory_budgets);
     RUN(test_components_skip_joined);
     RUN(test_signature_verification);
+    RUN(test_signature_values);
     RUN(test_max_bucket);
     RUN(test_decide);
     RUN(test_errors_and_states);

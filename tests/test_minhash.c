@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MINLSH_EXPERIMENTAL_API 1
 #include "minlsh.h"
 #include "minhash/kernel.h"
 #include "minhash/minhash.h"
@@ -774,6 +775,56 @@ static void test_failing_allocator(void) {
     EXPECT(n >= 2); /* at least one failure was exercised */
 }
 
+/* A prefix is the whole signature's first m values, bit for bit, for every
+ * m, classic (k not a multiple of the kernels' widths included) and
+ * one-permutation; an empty set's is empty; the bounds are checked and an
+ * OPH family's heap work can fail cleanly. */
+static void test_sign_prefix(void) {
+    static const uint32_t ks[] = {1, 7, 33, 128, 130};
+    static uint64_t h[500];
+    static uint32_t whole[2048], part[2048];
+    testalloc fa;
+    minlsh_allocator al = ta_allocator(&fa);
+    minlsh_family *f = NULL;
+    size_t i, m;
+    random_hashes(h, 500, 21);
+    for (i = 0; i < sizeof ks / sizeof ks[0] * 2; i++) {
+        uint32_t k = ks[i / 2];
+        int oph = (int)(i % 2);
+        if (oph && k < 2) continue;
+        EXPECT_OK(minlsh_family_new_scheme(&f, k, 3 + k, oph ? MINLSH_SCHEME_OPH
+                                                             : MINLSH_SCHEME_CLASSIC, NULL));
+        EXPECT_OK(minlsh_family_sign(f, h, 500, whole, k, NULL));
+        for (m = 1; m <= k; m += m < 9 ? 1 : 13) {
+            memset(part, 0xA5, sizeof part);
+            EXPECT_OK(minlsh_family_sign_prefix(f, h, 500, part, m));
+            EXPECT_MSG(memcmp(part, whole, m * sizeof *part) == 0, "k %u m %zu oph %d", k, m,
+                       oph);
+            EXPECT_EQ_U64(part[m], 0xA5A5A5A5u); /* nothing past m */
+            EXPECT_OK(minlsh_family_sign_prefix(f, NULL, 0, part, m));
+            EXPECT_EQ_INT(minlsh_signature_is_empty(part, m), 1);
+        }
+        EXPECT_OK(minlsh_family_sign_prefix(f, h, 500, part, k));
+        EXPECT(memcmp(part, whole, k * sizeof *part) == 0);
+        EXPECT_ERR(minlsh_family_sign_prefix(f, h, 500, part, 0), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_family_sign_prefix(f, h, 500, part, (size_t)k + 1), MINLSH_E_PARAM);
+        EXPECT_ERR(minlsh_family_sign_prefix(f, h, 500, NULL, 1), MINLSH_E_NULL);
+        EXPECT_ERR(minlsh_family_sign_prefix(f, NULL, 3, part, 1), MINLSH_E_NULL);
+        minlsh_family_free(f);
+    }
+    EXPECT_ERR(minlsh_family_sign_prefix(NULL, h, 1, part, 1), MINLSH_E_NULL);
+    /* k above the stack's 1024: the whole signature goes on the heap */
+    EXPECT_OK(minlsh_family_new_scheme(&f, 2048, 5, MINLSH_SCHEME_OPH, &al));
+    ta_fail_nth(&fa, 1);
+    EXPECT_ERR(minlsh_family_sign_prefix(f, h, 500, part, 100), MINLSH_E_NOMEM);
+    ta_fail_nth(&fa, 0);
+    EXPECT_OK(minlsh_family_sign_prefix(f, h, 500, part, 100));
+    EXPECT_OK(minlsh_family_sign(f, h, 500, whole, 2048, NULL));
+    EXPECT(memcmp(part, whole, 100 * sizeof *part) == 0);
+    minlsh_family_free(f);
+    EXPECT_EQ_INT(ta_blocks(&fa), 0);
+}
+
 /* ---- sign_text --------------------------------------------------------------------- */
 
 static char *make_document(size_t words, uint64_t seed) {
@@ -918,6 +969,7 @@ int main(void) {
     RUN(test_estimator_accuracy);
     RUN(test_errors);
     RUN(test_failing_allocator);
+    RUN(test_sign_prefix);
     RUN(test_sign_text_equals_sign_of_set);
     RUN(test_sign_text_errors);
     RUN(test_sign_text_failing_allocator);

@@ -43,8 +43,8 @@ static int minlsh__dedup_keys_range(void *ctx, unsigned worker, size_t begin, si
     /* Written band by band, so that each band's run reads its keys in
      * order instead of one in every row. */
     for (i = begin; i < end; i++) {
-        (void)minlsh_band_keys(d->pend_sigs + i * d->k, d->k, d->bands, d->rows, row, d->bands,
-                               NULL);
+        (void)minlsh_band_keys(d->pend_sigs + i * d->sig_values, d->sig_values, d->bands,
+                               d->rows, row, d->bands, NULL);
         for (j = 0; j < d->bands; j++) c->keys[j * c->n + i] = row[j];
     }
     return 0;

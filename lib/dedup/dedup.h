@@ -219,6 +219,9 @@ struct minlsh_dedup {
     minlsh_shingler *shingler; /* private copies */
     minlsh_family *family;
     uint32_t k, bands, rows;
+    /* The leading values of a signature that are read (the band keys') and
+     * kept pending: bands x rows with exact verification, else k. */
+    uint32_t sig_values;
     minlsh__pool *pool; /* the caller's (pool_shared), or made on first use */
     int pool_shared;
     int pool_busy;      /* a background run (spare chunks) is under way */

@@ -88,6 +88,8 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
     if (rc == 0) rc = minlsh_family_new_scheme(&d->family, d->k, minlsh_family_seed(family),
                                              minlsh_family_scheme(family), &al);
     if (rc == 0) rc = minlsh__dedup_plan(d);
+    if (rc == 0)
+        d->sig_values = d->opts.verify == MINLSH_VERIFY_EXACT ? d->bands * d->rows : d->k;
     if (rc == 0) {
         d->band_runs = (minlsh__dedup_runs *)minlsh__calloc(&al, d->bands, sizeof *d->band_runs);
         if (d->band_runs == NULL) rc = MINLSH_E_NOMEM;
@@ -103,7 +105,7 @@ int minlsh_dedup_new(minlsh_dedup **out, const minlsh_shingler *shingler,
          * records would take more than a sixteenth of the budget. Bigger
          * batches would mean fewer runs to merge, but more fresh memory
          * (page faults) for every batch. The write buffer: 1 MiB at most. */
-        uint64_t per = (uint64_t)d->k * 4 + 16 * (uint64_t)d->bands + 24;
+        uint64_t per = (uint64_t)d->sig_values * 4 + 16 * (uint64_t)d->bands + 24;
         uint64_t want = minlsh__dedup_share(d, 1) / per;
         uint64_t most = (uint64_t)1 << 16;
         d->pend_cap = want < 64 ? 64 : want > most ? (size_t)most : (size_t)want;
@@ -161,6 +163,10 @@ void minlsh_dedup_free(minlsh_dedup *d) {
 
 uint64_t minlsh_dedup_count(const minlsh_dedup *d) { return d != NULL ? d->n_docs : 0; }
 
+uint32_t minlsh_dedup_signature_values(const minlsh_dedup *d) {
+    return d != NULL ? d->sig_values : 0;
+}
+
 /* Add one document: all or nothing (every step that can fail comes before
  * the document is counted). hashes: its set (n, strictly increasing); sig:
  * its signature, or NULL to make it here. */
@@ -173,7 +179,7 @@ static int minlsh__dedup_add_signed(minlsh_dedup *d, const uint64_t *hashes, siz
     if ((rc = minlsh__dedup_docs_reserve(d, 1)) != 0) return rc;
     /* A document without a shingle is nobody's copy: it stays alone, kept,
      * like any document with no near-duplicate. */
-    empty = n == 0 && minlsh_signature_is_empty(sig, d->k) == 1;
+    empty = n == 0 && minlsh_signature_is_empty(sig, d->sig_values) == 1;
     if (!empty && d->pend_n == d->pend_cap && (rc = minlsh__dedup_flush(d, 1)) != 0) return rc;
     if (!empty && d->pend_n == d->pend_held && (rc = minlsh__dedup_pend_grow(d)) != 0) return rc;
     if (exact && minlsh__mul_size(&body, n, sizeof *hashes) != 0) return MINLSH_E_TOOBIG;
@@ -186,7 +192,7 @@ static int minlsh__dedup_add_signed(minlsh_dedup *d, const uint64_t *hashes, siz
     if (d->ids.on && (rc = minlsh__dedup_ids_fill(d, d->n_docs + 1)) != 0) return rc;
     if (!empty) {
         d->pend_docs[d->pend_n] = (uint32_t)d->n_docs;
-        memcpy(d->pend_sigs + d->pend_n * d->k, sig, (size_t)d->k * sizeof *sig);
+        memcpy(d->pend_sigs + d->pend_n * d->sig_values, sig, (size_t)d->sig_values * sizeof *sig);
         d->pend_fps[d->pend_n].key = minlsh__load64le(fp);
         d->pend_fps[d->pend_n].val = d->n_docs;
         d->pend_n++;
@@ -203,9 +209,10 @@ static int minlsh__dedup_add(minlsh_dedup *d, const uint64_t *hashes, size_t n,
     uint32_t stack[MINLSH__K_STACK], *own;
     int rc;
     if (sig != NULL) return minlsh__dedup_add_signed(d, hashes, n, sig, fp, length);
-    own = (uint32_t *)minlsh__kbuf_get(&d->alloc, stack, MINLSH__K_STACK, d->k, sizeof *own);
+    own = (uint32_t *)minlsh__kbuf_get(&d->alloc, stack, MINLSH__K_STACK, d->sig_values,
+                                       sizeof *own);
     if (own == NULL) return MINLSH_E_NOMEM;
-    rc = minlsh_family_sign(d->family, hashes, n, own, d->k, NULL);
+    rc = minlsh_family_sign_prefix(d->family, hashes, n, own, d->sig_values);
     if (rc == 0) rc = minlsh__dedup_add_signed(d, hashes, n, own, fp, length);
     minlsh__kbuf_put(&d->alloc, stack, own);
     return rc;
@@ -216,7 +223,7 @@ int minlsh_dedup_add_set(minlsh_dedup *d, const uint64_t *hashes, size_t n, cons
                          uint64_t length) {
     if (d == NULL || fp == NULL || (hashes == NULL && n > 0)) return MINLSH_E_NULL;
     if (d->ran) return MINLSH_E_STATE;
-    if (sig != NULL && k_sig != d->k) return MINLSH_E_PARAM;
+    if (sig != NULL && k_sig != d->k && k_sig != d->sig_values) return MINLSH_E_PARAM;
     /* Exact verification compares sets: a signature alone serves only an
      * empty document. */
     if (d->opts.verify == MINLSH_VERIFY_EXACT && hashes == NULL && sig != NULL &&
@@ -233,7 +240,7 @@ typedef struct minlsh__dedup_batch {
     const void *const *texts;
     const size_t *lens;
     uint8_t *fps;   /* 16 bytes per text */
-    uint32_t *sigs; /* k per text */
+    uint32_t *sigs; /* sig_values per text */
     int32_t *rc;
 } minlsh__dedup_batch;
 
@@ -252,9 +259,9 @@ static int minlsh__dedup_batch_range(void *ctx, unsigned worker, size_t begin, s
         rc = minlsh_shingler_hash(d->shingler, b->texts[i], b->lens[i], set,
                                   b->fps + i * MINLSH_FINGERPRINT_BYTES);
         if (rc == 0)
-            rc = minlsh_family_sign(d->family, minlsh_shingleset_view_hashes(set),
-                                    minlsh_shingleset_count(set), b->sigs + i * d->k, d->k,
-                                    NULL);
+            rc = minlsh_family_sign_prefix(d->family, minlsh_shingleset_view_hashes(set),
+                                           minlsh_shingleset_count(set),
+                                           b->sigs + i * d->sig_values, d->sig_values);
         b->rc[i] = rc;
         /* Out of memory stops the batch: nothing of it is added. */
         if (rc == MINLSH_E_NOMEM) return rc;
@@ -282,7 +289,7 @@ int minlsh_dedup_add_texts(minlsh_dedup *d, const void *const *texts, const size
         if (d->batch_sets[i] == NULL &&
             minlsh_shingleset_new(&d->batch_sets[i], &d->alloc) != 0)
             return MINLSH_E_NOMEM;
-    if (minlsh__mul_size(&sig_bytes, n, (size_t)d->k * sizeof(uint32_t)) != 0)
+    if (minlsh__mul_size(&sig_bytes, n, (size_t)d->sig_values * sizeof(uint32_t)) != 0)
         return MINLSH_E_TOOBIG;
     b.d = d;
     b.texts = texts;
@@ -298,7 +305,7 @@ int minlsh_dedup_add_texts(minlsh_dedup *d, const void *const *texts, const size
         minlsh_shingleset *set = d->batch_sets[i];
         if (r == 0)
             r = minlsh__dedup_add(d, minlsh_shingleset_view_hashes(set),
-                                  minlsh_shingleset_count(set), b.sigs + i * d->k,
+                                  minlsh_shingleset_count(set), b.sigs + i * d->sig_values,
                                   b.fps + i * MINLSH_FINGERPRINT_BYTES, lens[i]);
         if (r == MINLSH_E_NOMEM) rc = r; /* those before i stay added */
         if (status != NULL) status[i] = r;

@@ -61,7 +61,7 @@ typedef struct minlsh__dedup_intake {
 } minlsh__dedup_intake;
 
 static const uint32_t *minlsh__dedup_intake_sig(const minlsh__dedup_intake *b, size_t i) {
-    return b->docs[i].sig != NULL ? b->docs[i].sig : b->sigs + i * b->d->k;
+    return b->docs[i].sig != NULL ? b->docs[i].sig : b->sigs + i * b->d->sig_values;
 }
 
 /* Step 1 for documents [begin, end). */
@@ -78,17 +78,18 @@ static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, 
         b->slot[i] = MINLSH__DEDUP_NOWHERE;
         b->num[i] = MINLSH__DEDUP_NONE;
         if (x->fp == NULL || (x->hashes == NULL && x->n > 0)) rc = MINLSH_E_NULL;
-        else if (sig != NULL && x->k_sig != d->k) rc = MINLSH_E_PARAM;
+        else if (sig != NULL && x->k_sig != d->k && x->k_sig != d->sig_values)
+            rc = MINLSH_E_PARAM;
         else if (exact && x->hashes == NULL && sig != NULL &&
-                 minlsh_signature_is_empty(sig, d->k) != 1)
+                 minlsh_signature_is_empty(sig, x->k_sig) != 1)
             rc = MINLSH_E_NULL; /* exact verification compares sets */
         else if (x->id_kind > MINLSH_DEDUP_ID_JSON) rc = MINLSH_E_PARAM;
         else if (x->id_kind != MINLSH_DEDUP_ID_NONE && x->id == NULL && x->id_n > 0)
             rc = MINLSH_E_NULL;
         if (rc == 0 && !minlsh__dedup_increasing(x->hashes, x->n)) rc = MINLSH_E_PARAM;
         if (rc == 0 && sig == NULL) {
-            uint32_t *own = b->sigs + i * d->k;
-            rc = minlsh_family_sign(d->family, x->hashes, x->n, own, d->k, NULL);
+            uint32_t *own = b->sigs + i * d->sig_values;
+            rc = minlsh_family_sign_prefix(d->family, x->hashes, x->n, own, d->sig_values);
             sig = own;
         }
         if (rc == 0 && x->id_kind == MINLSH_DEDUP_ID_JSON &&
@@ -110,7 +111,9 @@ static int minlsh__dedup_intake_check(void *ctx, unsigned worker, size_t begin, 
             b->hash[i] = minlsh__dedup_id_hash(&d->ids, b->id[i], b->id_n[i], x->id_kind);
             b->shard[i] = (uint8_t)MINLSH__DEDUP_ID_SHARD(b->hash[i]);
         }
-        if (rc == 0) b->empty[i] = (uint8_t)(x->n == 0 && minlsh_signature_is_empty(sig, d->k) == 1);
+        if (rc == 0)
+            b->empty[i] =
+                (uint8_t)(x->n == 0 && minlsh_signature_is_empty(sig, d->sig_values) == 1);
         b->status[i] = rc;
         /* Out of memory stops the batch: nothing of it is added. */
         if (rc == MINLSH_E_NOMEM) return rc;
@@ -236,7 +239,7 @@ static int minlsh__dedup_intake_copy(void *ctx, unsigned worker, size_t begin, s
         if (b->pend_at[i] != MINLSH__DEDUP_NOWHERE) {
             size_t p = b->pend_at[i];
             d->pend_docs[p] = (uint32_t)num;
-            memcpy(d->pend_sigs + p * d->k, sig, (size_t)d->k * sizeof *sig);
+            memcpy(d->pend_sigs + p * d->sig_values, sig, (size_t)d->sig_values * sizeof *sig);
             d->pend_fps[p].key = minlsh__load64le(x->fp);
             d->pend_fps[p].val = num;
         }
@@ -477,7 +480,7 @@ int minlsh_dedup_add_docs(minlsh_dedup *d, const minlsh_dedup_doc *docs, size_t 
             canon += docs[i].id_n + 32;
         }
     }
-    if (minlsh__mul_size(&sig_words, unsigned_docs ? n : 0, d->k) != 0)
+    if (minlsh__mul_size(&sig_words, unsigned_docs ? n : 0, d->sig_values) != 0)
         return minlsh__dedup_intake_none(status, n, MINLSH_E_TOOBIG);
     memset(&b, 0, sizeof b);
     b.d = d;

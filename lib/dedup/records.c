@@ -260,7 +260,9 @@ int minlsh__dedup_pend_grow(minlsh_dedup *d) {
     d->pend_docs = (uint32_t *)docs;
     if (rc == 0) rc = minlsh__dedup_regrow(d, &fps, n, m, sizeof *d->pend_fps);
     d->pend_fps = (minlsh__kv *)fps;
-    if (rc == 0) rc = minlsh__dedup_regrow(d, &sigs, n * d->k, m * d->k, sizeof *d->pend_sigs);
+    if (rc == 0)
+        rc = minlsh__dedup_regrow(d, &sigs, n * d->sig_values, m * d->sig_values,
+                                  sizeof *d->pend_sigs);
     d->pend_sigs = (uint32_t *)sigs;
     if (rc == 0) d->pend_held = m;
     return rc;

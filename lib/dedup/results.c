@@ -62,7 +62,7 @@ int minlsh_dedup_copy_stats(minlsh_dedup_stats *s, const minlsh_dedup *d) {
     s->rows = d->rows;
     s->bytes = sizeof *d + d->cap_docs * sizeof *d->rec +
                (d->lengths != NULL ? d->cap_docs * sizeof *d->lengths : 0) + d->chunks.bytes +
-               d->wcap + d->pend_held * ((size_t)d->k * 4 + 4 + sizeof *d->pend_fps) +
+               d->wcap + d->pend_held * ((size_t)d->sig_values * 4 + 4 + sizeof *d->pend_fps) +
                d->n_edges * sizeof *d->edges +
                (d->exact_of != NULL ? d->n_docs * sizeof *d->exact_of : 0) +
                (d->decisions != NULL ? d->n_docs * sizeof *d->decisions : 0);

@@ -187,6 +187,34 @@ int minlsh_family_sign(const minlsh_family *family, const uint64_t *hashes,
     return 0;
 }
 
+int minlsh_family_sign_prefix(const minlsh_family *family, const uint64_t *hashes,
+                              size_t n, uint32_t *sig, size_t m) {
+    uint32_t stack[MINLSH__K_STACK], *whole;
+    size_t i;
+    int rc;
+    if (family == NULL || sig == NULL) return MINLSH_E_NULL;
+    if (hashes == NULL && n > 0) return MINLSH_E_NULL;
+    if (m == 0 || m > family->k) return MINLSH_E_PARAM;
+    if (m == family->k) return minlsh_family_sign(family, hashes, n, sig, m, NULL);
+    if (family->scheme == MINLSH_SCHEME_CLASSIC) {
+        /* Value i depends only on function i: the first m functions alone. */
+        for (i = 0; i < m; i++) sig[i] = MINLSH_EMPTY_VALUE;
+        if (n > 0)
+            minlsh__minhash_kernel_active()->update(family->a, family->b, (uint32_t)m, hashes,
+                                                    n, sig);
+        return 0;
+    }
+    /* One-permutation values depend on every bin (densification): the
+     * whole signature, then its first m values. */
+    whole = (uint32_t *)minlsh__kbuf_get(&family->alloc, stack, MINLSH__K_STACK, family->k,
+                                         sizeof *whole);
+    if (whole == NULL) return MINLSH_E_NOMEM;
+    rc = minlsh_family_sign(family, hashes, n, whole, family->k, NULL);
+    if (rc == 0) memcpy(sig, whole, m * sizeof *sig);
+    minlsh__kbuf_put(&family->alloc, stack, whole);
+    return rc;
+}
+
 int minlsh_family_update(const minlsh_family *family, const uint64_t *hashes,
                          size_t n, uint32_t *sig, size_t k_sig) {
     if (family == NULL || sig == NULL) return MINLSH_E_NULL;
