@@ -224,7 +224,7 @@ static size_t compare_update(const minlsh__minhash_kernel *kern, const uint64_t 
 static void test_minhash_kernels_edges(void) {
     const minlsh__minhash_kernel *kern[8];
     size_t nk = simd_minhash_kernels(kern), kx;
-    static const uint32_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 127, 128, 129, 1023, 1024};
+    static const uint32_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 25, 31, 32, 33, 40, 90, 127, 128, 129, 1023, 1024};
     static const size_t ns[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 255, 256, 257, 511, 513, 1000};
     static uint64_t a[1024], b[1024], h[1000];
     static uint32_t start[1024];

@@ -85,6 +85,17 @@
         _mm256_mask_storeu_epi32(sig + (i), (mask), _mm256_min_epu32(s_, v_)); \
     } while (0)
 
+/* The lanes of a vector of n functions (1..8): all eight from n = 8 on. */
+#define MH512_MASK(n) ((n) >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (n)) - 1))
+
+/* steps once per hash of the block, x0 and x1 its limbs broadcast. */
+#define MH512_EACH_HASH(steps)                                                 \
+    for (j = 0; j < nb; j++) {                                                 \
+        const __m512i x0 = _mm512_set1_epi64((long long)xl[j]);               \
+        const __m512i x1 = _mm512_set1_epi64((long long)xh[j]);               \
+        steps                                                                  \
+    }
+
 static void mh512_update(const uint64_t *a, const uint64_t *b, uint32_t k,
                          const uint64_t *hashes, size_t n, uint32_t *sig) {
     uint64_t xl[MH512_BLOCK] __attribute__((aligned(64)));
@@ -115,30 +126,55 @@ static void mh512_update(const uint64_t *a, const uint64_t *b, uint32_t k,
             MH512_CONSTS(1, i + 8, all);
             MH512_CONSTS(2, i + 16, all);
             MH512_CONSTS(3, i + 24, all);
-            for (j = 0; j < nb; j++) {
-                const __m512i x0 = _mm512_set1_epi64((long long)xl[j]);
-                const __m512i x1 = _mm512_set1_epi64((long long)xh[j]);
-                MH512_STEP(0);
-                MH512_STEP(1);
-                MH512_STEP(2);
-                MH512_STEP(3);
-            }
+            MH512_EACH_HASH(MH512_STEP(0); MH512_STEP(1); MH512_STEP(2); MH512_STEP(3););
             MH512_STORE(0, i, all);
             MH512_STORE(1, i + 8, all);
             MH512_STORE(2, i + 16, all);
             MH512_STORE(3, i + 24, all);
         }
-        /* The rest 8 at a time; the last vector masked (k need not be a
-         * multiple of 8: masked-off lanes load zeros and store nothing). */
-        for (; i < k; i += 8) {
-            __mmask8 mk = k - i >= 8 ? all : (__mmask8)((1u << (k - i)) - 1);
-            MH512_CONSTS(0, i, mk);
-            for (j = 0; j < nb; j++) {
-                const __m512i x0 = _mm512_set1_epi64((long long)xl[j]);
-                const __m512i x1 = _mm512_set1_epi64((long long)xh[j]);
-                MH512_STEP(0);
-            }
-            MH512_STORE(0, i, mk);
+        /* The rest (k need not be a multiple of 32: the dedup engine signs
+         * bands x rows values, 90 at its default plan) in one pass of up to
+         * four chains, not a pass per vector; the last vector masked
+         * (masked-off lanes load zeros and store nothing). */
+        switch ((k - i + 7) / 8) {
+        case 4: {
+            MH512_CONSTS(0, i, all);
+            MH512_CONSTS(1, i + 8, all);
+            MH512_CONSTS(2, i + 16, all);
+            MH512_CONSTS(3, i + 24, MH512_MASK(k - i - 24));
+            MH512_EACH_HASH(MH512_STEP(0); MH512_STEP(1); MH512_STEP(2); MH512_STEP(3););
+            MH512_STORE(0, i, all);
+            MH512_STORE(1, i + 8, all);
+            MH512_STORE(2, i + 16, all);
+            MH512_STORE(3, i + 24, MH512_MASK(k - i - 24));
+            break;
+        }
+        case 3: {
+            MH512_CONSTS(0, i, all);
+            MH512_CONSTS(1, i + 8, all);
+            MH512_CONSTS(2, i + 16, MH512_MASK(k - i - 16));
+            MH512_EACH_HASH(MH512_STEP(0); MH512_STEP(1); MH512_STEP(2););
+            MH512_STORE(0, i, all);
+            MH512_STORE(1, i + 8, all);
+            MH512_STORE(2, i + 16, MH512_MASK(k - i - 16));
+            break;
+        }
+        case 2: {
+            MH512_CONSTS(0, i, all);
+            MH512_CONSTS(1, i + 8, MH512_MASK(k - i - 8));
+            MH512_EACH_HASH(MH512_STEP(0); MH512_STEP(1););
+            MH512_STORE(0, i, all);
+            MH512_STORE(1, i + 8, MH512_MASK(k - i - 8));
+            break;
+        }
+        case 1: {
+            MH512_CONSTS(0, i, MH512_MASK(k - i));
+            MH512_EACH_HASH(MH512_STEP(0););
+            MH512_STORE(0, i, MH512_MASK(k - i));
+            break;
+        }
+        default:
+            break;
         }
     }
 }
