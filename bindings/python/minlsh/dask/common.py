@@ -48,6 +48,9 @@ class _Config:
         self.shingle = shingle
         self.shingler_options = tuple(sorted(shingler_options.items()))
         self.num_perm = num_perm
+        # The leading values of each signature the run makes and reads
+        # (pipeline.dedup may cut it to the band keys' b x r).
+        self.sig_values = num_perm
         self.seed = seed
         self.scheme = scheme  # MINLSH_SCHEME_*
         self.threads = threads

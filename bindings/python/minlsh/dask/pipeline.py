@@ -15,6 +15,7 @@ import pandas as pd
 
 from .. import _ffi
 from .._ffi import lib
+from .._minhash import scheme_id
 from . import stages
 from .clusters import _clusters_output
 from .common import _banding, _config
@@ -158,6 +159,12 @@ def dedup(collection, id="id", text="text", threshold=0.8, num_perm=128, seed=1,
     b, r, how = _banding(threshold, num_perm, verify, bands, rows)
     cfg = _config(shingle, shingler_options, num_perm, seed, threads, b, r, threshold, verify,
                   None if max_bucket is None else int(max_bucket), scheme, memory, tmpdir)
+    if verify == "exact" and output != "pairs" and cfg.scheme == scheme_id("classic"):
+        # As the engine (minlsh_dedup_signature_values): with exact
+        # verification only the band keys read a signature, b x r values of
+        # it, and a classic family's first b x r functions are the family of
+        # that size. The pairs output's estimate needs all of them.
+        cfg.sig_values = b * r
     st = stats if isinstance(stats, dict) else {}
     st.update(bands=b, rows=r, plan=how, num_perm=num_perm, threshold=threshold, verify=verify)
     times = st.setdefault("seconds", {})

@@ -249,7 +249,7 @@ def _sign_buffer(buf, starts, lens, cfg, sigs, fps, counts, status):
     interpreter lock during the call), so the result does not depend on
     the thread count."""
     import os
-    m, k = len(starts), cfg.num_perm
+    m, k = len(starts), cfg.sig_values
     ptrs = _pointers(buf, starts)
     lens_c = np.ascontiguousarray(lens, dtype=np.uintp)
     sh = _shingler(cfg)
@@ -293,7 +293,7 @@ def sign(part, cfg, id_field, text_field):
             n_records = len(ids)
             keep_ids, buf, starts, lens = _usable(ids, texts)
             del ids, texts
-        m, k = len(keep_ids), cfg.num_perm
+        m, k = len(keep_ids), cfg.sig_values
         sigs = np.empty((m, k), dtype=np.uint32)
         fps = np.zeros((m, 2), dtype=np.uint64)
         counts = np.zeros(m, dtype=np.uint64)
@@ -414,7 +414,7 @@ def band_pieces(doc, copies, cfg, nparts):
     n, b = len(sigs), cfg.bands
     keys = np.empty((n, b), dtype=np.uint64)
     if n:
-        rc = lib.minlsh_signatures_band_keys(sigs.ctypes.data, n, cfg.num_perm, b, cfg.rows,
+        rc = lib.minlsh_signatures_band_keys(sigs.ctypes.data, n, cfg.sig_values, b, cfg.rows,
                                              keys.ctypes.data, n * b, None)
         if rc < 0:
             raise _ffi.error(rc, "minlsh_signatures_band_keys")
@@ -603,7 +603,10 @@ def verify(shard, cfg, keep_all, *data):
     sig = np.concatenate([d[1] for d in data])[order]
     ia, ib = np.searchsorted(num, a), np.searchsorted(num, b)
     sa, sb = sig[ia], sig[ib]
-    estimate = (sa == sb).sum(axis=1) / float(cfg.num_perm)  # as minlsh_signature_estimate
+    if cfg.sig_values == cfg.num_perm:
+        estimate = (sa == sb).sum(axis=1) / float(cfg.num_perm)  # as minlsh_signature_estimate
+    else:  # cut signatures: no estimate, and none is output
+        estimate = np.full(len(a), np.nan)
     if cfg.verify == "exact":
         lens = np.concatenate([np.diff(d[2].astype(np.int64)) for d in data])
         hashes = np.concatenate([d[3] for d in data])
