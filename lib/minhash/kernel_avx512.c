@@ -120,35 +120,26 @@ static void mh512_update(const uint64_t *a, const uint64_t *b, uint32_t k,
             _mm512_store_si512((void *)(xl + j), _mm512_and_si512(x, m31));
             _mm512_store_si512((void *)(xh + j), _mm512_srli_epi64(x, 31));
         }
-        /* Functions 32 at a time: four independent chains per hash. */
-        for (i = 0; i + 32 <= k; i += 32) {
+        /* Functions 32 at a time, four independent chains per hash, while
+         * more than 24 remain: the fourth vector masked when fewer than 32
+         * do (k need not be a multiple of 32: the dedup engine signs
+         * bands x rows values, 90 at its default plan; masked-off lanes
+         * load zeros and store nothing). */
+        for (i = 0; i + 24 < k; i += 32) {
+            const __mmask8 m3 = MH512_MASK(k - i - 24);
             MH512_CONSTS(0, i, all);
             MH512_CONSTS(1, i + 8, all);
             MH512_CONSTS(2, i + 16, all);
-            MH512_CONSTS(3, i + 24, all);
+            MH512_CONSTS(3, i + 24, m3);
             MH512_EACH_HASH(MH512_STEP(0); MH512_STEP(1); MH512_STEP(2); MH512_STEP(3););
             MH512_STORE(0, i, all);
             MH512_STORE(1, i + 8, all);
             MH512_STORE(2, i + 16, all);
-            MH512_STORE(3, i + 24, all);
+            MH512_STORE(3, i + 24, m3);
         }
-        /* The rest (k need not be a multiple of 32: the dedup engine signs
-         * bands x rows values, 90 at its default plan) in one pass of up to
-         * four chains, not a pass per vector; the last vector masked
-         * (masked-off lanes load zeros and store nothing). */
+        /* The rest, 1 to 24 functions, in one pass of as many chains as
+         * they fill, not a pass per vector. */
         switch ((k - i + 7) / 8) {
-        case 4: {
-            MH512_CONSTS(0, i, all);
-            MH512_CONSTS(1, i + 8, all);
-            MH512_CONSTS(2, i + 16, all);
-            MH512_CONSTS(3, i + 24, MH512_MASK(k - i - 24));
-            MH512_EACH_HASH(MH512_STEP(0); MH512_STEP(1); MH512_STEP(2); MH512_STEP(3););
-            MH512_STORE(0, i, all);
-            MH512_STORE(1, i + 8, all);
-            MH512_STORE(2, i + 16, all);
-            MH512_STORE(3, i + 24, MH512_MASK(k - i - 24));
-            break;
-        }
         case 3: {
             MH512_CONSTS(0, i, all);
             MH512_CONSTS(1, i + 8, all);
